@@ -1,0 +1,172 @@
+/* internal.h — structures and helpers shared by the core, not part of the ABI. */
+#ifndef MT_INTERNAL_H
+#define MT_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../include/mt.h"
+
+#define MT_MAX_DIMS 25      /* PyTorch's TensorIterator limit */
+#define MT_MAX_OPERANDS 4   /* output + three inputs */
+#define MT_GRAIN_SIZE 32768 /* below this many elements a loop stays on one thread */
+
+/* ---- storage and tensor ------------------------------------------------- */
+
+typedef struct mt_storage {
+    atomic_long refcount;
+    void *data;
+    int64_t nbytes;
+    int device;
+    void (*deleter)(void *); /* external memory: called with ctx at the end */
+    void *ctx;
+    atomic_llong version;    /* shared by every view of this storage */
+} mt_storage;
+
+struct mt_tensor {
+    atomic_long refcount;
+    mt_storage *storage;
+    int64_t offset; /* in elements */
+    int ndim;
+    int dtype;
+    int device;
+    int wrapped; /* a wrapped Python number: lowest promotion priority */
+    int64_t sizes[MT_MAX_DIMS];
+    int64_t strides[MT_MAX_DIMS];
+};
+
+/* A new tensor with fresh uninitialised storage; strides contiguous unless given. */
+mt_status mt__alloc(int ndim, const int64_t *sizes, const int64_t *strides, int dtype,
+                    int device, mt_tensor **out);
+/* A new tensor header over t's storage (retained). */
+mt_status mt__view_of(const mt_tensor *t, int ndim, const int64_t *sizes,
+                      const int64_t *strides, int64_t offset, mt_tensor **out);
+int64_t mt__numel(int ndim, const int64_t *sizes);
+void mt__contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides);
+static inline char *mt__data(const mt_tensor *t) {
+    return (char *)t->storage->data + t->offset * (int64_t)mt_dtype_itemsize(t->dtype);
+}
+/* Normalise dim into [0, ndim) or fail with PyTorch's IndexError text. */
+mt_status mt__wrap_dim(int64_t *dim, int ndim);
+/* Format sizes as "[2, 3]" into buf. */
+const char *mt__fmt_sizes(char *buf, size_t cap, int ndim, const int64_t *sizes);
+
+/* ---- errors --------------------------------------------------------------- */
+
+mt_status mt__error(int kind, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define MT_TRY(expr)                    \
+    do {                                \
+        mt_status st__ = (expr);        \
+        if (st__ != MT_OK) return st__; \
+    } while (0)
+
+/* ---- dtypes --------------------------------------------------------------- */
+
+extern const char *const mt_dtype_names[MT_NUM_DTYPES]; /* "Float", "Long", ... */
+static inline int mt__is_float(int dt) { return dt >= MT_F16; }
+static inline int mt__is_int(int dt) { return dt >= MT_U8 && dt <= MT_I64; }
+int mt__default_float(void);
+
+/* float16 / bfloat16 <-> float32, round to nearest even */
+static inline float mt__bits_f32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+static inline uint32_t mt__f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+static inline float mt__bf16_to_f32(uint16_t h) { return mt__bits_f32((uint32_t)h << 16); }
+static inline uint16_t mt__f32_to_bf16(float f) {
+    uint32_t u = mt__f32_bits(f);
+    if (f != f) return 0x7FC0;
+    u += 0x7FFF + ((u >> 16) & 1);
+    return (uint16_t)(u >> 16);
+}
+static inline float mt__f16_to_f32(uint16_t h) {
+    /* FP16 library (Maratyszcza), as PyTorch uses */
+    const uint32_t w = (uint32_t)h << 16;
+    const uint32_t sign = w & 0x80000000u;
+    const uint32_t two_w = w + w;
+    const uint32_t exp_offset = 0xE0u << 23;
+    const float exp_scale = 0x1.0p-112f;
+    const float normalized = mt__bits_f32((two_w >> 4) + exp_offset) * exp_scale;
+    const uint32_t magic_mask = 126u << 23;
+    const float magic_bias = 0.5f;
+    const float denormalized = mt__bits_f32((two_w >> 17) | magic_mask) - magic_bias;
+    const uint32_t denormalized_cutoff = 1u << 27;
+    const uint32_t result = sign | (two_w < denormalized_cutoff ? mt__f32_bits(denormalized)
+                                                                 : mt__f32_bits(normalized));
+    return mt__bits_f32(result);
+}
+static inline uint16_t mt__f32_to_f16(float f) {
+    const float scale_to_inf = 0x1.0p+112f;
+    const float scale_to_zero = 0x1.0p-110f;
+    float base = (__builtin_fabsf(f) * scale_to_inf) * scale_to_zero;
+    const uint32_t w = mt__f32_bits(f);
+    const uint32_t shl1_w = w + w;
+    const uint32_t sign = w & 0x80000000u;
+    uint32_t bias = shl1_w & 0xFF000000u;
+    if (bias < 0x71000000u) bias = 0x71000000u;
+    base = mt__bits_f32((bias >> 1) + 0x07800000u) + base;
+    const uint32_t bits = mt__f32_bits(base);
+    const uint32_t exp_bits = (bits >> 13) & 0x00007C00u;
+    const uint32_t mantissa_bits = bits & 0x00000FFFu;
+    const uint32_t nonsign = exp_bits + mantissa_bits;
+    return (uint16_t)((sign >> 16) | (shl1_w > 0xFF000000u ? 0x7E00u : nonsign));
+}
+
+/* Float to integer without undefined behaviour: NaN and out-of-range values
+ * give what x86's cvttsd2si gives (INT64_MIN), narrower types wrap from int64. */
+static inline int64_t mt__f2i(double x) {
+    if (x >= -9223372036854775808.0 && x < 9223372036854775808.0) return (int64_t)x;
+    return INT64_MIN;
+}
+
+/* ---- scalar arguments and the op descriptors ------------------------------- */
+
+typedef struct mt_kargs {
+    double alpha;  /* add/sub alpha, addcmul/addcdiv value, ternary scalar */
+    int64_t ialpha;
+    double s1, s2; /* nan_to_num's posinf/neginf */
+    atomic_int *zero_div; /* integer division kernels set it on a zero divisor */
+} mt_kargs;
+
+/* One inner loop: d[0] is the output, d[1..] inputs; s[k] their byte strides. */
+typedef void (*mt_loop_fn)(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+
+enum { MT_KIND_UNARY, MT_KIND_BINARY, MT_KIND_TERNARY };
+enum { MT_RESULT_SAME, MT_RESULT_FLOAT, MT_RESULT_BOOL };
+
+typedef struct mt_op_desc {
+    const char *name;
+    int kind;
+    int result;
+    mt_loop_fn loops[MT_NUM_DTYPES]; /* indexed by compute dtype; NULL = unsupported */
+} mt_op_desc;
+
+extern const mt_op_desc mt_ops[MT_NUM_OPS];
+
+/* ---- the elementwise iterator --------------------------------------------- */
+
+typedef struct mt_iter {
+    int ndim;
+    int nops;
+    int64_t numel;
+    int64_t shape[MT_MAX_DIMS];                   /* fastest dimension first */
+    int64_t strides[MT_MAX_OPERANDS][MT_MAX_DIMS]; /* in bytes */
+    char *data[MT_MAX_OPERANDS];
+} mt_iter;
+
+/* Broadcast the inputs' shapes into out_sizes (PyTorch's error on mismatch). */
+mt_status mt__broadcast_shapes(int n, mt_tensor *const *ts, int *ndim, int64_t *sizes);
+/* Strides a new output should get so that it follows the inputs' memory
+ * layout (PyTorch's TensorIterator dimension reordering). */
+void mt__output_strides(int n, mt_tensor *const *ins, int ndim, const int64_t *sizes,
+                        int64_t *strides);
+/* Build an iterator over ops[0] (output, full shape) and broadcast inputs. */
+void mt__iter_init(mt_iter *it, int nops, mt_tensor *const *ops);
+/* Run loop over the iterator, splitting across threads above the grain size. */
+void mt__iter_run(const mt_iter *it, mt_loop_fn loop, const mt_kargs *k);
+
+/* the copy/convert loop from src dtype to dst dtype */
+mt_loop_fn mt__cast_loop(int dst, int src);
+
+#endif

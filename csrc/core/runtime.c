@@ -1,0 +1,91 @@
+/* runtime.c — errors, thread settings, default dtype, dtype traits. */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include <omp.h>
+
+#include "internal.h"
+
+static _Thread_local char err_buf[2048];
+static _Thread_local int default_dtype = MT_F32;
+static atomic_int num_threads = 0;
+
+const char *mt_last_error(void) { return err_buf; }
+
+mt_status mt__error(int kind, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err_buf, sizeof err_buf, fmt, ap);
+    va_end(ap);
+    return kind;
+}
+
+void mt_set_num_threads(int n) { atomic_store(&num_threads, n > 0 ? n : 1); }
+int mt_get_num_threads(void) {
+    int n = atomic_load(&num_threads);
+    if (n == 0) {
+        n = omp_get_num_procs();
+        atomic_store(&num_threads, n);
+    }
+    return n;
+}
+
+void mt_set_default_dtype(int dtype) { default_dtype = dtype; }
+int mt_get_default_dtype(void) { return default_dtype; }
+int mt__default_float(void) { return default_dtype; }
+
+const char *const mt_dtype_names[MT_NUM_DTYPES] = {
+    "Bool", "Byte", "Char", "Short", "Int", "Long", "Half", "BFloat16", "Float", "Double"};
+static const int itemsizes[MT_NUM_DTYPES] = {1, 1, 1, 2, 4, 8, 2, 2, 4, 8};
+int mt_dtype_itemsize(int dtype) { return itemsizes[dtype]; }
+
+uint16_t mt_f32_to_f16(float x) { return mt__f32_to_f16(x); }
+float mt_f16_to_f32(uint16_t h) { return mt__f16_to_f32(h); }
+uint16_t mt_f32_to_bf16(float x) { return mt__f32_to_bf16(x); }
+float mt_bf16_to_f32(uint16_t h) { return mt__bf16_to_f32(h); }
+
+/* PyTorch's promoteTypes for the dtypes we have. */
+int mt_promote_types(int a, int b) {
+    if (a == b) return a;
+    if (a == MT_BOOL) return b;
+    if (b == MT_BOOL) return a;
+    int fa = mt__is_float(a), fb = mt__is_float(b);
+    if (fa && fb) {
+        if ((a == MT_F16 && b == MT_BF16) || (a == MT_BF16 && b == MT_F16)) return MT_F32;
+        return a > b ? a : b;
+    }
+    if (fa) return a;
+    if (fb) return b;
+    /* both integers: uint8 with a signed type needs the next signed width */
+    if (a == MT_U8 || b == MT_U8) {
+        int other = a == MT_U8 ? b : a;
+        return other == MT_I8 ? MT_I16 : other;
+    }
+    return a > b ? a : b;
+}
+
+/* PyTorch's canCast: no float->int, no int->bool, no (non-bool)->bool narrowing. */
+int mt_can_cast(int from, int to) {
+    if (mt__is_float(from) && !mt__is_float(to)) return 0;
+    if (from != MT_BOOL && to == MT_BOOL) return 0;
+    return 1;
+}
+
+const char *mt__fmt_sizes(char *buf, size_t cap, int ndim, const int64_t *sizes) {
+    size_t n = 0;
+    n += snprintf(buf + n, cap - n, "[");
+    for (int i = 0; i < ndim && n < cap; i++)
+        n += snprintf(buf + n, cap - n, i ? ", %lld" : "%lld", (long long)sizes[i]);
+    if (n < cap) snprintf(buf + n, cap - n, "]");
+    return buf;
+}
+
+mt_status mt__wrap_dim(int64_t *dim, int ndim) {
+    int64_t n = ndim > 0 ? ndim : 1; /* a 0-dim tensor accepts dim 0 and -1 */
+    if (*dim < -n || *dim >= n)
+        return mt__error(MT_ERR_INDEX,
+                         "Dimension out of range (expected to be in range of [%lld, %lld], but got %lld)",
+                         (long long)-n, (long long)(n - 1), (long long)*dim);
+    if (*dim < 0) *dim += n;
+    return MT_OK;
+}

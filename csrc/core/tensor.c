@@ -1,0 +1,202 @@
+/* tensor.c — storages and tensor headers: allocation, reference counts, metadata. */
+#include "internal.h"
+
+static atomic_llong live_tensors;
+int64_t mt_live_tensors(void) { return atomic_load(&live_tensors); }
+
+#define STORAGE_HEADER 64 /* storage struct padded so the data that follows is 64-byte aligned */
+_Static_assert(sizeof(mt_storage) <= STORAGE_HEADER, "storage header too large");
+
+/* Storage and its bytes in one allocation; meta storages have no bytes. */
+static mt_status storage_new(int64_t nbytes, int device, mt_storage **out) {
+    void *block = NULL;
+    size_t total = STORAGE_HEADER + (device == MT_CPU ? (size_t)nbytes : 0);
+    if (posix_memalign(&block, 64, total) != 0 || !block)
+        return mt__error(MT_ERR_OOM,
+                         "DefaultCPUAllocator: not enough memory: you tried to allocate %lld bytes.",
+                         (long long)nbytes);
+    mt_storage *s = block;
+    atomic_init(&s->refcount, 1);
+    atomic_init(&s->version, 0);
+    s->data = device == MT_CPU ? (char *)block + STORAGE_HEADER : NULL;
+    s->nbytes = nbytes;
+    s->device = device;
+    s->deleter = NULL;
+    s->ctx = NULL;
+    *out = s;
+    return MT_OK;
+}
+
+static void storage_release(mt_storage *s) {
+    if (atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) == 1) {
+        if (s->deleter) s->deleter(s->ctx);
+        free(s);
+    }
+}
+
+static mt_status header_new(mt_storage *s, int ndim, const int64_t *sizes, const int64_t *strides,
+                            int64_t offset, int dtype, mt_tensor **out) {
+    if (ndim > MT_MAX_DIMS)
+        return mt__error(MT_ERR_RUNTIME, "tensors with more than %d dimensions are not supported (got %d)",
+                         MT_MAX_DIMS, ndim);
+    mt_tensor *t = malloc(sizeof *t);
+    if (!t) return mt__error(MT_ERR_OOM, "out of memory allocating a tensor header");
+    atomic_init(&t->refcount, 1);
+    t->storage = s;
+    t->offset = offset;
+    t->ndim = ndim;
+    t->dtype = dtype;
+    t->device = s->device;
+    t->wrapped = 0;
+    if (ndim) memcpy(t->sizes, sizes, ndim * sizeof(int64_t));
+    if (strides) {
+        if (ndim) memcpy(t->strides, strides, ndim * sizeof(int64_t));
+    } else {
+        mt__contiguous_strides(ndim, sizes, t->strides);
+    }
+    atomic_fetch_add_explicit(&live_tensors, 1, memory_order_relaxed);
+    *out = t;
+    return MT_OK;
+}
+
+int64_t mt__numel(int ndim, const int64_t *sizes) {
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++) n *= sizes[i];
+    return n;
+}
+
+void mt__contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides) {
+    int64_t s = 1;
+    for (int i = ndim - 1; i >= 0; i--) {
+        strides[i] = s;
+        s *= sizes[i] > 1 ? sizes[i] : 1;
+    }
+}
+
+/* Bytes needed to hold every element addressed by sizes/strides (0 if empty). */
+static mt_status extent_bytes(int ndim, const int64_t *sizes, const int64_t *strides, int dtype,
+                              int64_t *nbytes) {
+    int64_t span = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (sizes[i] < 0)
+            return mt__error(MT_ERR_RUNTIME, "Trying to create tensor with negative dimension %lld: %s",
+                             (long long)sizes[i], "invalid size");
+        if (sizes[i] == 0) { *nbytes = 0; return MT_OK; }
+    }
+    for (int i = 0; i < ndim; i++) {
+        int64_t st = strides ? strides[i] : 0;
+        if (st < 0) return mt__error(MT_ERR_RUNTIME, "as_strided: Negative strides are not supported at the moment, got strides: %lld", (long long)st);
+        int64_t add;
+        if (__builtin_mul_overflow(sizes[i] - 1, st, &add) || __builtin_add_overflow(span, add, &span))
+            goto overflow;
+    }
+    if (!strides) {
+        span = 1;
+        for (int i = 0; i < ndim; i++)
+            if (__builtin_mul_overflow(span, sizes[i], &span)) goto overflow;
+    }
+    if (__builtin_mul_overflow(span, (int64_t)mt_dtype_itemsize(dtype), nbytes)) goto overflow;
+    if (*nbytes > ((int64_t)1 << 50)) goto overflow_bytes;
+    return MT_OK;
+overflow:
+    return mt__error(MT_ERR_RUNTIME, "Storage size calculation overflowed with sizes=%s",
+                     "the requested shape");
+overflow_bytes:
+    return mt__error(MT_ERR_OOM, "DefaultCPUAllocator: not enough memory: you tried to allocate %lld bytes.",
+                     (long long)*nbytes);
+}
+
+mt_status mt__alloc(int ndim, const int64_t *sizes, const int64_t *strides, int dtype, int device,
+                    mt_tensor **out) {
+    if (ndim < 0 || ndim > MT_MAX_DIMS)
+        return mt__error(MT_ERR_RUNTIME, "tensors with more than %d dimensions are not supported (got %d)",
+                         MT_MAX_DIMS, ndim);
+    if ((unsigned)dtype >= MT_NUM_DTYPES) return mt__error(MT_ERR_TYPE, "invalid dtype %d", dtype);
+    if (device != MT_CPU && device != MT_META) return mt__error(MT_ERR_RUNTIME, "invalid device %d", device);
+    int64_t nbytes;
+    MT_TRY(extent_bytes(ndim, sizes, strides, dtype, &nbytes));
+    mt_storage *s;
+    MT_TRY(storage_new(nbytes, device, &s));
+    mt_status st = header_new(s, ndim, sizes, strides, 0, dtype, out);
+    if (st) storage_release(s);
+    return st;
+}
+
+mt_status mt__view_of(const mt_tensor *t, int ndim, const int64_t *sizes, const int64_t *strides,
+                      int64_t offset, mt_tensor **out) {
+    atomic_fetch_add_explicit(&t->storage->refcount, 1, memory_order_relaxed);
+    mt_status st = header_new(t->storage, ndim, sizes, strides, offset, t->dtype, out);
+    if (st) storage_release(t->storage);
+    return st;
+}
+
+void mt_tensor_retain(mt_tensor *t) { atomic_fetch_add_explicit(&t->refcount, 1, memory_order_relaxed); }
+
+void mt_tensor_release(mt_tensor *t) {
+    if (!t) return;
+    if (atomic_fetch_sub_explicit(&t->refcount, 1, memory_order_acq_rel) == 1) {
+        storage_release(t->storage);
+        atomic_fetch_sub_explicit(&live_tensors, 1, memory_order_relaxed);
+        free(t);
+    }
+}
+
+int mt_tensor_ndim(const mt_tensor *t) { return t->ndim; }
+const int64_t *mt_tensor_sizes(const mt_tensor *t) { return t->sizes; }
+const int64_t *mt_tensor_strides(const mt_tensor *t) { return t->strides; }
+int64_t mt_tensor_offset(const mt_tensor *t) { return t->offset; }
+int64_t mt_tensor_numel(const mt_tensor *t) { return mt__numel(t->ndim, t->sizes); }
+int mt_tensor_dtype(const mt_tensor *t) { return t->dtype; }
+int mt_tensor_device(const mt_tensor *t) { return t->device; }
+int mt_tensor_is_wrapped_number(const mt_tensor *t) { return t->wrapped; }
+void *mt_tensor_data_ptr(const mt_tensor *t) { return t->storage->data ? mt__data(t) : NULL; }
+void *mt_tensor_storage_ptr(const mt_tensor *t) { return t->storage->data; }
+int64_t mt_tensor_storage_nbytes(const mt_tensor *t) { return t->storage->nbytes; }
+int64_t mt_tensor_version(const mt_tensor *t) { return atomic_load(&t->storage->version); }
+void mt_tensor_bump_version(mt_tensor *t) { atomic_fetch_add(&t->storage->version, 1); }
+int mt_tensor_same_storage(const mt_tensor *a, const mt_tensor *b) { return a->storage == b->storage; }
+
+/* PyTorch's is_contiguous: size-1 dims may have any stride. */
+int mt_tensor_is_contiguous(const mt_tensor *t) {
+    int64_t expected = 1;
+    for (int i = t->ndim - 1; i >= 0; i--) {
+        if (t->sizes[i] == 0) return 1;
+        if (t->sizes[i] != 1) {
+            if (t->strides[i] != expected) return 0;
+            expected *= t->sizes[i];
+        }
+    }
+    return 1;
+}
+
+mt_status mt_empty(int ndim, const int64_t *sizes, int dtype, int device, mt_tensor **out) {
+    return mt__alloc(ndim, sizes, NULL, dtype, device, out);
+}
+
+mt_status mt_empty_strided(int ndim, const int64_t *sizes, const int64_t *strides, int dtype,
+                           int device, mt_tensor **out) {
+    return mt__alloc(ndim, sizes, strides, dtype, device, out);
+}
+
+mt_status mt_from_blob(void *data, int64_t nbytes, int ndim, const int64_t *sizes,
+                       const int64_t *strides, int64_t offset, int dtype, void (*deleter)(void *),
+                       void *ctx, mt_tensor **out) {
+    if ((unsigned)dtype >= MT_NUM_DTYPES) return mt__error(MT_ERR_TYPE, "invalid dtype %d", dtype);
+    int64_t need;
+    MT_TRY(extent_bytes(ndim, sizes, strides, dtype, &need));
+    if (need && (offset < 0 || offset * mt_dtype_itemsize(dtype) + need > nbytes))
+        return mt__error(MT_ERR_RUNTIME, "the view needs %lld bytes from offset %lld but the buffer has %lld",
+                         (long long)need, (long long)offset, (long long)nbytes);
+    mt_storage *s;
+    MT_TRY(storage_new(0, MT_CPU, &s));
+    s->data = data;
+    s->nbytes = nbytes;
+    mt_status st = header_new(s, ndim, sizes, strides, offset, dtype, out);
+    if (st) {
+        storage_release(s);
+        return st;
+    }
+    s->deleter = deleter; /* set last: on failure the caller still owns ctx */
+    s->ctx = ctx;
+    return MT_OK;
+}

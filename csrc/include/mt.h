@@ -1,0 +1,215 @@
+/* mt.h — the whole public C ABI of mindtorch_v2's core.
+ *
+ * Rules: opaque handles, every fallible call returns an mt_status (0 = ok,
+ * negative = error kind) and leaves its message in a thread-local buffer read
+ * by mt_last_error(). Every call that hands back a tensor hands back a new
+ * reference the caller owns. No CPython types, no preprocessor directives:
+ * this file is also the cffi cdef (build_ffi.py reads it verbatim).
+ */
+
+typedef int mt_status;
+typedef struct mt_tensor mt_tensor;
+
+enum mt_status_kind {
+    MT_OK = 0,
+    MT_ERR_RUNTIME = -1,
+    MT_ERR_VALUE = -2,
+    MT_ERR_TYPE = -3,
+    MT_ERR_INDEX = -4,
+    MT_ERR_NOT_IMPLEMENTED = -5,
+    MT_ERR_OOM = -6
+};
+
+enum mt_dtype {
+    MT_BOOL = 0,
+    MT_U8 = 1,
+    MT_I8 = 2,
+    MT_I16 = 3,
+    MT_I32 = 4,
+    MT_I64 = 5,
+    MT_F16 = 6,
+    MT_BF16 = 7,
+    MT_F32 = 8,
+    MT_F64 = 9,
+    MT_NUM_DTYPES = 10
+};
+
+enum mt_device {
+    MT_CPU = 0,
+    MT_META = 1
+};
+
+/* Kind of a Python scalar handed to the core: it takes part in type
+ * promotion as a "wrapped number" (lowest priority), as in PyTorch. */
+enum mt_scalar_kind {
+    MT_SCALAR_BOOL = 0,
+    MT_SCALAR_INT = 1,
+    MT_SCALAR_FLOAT = 2
+};
+
+/* ---- errors, threads, global state ---------------------------------- */
+const char *mt_last_error(void);
+void mt_set_num_threads(int n);
+int mt_get_num_threads(void);
+void mt_set_default_dtype(int dtype);          /* thread-local */
+int mt_get_default_dtype(void);
+int64_t mt_live_tensors(void);                 /* for leak tests */
+
+/* ---- dtype helpers --------------------------------------------------- */
+int mt_promote_types(int a, int b);
+int mt_can_cast(int from, int to);
+int mt_dtype_itemsize(int dtype);
+/* Round a float to float16/bfloat16 bits with round-to-nearest-even. */
+uint16_t mt_f32_to_f16(float x);
+float mt_f16_to_f32(uint16_t h);
+uint16_t mt_f32_to_bf16(float x);
+float mt_bf16_to_f32(uint16_t h);
+
+/* ---- tensor lifetime and metadata ------------------------------------ */
+void mt_tensor_retain(mt_tensor *t);
+void mt_tensor_release(mt_tensor *t);
+int mt_tensor_ndim(const mt_tensor *t);
+const int64_t *mt_tensor_sizes(const mt_tensor *t);
+const int64_t *mt_tensor_strides(const mt_tensor *t);
+int64_t mt_tensor_offset(const mt_tensor *t);  /* in elements */
+int64_t mt_tensor_numel(const mt_tensor *t);
+int mt_tensor_dtype(const mt_tensor *t);
+int mt_tensor_device(const mt_tensor *t);
+int mt_tensor_is_contiguous(const mt_tensor *t);
+void *mt_tensor_data_ptr(const mt_tensor *t);  /* address of element 0 */
+void *mt_tensor_storage_ptr(const mt_tensor *t);
+int64_t mt_tensor_storage_nbytes(const mt_tensor *t);
+int64_t mt_tensor_version(const mt_tensor *t);
+void mt_tensor_bump_version(mt_tensor *t);
+int mt_tensor_is_wrapped_number(const mt_tensor *t);
+int mt_tensor_same_storage(const mt_tensor *a, const mt_tensor *b);
+
+/* ---- creation -------------------------------------------------------- */
+mt_status mt_empty(int ndim, const int64_t *sizes, int dtype, int device, mt_tensor **out);
+mt_status mt_empty_strided(int ndim, const int64_t *sizes, const int64_t *strides,
+                           int dtype, int device, mt_tensor **out);
+/* Copy numel contiguous elements of src_dtype from src into a new tensor of
+ * dtype (converting). */
+mt_status mt_from_data(const void *src, int src_dtype, int ndim, const int64_t *sizes,
+                       int dtype, mt_tensor **out);
+/* Wrap memory owned by someone else. deleter(ctx) runs when the last view dies. */
+mt_status mt_from_blob(void *data, int64_t nbytes, int ndim, const int64_t *sizes,
+                       const int64_t *strides, int64_t offset, int dtype,
+                       void (*deleter)(void *), void *ctx, mt_tensor **out);
+/* A 0-dim tensor holding a Python scalar; wrapped marks it as a wrapped number. */
+mt_status mt_scalar_tensor(double f, int64_t i, int kind, int dtype, int wrapped, mt_tensor **out);
+mt_status mt_fill(mt_tensor *t, double f, int64_t i, int kind);
+mt_status mt_arange(double start, double end, double step, int dtype, int device, mt_tensor **out);
+mt_status mt_linspace(double start, double end, int64_t steps, int dtype, int device, mt_tensor **out);
+mt_status mt_eye(int64_t n, int64_t m, int dtype, int device, mt_tensor **out);
+
+/* ---- copies and reads ------------------------------------------------ */
+/* dst <- src, broadcasting src to dst's shape and converting dtype. */
+mt_status mt_copy_(mt_tensor *dst, mt_tensor *src);
+mt_status mt_contiguous(mt_tensor *t, mt_tensor **out);
+mt_status mt_clone(mt_tensor *t, mt_tensor **out);
+mt_status mt_to_dtype(mt_tensor *t, int dtype, int copy, mt_tensor **out);
+/* Write all elements in row-major order, converted to dst_dtype, into dst. */
+mt_status mt_read(mt_tensor *t, int dst_dtype, void *dst, int64_t capacity);
+/* Read element 0 of a one-element tensor. */
+mt_status mt_item(mt_tensor *t, double *f, int64_t *i);
+
+/* ---- views (share storage) ------------------------------------------ */
+mt_status mt_as_strided(mt_tensor *t, int ndim, const int64_t *sizes, const int64_t *strides,
+                        int64_t offset, mt_tensor **out);
+mt_status mt_view(mt_tensor *t, int ndim, const int64_t *sizes, mt_tensor **out);
+mt_status mt_reshape(mt_tensor *t, int ndim, const int64_t *sizes, mt_tensor **out);
+mt_status mt_transpose(mt_tensor *t, int64_t d0, int64_t d1, mt_tensor **out);
+mt_status mt_permute(mt_tensor *t, int ndim, const int64_t *dims, mt_tensor **out);
+mt_status mt_expand(mt_tensor *t, int ndim, const int64_t *sizes, mt_tensor **out);
+mt_status mt_squeeze(mt_tensor *t, int ndims, const int64_t *dims, mt_tensor **out); /* ndims<0: all */
+mt_status mt_unsqueeze(mt_tensor *t, int64_t dim, mt_tensor **out);
+mt_status mt_select(mt_tensor *t, int64_t dim, int64_t index, mt_tensor **out);
+mt_status mt_slice(mt_tensor *t, int64_t dim, int64_t start, int64_t end, int64_t step, mt_tensor **out);
+mt_status mt_unfold(mt_tensor *t, int64_t dim, int64_t size, int64_t step, mt_tensor **out);
+mt_status mt_view_dtype(mt_tensor *t, int dtype, mt_tensor **out);
+
+/* ---- advanced indexing ----------------------------------------------- */
+/* indices[k] is NULL for a dimension taken whole. Integer (int64/int32) or
+ * bool index tensors follow PyTorch's advanced-indexing rules. */
+mt_status mt_index(mt_tensor *t, int n, mt_tensor *const *indices, mt_tensor **out);
+mt_status mt_index_put_(mt_tensor *t, int n, mt_tensor *const *indices, mt_tensor *values,
+                        int accumulate);
+
+/* ---- elementwise ops (the op enum below comes from csrc/ops.tbl) ------ */
+/* out may be NULL (a new tensor) or a tensor to write into (out= / in-place). */
+mt_status mt_unary(int op, mt_tensor *x, mt_tensor *out, mt_tensor **result);
+mt_status mt_binary(int op, mt_tensor *a, mt_tensor *b, double alpha, mt_tensor *out,
+                    mt_tensor **result);
+/* b is a Python scalar; reflected means the scalar is the left operand. */
+mt_status mt_binary_scalar(int op, mt_tensor *a, double f, int64_t i, int kind, int reflected,
+                           double alpha, mt_tensor *out, mt_tensor **result);
+/* Three tensor operands (a Python scalar becomes a wrapped-number tensor),
+ * plus one scalar argument s (addcmul's value, nan_to_num's nan, ...). */
+mt_status mt_ternary(int op, mt_tensor *a, mt_tensor *b, mt_tensor *c, double s,
+                     mt_tensor *out, mt_tensor **result);
+const char *mt_op_name(int op);
+int mt_result_type(int n, mt_tensor *const *tensors);
+
+/* ---- BEGIN GENERATED OPS (tools/gen_ops.py from csrc/ops.tbl; do not edit) ---- */
+enum mt_op {
+    MT_OP_ABS = 0,
+    MT_OP_NEG = 1,
+    MT_OP_SIGN = 2,
+    MT_OP_SQRT = 3,
+    MT_OP_RSQRT = 4,
+    MT_OP_EXP = 5,
+    MT_OP_EXPM1 = 6,
+    MT_OP_LOG = 7,
+    MT_OP_LOG1P = 8,
+    MT_OP_LOG2 = 9,
+    MT_OP_LOG10 = 10,
+    MT_OP_SIN = 11,
+    MT_OP_COS = 12,
+    MT_OP_TAN = 13,
+    MT_OP_TANH = 14,
+    MT_OP_SIGMOID = 15,
+    MT_OP_ERF = 16,
+    MT_OP_RECIPROCAL = 17,
+    MT_OP_FLOOR = 18,
+    MT_OP_CEIL = 19,
+    MT_OP_ROUND = 20,
+    MT_OP_TRUNC = 21,
+    MT_OP_BITWISE_NOT = 22,
+    MT_OP_LOGICAL_NOT = 23,
+    MT_OP_ISNAN = 24,
+    MT_OP_ISINF = 25,
+    MT_OP_ISFINITE = 26,
+    MT_OP_ADD = 27,
+    MT_OP_SUB = 28,
+    MT_OP_MUL = 29,
+    MT_OP_DIV = 30,
+    MT_OP_DIV_TRUNC = 31,
+    MT_OP_DIV_FLOOR = 32,
+    MT_OP_REMAINDER = 33,
+    MT_OP_FMOD = 34,
+    MT_OP_POW = 35,
+    MT_OP_MAXIMUM = 36,
+    MT_OP_MINIMUM = 37,
+    MT_OP_BITWISE_AND = 38,
+    MT_OP_BITWISE_OR = 39,
+    MT_OP_BITWISE_XOR = 40,
+    MT_OP_EQ = 41,
+    MT_OP_NE = 42,
+    MT_OP_LT = 43,
+    MT_OP_LE = 44,
+    MT_OP_GT = 45,
+    MT_OP_GE = 46,
+    MT_OP_LOGICAL_AND = 47,
+    MT_OP_LOGICAL_OR = 48,
+    MT_OP_LOGICAL_XOR = 49,
+    MT_OP_WHERE = 50,
+    MT_OP_CLAMP = 51,
+    MT_OP_LERP = 52,
+    MT_OP_ADDCMUL = 53,
+    MT_OP_ADDCDIV = 54,
+    MT_OP_MASKED_FILL = 55,
+    MT_OP_NAN_TO_NUM = 56,
+    MT_NUM_OPS = 57
+};
+/* ---- END GENERATED OPS ---- */

@@ -1,0 +1,113 @@
+/* binary.c — elementwise kernels with two inputs (see csrc/ops.tbl). */
+#include "loops.h"
+
+/* wrap-around integer arithmetic without signed-overflow UB */
+#define IADD(CT, a, b) ((CT)((uint64_t)(a) + (uint64_t)(b)))
+#define ISUB(CT, a, b) ((CT)((uint64_t)(a) - (uint64_t)(b)))
+#define IMUL(CT, a, b) ((CT)((uint64_t)(a) * (uint64_t)(b)))
+
+ROW_BOOL(B_SAME, add, x + y * KALPHA(CT))
+ROWS_INT(B_SAME, add, IADD(CT, x, IMUL(CT, y, KALPHA(CT))))
+ROWS_FLOAT(B_SAME, add, x + KALPHA(CT) * y)
+ROWS_INT(B_SAME, sub, ISUB(CT, x, IMUL(CT, y, KALPHA(CT))))
+ROWS_FLOAT(B_SAME, sub, x - KALPHA(CT) * y)
+ROW_BOOL(B_SAME, mul, x && y)
+ROWS_INT(B_SAME, mul, IMUL(CT, x, y))
+ROWS_FLOAT(B_SAME, mul, x * y)
+ROWS_FLOAT(B_SAME, div, x / y)
+
+/* Integer division: a zero divisor flags k->zero_div and the entry point raises. */
+#define ZERO_GUARD(b)                                                    \
+    if ((b) == 0) {                                                      \
+        if (k->zero_div) atomic_store_explicit(k->zero_div, 1, memory_order_relaxed); \
+        return 0;                                                        \
+    }
+static inline int64_t idiv_trunc(int64_t a, int64_t b, const mt_kargs *k) {
+    ZERO_GUARD(b)
+    return b == -1 ? (int64_t)(0 - (uint64_t)a) : a / b;
+}
+static inline int64_t idiv_floor(int64_t a, int64_t b, const mt_kargs *k) {
+    ZERO_GUARD(b)
+    if (b == -1) return (int64_t)(0 - (uint64_t)a);
+    int64_t q = a / b, r = a % b;
+    return (r != 0 && ((r < 0) != (b < 0))) ? q - 1 : q;
+}
+static inline int64_t imod(int64_t a, int64_t b, const mt_kargs *k) {
+    ZERO_GUARD(b)
+    return b == -1 ? 0 : a % b;
+}
+static inline int64_t iremainder(int64_t a, int64_t b, const mt_kargs *k) {
+    ZERO_GUARD(b)
+    int64_t r = imod(a, b, k);
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+/* PyTorch's div_floor_floating */
+#define FDIV_FLOOR(CT, a, b)                                                             \
+    ({                                                                                   \
+        CT a_ = (a), b_ = (b), r_;                                                       \
+        if (b_ == 0) {                                                                   \
+            r_ = a_ / b_;                                                                \
+        } else {                                                                         \
+            CT mod_ = fmod(a_, b_), div_ = (a_ - mod_) / b_;                             \
+            if (mod_ != 0 && ((b_ < 0) != (mod_ < 0))) div_ -= 1;                        \
+            if (div_ != 0) {                                                             \
+                r_ = floor(div_);                                                        \
+                if (div_ - r_ > (CT)0.5) r_ += 1;                                        \
+            } else {                                                                     \
+                r_ = copysign((CT)0, a_ / b_);                                           \
+            }                                                                            \
+        }                                                                                \
+        r_;                                                                              \
+    })
+#define FREMAINDER(CT, a, b)                                                             \
+    ({                                                                                   \
+        CT a_ = (a), b_ = (b), m_ = fmod(a_, b_);                                        \
+        if (m_ != 0 && ((b_ < 0) != (m_ < 0))) m_ += b_;                                 \
+        m_;                                                                              \
+    })
+
+ROWS_INT(B_SAME, div_trunc, (CT)idiv_trunc(x, y, k))
+ROWS_FLOAT(B_SAME, div_trunc, trunc(x / y))
+ROWS_INT(B_SAME, div_floor, (CT)idiv_floor(x, y, k))
+ROWS_FLOAT(B_SAME, div_floor, FDIV_FLOOR(CT, x, y))
+ROWS_INT(B_SAME, remainder, (CT)iremainder(x, y, k))
+ROWS_FLOAT(B_SAME, remainder, FREMAINDER(CT, x, y))
+ROWS_INT(B_SAME, fmod, (CT)imod(x, y, k))
+ROWS_FLOAT(B_SAME, fmod, fmod(x, y))
+
+/* integer power by squaring; negative exponents follow PyTorch (1, -1 or 0) */
+static inline int64_t ipow(int64_t base, int64_t e) {
+    if (e < 0) {
+        if (base == 1) return 1;
+        if (base == -1) return (e & 1) ? -1 : 1;
+        return 0;
+    }
+    uint64_t r = 1, b = (uint64_t)base;
+    while (e) {
+        if (e & 1) r *= b;
+        b *= b;
+        e >>= 1;
+    }
+    return (int64_t)r;
+}
+ROWS_INT(B_SAME, pow, (CT)ipow(x, y))
+ROWS_FLOAT(B_SAME, pow, pow(x, y))
+
+ROWS_INTBOOL(B_SAME, maximum, x > y ? x : y)
+ROWS_FLOAT(B_SAME, maximum, (x != x || y != y) ? x + y : (x > y ? x : y))
+ROWS_INTBOOL(B_SAME, minimum, x < y ? x : y)
+ROWS_FLOAT(B_SAME, minimum, (x != x || y != y) ? x + y : (x < y ? x : y))
+
+ROWS_INTBOOL(B_SAME, bitwise_and, x & y)
+ROWS_INTBOOL(B_SAME, bitwise_or, x | y)
+ROWS_INTBOOL(B_SAME, bitwise_xor, x ^ y)
+
+ROWS_ALL(B_BOOL, eq, x == y)
+ROWS_ALL(B_BOOL, ne, x != y)
+ROWS_ALL(B_BOOL, lt, x < y)
+ROWS_ALL(B_BOOL, le, x <= y)
+ROWS_ALL(B_BOOL, gt, x > y)
+ROWS_ALL(B_BOOL, ge, x >= y)
+ROWS_ALL(B_BOOL, logical_and, (x != 0) && (y != 0))
+ROWS_ALL(B_BOOL, logical_or, (x != 0) || (y != 0))
+ROWS_ALL(B_BOOL, logical_xor, (x != 0) != (y != 0))

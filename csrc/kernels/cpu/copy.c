@@ -1,0 +1,65 @@
+/* copy.c — the dtype conversion loops mt__cast_loops[dst][src]. Floats reach
+ * integers through int64 (wrapping, as PyTorch's CPU casts do), float16 and
+ * bfloat16 round to nearest even. */
+#include "loops.h"
+
+/* load any dtype into the widest type of its kind */
+#define LD_bool(p) ((int64_t)(*(const uint8_t *)(p) != 0))
+#define LD_u8(p) ((int64_t) * (const uint8_t *)(p))
+#define LD_i8(p) ((int64_t) * (const int8_t *)(p))
+#define LD_i16(p) ((int64_t) * (const int16_t *)(p))
+#define LD_i32(p) ((int64_t) * (const int32_t *)(p))
+#define LD_i64(p) (*(const int64_t *)(p))
+#define LD_f16(p) ((double)mt__f16_to_f32(*(const uint16_t *)(p)))
+#define LD_bf16(p) ((double)mt__bf16_to_f32(*(const uint16_t *)(p)))
+#define LD_f32(p) (*(const float *)(p))
+#define LD_f64(p) (*(const double *)(p))
+
+/* store from int64 (ints) or from double/float (floats): generic on the value type */
+#define ST_INT(T, v) _Generic((v), double: (T)mt__f2i(v), float: (T)mt__f2i(v), default: (T)(v))
+#define ST_bool(p, v) (*(uint8_t *)(p) = (uint8_t)((v) != 0))
+#define ST_u8(p, v) (*(uint8_t *)(p) = ST_INT(uint8_t, v))
+#define ST_i8(p, v) (*(int8_t *)(p) = ST_INT(int8_t, v))
+#define ST_i16(p, v) (*(int16_t *)(p) = ST_INT(int16_t, v))
+#define ST_i32(p, v) (*(int32_t *)(p) = ST_INT(int32_t, v))
+#define ST_i64(p, v) (*(int64_t *)(p) = ST_INT(int64_t, v))
+#define ST_f16(p, v) (*(uint16_t *)(p) = mt__f32_to_f16((float)(v)))
+#define ST_bf16(p, v) (*(uint16_t *)(p) = mt__f32_to_bf16((float)(v)))
+#define ST_f32(p, v) (*(float *)(p) = (float)(v))
+#define ST_f64(p, v) (*(double *)(p) = (double)(v))
+
+#define CAST_DEF(DST, SRC)                                                             \
+    static void cast_##DST##_##SRC(char **d, const int64_t *s, int64_t n, const mt_kargs *k) { \
+        (void)k;                                                                       \
+        char *o = d[0], *a = d[1];                                                     \
+        for (int64_t i = 0; i < n; i++) ST_##DST(o + i * s[0], LD_##SRC(a + i * s[1])); \
+    }
+#define CAST_ROW(DST)                                                                   \
+    CAST_DEF(DST, bool) CAST_DEF(DST, u8) CAST_DEF(DST, i8) CAST_DEF(DST, i16) CAST_DEF(DST, i32) \
+    CAST_DEF(DST, i64) CAST_DEF(DST, f16) CAST_DEF(DST, bf16) CAST_DEF(DST, f32) CAST_DEF(DST, f64)
+CAST_ROW(bool) CAST_ROW(u8) CAST_ROW(i8) CAST_ROW(i16) CAST_ROW(i32)
+CAST_ROW(i64) CAST_ROW(f16) CAST_ROW(bf16) CAST_ROW(f32) CAST_ROW(f64)
+
+/* same-dtype copies move bytes */
+#define COPY_DEF(W, T)                                                                 \
+    static void copy_##W(char **d, const int64_t *s, int64_t n, const mt_kargs *k) {   \
+        (void)k;                                                                       \
+        if (s[0] == W && s[1] == W) { memmove(d[0], d[1], (size_t)(n * W)); return; }  \
+        for (int64_t i = 0; i < n; i++) AT(d[0], i, s[0], T) = AT(d[1], i, s[1], const T); \
+    }
+COPY_DEF(1, uint8_t)
+COPY_DEF(2, uint16_t)
+COPY_DEF(4, uint32_t)
+COPY_DEF(8, uint64_t)
+
+#define ROW_ENTRIES(DST)                                                               \
+    {cast_##DST##_bool, cast_##DST##_u8, cast_##DST##_i8, cast_##DST##_i16, cast_##DST##_i32, \
+     cast_##DST##_i64, cast_##DST##_f16, cast_##DST##_bf16, cast_##DST##_f32, cast_##DST##_f64}
+static const mt_loop_fn casts[MT_NUM_DTYPES][MT_NUM_DTYPES] = {
+    ROW_ENTRIES(bool), ROW_ENTRIES(u8), ROW_ENTRIES(i8), ROW_ENTRIES(i16), ROW_ENTRIES(i32),
+    ROW_ENTRIES(i64), ROW_ENTRIES(f16), ROW_ENTRIES(bf16), ROW_ENTRIES(f32), ROW_ENTRIES(f64)};
+
+static const mt_loop_fn copies[MT_NUM_DTYPES] = {copy_1, copy_1, copy_1, copy_2, copy_4,
+                                                 copy_8, copy_2, copy_2, copy_4, copy_8};
+
+mt_loop_fn mt__cast_loop(int dst, int src) { return dst == src ? copies[dst] : casts[dst][src]; }

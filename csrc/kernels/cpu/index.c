@@ -1,0 +1,230 @@
+/* index.c — advanced indexing: x[idx...] and x[idx...] = v with PyTorch's rules
+ * (bool masks become their nonzero positions; index tensors broadcast together;
+ * the broadcast index dims replace the indexed dims in place when those are
+ * adjacent, and lead the result otherwise). */
+#include "loops.h"
+
+typedef struct {
+    int ndim;                   /* dims of the result */
+    int64_t sizes[MT_MAX_DIMS];
+    int64_t src_stride[MT_MAX_DIMS]; /* element stride into the source per result dim (0 for index dims) */
+    int nidx;
+    const int64_t *idx_data[MT_MAX_DIMS];
+    int64_t idx_stride[MT_MAX_DIMS][MT_MAX_DIMS]; /* per index tensor, per result dim */
+    int64_t dim_size[MT_MAX_DIMS];                /* size of the source dim it indexes */
+    int64_t dim_stride[MT_MAX_DIMS];              /* stride of the source dim it indexes */
+    int src_dim[MT_MAX_DIMS];
+} index_plan;
+
+/* nonzero positions of a bool tensor as k int64 tensors of length count */
+static mt_status mask_to_indices(mt_tensor *mask, mt_tensor **outs) {
+    mt_tensor *c;
+    MT_TRY(mt_contiguous(mask, &c));
+    int64_t n = mt_tensor_numel(c), count = 0;
+    const uint8_t *m = (const uint8_t *)mt__data(c);
+    for (int64_t i = 0; i < n; i++) count += m[i] != 0;
+    int k = mask->ndim;
+    mt_status st = MT_OK;
+    int made = 0;
+    for (; made < k; made++)
+        if ((st = mt__alloc(1, &count, NULL, MT_I64, MT_CPU, &outs[made]))) goto fail;
+    int64_t pos = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (!m[i]) continue;
+        int64_t rem = i;
+        for (int d = k - 1; d >= 0; d--) {
+            ((int64_t *)mt__data(outs[d]))[pos] = rem % mask->sizes[d];
+            rem /= mask->sizes[d];
+        }
+        pos++;
+    }
+    mt_tensor_release(c);
+    return MT_OK;
+fail:
+    for (int i = 0; i < made; i++) mt_tensor_release(outs[i]);
+    mt_tensor_release(c);
+    return st;
+}
+
+/* Expand masks, convert to int64, broadcast; fills plan and owns temps in idx[]. */
+static mt_status make_plan(mt_tensor *t, int n, mt_tensor *const *indices, index_plan *p, mt_tensor **held, int *nheld) {
+    mt_tensor *idx[MT_MAX_DIMS] = {0};
+    int pos[MT_MAX_DIMS] = {0};
+    int k = 0, src_d = 0;
+    *nheld = 0;
+    for (int i = 0; i < n; i++) {
+        mt_tensor *ix = indices[i];
+        if (!ix) { src_d++; continue; }
+        if (ix->dtype == MT_BOOL || ix->dtype == MT_U8) {
+            if (src_d + ix->ndim > t->ndim)
+                return mt__error(MT_ERR_INDEX, "too many indices for tensor of dimension %d", t->ndim);
+            for (int d = 0; d < ix->ndim; d++) {
+                if (ix->sizes[d] != t->sizes[src_d + d]) {
+                    char a[64], b[64];
+                    return mt__error(MT_ERR_INDEX,
+                                     "The shape of the mask %s at index %d does not match the shape of the indexed tensor %s at index %d",
+                                     mt__fmt_sizes(a, sizeof a, ix->ndim, ix->sizes), d,
+                                     mt__fmt_sizes(b, sizeof b, t->ndim, t->sizes), src_d + d);
+                }
+            }
+            if (*nheld + ix->ndim > 2 * MT_MAX_DIMS) return mt__error(MT_ERR_INDEX, "too many indices");
+            if (ix->ndim == 0) {
+                /* a 0-dim mask adds a dim of size 1 (true) or 0 (false) */
+                return mt__error(MT_ERR_NOT_IMPLEMENTED, "indexing with a 0-dim bool tensor");
+            }
+            MT_TRY(mask_to_indices(ix, held + *nheld));
+            for (int d = 0; d < ix->ndim; d++) {
+                idx[k] = held[*nheld + d];
+                pos[k++] = src_d++;
+            }
+            *nheld += ix->ndim;
+        } else if (ix->dtype == MT_I64 || ix->dtype == MT_I32 || ix->dtype == MT_I16 || ix->dtype == MT_I8) {
+            if (src_d >= t->ndim)
+                return mt__error(MT_ERR_INDEX, "too many indices for tensor of dimension %d", t->ndim);
+            if (ix->dtype != MT_I64) {
+                MT_TRY(mt_to_dtype(ix, MT_I64, 0, &held[*nheld]));
+                ix = held[(*nheld)++];
+            }
+            idx[k] = ix;
+            pos[k++] = src_d++;
+        } else {
+            return mt__error(MT_ERR_INDEX, "tensors used as indices must be long, int, byte or bool tensors");
+        }
+    }
+    /* broadcast the index tensors */
+    int bnd;
+    int64_t bsz[MT_MAX_DIMS];
+    MT_TRY(mt__broadcast_shapes(k, idx, &bnd, bsz));
+    int adjacent = 1;
+    for (int j = 1; j < k; j++)
+        if (pos[j] != pos[j - 1] + 1) adjacent = 0;
+    int first = k ? pos[0] : 0;
+    /* result layout */
+    int is_indexed[MT_MAX_DIMS] = {0};
+    for (int j = 0; j < k; j++) is_indexed[pos[j]] = 1;
+    int r = 0, bstart;
+    if (adjacent) {
+        for (int d = 0; d < first; d++) p->sizes[r] = t->sizes[d], p->src_stride[r++] = t->strides[d];
+        bstart = r;
+        for (int d = 0; d < bnd; d++) p->sizes[r] = bsz[d], p->src_stride[r++] = 0;
+        for (int d = first + k; d < t->ndim; d++) p->sizes[r] = t->sizes[d], p->src_stride[r++] = t->strides[d];
+    } else {
+        bstart = 0;
+        for (int d = 0; d < bnd; d++) p->sizes[r] = bsz[d], p->src_stride[r++] = 0;
+        for (int d = 0; d < t->ndim; d++)
+            if (!is_indexed[d]) p->sizes[r] = t->sizes[d], p->src_stride[r++] = t->strides[d];
+    }
+    if (r > MT_MAX_DIMS) return mt__error(MT_ERR_INDEX, "index result has too many dimensions");
+    p->ndim = r;
+    p->nidx = k;
+    for (int j = 0; j < k; j++) {
+        mt_tensor *ix = idx[j];
+        memset(p->idx_stride[j], 0, sizeof p->idx_stride[j]);
+        int lead = bnd - ix->ndim;
+        for (int d = 0; d < ix->ndim; d++)
+            p->idx_stride[j][bstart + lead + d] = ix->sizes[d] == 1 ? 0 : ix->strides[d];
+        p->idx_data[j] = ix->storage->data ? (const int64_t *)mt__data(ix) : NULL;
+        p->dim_size[j] = t->sizes[pos[j]];
+        p->dim_stride[j] = t->strides[pos[j]];
+        p->src_dim[j] = pos[j];
+    }
+    return MT_OK;
+}
+
+/* Walk the result in row-major order; call visit(result linear position, source element offset). */
+static mt_status walk(const index_plan *p, int64_t base, void (*visit)(void *, int64_t, int64_t), void *ctx) {
+    int64_t numel = mt__numel(p->ndim, p->sizes);
+    int64_t o[MT_MAX_DIMS] = {0};
+    for (int64_t lin = 0; lin < numel; lin++) {
+        int64_t off = base;
+        for (int d = 0; d < p->ndim; d++) off += o[d] * p->src_stride[d];
+        for (int j = 0; j < p->nidx; j++) {
+            int64_t io = 0;
+            for (int d = 0; d < p->ndim; d++) io += o[d] * p->idx_stride[j][d];
+            int64_t v = p->idx_data[j][io];
+            if (v < -p->dim_size[j] || v >= p->dim_size[j])
+                return mt__error(MT_ERR_INDEX, "index %lld is out of bounds for dimension %d with size %lld",
+                                 (long long)v, p->src_dim[j], (long long)p->dim_size[j]);
+            if (v < 0) v += p->dim_size[j];
+            off += v * p->dim_stride[j];
+        }
+        visit(ctx, lin, off);
+        for (int d = p->ndim - 1; d >= 0; d--) {
+            if (++o[d] < p->sizes[d]) break;
+            o[d] = 0;
+        }
+    }
+    return MT_OK;
+}
+
+typedef struct {
+    char *dst, *src;
+    int itemsize;
+    mt_loop_fn add;
+    int accumulate;
+} move_ctx;
+
+static void gather_one(void *c, int64_t lin, int64_t off) {
+    move_ctx *m = c;
+    memcpy(m->dst + lin * m->itemsize, m->src + off * m->itemsize, (size_t)m->itemsize);
+}
+
+static void scatter_one(void *c, int64_t lin, int64_t off) {
+    move_ctx *m = c;
+    char *d = m->dst + off * m->itemsize, *s = m->src + lin * m->itemsize;
+    if (m->accumulate) {
+        static const int64_t zs[3] = {0, 0, 0};
+        mt_kargs k = {.alpha = 1, .ialpha = 1};
+        m->add((char *[]){d, d, s}, zs, 1, &k);
+    } else {
+        memcpy(d, s, (size_t)m->itemsize);
+    }
+}
+
+static void release_all(mt_tensor **held, int n) {
+    for (int i = 0; i < n; i++) mt_tensor_release(held[i]);
+}
+
+mt_status mt_index(mt_tensor *t, int n, mt_tensor *const *indices, mt_tensor **out) {
+    if (n > t->ndim) return mt__error(MT_ERR_INDEX, "too many indices for tensor of dimension %d", t->ndim);
+    index_plan p;
+    mt_tensor *held[2 * MT_MAX_DIMS];
+    int nheld = 0;
+    mt_status st = make_plan(t, n, indices, &p, held, &nheld);
+    if (!st) st = mt__alloc(p.ndim, p.sizes, NULL, t->dtype, t->device, out);
+    if (!st && t->storage->data) {
+        move_ctx m = {mt__data(*out), (char *)t->storage->data, mt_dtype_itemsize(t->dtype), NULL, 0};
+        st = walk(&p, t->offset, gather_one, &m);
+        if (st) mt_tensor_release(*out);
+    }
+    release_all(held, nheld);
+    return st;
+}
+
+mt_status mt_index_put_(mt_tensor *t, int n, mt_tensor *const *indices, mt_tensor *values, int accumulate) {
+    if (n > t->ndim) return mt__error(MT_ERR_INDEX, "too many indices for tensor of dimension %d", t->ndim);
+    index_plan p;
+    mt_tensor *held[2 * MT_MAX_DIMS];
+    int nheld = 0;
+    mt_tensor *vals = NULL;
+    mt_status st = make_plan(t, n, indices, &p, held, &nheld);
+    if (!st) st = mt__alloc(p.ndim, p.sizes, NULL, t->dtype, t->device, &vals);
+    if (!st) {
+        st = mt_copy_(vals, values);
+        if (st) {
+            char a[256], b[256];
+            st = mt__error(MT_ERR_RUNTIME, "shape mismatch: value tensor of shape %s cannot be broadcast to indexing result of shape %s",
+                           mt__fmt_sizes(a, sizeof a, values->ndim, values->sizes),
+                           mt__fmt_sizes(b, sizeof b, p.ndim, p.sizes));
+        }
+    }
+    if (!st && t->storage->data) {
+        move_ctx m = {(char *)t->storage->data, mt__data(vals), mt_dtype_itemsize(t->dtype),
+                      mt_ops[MT_OP_ADD].loops[t->dtype], accumulate};
+        st = walk(&p, t->offset, scatter_one, &m);
+        mt_tensor_bump_version(t);
+    }
+    mt_tensor_release(vals);
+    release_all(held, nheld);
+    return st;
+}

@@ -1,0 +1,47 @@
+/* unary.c — elementwise kernels with one input (see csrc/ops.tbl). */
+#include "loops.h"
+
+/* integer negation and abs through unsigned arithmetic: no signed overflow */
+#define INEG(CT, x) ((CT)(0 - (uint64_t)(x)))
+
+ROWS_INT(U_SAME, abs, (x < 0 ? INEG(CT, x) : x))
+ROWS_FLOAT(U_SAME, abs, fabs(x))
+ROWS_INT(U_SAME, neg, INEG(CT, x))
+ROWS_FLOAT(U_SAME, neg, -x)
+ROWS_ALL(U_SAME, sign, (CT)((x > 0) - (x < 0)))
+
+ROWS_FLOAT(U_SAME, sqrt, sqrt(x))
+ROWS_FLOAT(U_SAME, rsqrt, (CT)1 / sqrt(x))
+ROWS_FLOAT(U_SAME, exp, exp(x))
+ROWS_FLOAT(U_SAME, expm1, expm1(x))
+ROWS_FLOAT(U_SAME, log, log(x))
+ROWS_FLOAT(U_SAME, log1p, log1p(x))
+ROWS_FLOAT(U_SAME, log2, log2(x))
+ROWS_FLOAT(U_SAME, log10, log10(x))
+ROWS_FLOAT(U_SAME, sin, sin(x))
+ROWS_FLOAT(U_SAME, cos, cos(x))
+ROWS_FLOAT(U_SAME, tan, tan(x))
+ROWS_FLOAT(U_SAME, tanh, tanh(x))
+ROWS_FLOAT(U_SAME, sigmoid, (CT)1 / ((CT)1 + exp(-x)))
+ROWS_FLOAT(U_SAME, erf, erf(x))
+ROWS_FLOAT(U_SAME, reciprocal, (CT)1 / x)
+
+ROWS_INT(U_SAME, floor, x)
+ROWS_FLOAT(U_SAME, floor, floor(x))
+ROWS_INT(U_SAME, ceil, x)
+ROWS_FLOAT(U_SAME, ceil, ceil(x))
+ROWS_INT(U_SAME, round, x)
+ROWS_FLOAT(U_SAME, round, nearbyint(x))
+ROWS_INT(U_SAME, trunc, x)
+ROWS_FLOAT(U_SAME, trunc, trunc(x))
+
+ROW_BOOL(U_SAME, bitwise_not, !x)
+ROWS_INT(U_SAME, bitwise_not, ~x)
+ROWS_ALL(U_BOOL, logical_not, !x)
+
+ROWS_INTBOOL(U_BOOL, isnan, 0)
+ROWS_FLOAT(U_BOOL, isnan, x != x)
+ROWS_INTBOOL(U_BOOL, isinf, 0)
+ROWS_FLOAT(U_BOOL, isinf, isinf(x))
+ROWS_INTBOOL(U_BOOL, isfinite, 1)
+ROWS_FLOAT(U_BOOL, isfinite, isfinite(x))
