@@ -40,8 +40,12 @@ def link_args():
 with open(os.path.join(HERE, "include", "mt.h")) as f:
     CDEF = f.read()
 
+# The one cffi-only declaration: a Python callback that C calls to drop the
+# reference it held on external memory (numpy arrays and buffers).
+PY_CALLBACKS = 'extern "Python" void mt_py_release_handle(void *);\n'
+
 ffibuilder = FFI()
-ffibuilder.cdef(CDEF)
+ffibuilder.cdef(CDEF + PY_CALLBACKS)
 ffibuilder.set_source(
     "mindtorch_v2._C",
     '#include <stdint.h>\n#include "mt.h"\n',

@@ -349,7 +349,7 @@ mt_status mt_view_dtype(mt_tensor *t, int dtype, mt_tensor **out) {
 }
 
 /* resize_: keep the storage object (views of it see the change), grow its bytes if needed. */
-mt_status mt__resize(mt_tensor *t, int ndim, const int64_t *sizes) {
+mt_status mt_resize_(mt_tensor *t, int ndim, const int64_t *sizes) {
     if (ndim > MT_MAX_DIMS) return mt__error(MT_ERR_RUNTIME, "resize_: too many dimensions");
     int64_t numel = 1;
     for (int i = 0; i < ndim; i++) {

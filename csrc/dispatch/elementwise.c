@@ -52,7 +52,6 @@ static mt_tensor *stack_scalar_init(stack_scalar *s, double f, int64_t i, int ki
 
 /* ---- conversion and copies ---------------------------------------------- */
 
-mt_status mt__resize(mt_tensor *t, int ndim, const int64_t *sizes);
 
 /* A copy of t converted to dtype with t's shape and a layout following t's. */
 static mt_status convert(mt_tensor *t, int dtype, mt_tensor **out) {
@@ -224,7 +223,7 @@ static mt_status run(int op, int nin, mt_tensor **ins, int compute, int result_d
                                mt__fmt_sizes(b, sizeof b, ndim, sizes));
                 goto done;
             }
-            if ((st = mt__resize(out, ndim, sizes))) goto done;
+            if ((st = mt_resize_(out, ndim, sizes))) goto done;
         }
         if (out->dtype != result_dt) {
             if (!mt_can_cast(result_dt, out->dtype)) {

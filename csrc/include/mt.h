@@ -128,6 +128,8 @@ mt_status mt_select(mt_tensor *t, int64_t dim, int64_t index, mt_tensor **out);
 mt_status mt_slice(mt_tensor *t, int64_t dim, int64_t start, int64_t end, int64_t step, mt_tensor **out);
 mt_status mt_unfold(mt_tensor *t, int64_t dim, int64_t size, int64_t step, mt_tensor **out);
 mt_status mt_view_dtype(mt_tensor *t, int dtype, mt_tensor **out);
+/* resize_: contiguous strides; the storage grows (in place, views see it) when needed */
+mt_status mt_resize_(mt_tensor *t, int ndim, const int64_t *sizes);
 
 /* ---- advanced indexing ----------------------------------------------- */
 /* indices[k] is NULL for a dimension taken whole. Integer (int64/int32) or

@@ -1,0 +1,75 @@
+"""mindtorch_v2: a PyTorch-compatible tensor library whose ops run in a pure C core."""
+from ._C import lib as _lib
+from ._dtype import (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
+                     dtype, finfo, iinfo, get_default_dtype, set_default_dtype, promote_types, can_cast)
+from ._device import device
+from ._size import Size
+from ._tensor import Tensor
+from . import _methods  # noqa: F401  (attaches ops to Tensor)
+from ._creation import (tensor, as_tensor, scalar_tensor, empty, empty_like, empty_strided, zeros, zeros_like,
+                        ones, ones_like, full, full_like, arange, linspace, eye, frombuffer)
+from ._interop import from_numpy
+from ._generated_ops import FUNCTIONS as _GENERATED
+from ._elementwise import (add, sub, subtract, rsub, div, divide, true_divide, floor_divide, multiply, pow,
+                           float_power, round, clamp, clip, clamp_min, clamp_max, where, masked_fill, lerp,
+                           addcmul, addcdiv, nan_to_num, result_type)
+from ._views import (reshape, transpose, permute, t, squeeze, unsqueeze, flatten, unflatten, narrow, select,
+                     unbind, split, chunk, tensor_split, movedim, as_strided, broadcast_to)
+from ._methods import clone
+
+globals().update(_GENERATED)
+swapaxes = swapdims = transpose
+moveaxis = movedim
+absolute = _GENERATED["abs"]
+negative = _GENERATED["neg"]
+
+__version__ = "2.13.0"
+
+half, float, double = float16, float32, float64
+short, int, long = int16, int32, int64
+
+
+class layout:
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return "torch." + self._name
+
+
+strided = layout("strided")
+
+
+class memory_format:
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return "torch." + self._name
+
+
+contiguous_format = memory_format("contiguous_format")
+preserve_format = memory_format("preserve_format")
+channels_last = memory_format("channels_last")
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input):
+    return input.dtype.is_floating_point
+
+
+def numel(input):
+    return input.numel()
+
+
+def set_num_threads(n):
+    if not isinstance(n, __builtins__["int"] if isinstance(__builtins__, dict) else __builtins__.int) or n <= 0:
+        raise RuntimeError("set_num_threads expects a positive integer")
+    _lib.mt_set_num_threads(n)
+
+
+def get_num_threads():
+    return _lib.mt_get_num_threads()

@@ -1,0 +1,49 @@
+"""The one door to the C core: the cffi module, status checking, handle wrapping."""
+from ._C import ffi, lib
+
+NULL = ffi.NULL
+
+_EXCEPTIONS = {
+    lib.MT_ERR_RUNTIME: RuntimeError,
+    lib.MT_ERR_VALUE: ValueError,
+    lib.MT_ERR_TYPE: TypeError,
+    lib.MT_ERR_INDEX: IndexError,
+    lib.MT_ERR_NOT_IMPLEMENTED: NotImplementedError,
+    lib.MT_ERR_OOM: RuntimeError,
+}
+
+
+def raise_status(status):
+    """Raise the Python exception for a failed core call (status < 0)."""
+    message = ffi.string(lib.mt_last_error()).decode("utf-8", "replace")
+    raise _EXCEPTIONS.get(status, RuntimeError)(message)
+
+
+def check(status):
+    if status:
+        raise_status(status)
+
+
+def new_out():
+    """A fresh `mt_tensor **` for a call to write its result into."""
+    return ffi.new("mt_tensor **")
+
+
+def int_array(values):
+    return ffi.new("int64_t[]", values)
+
+
+# External memory (numpy arrays, buffers) kept alive until the core lets go.
+_KEEP_ALIVE = {}
+
+
+@ffi.def_extern()
+def mt_py_release_handle(ctx):
+    _KEEP_ALIVE.pop(int(ffi.cast("uintptr_t", ctx)), None)
+
+
+def keep_alive(obj):
+    """Return (deleter, ctx) for mt_from_blob that hold obj until the storage dies."""
+    handle = ffi.new_handle(obj)
+    _KEEP_ALIVE[int(ffi.cast("uintptr_t", handle))] = handle
+    return lib.mt_py_release_handle, handle

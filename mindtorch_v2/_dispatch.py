@@ -1,0 +1,112 @@
+"""The thin path from a Python call to a core op: one cffi call, one wrapper."""
+from ._C import ffi, lib
+from ._core import raise_status
+from ._tensor import Tensor, wrap
+
+_new = ffi.new
+_NULL = ffi.NULL
+_BOOL, _INT, _FLOAT = lib.MT_SCALAR_BOOL, lib.MT_SCALAR_INT, lib.MT_SCALAR_FLOAT
+_SCALAR_DTYPE = {_BOOL: lib.MT_BOOL, _INT: lib.MT_I64, _FLOAT: lib.MT_F64}
+
+
+def scalar_kind(v):
+    """(f, i, kind) of a Python number for the core; TypeError for anything else."""
+    t = type(v)
+    if t is float:
+        return v, 0, _FLOAT
+    if t is int:
+        if not -(1 << 63) <= v < (1 << 63):
+            raise RuntimeError("Overflow when unpacking long")
+        return 0.0, v, _INT
+    if t is bool:
+        return 0.0, int(v), _BOOL
+    if isinstance(v, bool):
+        return 0.0, int(v), _BOOL
+    if isinstance(v, int):
+        return scalar_kind(int(v))
+    if isinstance(v, float):
+        return float(v), 0, _FLOAT
+    # numpy scalars and other number types
+    if hasattr(v, "dtype") and hasattr(v, "item") and getattr(v, "ndim", 0) == 0:
+        return scalar_kind(v.item())
+    raise TypeError(f"unsupported operand type: '{type(v).__name__}'")
+
+
+def as_tensor_operand(v):
+    """A Tensor as is; a Python number as a 0-dim wrapped-number tensor."""
+    if isinstance(v, Tensor):
+        return v
+    f, i, kind = scalar_kind(v)
+    out = _new("mt_tensor **")
+    st = lib.mt_scalar_tensor(f, i, kind, _SCALAR_DTYPE[kind], 1, out)
+    if st:
+        raise_status(st)
+    return wrap(out[0])
+
+
+def _not_tensor(op, x):
+    name = ffi.string(lib.mt_op_name(op)).decode()
+    return TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
+
+
+def _unary(op, x, out):
+    res = _new("mt_tensor **")
+    try:
+        xh = x._h
+    except AttributeError:
+        raise _not_tensor(op, x) from None
+    st = lib.mt_unary(op, xh, out._h if out is not None else _NULL, res)
+    if st:
+        raise_status(st)
+    if out is not None:
+        lib.mt_tensor_release(res[0])
+        out._shape = None
+        return out
+    return wrap(res[0])
+
+
+def _binary(op, a, b, out, alpha=1):
+    res = _new("mt_tensor **")
+    oh = _NULL if out is None else out._h
+    if isinstance(b, Tensor):
+        if isinstance(a, Tensor):
+            st = lib.mt_binary(op, a._h, b._h, alpha, oh, res)
+        else:
+            f, i, kind = scalar_kind(a)
+            st = lib.mt_binary_scalar(op, b._h, f, i, kind, 1, alpha, oh, res)
+    elif isinstance(a, Tensor):
+        f, i, kind = scalar_kind(b)
+        st = lib.mt_binary_scalar(op, a._h, f, i, kind, 0, alpha, oh, res)
+    else:
+        raise _not_tensor(op, a)
+    if st:
+        raise_status(st)
+    if out is not None:
+        lib.mt_tensor_release(res[0])
+        out._shape = None
+        return out
+    return wrap(res[0])
+
+
+def _ternary(op, a, b, c, s=0.0, out=None):
+    """a, b, c: Tensors, Python numbers (wrapped) or None (passed as NULL)."""
+    ops = [_NULL if v is None else as_tensor_operand(v) for v in (a, b, c)]
+    res = _new("mt_tensor **")
+    st = lib.mt_ternary(op, *(v if v is _NULL else v._h for v in ops), s,
+                        _NULL if out is None else out._h, res)
+    if st:
+        raise_status(st)
+    if out is not None:
+        lib.mt_tensor_release(res[0])
+        out._shape = None
+        return out
+    return wrap(res[0])
+
+
+def call(fn, *args):
+    """Run a core function whose last argument is `mt_tensor **out`; wrap the result."""
+    res = _new("mt_tensor **")
+    st = fn(*args, res)
+    if st:
+        raise_status(st)
+    return wrap(res[0])

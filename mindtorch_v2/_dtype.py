@@ -1,0 +1,127 @@
+"""dtype objects, finfo/iinfo and the default dtype."""
+import builtins
+
+from ._C import lib
+
+
+class dtype:
+    """A tensor element type; prints as torch.<name> because PyTorch code parses that."""
+
+    __slots__ = ("_id", "_name", "itemsize", "is_floating_point", "is_signed", "is_complex")
+
+    def __init__(self, id_, name, itemsize, is_float, is_signed):
+        self._id = id_
+        self._name = name
+        self.itemsize = itemsize
+        self.is_floating_point = is_float
+        self.is_signed = is_signed
+        self.is_complex = False
+
+    def __repr__(self):
+        return "torch." + self._name
+
+    __str__ = __repr__
+
+    def __reduce__(self):
+        return (_dtype_by_name, (self._name,))
+
+    def to_real(self):
+        return self
+
+    def to_complex(self):
+        raise NotImplementedError("dtype.to_complex: complex dtypes are not implemented")
+
+
+bool = dtype(lib.MT_BOOL, "bool", 1, False, False)
+uint8 = dtype(lib.MT_U8, "uint8", 1, False, False)
+int8 = dtype(lib.MT_I8, "int8", 1, False, True)
+int16 = dtype(lib.MT_I16, "int16", 2, False, True)
+int32 = dtype(lib.MT_I32, "int32", 4, False, True)
+int64 = dtype(lib.MT_I64, "int64", 8, False, True)
+float16 = dtype(lib.MT_F16, "float16", 2, True, True)
+bfloat16 = dtype(lib.MT_BF16, "bfloat16", 2, True, True)
+float32 = dtype(lib.MT_F32, "float32", 4, True, True)
+float64 = dtype(lib.MT_F64, "float64", 8, True, True)
+
+BY_ID = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+ALIASES = {"half": float16, "float": float32, "double": float64, "short": int16, "int": int32,
+           "long": int64}
+
+
+def _dtype_by_name(name):
+    return globals()[name]
+
+
+def from_id(i):
+    return BY_ID[i]
+
+
+def get_default_dtype():
+    return BY_ID[lib.mt_get_default_dtype()]
+
+
+def set_default_dtype(d):
+    if not isinstance(d, dtype) or not d.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    lib.mt_set_default_dtype(d._id)
+
+
+def promote_types(type1, type2):
+    return BY_ID[lib.mt_promote_types(type1._id, type2._id)]
+
+
+def can_cast(from_, to):
+    return builtins.bool(lib.mt_can_cast(from_._id, to._id))
+
+
+class finfo:
+    """Machine limits of a floating dtype (PyTorch's torch.finfo)."""
+
+    _TABLE = {
+        # bits, eps, max, tiny (smallest normal), smallest subnormal, resolution
+        "float16": (16, 0.0009765625, 65504.0, 6.103515625e-05, 5.960464477539063e-08, 0.001),
+        "bfloat16": (16, 0.0078125, 3.3895313892515355e+38, 1.1754943508222875e-38, 9.183549615799121e-41, 0.01),
+        "float32": (32, 1.1920928955078125e-07, 3.4028234663852886e+38, 1.1754943508222875e-38,
+                    1.401298464324817e-45, 1e-06),
+        "float64": (64, 2.220446049250313e-16, 1.7976931348623157e+308, 2.2250738585072014e-308,
+                    5e-324, 1e-15),
+    }
+
+    def __init__(self, type=None):
+        type = get_default_dtype() if type is None else type
+        if type._name not in self._TABLE:
+            raise TypeError(f"finfo(): argument 'type' (position 1) must be torch.dtype, not {type}"
+                            if not isinstance(type, dtype) else
+                            "torch.finfo() requires a floating point input type. Use torch.iinfo to "
+                            "handle 'torch.finfo'")
+        bits, eps, max_, tiny, sub, res = self._TABLE[type._name]
+        self.bits, self.eps, self.max, self.min = bits, eps, max_, -max_
+        self.tiny = self.smallest_normal = tiny
+        self.smallest_subnormal = sub
+        self.resolution = res
+        self.dtype = type._name
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+                f"smallest_normal={self.tiny:g}, tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:
+    """Machine limits of an integer dtype (PyTorch's torch.iinfo)."""
+
+    def __init__(self, type):
+        if not isinstance(type, dtype) or type.is_floating_point:
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to handle "
+                            "'torch.iinfo'")
+        bits = type.itemsize * 8
+        if type is bool:
+            raise TypeError("torch.bool is not supported by torch.iinfo")
+        self.bits = bits
+        self.dtype = type._name
+        if type.is_signed:
+            self.min, self.max = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+        else:
+            self.min, self.max = 0, (1 << bits) - 1
+
+    def __repr__(self):
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"

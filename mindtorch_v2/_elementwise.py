@@ -1,0 +1,162 @@
+"""Elementwise functions whose signatures are not the generated unary/binary ones."""
+from ._C import lib
+from . import _dtype
+from . import _generated_ops as g
+from ._dispatch import _binary, _ternary, _unary, as_tensor_operand
+from ._tensor import Tensor
+
+
+def _check_alpha(input, other, alpha):
+    if alpha == 1:
+        return 1
+    dts = [t.dtype for t in (input, other) if isinstance(t, Tensor)]
+    is_float = any(d.is_floating_point for d in dts) or any(isinstance(v, float) for v in (input, other))
+    if isinstance(alpha, bool):
+        if not all(d is _dtype.bool for d in dts):
+            raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    elif isinstance(alpha, float) and not is_float:
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    return float(alpha)
+
+
+def add(input, other, *, alpha=1, out=None):
+    return _binary(g.OP_ADD, input, other, out, _check_alpha(input, other, alpha))
+
+
+def sub(input, other, *, alpha=1, out=None):
+    return _binary(g.OP_SUB, input, other, out, _check_alpha(input, other, alpha))
+
+
+subtract = sub
+
+
+def rsub(input, other, *, alpha=1):
+    return _binary(g.OP_SUB, other, input, None, _check_alpha(input, other, alpha))
+
+
+_ROUNDING = {None: g.OP_DIV, "trunc": g.OP_DIV_TRUNC, "floor": g.OP_DIV_FLOOR}
+
+
+def div(input, other, *, rounding_mode=None, out=None):
+    try:
+        op = _ROUNDING[rounding_mode]
+    except (KeyError, TypeError):
+        raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                           f"'{rounding_mode}'") from None
+    return _binary(op, input, other, out)
+
+
+divide = div
+
+
+def true_divide(input, other, *, out=None):
+    return _binary(g.OP_DIV, input, other, out)
+
+
+def floor_divide(input, other, *, out=None):
+    return _binary(g.OP_DIV_FLOOR, input, other, out)
+
+
+def multiply(input, other, *, out=None):
+    return _binary(g.OP_MUL, input, other, out)
+
+
+def pow(input, exponent, *, out=None):
+    if (isinstance(exponent, int) and not isinstance(exponent, bool) and exponent < 0
+            and isinstance(input, Tensor) and not input.dtype.is_floating_point):
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    return _binary(g.OP_POW, input, exponent, out)
+
+
+def float_power(input, exponent, *, out=None):
+    x = input.to(_dtype.float64) if isinstance(input, Tensor) else float(input)
+    e = exponent.to(_dtype.float64) if isinstance(exponent, Tensor) else float(exponent)
+    return _binary(g.OP_POW, x, e, out)
+
+
+def round(input, *, decimals=0, out=None):
+    if decimals:
+        raise NotImplementedError("round(decimals=...) is not implemented")
+    return _unary(g.OP_ROUND, input, out)
+
+
+def clamp(input, min=None, max=None, *, out=None):
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    return _ternary(g.OP_CLAMP, input, min, max, out=out)
+
+
+clip = clamp
+
+
+def clamp_min(input, min, *, out=None):
+    return _ternary(g.OP_CLAMP, input, min, None, out=out)
+
+
+def clamp_max(input, max, *, out=None):
+    return _ternary(g.OP_CLAMP, input, None, max, out=out)
+
+
+def where(condition, input=None, other=None, *, out=None):
+    if input is None and other is None:
+        raise NotImplementedError("torch.where(condition) (one argument) is not implemented yet")
+    return _ternary(g.OP_WHERE, condition, input, other, out=out)
+
+
+def masked_fill(input, mask, value):
+    if isinstance(value, Tensor) and value.dim() != 0:
+        raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value.dim()} dimension(s).")
+    return _ternary(g.OP_MASKED_FILL, input, mask, value)
+
+
+def masked_fill_(self, mask, value):
+    if isinstance(value, Tensor) and value.dim() != 0:
+        raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value.dim()} dimension(s).")
+    return _ternary(g.OP_MASKED_FILL, self, mask, value, out=self)
+
+
+def lerp(input, end, weight, *, out=None):
+    return _ternary(g.OP_LERP, input, end, weight, out=out)
+
+
+def addcmul(input, tensor1, tensor2, *, value=1, out=None):
+    return _ternary(g.OP_ADDCMUL, input, tensor1, tensor2, float(value), out=out)
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
+    return _ternary(g.OP_ADDCDIV, input, tensor1, tensor2, float(value), out=out)
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
+    dt = input.dtype
+    if dt.is_floating_point:
+        info = _dtype.finfo(dt)
+        posinf = info.max if posinf is None else posinf
+        neginf = info.min if neginf is None else neginf
+    else:
+        posinf = neginf = 0.0
+    return _ternary(g.OP_NAN_TO_NUM, input, float(posinf), float(neginf), float(nan), out=out)
+
+
+def result_type(tensor1, tensor2):
+    from ._C import ffi
+    a, b = as_tensor_operand(tensor1), as_tensor_operand(tensor2)
+    return _dtype.BY_ID[lib.mt_result_type(2, [a._h, b._h])]
+
+
+def _inplace(fn):
+    """Tensor.<name>_ from a function with out=: compute into self."""
+    def method(self, *args, **kwargs):
+        return fn(self, *args, out=self, **kwargs)
+    method.__name__ = fn.__name__ + "_"
+    return method
+
+
+INPLACE = {name + "_": _inplace(fn) for name, fn in {
+    "add": add, "sub": sub, "div": div, "true_divide": true_divide, "floor_divide": floor_divide,
+    "pow": pow, "round": round, "clamp": clamp, "clip": clip, "clamp_min": clamp_min, "clamp_max": clamp_max,
+    "lerp": lerp, "addcmul": addcmul, "addcdiv": addcdiv, "nan_to_num": nan_to_num,
+    "subtract": sub, "multiply": multiply, "divide": div,
+}.items()}

@@ -1,0 +1,230 @@
+"""Attach the op library to Tensor as methods and Python operators."""
+from ._C import lib
+from . import _creation, _dtype, _elementwise as ew, _generated_ops as g, _indexing, _views as v
+from ._core import check
+from ._device import core_id
+from ._dispatch import _binary, _unary, call, scalar_kind
+from ._tensor import Tensor, wrap
+
+# ---- conversions and copies -------------------------------------------------------
+
+
+def clone(input, *, memory_format=None):
+    return call(lib.mt_clone, input._h)
+
+
+def copy_(self, src, non_blocking=False):
+    if not isinstance(src, Tensor):
+        raise TypeError(f"copy_(): argument 'src' (position 1) must be Tensor, not {type(src).__name__}")
+    check(lib.mt_copy_(self._h, src._h))
+    return self
+
+
+def fill_(self, value):
+    if isinstance(value, Tensor):
+        if value.dim() != 0:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.dim()} dimensions.")
+        value = value.item()
+    f, i, kind = scalar_kind(value)
+    check(lib.mt_fill(self._h, f, i, kind))
+    return self
+
+
+def zero_(self):
+    return fill_(self, 0)
+
+
+def _to_dtype(self, dtype, copy=False):
+    return call(lib.mt_to_dtype, self._h, dtype._id, 1 if copy else 0)
+
+
+def to(self, *args, **kwargs):
+    dtype = kwargs.pop("dtype", None)
+    device = kwargs.pop("device", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("memory_format", None)
+    if kwargs:
+        raise TypeError(f"to() received an invalid combination of arguments - got unexpected keyword {list(kwargs)[0]}")
+    for a in args:
+        if isinstance(a, _dtype.dtype):
+            dtype = a
+        elif isinstance(a, Tensor):
+            dtype, device = a.dtype, a.device
+        elif isinstance(a, bool):
+            continue  # non_blocking / copy positional flags
+        elif a is not None:
+            device = a
+    t = self
+    if device is not None:
+        dev = core_id(device)
+        here = lib.mt_tensor_device(self._h)
+        if dev != here:
+            if here == lib.MT_META:
+                raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+            t = _creation.empty_strided(self.shape, self.stride(), dtype=dtype or self.dtype, device=device)
+            return t
+    if dtype is not None and dtype is not t.dtype:
+        return _to_dtype(t, dtype)
+    if copy:
+        return clone(t)
+    return t
+
+
+def type_as(self, other):
+    return to(self, other.dtype)
+
+
+_LEGACY_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+                 "bfloat16": "BFloat16Tensor", "uint8": "ByteTensor", "int8": "CharTensor",
+                 "int16": "ShortTensor", "int32": "IntTensor", "int64": "LongTensor", "bool": "BoolTensor"}
+
+
+def type_(self, dtype=None, non_blocking=False, **kwargs):
+    if dtype is None:
+        return "torch." + _LEGACY_NAMES[self.dtype._name]
+    if isinstance(dtype, str):
+        names = {"torch." + v: k for k, v in _LEGACY_NAMES.items()}
+        if dtype not in names:
+            raise ValueError(f"invalid type: '{dtype}'")
+        dtype = getattr(_dtype, names[dtype])
+    return to(self, dtype)
+
+
+def _caster(dt):
+    def method(self, memory_format=None):
+        return to(self, dt)
+    return method
+
+
+def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
+    return _creation.tensor(data, dtype=dtype or self.dtype, device=device or self.device,
+                            requires_grad=requires_grad)
+
+
+def _new_factory(factory):
+    def method(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+        return factory(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+    return method
+
+
+def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None,
+             pin_memory=False):
+    return _creation.full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
+                          requires_grad=requires_grad)
+
+
+def _matmul_missing(*args, **kwargs):
+    raise NotImplementedError("matmul is not implemented yet (op library issue)")
+
+
+# ---- operators ----------------------------------------------------------------------
+
+def _op(opid):
+    return lambda self, other: _binary(opid, self, other, None)
+
+
+def _rop(opid):
+    return lambda self, other: _binary(opid, other, self, None)
+
+
+def _iop(opid):
+    return lambda self, other: _binary(opid, self, other, self)
+
+
+OPERATORS = {
+    "__add__": lambda self, other: _binary(g.OP_ADD, self, other, None),
+    "__radd__": lambda self, other: _binary(g.OP_ADD, self, other, None),
+    "__iadd__": _iop(g.OP_ADD),
+    "__sub__": lambda self, other: ew.sub(self, other),
+    "__rsub__": lambda self, other: ew.sub(other, self),
+    "__isub__": lambda self, other: ew.sub(self, other, out=self),
+    "__mul__": _op(g.OP_MUL), "__rmul__": _op(g.OP_MUL), "__imul__": _iop(g.OP_MUL),
+    "__truediv__": _op(g.OP_DIV), "__rtruediv__": _rop(g.OP_DIV), "__itruediv__": _iop(g.OP_DIV),
+    "__floordiv__": _op(g.OP_DIV_FLOOR), "__rfloordiv__": _rop(g.OP_DIV_FLOOR),
+    "__ifloordiv__": _iop(g.OP_DIV_FLOOR),
+    "__mod__": _op(g.OP_REMAINDER), "__rmod__": _rop(g.OP_REMAINDER), "__imod__": _iop(g.OP_REMAINDER),
+    "__pow__": lambda self, other: ew.pow(self, other),
+    "__rpow__": lambda self, other: ew.pow(other, self),
+    "__ipow__": lambda self, other: ew.pow(self, other, out=self),
+    "__and__": _op(g.OP_BITWISE_AND), "__rand__": _op(g.OP_BITWISE_AND), "__iand__": _iop(g.OP_BITWISE_AND),
+    "__or__": _op(g.OP_BITWISE_OR), "__ror__": _op(g.OP_BITWISE_OR), "__ior__": _iop(g.OP_BITWISE_OR),
+    "__xor__": _op(g.OP_BITWISE_XOR), "__rxor__": _op(g.OP_BITWISE_XOR), "__ixor__": _iop(g.OP_BITWISE_XOR),
+    "__eq__": _op(g.OP_EQ), "__ne__": _op(g.OP_NE), "__lt__": _op(g.OP_LT), "__le__": _op(g.OP_LE),
+    "__gt__": _op(g.OP_GT), "__ge__": _op(g.OP_GE),
+    "__neg__": lambda self: _unary(g.OP_NEG, self, None),
+    "__pos__": lambda self: self,
+    "__abs__": lambda self: _unary(g.OP_ABS, self, None),
+    "__invert__": lambda self: _unary(g.OP_BITWISE_NOT, self, None),
+    "__getitem__": _indexing.getitem,
+    "__setitem__": _indexing.setitem,
+    "__matmul__": _matmul_missing, "__rmatmul__": _matmul_missing,
+}
+
+
+def _tolerant(method):
+    """Comparison operators answer NotImplemented for foreign types (so == with None is False)."""
+    def op(self, other):
+        if not isinstance(other, (Tensor, int, float, bool)) and not hasattr(other, "__index__") \
+                and not (hasattr(other, "dtype") and hasattr(other, "item")):
+            return NotImplemented
+        return method(self, other)
+    return op
+
+
+for _name in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__add__", "__radd__", "__sub__",
+              "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__", "__floordiv__", "__rfloordiv__",
+              "__mod__", "__rmod__", "__pow__", "__rpow__", "__and__", "__rand__", "__or__", "__ror__",
+              "__xor__", "__rxor__"):
+    OPERATORS[_name] = _tolerant(OPERATORS[_name])
+
+
+METHODS = dict(g.METHODS)
+METHODS.update(ew.INPLACE)
+METHODS.update({
+    # elementwise
+    "add": ew.add, "sub": ew.sub, "subtract": ew.sub, "div": ew.div, "divide": ew.div,
+    "true_divide": ew.true_divide, "floor_divide": ew.floor_divide, "multiply": ew.multiply,
+    "pow": ew.pow, "float_power": ew.float_power, "round": ew.round, "clamp": ew.clamp, "clip": ew.clip,
+    "clamp_min": ew.clamp_min, "clamp_max": ew.clamp_max, "where": lambda self, cond, other: ew.where(cond, self, other),
+    "masked_fill": ew.masked_fill, "masked_fill_": ew.masked_fill_, "lerp": ew.lerp,
+    "addcmul": ew.addcmul, "addcdiv": ew.addcdiv, "nan_to_num": ew.nan_to_num,
+    "absolute": g.FUNCTIONS["abs"], "negative": g.FUNCTIONS["neg"], "rsub": ew.rsub,
+    "round_": lambda self, decimals=0: ew.round(self, decimals=decimals, out=self),
+    # views
+    "view": v.view, "view_as": v.view_as, "reshape": v.reshape, "reshape_as": v.reshape_as,
+    "transpose": v.transpose, "swapaxes": v.transpose, "swapdims": v.transpose, "permute": v.permute,
+    "t": v.t, "expand": v.expand, "expand_as": v.expand_as, "broadcast_to": v.broadcast_to,
+    "squeeze": v.squeeze, "unsqueeze": v.unsqueeze, "flatten": v.flatten, "unflatten": v.unflatten,
+    "narrow": v.narrow, "select": v.select, "unbind": v.unbind, "split": v.split, "chunk": v.chunk,
+    "tensor_split": v.tensor_split, "unfold": v.unfold, "movedim": v.movedim, "moveaxis": v.movedim,
+    "as_strided": v.as_strided, "contiguous": v.contiguous, "resize_": v.resize_,
+    "t_": lambda self: v.swap_handle(self, v.t(self)),
+    "transpose_": lambda self, d0, d1: v.swap_handle(self, v.transpose(self, d0, d1)),
+    "squeeze_": lambda self, dim=None: v.swap_handle(self, v.squeeze(self, dim)),
+    "unsqueeze_": lambda self, dim: v.swap_handle(self, v.unsqueeze(self, dim)),
+    "as_strided_": lambda self, size, stride, storage_offset=None:
+        v.swap_handle(self, v.as_strided(self, size, stride, storage_offset)),
+    # creation, conversion, copies
+    "clone": clone, "copy_": copy_, "fill_": fill_, "zero_": zero_, "to": to, "type_as": type_as,
+    "type": type_, "new_tensor": new_tensor, "new_zeros": _new_factory(_creation.zeros),
+    "new_ones": _new_factory(_creation.ones), "new_empty": _new_factory(_creation.empty), "new_full": new_full,
+    "float": _caster(_dtype.float32), "double": _caster(_dtype.float64), "half": _caster(_dtype.float16),
+    "bfloat16": _caster(_dtype.bfloat16), "long": _caster(_dtype.int64), "int": _caster(_dtype.int32),
+    "short": _caster(_dtype.int16), "char": _caster(_dtype.int8), "byte": _caster(_dtype.uint8),
+    "bool": _caster(_dtype.bool), "cpu": lambda self, memory_format=None: self,
+    "matmul": _matmul_missing,
+})
+
+PROPERTIES = {"T": v.T, "mT": v.mT, "H": v.T, "mH": v.mT}
+
+
+def install():
+    for name, fn in {**METHODS, **OPERATORS}.items():
+        setattr(Tensor, name, fn)
+    for name, fn in PROPERTIES.items():
+        setattr(Tensor, name, property(fn))
+    Tensor.__hash__ = lambda self: id(self)
+
+
+install()

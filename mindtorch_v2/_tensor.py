@@ -1,0 +1,270 @@
+"""The Tensor class: a Python object over one C handle (mt_tensor*).
+
+Metadata and Python protocols live here; ops are attached as methods by
+_methods.py. The wrapper owns exactly one reference to its handle.
+"""
+from ._C import ffi, lib
+from ._core import raise_status
+from . import _dtype
+from ._device import BY_CORE_ID
+from ._size import Size
+
+_unpack = ffi.unpack
+_release = lib.mt_tensor_release
+_new_obj = object.__new__
+
+
+class Tensor:
+    __slots__ = ("_h", "_shape", "__dict__", "__weakref__")
+
+    def __new__(cls, *args, **kwargs):
+        from ._creation import legacy_new
+        return legacy_new(cls, *args, **kwargs)
+
+    def __del__(self):
+        try:
+            _release(self._h)
+        except (AttributeError, TypeError):  # never initialised, or interpreter teardown
+            pass
+
+    # ---- metadata ---------------------------------------------------------
+    @property
+    def shape(self):
+        s = self._shape
+        if s is None:
+            h = self._h
+            s = self._shape = Size(_unpack(lib.mt_tensor_sizes(h), lib.mt_tensor_ndim(h)))
+        return s
+
+    def size(self, dim=None):
+        s = self.shape
+        if dim is None:
+            return s
+        return s[_wrap_dim(dim, len(s))]
+
+    @property
+    def dtype(self):
+        return _dtype.BY_ID[lib.mt_tensor_dtype(self._h)]
+
+    @property
+    def device(self):
+        return BY_CORE_ID[lib.mt_tensor_device(self._h)]
+
+    @property
+    def is_meta(self):
+        return lib.mt_tensor_device(self._h) == lib.MT_META
+
+    @property
+    def is_cpu(self):
+        return lib.mt_tensor_device(self._h) == lib.MT_CPU
+
+    is_cuda = False
+    is_sparse = False
+    is_quantized = False
+    is_mps = False
+    is_nested = False
+
+    def get_device(self):
+        return -1
+
+    def stride(self, dim=None):
+        h = self._h
+        s = tuple(_unpack(lib.mt_tensor_strides(h), lib.mt_tensor_ndim(h)))
+        if dim is None:
+            return s
+        return s[_wrap_dim(dim, len(s))]
+
+    def storage_offset(self):
+        return lib.mt_tensor_offset(self._h)
+
+    def is_contiguous(self, memory_format=None):
+        return bool(lib.mt_tensor_is_contiguous(self._h))
+
+    def data_ptr(self):
+        return int(ffi.cast("uintptr_t", lib.mt_tensor_data_ptr(self._h)))
+
+    def element_size(self):
+        return lib.mt_dtype_itemsize(lib.mt_tensor_dtype(self._h))
+
+    @property
+    def itemsize(self):
+        return self.element_size()
+
+    @property
+    def nbytes(self):
+        return self.numel() * self.element_size()
+
+    def numel(self):
+        return lib.mt_tensor_numel(self._h)
+
+    nelement = numel
+
+    def dim(self):
+        return lib.mt_tensor_ndim(self._h)
+
+    ndimension = dim
+
+    @property
+    def ndim(self):
+        return lib.mt_tensor_ndim(self._h)
+
+    @property
+    def _version(self):
+        return lib.mt_tensor_version(self._h)
+
+    def is_floating_point(self):
+        return self.dtype.is_floating_point
+
+    def is_complex(self):
+        return False
+
+    def is_signed(self):
+        return self.dtype.is_signed
+
+    @property
+    def layout(self):
+        from . import strided
+        return strided
+
+    # autograd state arrives with the autograd issue; until then nothing requires grad
+    @property
+    def requires_grad(self):
+        return False
+
+    @property
+    def grad_fn(self):
+        return None
+
+    @property
+    def grad(self):
+        return None
+
+    @property
+    def is_leaf(self):
+        return True
+
+    def requires_grad_(self, requires_grad=True):
+        if requires_grad:
+            raise NotImplementedError("Tensor.requires_grad_: autograd is not implemented yet")
+        return self
+
+    # ---- values -------------------------------------------------------------
+    def item(self):
+        f = ffi.new("double *")
+        i = ffi.new("int64_t *")
+        st = lib.mt_item(self._h, f, i)
+        if st:
+            raise_status(st)
+        dt = lib.mt_tensor_dtype(self._h)
+        if dt >= lib.MT_F16:
+            return f[0]
+        if dt == lib.MT_BOOL:
+            return bool(i[0])
+        return i[0]
+
+    def tolist(self):
+        h = self._h
+        n = lib.mt_tensor_numel(h)
+        dt = lib.mt_tensor_dtype(h)
+        if dt >= lib.MT_F16:
+            buf, kind = ffi.new("double[]", n), lib.MT_F64
+        else:
+            buf, kind = ffi.new("int64_t[]", n), lib.MT_I64
+        st = lib.mt_read(h, kind, buf, n)
+        if st:
+            raise_status(st)
+        flat = _unpack(buf, n)
+        if dt == lib.MT_BOOL:
+            flat = [v != 0 for v in flat]
+        shape = self.shape
+        if not shape:
+            return flat[0]
+        return _nest(flat, shape)
+
+    def numpy(self, *, force=False):
+        from ._interop import to_numpy
+        return to_numpy(self, force)
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    __array_priority__ = 1000
+
+    # ---- Python protocols ----------------------------------------------------
+    def __repr__(self, *, tensor_contents=None):
+        from ._repr import tensor_repr
+        return tensor_repr(self)
+
+    def __len__(self):
+        if lib.mt_tensor_ndim(self._h) == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __iter__(self):
+        if lib.mt_tensor_ndim(self._h) == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __bool__(self):
+        n = lib.mt_tensor_numel(self._h)
+        if n == 0:
+            raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+        if n > 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if lib.mt_tensor_dtype(self._h) >= lib.MT_F16 or lib.mt_tensor_numel(self._h) != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __complex__(self):
+        return complex(self.item())
+
+    def __hash__(self):
+        return id(self)
+
+    def __format__(self, spec):
+        if lib.mt_tensor_ndim(self._h) == 0:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
+
+    def __dir__(self):
+        return sorted(set(object.__dir__(self)))
+
+
+def wrap(h, cls=Tensor):
+    """A new wrapper owning the reference h."""
+    t = _new_obj(cls)
+    t._h = h
+    t._shape = None
+    return t
+
+
+def _wrap_dim(dim, ndim):
+    n = ndim if ndim > 0 else 1
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return dim + n if dim < 0 else dim
+
+
+def _nest(flat, shape):
+    """Reshape a flat row-major list into nested lists of the given shape."""
+    last = len(shape) - 1
+    steps = [1] * len(shape)
+    for d in range(last - 1, -1, -1):
+        steps[d] = steps[d + 1] * shape[d + 1]
+
+    def build(offset, d):
+        if d == last:
+            return flat[offset:offset + shape[d]]
+        return [build(offset + i * steps[d], d + 1) for i in range(shape[d])]
+
+    return build(0, 0)

@@ -1,0 +1,253 @@
+"""View ops (share storage) and the functions PyTorch itself composes from them."""
+from ._C import ffi, lib
+from . import _dtype
+from ._creation import parse_size
+from ._dispatch import call
+from ._tensor import Tensor, _wrap_dim
+
+
+def view(self, *shape):
+    if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
+        return call(lib.mt_view_dtype, self._h, shape[0]._id)
+    sizes = parse_size(shape, "view")
+    return call(lib.mt_view, self._h, len(sizes), sizes)
+
+
+def view_as(self, other):
+    return view(self, other.shape)
+
+
+def reshape(input, *shape):
+    sizes = parse_size(shape, "reshape")
+    return call(lib.mt_reshape, input._h, len(sizes), sizes)
+
+
+def reshape_as(self, other):
+    return reshape(self, other.shape)
+
+
+def transpose(input, dim0, dim1):
+    return call(lib.mt_transpose, input._h, dim0, dim1)
+
+
+def permute(input, *dims):
+    dims = parse_size(dims, "permute")
+    return call(lib.mt_permute, input._h, len(dims), dims)
+
+
+def t(input):
+    nd = input.dim()
+    if nd > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {nd}D")
+    return transpose(input, 0, 1) if nd == 2 else view_as(input, input)
+
+
+def T(self):
+    nd = self.dim()
+    return permute(self, list(range(nd - 1, -1, -1)))
+
+
+def mT(self):
+    if self.dim() < 2:
+        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {self.dim()}-D tensor.")
+    return transpose(self, -2, -1)
+
+
+def expand(self, *sizes, implicit=False):
+    sizes = parse_size(sizes, "expand")
+    return call(lib.mt_expand, self._h, len(sizes), sizes)
+
+
+def expand_as(self, other):
+    return expand(self, other.shape)
+
+
+def broadcast_to(input, size):
+    return expand(input, size)
+
+
+def squeeze(input, dim=None):
+    if dim is None:
+        return call(lib.mt_squeeze, input._h, -1, ffi.NULL)
+    dims = list(dim) if isinstance(dim, (tuple, list)) else [dim]
+    return call(lib.mt_squeeze, input._h, len(dims), dims)
+
+
+def unsqueeze(input, dim):
+    return call(lib.mt_unsqueeze, input._h, dim)
+
+
+def flatten(input, start_dim=0, end_dim=-1):
+    shape = input.shape
+    nd = len(shape)
+    if nd == 0:
+        return reshape(input, [1])
+    s, e = _wrap_dim(start_dim, nd), _wrap_dim(end_dim, nd)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:
+        return input
+    n = 1
+    for d in shape[s:e + 1]:
+        n *= d
+    return reshape(input, list(shape[:s]) + [n] + list(shape[e + 1:]))
+
+
+def unflatten(input, dim, sizes):
+    shape = input.shape
+    d = _wrap_dim(dim, len(shape))
+    sizes = list(sizes)
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    return view(input, list(shape[:d]) + sizes + list(shape[d + 1:]))
+
+
+def select(input, dim, index):
+    return call(lib.mt_select, input._h, dim, index.__index__())
+
+
+def narrow(input, dim, start, length):
+    nd = input.dim()
+    if nd == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    d = _wrap_dim(dim, nd)
+    size = input.shape[d]
+    start = start.__index__()
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
+    if start < 0:
+        start += size
+    if start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    return call(lib.mt_slice, input._h, d, start, start + length, 1)
+
+
+def slice_dim(input, dim, start, end, step=1):
+    return call(lib.mt_slice, input._h, dim, start, end, step)
+
+
+def unbind(input, dim=0):
+    d = _wrap_dim(dim, input.dim())
+    if input.dim() == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    return tuple(select(input, d, i) for i in range(input.shape[d]))
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    nd = tensor.dim()
+    if nd == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    d = _wrap_dim(dim, nd)
+    size = tensor.shape[d]
+    if isinstance(split_size_or_sections, (list, tuple)):
+        sections = [int(s) for s in split_size_or_sections]
+        if sum(sections) != size or any(s < 0 for s in sections):
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's "
+                               f"size at dimension {d}), but got split_sizes={sections}")
+    else:
+        step = int(split_size_or_sections)
+        if step < 0:
+            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
+        if step == 0:
+            if size != 0:
+                raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}")
+            return (tensor,)
+        sections = [step] * (size // step) + ([size % step] if size % step else [])
+        if not sections:
+            sections = [0]
+    out, start = [], 0
+    for s in sections:
+        out.append(call(lib.mt_slice, tensor._h, d, start, start + s, 1))
+        start += s
+    return tuple(out)
+
+
+def chunk(input, chunks, dim=0):
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    nd = input.dim()
+    if nd == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    size = input.shape[_wrap_dim(dim, nd)]
+    step = (size + chunks - 1) // chunks
+    if step == 0:
+        return split(input, [0] * chunks if size == 0 else 1, dim)
+    return split(input, step, dim)
+
+
+def tensor_split(input, indices_or_sections, dim=0):
+    d = _wrap_dim(dim, input.dim())
+    size = input.shape[d]
+    if isinstance(indices_or_sections, int):
+        n = indices_or_sections
+        q, r = divmod(size, n)
+        bounds, start = [], 0
+        for i in range(n):
+            start += q + (1 if i < r else 0)
+            bounds.append(start)
+        bounds = bounds[:-1]
+    else:
+        bounds = list(indices_or_sections)
+    out, prev = [], 0
+    for b in bounds + [size]:
+        b = max(min(b, size), prev)
+        out.append(call(lib.mt_slice, input._h, d, prev, b, 1))
+        prev = b
+    return tuple(out)
+
+
+def unfold(self, dimension, size, step):
+    return call(lib.mt_unfold, self._h, dimension, size, step)
+
+
+def movedim(input, source, destination):
+    nd = input.dim()
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) should contain "
+                           f"the same number of dims as destination ({dst} dims)")
+    src = [_wrap_dim(s, nd) for s in src]
+    dst = [_wrap_dim(s, nd) for s in dst]
+    if len(set(src)) != len(src):
+        raise RuntimeError(f"movedim: repeated dim in `source` ({list(source) if not isinstance(source, int) else source})")
+    if len(set(dst)) != len(dst):
+        raise RuntimeError(f"movedim: repeated dim in `destination` ({list(destination) if not isinstance(destination, int) else destination})")
+    order = [-1] * nd
+    for s, d in zip(src, dst):
+        order[d] = s
+    rest = iter(d for d in range(nd) if d not in src)
+    order = [o if o >= 0 else next(rest) for o in order]
+    return permute(input, order)
+
+
+def as_strided(input, size, stride, storage_offset=None):
+    size, stride = parse_size((size,)), parse_size((stride,))
+    if len(size) != len(stride):
+        raise RuntimeError(f"mismatch in length of strides and shape")
+    off = input.storage_offset() if storage_offset is None else storage_offset
+    return call(lib.mt_as_strided, input._h, len(size), size, stride, off)
+
+
+def contiguous(self, memory_format=None):
+    return call(lib.mt_contiguous, self._h)
+
+
+def swap_handle(self, other):
+    """In-place metadata ops (t_, squeeze_, ...): self takes other's header."""
+    lib.mt_tensor_retain(other._h)
+    old = self._h
+    self._h = other._h
+    self._shape = None
+    lib.mt_tensor_release(old)
+    return self
+
+
+def resize_(self, *sizes, memory_format=None):
+    sizes = parse_size(sizes, "resize_")
+    from ._core import check
+    check(lib.mt_resize_(self._h, len(sizes), sizes))
+    self._shape = None
+    return self
