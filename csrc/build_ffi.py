@@ -23,7 +23,7 @@ def sources():
 
 
 def compile_args():
-    args = ["-std=gnu11", "-O3", "-fopenmp", "-fno-math-errno", "-Wall", "-Wno-unused-function",
+    args = ["-std=gnu11", "-O3", "-fopenmp", "-fno-math-errno", "-fno-trapping-math", "-Wall", "-Wno-unused-function",
             "-fvisibility=hidden"]
     if os.environ.get("MT_SANITIZE"):
         args += ["-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefined"]

@@ -40,11 +40,19 @@
 /* the scalar argument of the op in the compute type */
 #define KALPHA(CT) _Generic((CT)0, float: (float)k->alpha, double: k->alpha, default: (CT)k->ialpha)
 
+/* Each loop is compiled for AVX-512, AVX2+FMA and baseline x86-64; the
+ * loader picks the best the CPU has (no -march=native in what ships). */
+#if defined(__x86_64__) && !defined(MT_NO_CLONES)
+#define MT_SIMD __attribute__((target_clones("arch=skylake-avx512", "arch=haswell", "default")))
+#else
+#define MT_SIMD
+#endif
+
 #define AT(p, i, s, T) (*(T *)((p) + (i) * (s)))
 
 /* ---- unary: out = EXPR(x) ---- */
 #define UNARY_DEF(NAME, TAG, TI, CTY, LOAD, TO, STORE, EXPR)                          \
-    void mt_cpu_##NAME##_##TAG(char **d, const int64_t *s, int64_t n, const mt_kargs *k) { \
+    MT_SIMD void mt_cpu_##NAME##_##TAG(char **d, const int64_t *s, int64_t n, const mt_kargs *k) { \
         typedef CTY CT __attribute__((unused)); (void)k;                                                                     \
         if (s[0] == sizeof(TO) && s[1] == sizeof(TI)) {                              \
             TO *o = (TO *)d[0];                                                      \
@@ -65,7 +73,7 @@
 
 /* ---- binary: out = EXPR(x, y) ---- */
 #define BINARY_DEF(NAME, TAG, TI, CTY, LOAD, TO, STORE, EXPR)                         \
-    void mt_cpu_##NAME##_##TAG(char **d, const int64_t *s, int64_t n, const mt_kargs *k) { \
+    MT_SIMD void mt_cpu_##NAME##_##TAG(char **d, const int64_t *s, int64_t n, const mt_kargs *k) { \
         typedef CTY CT __attribute__((unused)); (void)k;                                                                     \
         TO *o = (TO *)d[0];                                                          \
         const TI *a = (const TI *)d[1], *b = (const TI *)d[2];                       \
@@ -98,7 +106,7 @@
 
 /* ---- ternary: out = EXPR(x, y, z); operand 1 may be a bool mask (TM) ---- */
 #define TERNARY_DEF(NAME, TAG, TX, TY, CTY, LX, LOAD, TO, STORE, EXPR)                  \
-    void mt_cpu_##NAME##_##TAG(char **d, const int64_t *s, int64_t n, const mt_kargs *k) { \
+    MT_SIMD void mt_cpu_##NAME##_##TAG(char **d, const int64_t *s, int64_t n, const mt_kargs *k) { \
         typedef CTY CT __attribute__((unused)); (void)k;                                                                     \
         for (int64_t i = 0; i < n; i++) {                                            \
             CTY x = LX(AT(d[1], i, s[1], const TX));                                  \
