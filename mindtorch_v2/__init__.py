@@ -16,8 +16,10 @@ from ._elementwise import (add, sub, subtract, rsub, div, divide, true_divide, f
 from ._views import (reshape, transpose, permute, t, squeeze, unsqueeze, flatten, unflatten, narrow, select,
                      unbind, split, chunk, tensor_split, movedim, as_strided, broadcast_to)
 from ._methods import clone
+from ._reduce import FUNCTIONS as _REDUCTIONS, return_types
 
 globals().update(_GENERATED)
+globals().update(_REDUCTIONS)
 swapaxes = swapdims = transpose
 moveaxis = movedim
 absolute = _GENERATED["abs"]

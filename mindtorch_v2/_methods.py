@@ -1,6 +1,6 @@
 """Attach the op library to Tensor as methods and Python operators."""
 from ._C import lib
-from . import _creation, _dtype, _elementwise as ew, _generated_ops as g, _indexing, _views as v
+from . import _creation, _dtype, _elementwise as ew, _generated_ops as g, _indexing, _reduce, _views as v
 from ._core import check
 from ._device import core_id
 from ._dispatch import _binary, _unary, call, scalar_kind
@@ -181,6 +181,7 @@ for _name in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__add
 
 METHODS = dict(g.METHODS)
 METHODS.update(ew.INPLACE)
+METHODS.update(_reduce.FUNCTIONS)
 METHODS.update({
     # elementwise
     "add": ew.add, "sub": ew.sub, "subtract": ew.sub, "div": ew.div, "divide": ew.div,

@@ -153,6 +153,23 @@ mt_status mt_ternary(int op, mt_tensor *a, mt_tensor *b, mt_tensor *c, double s,
 const char *mt_op_name(int op);
 int mt_result_type(int n, mt_tensor *const *tensors);
 
+/* ---- reductions ------------------------------------------------------- */
+enum mt_reduce_op {
+    MT_RED_SUM = 0,
+    MT_RED_PROD = 1,
+    MT_RED_MEAN = 2,
+    MT_RED_AMAX = 3,
+    MT_RED_AMIN = 4,
+    MT_RED_ALL = 5,
+    MT_RED_ANY = 6
+};
+/* ndims <= 0 reduces every dim; dtype < 0 means PyTorch's default result dtype. */
+mt_status mt_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, int keepdim, int dtype,
+                    mt_tensor *out, mt_tensor **result);
+/* max (is_min = 0) or min along dim: values and int64 indices of the first extreme */
+mt_status mt_max_dim(int is_min, mt_tensor *x, int64_t dim, int keepdim, mt_tensor **values,
+                     mt_tensor **indices);
+
 /* ---- BEGIN GENERATED OPS (tools/gen_ops.py from csrc/ops.tbl; do not edit) ---- */
 enum mt_op {
     MT_OP_ABS = 0,

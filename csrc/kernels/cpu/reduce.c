@@ -1,0 +1,332 @@
+/* reduce.c — reductions over any set of dims: sum, prod, mean, amax, amin,
+ * all, any, and max/min/argmax/argmin with indices along one dim.
+ *
+ * Sums are pairwise (blocks of 128 summed in 8 lanes, blocks combined as a
+ * tree), accumulating float16/bfloat16/float32 in float, float64 in double and
+ * integers in int64, as PyTorch does. The kept dims are walked outside
+ * (split across threads), the reduced dims inside. */
+#include <math.h>
+#include <omp.h>
+
+#include "loops.h"
+
+typedef struct {
+    int n;                      /* reduced dims, outermost first, coalesced */
+    int64_t size[MT_MAX_DIMS];
+    int64_t stride[MT_MAX_DIMS]; /* bytes */
+} inner_t;
+
+/* ---- per-dtype reducers: each returns its accumulator as double or int64 ---- */
+
+#define BLOCK 128
+
+#define DEF_SUM(TAG, T, ACC, LOAD)                                                       \
+    static ACC sum1_##TAG(const char *p, int64_t n, int64_t s) {                          \
+        if (n <= BLOCK) {                                                                \
+            ACC lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                      \
+            int64_t i = 0;                                                               \
+            for (; i + 8 <= n; i += 8)                                                   \
+                for (int l = 0; l < 8; l++) lane[l] += (ACC)LOAD(*(const T *)(p + (i + l) * s)); \
+            for (; i < n; i++) lane[0] += (ACC)LOAD(*(const T *)(p + i * s));            \
+            return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7])); \
+        }                                                                                \
+        int64_t half = ((n / 2) + BLOCK - 1) / BLOCK * BLOCK;                            \
+        return sum1_##TAG(p, half, s) + sum1_##TAG(p + half * s, n - half, s);           \
+    }                                                                                    \
+    static ACC sumr_##TAG(const char *p, const inner_t *in, int d, int64_t lo, int64_t hi) { \
+        if (d == in->n - 1) return sum1_##TAG(p + lo * in->stride[d], hi - lo, in->stride[d]); \
+        if (hi - lo == 1) return sumr_##TAG(p + lo * in->stride[d], in, d + 1, 0, in->size[d + 1]); \
+        int64_t mid = lo + (hi - lo) / 2;                                                \
+        return sumr_##TAG(p, in, d, lo, mid) + sumr_##TAG(p, in, d, mid, hi);            \
+    }
+
+#define DEF_FOLD(TAG, T, ACC, LOAD, NAME, INIT, STEP)                                    \
+    static ACC NAME##r_##TAG(const char *p, const inner_t *in, int d) {                  \
+        ACC acc = INIT;                                                                  \
+        int64_t n = in->size[d], s = in->stride[d];                                      \
+        for (int64_t i = 0; i < n; i++) {                                                \
+            ACC x = d == in->n - 1 ? (ACC)LOAD(*(const T *)(p + i * s)) : NAME##r_##TAG(p + i * s, in, d + 1); \
+            STEP;                                                                        \
+        }                                                                                \
+        return acc;                                                                      \
+    }
+
+#define MAXSTEP acc = (x != x || acc != acc) ? (acc != acc ? acc : x) : (x > acc ? x : acc)
+#define MINSTEP acc = (x != x || acc != acc) ? (acc != acc ? acc : x) : (x < acc ? x : acc)
+
+#define DEF_ALL(TAG, T, ACC, LOAD)                                                       \
+    DEF_SUM(TAG, T, ACC, LOAD)                                                           \
+    DEF_FOLD(TAG, T, ACC, LOAD, prod, (ACC)1, acc *= x)                                  \
+    DEF_FOLD(TAG, T, ACC, LOAD, max, -(ACC)INFINITY, MAXSTEP)                            \
+    DEF_FOLD(TAG, T, ACC, LOAD, min, (ACC)INFINITY, MINSTEP)                             \
+    DEF_FOLD(TAG, T, ACC, LOAD, all, (ACC)1, acc = acc && x != 0)                         \
+    DEF_FOLD(TAG, T, ACC, LOAD, any, (ACC)0, acc = acc || x != 0)
+
+DEF_ALL(f16, uint16_t, float, mt__f16_to_f32)
+DEF_ALL(bf16, uint16_t, float, mt__bf16_to_f32)
+DEF_ALL(f32, float, float, ID)
+DEF_ALL(f64, double, double, ID)
+
+/* integers: int64 accumulators with wrap-around, min/max without infinities */
+#define DEF_INT(TAG, T)                                                                  \
+    static int64_t sumr_##TAG(const char *p, const inner_t *in, int d, int64_t lo, int64_t hi) { \
+        uint64_t acc = 0;                                                                \
+        for (int64_t i = lo; i < hi; i++) {                                              \
+            const char *q = p + i * in->stride[d];                                       \
+            acc += d == in->n - 1 ? (uint64_t)(int64_t) * (const T *)q                   \
+                                  : (uint64_t)sumr_##TAG(q, in, d + 1, 0, in->size[d + 1]); \
+        }                                                                                \
+        return (int64_t)acc;                                                             \
+    }                                                                                    \
+    DEF_FOLD(TAG, T, int64_t, ID, prodw, 1, acc = (int64_t)((uint64_t)acc * (uint64_t)x)) \
+    DEF_FOLD(TAG, T, int64_t, ID, max, INT64_MIN, acc = x > acc ? x : acc)               \
+    DEF_FOLD(TAG, T, int64_t, ID, min, INT64_MAX, acc = x < acc ? x : acc)               \
+    DEF_FOLD(TAG, T, int64_t, ID, all, 1, acc = acc && x != 0)                           \
+    DEF_FOLD(TAG, T, int64_t, ID, any, 0, acc = acc || x != 0)
+DEF_INT(bool, uint8_t)
+DEF_INT(u8, uint8_t)
+DEF_INT(i8, int8_t)
+DEF_INT(i16, int16_t)
+DEF_INT(i32, int32_t)
+DEF_INT(i64, int64_t)
+
+/* one reduction of the block at p, as double (floats) or int64 (integers) */
+typedef struct { double f; int64_t i; } acc_t;
+
+static acc_t reduce_block(int op, int dt, const char *p, const inner_t *in) {
+    acc_t a = {0, 0};
+    if (in->n == 0) { /* nothing reduced: the element itself */
+        static const int64_t z[2] = {0, 0};
+        mt__cast_loop(mt__is_float(dt) ? MT_F64 : MT_I64, dt)((char *[]){mt__is_float(dt) ? (char *)&a.f : (char *)&a.i, (char *)p}, z, 1, NULL);
+        if (op == MT_RED_ALL || op == MT_RED_ANY) a.i = mt__is_float(dt) ? a.f != 0 : a.i != 0;
+        return a;
+    }
+#define CASE_F(TAG)                                                                      \
+    switch (op) {                                                                        \
+    case MT_RED_SUM: case MT_RED_MEAN: a.f = sumr_##TAG(p, in, 0, 0, in->size[0]); break; \
+    case MT_RED_PROD: a.f = prodr_##TAG(p, in, 0); break;                                \
+    case MT_RED_AMAX: a.f = maxr_##TAG(p, in, 0); break;                                 \
+    case MT_RED_AMIN: a.f = minr_##TAG(p, in, 0); break;                                 \
+    case MT_RED_ALL: a.i = (int64_t)allr_##TAG(p, in, 0); break;                         \
+    case MT_RED_ANY: a.i = (int64_t)anyr_##TAG(p, in, 0); break;                         \
+    }                                                                                    \
+    break;
+#define CASE_I(TAG)                                                                      \
+    switch (op) {                                                                        \
+    case MT_RED_SUM: case MT_RED_MEAN: a.i = sumr_##TAG(p, in, 0, 0, in->size[0]); break; \
+    case MT_RED_PROD: a.i = prodwr_##TAG(p, in, 0); break;                               \
+    case MT_RED_AMAX: a.i = maxr_##TAG(p, in, 0); break;                                 \
+    case MT_RED_AMIN: a.i = minr_##TAG(p, in, 0); break;                                 \
+    case MT_RED_ALL: a.i = allr_##TAG(p, in, 0); break;                                  \
+    case MT_RED_ANY: a.i = anyr_##TAG(p, in, 0); break;                                  \
+    }                                                                                    \
+    break;
+    switch (dt) {
+    case MT_F16: CASE_F(f16)
+    case MT_BF16: CASE_F(bf16)
+    case MT_F32: CASE_F(f32)
+    case MT_F64: CASE_F(f64)
+    case MT_BOOL: CASE_I(bool)
+    case MT_U8: CASE_I(u8)
+    case MT_I8: CASE_I(i8)
+    case MT_I16: CASE_I(i16)
+    case MT_I32: CASE_I(i32)
+    case MT_I64: CASE_I(i64)
+    }
+    return a;
+}
+
+/* ---- planning: which dims are kept and which are reduced ------------------ */
+
+static mt_status parse_dims(const mt_tensor *x, int ndims, const int64_t *dims, int *reduced) {
+    memset(reduced, 0, MT_MAX_DIMS * sizeof(int));
+    if (ndims <= 0) { /* all dims */
+        for (int d = 0; d < x->ndim; d++) reduced[d] = 1;
+        return MT_OK;
+    }
+    for (int k = 0; k < ndims; k++) {
+        int64_t d = dims[k];
+        MT_TRY(mt__wrap_dim(&d, x->ndim));
+        if (x->ndim == 0) continue;
+        if (reduced[d]) return mt__error(MT_ERR_RUNTIME, "dim %lld appears multiple times in the list of dims", (long long)d);
+        reduced[d] = 1;
+    }
+    return MT_OK;
+}
+
+static void make_inner(const mt_tensor *x, const int *reduced, inner_t *in) {
+    int isz = mt_dtype_itemsize(x->dtype);
+    in->n = 0;
+    for (int d = 0; d < x->ndim; d++)
+        if (reduced[d] && x->sizes[d] != 1) {
+            in->size[in->n] = x->sizes[d];
+            in->stride[in->n++] = x->strides[d] * isz;
+        }
+    /* order by stride, largest outside, then merge dims that address memory as one */
+    for (int i = 1; i < in->n; i++)
+        for (int j = i; j > 0 && in->stride[j - 1] < in->stride[j]; j--) {
+            int64_t s = in->stride[j], z = in->size[j];
+            in->stride[j] = in->stride[j - 1], in->size[j] = in->size[j - 1];
+            in->stride[j - 1] = s, in->size[j - 1] = z;
+        }
+    int m = 0;
+    for (int i = 1; i < in->n; i++) {
+        if (in->stride[m] == in->stride[i] * in->size[i]) {
+            in->size[m] *= in->size[i];
+            in->stride[m] = in->stride[i];
+        } else {
+            m++;
+            in->size[m] = in->size[i], in->stride[m] = in->stride[i];
+        }
+    }
+    if (in->n) in->n = m + 1;
+}
+
+static const char *red_name(int op) {
+    static const char *names[] = {"sum", "prod", "mean", "amax", "amin", "all", "any"};
+    return (unsigned)op < sizeof names / sizeof *names ? names[op] : "reduce";
+}
+
+mt_status mt_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, int keepdim, int dtype,
+                    mt_tensor *out, mt_tensor **result) {
+    if ((unsigned)op > MT_RED_ANY) return mt__error(MT_ERR_VALUE, "unknown reduction %d", op);
+    int reduced[MT_MAX_DIMS];
+    /* result dtype, as PyTorch picks it */
+    int res_dt;
+    if (dtype >= 0) res_dt = dtype;
+    else if (op == MT_RED_SUM || op == MT_RED_PROD) res_dt = mt__is_float(x->dtype) ? x->dtype : MT_I64;
+    else if (op == MT_RED_ALL || op == MT_RED_ANY) res_dt = x->dtype == MT_U8 ? MT_U8 : MT_BOOL;
+    else res_dt = x->dtype;
+    if (op == MT_RED_MEAN && !mt__is_float(res_dt))
+        return mt__error(MT_ERR_RUNTIME,
+                         "mean(): could not infer output dtype. %s dtype must be either a floating point or "
+                         "complex dtype. Got: %s",
+                         dtype >= 0 ? "Optional" : "Input", mt_dtype_names[res_dt]);
+    MT_TRY(parse_dims(x, ndims, dims, reduced));
+    if (ndims <= 0 && (op == MT_RED_AMAX || op == MT_RED_AMIN) && mt_tensor_numel(x) == 0)
+        return mt__error(MT_ERR_RUNTIME,
+                         "%s(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+                         "reduction dim with the 'dim' argument.", red_name(op));
+    int64_t osz[MT_MAX_DIMS];
+    int ond = 0;
+    for (int d = 0; d < x->ndim; d++) {
+        if (!reduced[d]) osz[ond++] = x->sizes[d];
+        else if (keepdim) osz[ond++] = 1;
+        if (reduced[d] && x->sizes[d] == 0 && (op == MT_RED_AMAX || op == MT_RED_AMIN))
+            return mt__error(MT_ERR_INDEX,
+                             "%s(): Expected reduction dim %d to have non-zero size.", red_name(op), d);
+    }
+    /* sum/prod with dtype= convert the input first */
+    mt_tensor *src = x, *tmp = NULL;
+    if ((op == MT_RED_SUM || op == MT_RED_PROD || op == MT_RED_MEAN) && dtype >= 0 && dtype != x->dtype) {
+        MT_TRY(mt_to_dtype(x, dtype, 0, &tmp));
+        src = tmp;
+    }
+    mt_tensor *buf = NULL;
+    mt_status st = mt__alloc(ond, osz, NULL, res_dt, x->device, &buf);
+    if (st) { mt_tensor_release(tmp); return st; }
+    if (x->device == MT_CPU && mt_tensor_numel(buf) > 0) {
+        inner_t in;
+        make_inner(src, reduced, &in);
+        int64_t count = 1;
+        for (int i = 0; i < in.n; i++) count *= in.size[i];
+        /* kept dims of the input, with the output's element index running row-major */
+        int kn = 0;
+        int64_t ksz[MT_MAX_DIMS], kst[MT_MAX_DIMS];
+        int isz = mt_dtype_itemsize(src->dtype);
+        for (int d = 0; d < src->ndim; d++)
+            if (!reduced[d]) ksz[kn] = src->sizes[d], kst[kn++] = src->strides[d] * isz;
+        int64_t nout = mt__numel(kn, ksz);
+        char *base = mt__data(src), *obase = mt__data(buf);
+        int osize = mt_dtype_itemsize(res_dt), acc_float = mt__is_float(src->dtype);
+        int out_from = acc_float ? MT_F64 : MT_I64;
+        if (op == MT_RED_ALL || op == MT_RED_ANY) out_from = MT_I64;
+        mt_loop_fn store = mt__cast_loop(res_dt, out_from);
+        int nt = mt_get_num_threads();
+        if (nout * (count ? count : 1) < MT_GRAIN_SIZE || nout < nt) nt = 1;
+#pragma omp parallel for num_threads(nt) schedule(static)
+        for (int64_t o = 0; o < nout; o++) {
+            int64_t rem = o, off = 0;
+            for (int d = kn - 1; d >= 0; d--) {
+                off += (rem % ksz[d]) * kst[d];
+                rem /= ksz[d];
+            }
+            acc_t a;
+            if (count == 0) {
+                a.f = op == MT_RED_PROD ? 1.0 : (op == MT_RED_MEAN ? NAN : 0.0);
+                a.i = (op == MT_RED_PROD || op == MT_RED_ALL) ? 1 : 0;
+            } else {
+                a = reduce_block(op, src->dtype, base + off, &in);
+            }
+            if (op == MT_RED_MEAN) a.f = count ? a.f / (double)count : NAN;
+            static const int64_t z[2] = {0, 0};
+            void *v = out_from == MT_F64 ? (void *)&a.f : (void *)&a.i;
+            store((char *[]){obase + o * osize, (char *)v}, z, 1, NULL);
+        }
+    }
+    mt_tensor_release(tmp);
+    if (out) {
+        if (out->ndim != buf->ndim || memcmp(out->sizes, buf->sizes, buf->ndim * sizeof(int64_t)))
+            st = mt_resize_(out, buf->ndim, buf->sizes);
+        if (!st) st = mt_copy_(out, buf);
+        mt_tensor_release(buf);
+        if (st) return st;
+        mt_tensor_retain(out);
+        *result = out;
+        return MT_OK;
+    }
+    *result = buf;
+    return MT_OK;
+}
+
+/* max/min along one dim with the index of the first extreme (NaN counts as extreme). */
+mt_status mt_max_dim(int is_min, mt_tensor *x, int64_t dim, int keepdim, mt_tensor **values, mt_tensor **indices) {
+    MT_TRY(mt__wrap_dim(&dim, x->ndim));
+    int64_t n = x->ndim ? x->sizes[dim] : 1, st_d = x->ndim ? x->strides[dim] : 0;
+    const char *name = is_min ? "min" : "max";
+    if (n == 0)
+        return mt__error(MT_ERR_INDEX, "%s(): Expected reduction dim %lld to have non-zero size.", name, (long long)dim);
+    int64_t osz[MT_MAX_DIMS], ksz[MT_MAX_DIMS], kst[MT_MAX_DIMS];
+    int ond = 0, kn = 0, isz = mt_dtype_itemsize(x->dtype);
+    for (int d = 0; d < x->ndim; d++) {
+        if (d == dim) { if (keepdim) osz[ond++] = 1; continue; }
+        osz[ond++] = x->sizes[d];
+        ksz[kn] = x->sizes[d], kst[kn++] = x->strides[d] * isz;
+    }
+    MT_TRY(mt__alloc(ond, osz, NULL, x->dtype, x->device, values));
+    mt_status st = mt__alloc(ond, osz, NULL, MT_I64, x->device, indices);
+    if (st) { mt_tensor_release(*values); return st; }
+    if (x->device != MT_CPU) return MT_OK;
+    int64_t nout = mt__numel(kn, ksz);
+    char *base = mt__data(x), *vbase = mt__data(*values);
+    int64_t *ibase = (int64_t *)mt__data(*indices);
+    int fl = mt__is_float(x->dtype);
+    mt_loop_fn to_acc = mt__cast_loop(fl ? MT_F64 : MT_I64, x->dtype), copy = mt__cast_loop(x->dtype, x->dtype);
+    static const int64_t z[2] = {0, 0};
+    for (int64_t o = 0; o < nout; o++) {
+        int64_t rem = o, off = 0;
+        for (int d = kn - 1; d >= 0; d--) {
+            off += (rem % ksz[d]) * kst[d];
+            rem /= ksz[d];
+        }
+        int64_t best = 0;
+        double bf = 0, vf;
+        int64_t bi = 0, vi;
+        for (int64_t i = 0; i < n; i++) {
+            char *p = base + off + i * st_d * isz;
+            if (fl) {
+                to_acc((char *[]){(char *)&vf, p}, z, 1, NULL);
+                if (i == 0) { bf = vf; continue; }
+                if (bf != bf) break; /* a NaN wins and stays */
+                if (vf != vf || (is_min ? vf < bf : vf > bf)) { bf = vf; best = i; }
+            } else {
+                to_acc((char *[]){(char *)&vi, p}, z, 1, NULL);
+                if (i == 0) { bi = vi; continue; }
+                if (is_min ? vi < bi : vi > bi) { bi = vi; best = i; }
+            }
+        }
+        copy((char *[]){vbase + o * isz, base + off + best * st_d * isz}, z, 1, NULL);
+        ibase[o] = best;
+    }
+    return MT_OK;
+}
