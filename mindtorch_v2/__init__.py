@@ -17,9 +17,11 @@ from ._views import (reshape, transpose, permute, t, squeeze, unsqueeze, flatten
                      unbind, split, chunk, tensor_split, movedim, as_strided, broadcast_to)
 from ._methods import clone
 from ._reduce import FUNCTIONS as _REDUCTIONS, return_types
+from ._linalg import FUNCTIONS as _LINALG
 
 globals().update(_GENERATED)
 globals().update(_REDUCTIONS)
+globals().update(_LINALG)
 swapaxes = swapdims = transpose
 moveaxis = movedim
 absolute = _GENERATED["abs"]

@@ -1,6 +1,6 @@
 """Attach the op library to Tensor as methods and Python operators."""
 from ._C import lib
-from . import _creation, _dtype, _elementwise as ew, _generated_ops as g, _indexing, _reduce, _views as v
+from . import _creation, _dtype, _elementwise as ew, _generated_ops as g, _indexing, _linalg, _reduce, _views as v
 from ._core import check
 from ._device import core_id
 from ._dispatch import _binary, _unary, call, scalar_kind
@@ -114,10 +114,6 @@ def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=F
                           requires_grad=requires_grad)
 
 
-def _matmul_missing(*args, **kwargs):
-    raise NotImplementedError("matmul is not implemented yet (op library issue)")
-
-
 # ---- operators ----------------------------------------------------------------------
 
 def _op(opid):
@@ -158,7 +154,8 @@ OPERATORS = {
     "__invert__": lambda self: _unary(g.OP_BITWISE_NOT, self, None),
     "__getitem__": _indexing.getitem,
     "__setitem__": _indexing.setitem,
-    "__matmul__": _matmul_missing, "__rmatmul__": _matmul_missing,
+    "__matmul__": lambda self, other: _linalg.matmul(self, other),
+    "__rmatmul__": lambda self, other: _linalg.matmul(other, self),
 }
 
 
@@ -182,6 +179,7 @@ for _name in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__add
 METHODS = dict(g.METHODS)
 METHODS.update(ew.INPLACE)
 METHODS.update(_reduce.FUNCTIONS)
+METHODS.update(_linalg.FUNCTIONS)
 METHODS.update({
     # elementwise
     "add": ew.add, "sub": ew.sub, "subtract": ew.sub, "div": ew.div, "divide": ew.div,
@@ -214,7 +212,6 @@ METHODS.update({
     "bfloat16": _caster(_dtype.bfloat16), "long": _caster(_dtype.int64), "int": _caster(_dtype.int32),
     "short": _caster(_dtype.int16), "char": _caster(_dtype.int8), "byte": _caster(_dtype.uint8),
     "bool": _caster(_dtype.bool), "cpu": lambda self, memory_format=None: self,
-    "matmul": _matmul_missing,
 })
 
 PROPERTIES = {"T": v.T, "mT": v.mT, "H": v.T, "mH": v.mT}

@@ -170,6 +170,17 @@ mt_status mt_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, int ke
 mt_status mt_max_dim(int is_min, mt_tensor *x, int64_t dim, int keepdim, mt_tensor **values,
                      mt_tensor **indices);
 
+/* ---- linear algebra (OpenBLAS) ------------------------------------------ */
+mt_status mt_mm(mt_tensor *a, mt_tensor *b, mt_tensor *out, mt_tensor **result);
+mt_status mt_bmm(mt_tensor *a, mt_tensor *b, mt_tensor *out, mt_tensor **result);
+mt_status mt_addmm(mt_tensor *self, mt_tensor *m1, mt_tensor *m2, double beta, double alpha, mt_tensor *out,
+                   mt_tensor **result);
+mt_status mt_baddbmm(mt_tensor *self, mt_tensor *b1, mt_tensor *b2, double beta, double alpha, mt_tensor *out,
+                     mt_tensor **result);
+mt_status mt_dot(mt_tensor *a, mt_tensor *b, mt_tensor **result);
+mt_status mt_mv(mt_tensor *m, mt_tensor *v, mt_tensor **result);
+mt_status mt_matmul(mt_tensor *a, mt_tensor *b, mt_tensor **result);
+
 /* ---- BEGIN GENERATED OPS (tools/gen_ops.py from csrc/ops.tbl; do not edit) ---- */
 enum mt_op {
     MT_OP_ABS = 0,
