@@ -2,7 +2,7 @@
 from ._C import ffi, lib
 from ._core import check
 from ._dispatch import call, scalar_kind
-from ._tensor import Tensor
+from ._tensor import Tensor, wrap
 
 _NULL = ffi.NULL
 _MAX = (1 << 63) - 1
@@ -26,43 +26,55 @@ def _count_consumed(items):
     """How many dims of the tensor the index items use up."""
     n = 0
     for it in items:
-        if it is None or it is Ellipsis or isinstance(it, bool):
+        if type(it) is int or type(it) is slice:
+            n += 1
+        elif it is None or it is Ellipsis or type(it) is bool:
             continue
-        n += it.dim() if isinstance(it, Tensor) and _is_mask(it) and it.dim() > 0 else 1
+        else:
+            n += it.dim() if isinstance(it, Tensor) and _is_mask(it) and it.dim() > 0 else 1
     return n
+
+
+def _select(view, dim, i, src_dim):
+    """x[i] along dim, with indexing's own out-of-range text (naming the source dim)."""
+    try:
+        view.step(lib.mt_select, dim, i)
+    except IndexError:
+        size = _dim_size(view.h, dim)
+        raise IndexError(f"index {i} is out of bounds for dimension {src_dim} with size {size}") from None
+
+
+def _dim_size(h, dim):
+    n = lib.mt_tensor_ndim(h)
+    return lib.mt_tensor_sizes(h)[dim] if 0 <= dim < n else 0
 
 
 def _basic(self, index):
     """Apply ints, slices, None and Ellipsis; collect advanced indices by view dim."""
-    items = index if isinstance(index, tuple) else (index,)
-    items = [(_as_index_tensor(it) if isinstance(it, (list, range)) else it) for it in items]
-    ndim = self.dim()
+    items = index if type(index) is tuple else (index,)
+    if any(type(it) in (list, range) for it in items):
+        items = [_as_index_tensor(it) if type(it) in (list, range) else it for it in items]
+    ndim = lib.mt_tensor_ndim(self._h)
     consumed = _count_consumed(items)
     if consumed > ndim:
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
     h = self._h
     lib.mt_tensor_retain(h)
     view = _Held(h)
-    dim = 0
+    dim = 0  # position in the view being built
+    src = 0  # source dims used so far (for error texts)
     advanced = {}
     seen_ellipsis = False
     for it in items:
-        if it is None:
-            view.step(lib.mt_unsqueeze, dim)
-            dim += 1
-        elif it is Ellipsis:
-            if seen_ellipsis:
-                raise IndexError("an index can only have a single ellipsis ('...')")
-            seen_ellipsis = True
-            dim += ndim - consumed
-        elif isinstance(it, bool):
-            view.step(lib.mt_unsqueeze, dim)
-            if not it:
-                view.step(lib.mt_slice, dim, 0, 0, 1)
-            dim += 1
-        elif isinstance(it, int):
-            view.step(lib.mt_select, dim, it)
-        elif isinstance(it, slice):
+        t = type(it)
+        if t is int:
+            _select(view, dim, it, src)
+            src += 1
+        elif t is slice:
+            src += 1
+            if it.start is None and it.stop is None and it.step is None:
+                dim += 1
+                continue
             start = 0 if it.start is None else it.start.__index__()
             stop = _MAX if it.stop is None else it.stop.__index__()
             step = 1 if it.step is None else it.step.__index__()
@@ -70,14 +82,32 @@ def _basic(self, index):
                 raise ValueError("step must be greater than zero")
             view.step(lib.mt_slice, dim, start, stop, step)
             dim += 1
+        elif it is None:
+            view.step(lib.mt_unsqueeze, dim)
+            dim += 1
+        elif it is Ellipsis:
+            if seen_ellipsis:
+                raise IndexError("an index can only have a single ellipsis ('...')")
+            seen_ellipsis = True
+            dim += ndim - consumed
+            src += ndim - consumed
+        elif t is bool:
+            view.step(lib.mt_unsqueeze, dim)
+            if not it:
+                view.step(lib.mt_slice, dim, 0, 0, 1)
+            dim += 1
         elif isinstance(it, Tensor):
             if it.dim() == 0 and not it.dtype.is_floating_point and not _is_mask(it):
-                view.step(lib.mt_select, dim, it.item())
+                _select(view, dim, it.item(), src)
+                src += 1
                 continue
             advanced[dim] = it
-            dim += it.dim() if _is_mask(it) else 1
+            used = it.dim() if _is_mask(it) else 1
+            dim += used
+            src += used
         elif hasattr(it, "__index__"):
-            view.step(lib.mt_select, dim, it.__index__())
+            _select(view, dim, it.__index__(), src)
+            src += 1
         else:
             raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
                              "are valid indices (got " + type(it).__name__ + ")")
@@ -93,11 +123,7 @@ class _Held:
 
     def step(self, fn, *args):
         out = ffi.new("mt_tensor **")
-        st = fn(self.h, *args, out)
-        if st:
-            lib.mt_tensor_release(self.h)
-            self.h = None
-            check(st)
+        check(fn(self.h, *args, out))  # on failure self.h stays owned; __del__ releases it
         lib.mt_tensor_release(self.h)
         self.h = out[0]
 
@@ -115,9 +141,18 @@ def _index_list(advanced):
 
 
 def getitem(self, index):
+    t = type(index)
+    if t is int and lib.mt_tensor_ndim(self._h) > 0:  # fast paths: a single int / a single slice
+        out = ffi.new("mt_tensor **")
+        if lib.mt_select(self._h, 0, index, out) == 0:
+            return wrap(out[0])
+    if t is slice and (index.step is None or type(index.step) is int and index.step > 0):
+        start, stop = index.start, index.stop
+        if (start is None or type(start) is int) and (stop is None or type(stop) is int):
+            return call(lib.mt_slice, self._h, 0, 0 if start is None else start, _MAX if stop is None else stop,
+                        1 if index.step is None else index.step)
     view, advanced = _basic(self, index)
     if not advanced:
-        from ._tensor import wrap
         h, view.h = view.h, None
         return wrap(h)
     idx = _index_list(advanced)

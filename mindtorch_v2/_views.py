@@ -1,16 +1,33 @@
 """View ops (share storage) and the functions PyTorch itself composes from them."""
 from ._C import ffi, lib
 from . import _dtype
+from ._core import raise_status
 from ._creation import parse_size
 from ._dispatch import call
-from ._tensor import Tensor, _wrap_dim
+from ._tensor import Tensor, _wrap_dim, wrap
+
+_new = ffi.new
+
+
+def _shaped(fn, name, self, shape):
+    """Call fn(handle, ndim, sizes): ints go straight to cffi, anything else is parsed first."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    out = _new("mt_tensor **")
+    try:
+        st = fn(self._h, len(shape), shape, out)
+    except TypeError:  # one sequence argument, Size, or 0-dim tensors as sizes
+        sizes = parse_size(shape, name)
+        st = fn(self._h, len(sizes), sizes, out)
+    if st:
+        raise_status(st)
+    return wrap(out[0])
 
 
 def view(self, *shape):
     if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
         return call(lib.mt_view_dtype, self._h, shape[0]._id)
-    sizes = parse_size(shape, "view")
-    return call(lib.mt_view, self._h, len(sizes), sizes)
+    return _shaped(lib.mt_view, "view", self, shape)
 
 
 def view_as(self, other):
@@ -18,8 +35,7 @@ def view_as(self, other):
 
 
 def reshape(input, *shape):
-    sizes = parse_size(shape, "reshape")
-    return call(lib.mt_reshape, input._h, len(sizes), sizes)
+    return _shaped(lib.mt_reshape, "reshape", input, shape)
 
 
 def reshape_as(self, other):
@@ -31,8 +47,7 @@ def transpose(input, dim0, dim1):
 
 
 def permute(input, *dims):
-    dims = parse_size(dims, "permute")
-    return call(lib.mt_permute, input._h, len(dims), dims)
+    return _shaped(lib.mt_permute, "permute", input, dims)
 
 
 def t(input):
@@ -54,8 +69,7 @@ def mT(self):
 
 
 def expand(self, *sizes, implicit=False):
-    sizes = parse_size(sizes, "expand")
-    return call(lib.mt_expand, self._h, len(sizes), sizes)
+    return _shaped(lib.mt_expand, "expand", self, sizes)
 
 
 def expand_as(self, other):
