@@ -82,9 +82,10 @@ def _basic(self, index):
                 raise ValueError("step must be greater than zero")
             view.step(lib.mt_slice, dim, start, stop, step)
             dim += 1
-        elif it is None:
+        elif it is None:  # PyTorch counts None in the dim its error texts name
             view.step(lib.mt_unsqueeze, dim)
             dim += 1
+            src += 1
         elif it is Ellipsis:
             if seen_ellipsis:
                 raise IndexError("an index can only have a single ellipsis ('...')")
