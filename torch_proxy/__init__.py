@@ -1,0 +1,100 @@
+"""torch_proxy: make `import torch` (and `torch.<sub>`) return mindtorch_v2.
+
+    import torch_proxy; torch_proxy.install()     # in code
+    python -m torch_proxy script.py args...         # a script
+    python -m pytest -p torch_proxy ...             # a test run (pytest plugin)
+
+A meta-path finder maps the names; a find_distributions hook answers
+importlib.metadata for the distribution "torch". Importing this module
+changes nothing until install() runs.
+"""
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.metadata
+import sys
+
+TORCH_VERSION = "2.13.0"  # the PyTorch API mindtorch_v2 implements
+_TARGET = "mindtorch_v2"
+
+
+class _AliasLoader(importlib.abc.Loader):
+    """Loads torch.X as the already-importable mindtorch_v2.X module object itself."""
+
+    def __init__(self, target):
+        self.target = target
+
+    def create_module(self, spec):
+        return importlib.import_module(self.target)
+
+    def exec_module(self, module):
+        pass
+
+
+class _Metadata(importlib.metadata.Distribution):
+    """Distribution metadata for "torch", describing mindtorch_v2's PyTorch version."""
+
+    def read_text(self, filename):
+        if filename == "METADATA":
+            return f"Metadata-Version: 2.1\nName: torch\nVersion: {TORCH_VERSION}\n"
+        if filename == "top_level.txt":
+            return "torch\n"
+        return None
+
+    def locate_file(self, path):
+        import mindtorch_v2
+        import pathlib
+        return pathlib.Path(mindtorch_v2.__file__).parent.parent / path
+
+    @property
+    def files(self):
+        return [importlib.metadata.PackagePath("torch/__init__.py")]
+
+
+class TorchFinder(importlib.abc.MetaPathFinder):
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != "torch" and not fullname.startswith("torch."):
+            return None
+        target_name = _TARGET + fullname[len("torch"):]
+        try:
+            target_spec = importlib.util.find_spec(target_name)
+        except ModuleNotFoundError:
+            target_spec = None
+        if target_spec is None:
+            return None
+        spec = importlib.machinery.ModuleSpec(fullname, _AliasLoader(target_name),
+                                              is_package=target_spec.submodule_search_locations is not None)
+        return spec
+
+    def find_distributions(self, context=importlib.metadata.DistributionFinder.Context()):
+        if context.name in (None, "torch"):
+            return iter([_Metadata()])
+        return iter([])
+
+
+_FINDER = TorchFinder()
+
+
+def install():
+    """Activate: later `import torch` gets mindtorch_v2 (real torch, if imported already, is unloaded)."""
+    if _FINDER not in sys.meta_path:
+        for name in [m for m in sys.modules if m == "torch" or m.startswith("torch.")]:
+            del sys.modules[name]
+        sys.meta_path.insert(0, _FINDER)
+
+
+def uninstall():
+    if _FINDER in sys.meta_path:
+        sys.meta_path.remove(_FINDER)
+    for name in [m for m in sys.modules if m == "torch" or m.startswith("torch.")]:
+        del sys.modules[name]
+
+
+def is_installed():
+    return _FINDER in sys.meta_path
+
+
+# ---- pytest plugin: `python -m pytest -p torch_proxy` -------------------------------
+
+def pytest_configure(config):
+    install()
