@@ -9,6 +9,10 @@ _BOOL, _INT, _FLOAT = lib.MT_SCALAR_BOOL, lib.MT_SCALAR_INT, lib.MT_SCALAR_FLOAT
 _SCALAR_DTYPE = {_BOOL: lib.MT_BOOL, _INT: lib.MT_I64, _FLOAT: lib.MT_F64}
 
 
+class NotANumber(TypeError):
+    """An operand that is neither a Tensor nor a number: Python operators answer NotImplemented."""
+
+
 def scalar_kind(v):
     """(f, i, kind) of a Python number for the core; TypeError for anything else."""
     t = type(v)
@@ -29,7 +33,7 @@ def scalar_kind(v):
     # numpy scalars and other number types
     if hasattr(v, "dtype") and hasattr(v, "item") and getattr(v, "ndim", 0) == 0:
         return scalar_kind(v.item())
-    raise TypeError(f"unsupported operand type: '{type(v).__name__}'")
+    raise NotANumber(f"unsupported operand type: '{type(v).__name__}'")
 
 
 def as_tensor_operand(v):

@@ -1,9 +1,9 @@
 """Attach the op library to Tensor as methods and Python operators."""
-from ._C import lib
+from ._C import ffi, lib
 from . import _creation, _dtype, _elementwise as ew, _generated_ops as g, _indexing, _linalg, _reduce, _views as v
-from ._core import check
+from ._core import check, raise_status
 from ._device import core_id
-from ._dispatch import _binary, _unary, call, scalar_kind
+from ._dispatch import NotANumber, _binary, _unary, call, scalar_kind
 from ._tensor import Tensor, wrap
 
 # ---- conversions and copies -------------------------------------------------------
@@ -114,14 +114,40 @@ def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=F
                           requires_grad=requires_grad)
 
 
+_new_out = ffi.new
+_lib_binary = lib.mt_binary
+_NULL = ffi.NULL
+
 # ---- operators ----------------------------------------------------------------------
 
-def _op(opid):
-    return lambda self, other: _binary(opid, self, other, None)
+def _op(fn):
+    """A binary Python operator: NotImplemented for operands that are not numbers (so == None is False)."""
+    def op(self, other):
+        try:
+            return fn(self, other)
+        except NotANumber:
+            return NotImplemented
+    return op
 
 
-def _rop(opid):
-    return lambda self, other: _binary(opid, other, self, None)
+def _plain(opid):
+    """self <op> other, with the tensor-tensor case going straight to the core."""
+    def op(self, other):
+        if isinstance(other, Tensor):
+            res = _new_out("mt_tensor **")
+            st = _lib_binary(opid, self._h, other._h, 1.0, _NULL, res)
+            if st:
+                raise_status(st)
+            return wrap(res[0])
+        try:
+            return _binary(opid, self, other, None)
+        except NotANumber:
+            return NotImplemented
+    return op
+
+
+def _reflected(opid):
+    return _op(lambda self, other: _binary(opid, other, self, None))
 
 
 def _iop(opid):
@@ -129,25 +155,21 @@ def _iop(opid):
 
 
 OPERATORS = {
-    "__add__": lambda self, other: _binary(g.OP_ADD, self, other, None),
-    "__radd__": lambda self, other: _binary(g.OP_ADD, self, other, None),
-    "__iadd__": _iop(g.OP_ADD),
-    "__sub__": lambda self, other: ew.sub(self, other),
-    "__rsub__": lambda self, other: ew.sub(other, self),
+    "__add__": _plain(g.OP_ADD), "__radd__": _plain(g.OP_ADD), "__iadd__": _iop(g.OP_ADD),
+    "__sub__": _plain(g.OP_SUB), "__rsub__": _reflected(g.OP_SUB),
     "__isub__": lambda self, other: ew.sub(self, other, out=self),
-    "__mul__": _op(g.OP_MUL), "__rmul__": _op(g.OP_MUL), "__imul__": _iop(g.OP_MUL),
-    "__truediv__": _op(g.OP_DIV), "__rtruediv__": _rop(g.OP_DIV), "__itruediv__": _iop(g.OP_DIV),
-    "__floordiv__": _op(g.OP_DIV_FLOOR), "__rfloordiv__": _rop(g.OP_DIV_FLOOR),
+    "__mul__": _plain(g.OP_MUL), "__rmul__": _plain(g.OP_MUL), "__imul__": _iop(g.OP_MUL),
+    "__truediv__": _plain(g.OP_DIV), "__rtruediv__": _reflected(g.OP_DIV), "__itruediv__": _iop(g.OP_DIV),
+    "__floordiv__": _plain(g.OP_DIV_FLOOR), "__rfloordiv__": _reflected(g.OP_DIV_FLOOR),
     "__ifloordiv__": _iop(g.OP_DIV_FLOOR),
-    "__mod__": _op(g.OP_REMAINDER), "__rmod__": _rop(g.OP_REMAINDER), "__imod__": _iop(g.OP_REMAINDER),
-    "__pow__": lambda self, other: ew.pow(self, other),
-    "__rpow__": lambda self, other: ew.pow(other, self),
+    "__mod__": _plain(g.OP_REMAINDER), "__rmod__": _reflected(g.OP_REMAINDER), "__imod__": _iop(g.OP_REMAINDER),
+    "__pow__": _op(ew.pow), "__rpow__": _op(lambda self, other: ew.pow(other, self)),
     "__ipow__": lambda self, other: ew.pow(self, other, out=self),
-    "__and__": _op(g.OP_BITWISE_AND), "__rand__": _op(g.OP_BITWISE_AND), "__iand__": _iop(g.OP_BITWISE_AND),
-    "__or__": _op(g.OP_BITWISE_OR), "__ror__": _op(g.OP_BITWISE_OR), "__ior__": _iop(g.OP_BITWISE_OR),
-    "__xor__": _op(g.OP_BITWISE_XOR), "__rxor__": _op(g.OP_BITWISE_XOR), "__ixor__": _iop(g.OP_BITWISE_XOR),
-    "__eq__": _op(g.OP_EQ), "__ne__": _op(g.OP_NE), "__lt__": _op(g.OP_LT), "__le__": _op(g.OP_LE),
-    "__gt__": _op(g.OP_GT), "__ge__": _op(g.OP_GE),
+    "__and__": _plain(g.OP_BITWISE_AND), "__rand__": _plain(g.OP_BITWISE_AND), "__iand__": _iop(g.OP_BITWISE_AND),
+    "__or__": _plain(g.OP_BITWISE_OR), "__ror__": _plain(g.OP_BITWISE_OR), "__ior__": _iop(g.OP_BITWISE_OR),
+    "__xor__": _plain(g.OP_BITWISE_XOR), "__rxor__": _plain(g.OP_BITWISE_XOR), "__ixor__": _iop(g.OP_BITWISE_XOR),
+    "__eq__": _plain(g.OP_EQ), "__ne__": _plain(g.OP_NE), "__lt__": _plain(g.OP_LT), "__le__": _plain(g.OP_LE),
+    "__gt__": _plain(g.OP_GT), "__ge__": _plain(g.OP_GE),
     "__neg__": lambda self: _unary(g.OP_NEG, self, None),
     "__pos__": lambda self: self,
     "__abs__": lambda self: _unary(g.OP_ABS, self, None),
@@ -157,23 +179,6 @@ OPERATORS = {
     "__matmul__": lambda self, other: _linalg.matmul(self, other),
     "__rmatmul__": lambda self, other: _linalg.matmul(other, self),
 }
-
-
-def _tolerant(method):
-    """Comparison operators answer NotImplemented for foreign types (so == with None is False)."""
-    def op(self, other):
-        if not isinstance(other, (Tensor, int, float, bool)) and not hasattr(other, "__index__") \
-                and not (hasattr(other, "dtype") and hasattr(other, "item")):
-            return NotImplemented
-        return method(self, other)
-    return op
-
-
-for _name in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__add__", "__radd__", "__sub__",
-              "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__", "__floordiv__", "__rfloordiv__",
-              "__mod__", "__rmod__", "__pow__", "__rpow__", "__and__", "__rand__", "__or__", "__ror__",
-              "__xor__", "__rxor__"):
-    OPERATORS[_name] = _tolerant(OPERATORS[_name])
 
 
 METHODS = dict(g.METHODS)

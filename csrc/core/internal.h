@@ -76,9 +76,8 @@ static inline uint32_t mt__f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); re
 static inline float mt__bf16_to_f32(uint16_t h) { return mt__bits_f32((uint32_t)h << 16); }
 static inline uint16_t mt__f32_to_bf16(float f) {
     uint32_t u = mt__f32_bits(f);
-    if (f != f) return 0x7FC0;
-    u += 0x7FFF + ((u >> 16) & 1);
-    return (uint16_t)(u >> 16);
+    uint32_t r = (u + 0x7FFF + ((u >> 16) & 1)) >> 16; /* branch-free so loops vectorise */
+    return (uint16_t)(f != f ? 0x7FC0 : r);
 }
 static inline float mt__f16_to_f32(uint16_t h) {
     /* FP16 library (Maratyszcza), as PyTorch uses */

@@ -11,7 +11,10 @@ _Static_assert(sizeof(mt_storage) <= STORAGE_HEADER, "storage header too large")
 static mt_status storage_new(int64_t nbytes, int device, mt_storage **out) {
     void *block = NULL;
     size_t total = STORAGE_HEADER + (device == MT_CPU ? (size_t)nbytes : 0);
-    if (posix_memalign(&block, 64, total) != 0 || !block)
+    /* small blocks: plain malloc (16-byte aligned, cheaper); large: 64-byte aligned */
+    if (total <= 4096) block = malloc(total);
+    else if (posix_memalign(&block, 64, total) != 0) block = NULL;
+    if (!block)
         return mt__error(MT_ERR_OOM,
                          "DefaultCPUAllocator: not enough memory: you tried to allocate %lld bytes.",
                          (long long)nbytes);
@@ -34,12 +37,26 @@ static void storage_release(mt_storage *s) {
     }
 }
 
+/* Recently freed tensor headers, per thread: small ops reuse them instead of malloc/free. */
+#define HEADER_CACHE 64
+static _Thread_local mt_tensor *header_cache[HEADER_CACHE];
+static _Thread_local int header_cached;
+
+static mt_tensor *header_alloc(void) {
+    return header_cached ? header_cache[--header_cached] : malloc(sizeof(mt_tensor));
+}
+
+static void header_free(mt_tensor *t) {
+    if (header_cached < HEADER_CACHE) header_cache[header_cached++] = t;
+    else free(t);
+}
+
 static mt_status header_new(mt_storage *s, int ndim, const int64_t *sizes, const int64_t *strides,
                             int64_t offset, int dtype, mt_tensor **out) {
     if (ndim > MT_MAX_DIMS)
         return mt__error(MT_ERR_RUNTIME, "tensors with more than %d dimensions are not supported (got %d)",
                          MT_MAX_DIMS, ndim);
-    mt_tensor *t = malloc(sizeof *t);
+    mt_tensor *t = header_alloc();
     if (!t) return mt__error(MT_ERR_OOM, "out of memory allocating a tensor header");
     atomic_init(&t->refcount, 1);
     t->storage = s;
@@ -137,7 +154,7 @@ void mt_tensor_release(mt_tensor *t) {
     if (atomic_fetch_sub_explicit(&t->refcount, 1, memory_order_acq_rel) == 1) {
         storage_release(t->storage);
         atomic_fetch_sub_explicit(&live_tensors, 1, memory_order_relaxed);
-        free(t);
+        header_free(t);
     }
 }
 
