@@ -27,6 +27,27 @@ class Tensor:
         except (AttributeError, TypeError):  # never initialised, or interpreter teardown
             pass
 
+    @staticmethod
+    def _make_subclass(cls, data, require_grad=False, **kwargs):
+        """A cls instance aliasing data's storage (how nn.Parameter is built)."""
+        t = data._alias(cls)
+        if require_grad:
+            t.requires_grad_(True)
+        return t
+
+    def _as_subclass(self, cls):
+        return self._alias(cls)
+
+    def _alias(self, cls):
+        """A new header over the same storage, sizes, strides and offset, wrapped as cls."""
+        h = self._h
+        out = ffi.new("mt_tensor **")
+        n = lib.mt_tensor_ndim(h)
+        st = lib.mt_as_strided(h, n, lib.mt_tensor_sizes(h), lib.mt_tensor_strides(h), lib.mt_tensor_offset(h), out)
+        if st:
+            raise_status(st)
+        return wrap(out[0], cls)
+
     # ---- metadata ---------------------------------------------------------
     @property
     def shape(self):
