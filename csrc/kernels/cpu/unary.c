@@ -1,5 +1,9 @@
 /* unary.c — elementwise kernels with one input (see csrc/ops.tbl). */
 #include "loops.h"
+#include "vecmath.h"
+
+/* float32 compute (float32, float16, bfloat16) uses the vectorisable versions */
+#define VEC_OR_LIBM(vf, libm, x) _Generic((x), float: vf, default: libm)(x)
 
 /* integer negation and abs through unsigned arithmetic: no signed overflow */
 #define INEG(CT, x) ((CT)(0 - (uint64_t)(x)))
@@ -12,17 +16,17 @@ ROWS_ALL(U_SAME, sign, (CT)((x > 0) - (x < 0)))
 
 ROWS_FLOAT(U_SAME, sqrt, sqrt(x))
 ROWS_FLOAT(U_SAME, rsqrt, (CT)1 / sqrt(x))
-ROWS_FLOAT(U_SAME, exp, exp(x))
+ROWS_FLOAT(U_SAME, exp, VEC_OR_LIBM(mt_v_expf, exp, x))
 ROWS_FLOAT(U_SAME, expm1, expm1(x))
-ROWS_FLOAT(U_SAME, log, log(x))
+ROWS_FLOAT(U_SAME, log, VEC_OR_LIBM(mt_v_logf, log, x))
 ROWS_FLOAT(U_SAME, log1p, log1p(x))
 ROWS_FLOAT(U_SAME, log2, log2(x))
 ROWS_FLOAT(U_SAME, log10, log10(x))
 ROWS_FLOAT(U_SAME, sin, sin(x))
 ROWS_FLOAT(U_SAME, cos, cos(x))
 ROWS_FLOAT(U_SAME, tan, tan(x))
-ROWS_FLOAT(U_SAME, tanh, tanh(x))
-ROWS_FLOAT(U_SAME, sigmoid, (CT)1 / ((CT)1 + exp(-x)))
+ROWS_FLOAT(U_SAME, tanh, VEC_OR_LIBM(mt_v_tanhf, tanh, x))
+ROWS_FLOAT(U_SAME, sigmoid, _Generic((x), float: mt_v_sigmoidf(x), default: (CT)1 / ((CT)1 + exp(-x))))
 ROWS_FLOAT(U_SAME, erf, erf(x))
 ROWS_FLOAT(U_SAME, reciprocal, (CT)1 / x)
 
