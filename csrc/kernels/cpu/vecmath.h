@@ -7,13 +7,13 @@
 #include <stdint.h>
 #include <string.h>
 
-static inline float mt_v_bits_f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+static inline __attribute__((always_inline)) float mt_v_bits_f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 static inline uint32_t mt_v_f_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 
 /* 2^n for integral n in [-126, 127] */
-static inline float mt_v_pow2i(int32_t n) { return mt_v_bits_f((uint32_t)(n + 127) << 23); }
+static inline __attribute__((always_inline)) float mt_v_pow2i(int32_t n) { return mt_v_bits_f((uint32_t)(n + 127) << 23); }
 
-static inline float mt_v_expf(float x) {
+static inline __attribute__((always_inline)) float mt_v_expf(float x) {
     float xc = x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x);
     float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f; /* round to nearest even */
     float r = xc - n * 0.693359375f;
@@ -30,7 +30,7 @@ static inline float mt_v_expf(float x) {
     return x != x ? x : y;
 }
 
-static inline float mt_v_logf(float x) {
+static inline __attribute__((always_inline)) float mt_v_logf(float x) {
     /* x = m * 2^e with m in [sqrt(1/2), sqrt(2)); subnormals are scaled up first */
     int sub = x < 1.17549435e-38f;
     uint32_t u = mt_v_f_bits(sub ? x * 8388608.0f : x);
@@ -59,9 +59,9 @@ static inline float mt_v_logf(float x) {
     return x != x ? x : res;
 }
 
-static inline float mt_v_sigmoidf(float x) { return 1.0f / (1.0f + mt_v_expf(-x)); }
+static inline __attribute__((always_inline)) float mt_v_sigmoidf(float x) { return 1.0f / (1.0f + mt_v_expf(-x)); }
 
-static inline float mt_v_tanhf(float x) {
+static inline __attribute__((always_inline)) float mt_v_tanhf(float x) {
     float ax = x < 0 ? -x : x;
     float e = mt_v_expf(2.0f * ax);
     float big = 1.0f - 2.0f / (e + 1.0f); /* |x| >= 0.625; exp overflow gives 1 */
