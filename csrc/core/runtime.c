@@ -20,7 +20,14 @@ mt_status mt__error(int kind, const char *fmt, ...) {
     return kind;
 }
 
-void mt_set_num_threads(int n) { atomic_store(&num_threads, n > 0 ? n : 1); }
+void openblas_set_num_threads(int num_threads); /* from OpenBLAS */
+
+/* One setting for both pools: our OpenMP loops and OpenBLAS's GEMM threads. */
+void mt_set_num_threads(int n) {
+    n = n > 0 ? n : 1;
+    atomic_store(&num_threads, n);
+    openblas_set_num_threads(n);
+}
 int mt_get_num_threads(void) {
     int n = atomic_load(&num_threads);
     if (n == 0) {
