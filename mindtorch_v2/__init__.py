@@ -18,6 +18,9 @@ from ._views import (reshape, transpose, permute, t, squeeze, unsqueeze, flatten
 from ._methods import clone
 from ._reduce import FUNCTIONS as _REDUCTIONS, return_types
 from ._linalg import FUNCTIONS as _LINALG
+from . import autograd
+from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
+                                 is_inference_mode_enabled)
 
 globals().update(_GENERATED)
 globals().update(_REDUCTIONS)

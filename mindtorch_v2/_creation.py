@@ -19,8 +19,7 @@ def _dtype_id(dtype, default):
 
 
 def _no_grad_arg(requires_grad):
-    if requires_grad:
-        raise NotImplementedError("requires_grad=True: autograd is not implemented yet")
+    """Factories take requires_grad=; _grad_factory applies it to the result."""
 
 
 def parse_size(args, name="size"):
@@ -288,3 +287,21 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
     deleter, ctx = keep_alive((buffer, mv, ptr))
     return call(lib.mt_from_blob, ffi.cast("char *", ptr) + offset, count * itemsize, 1, [count], ffi.NULL,
                 0, dtype._id, deleter, ctx)
+
+
+def _grad_factory(fn):
+    """Let a factory honour requires_grad=True by flagging the tensor it returns."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args, requires_grad=False, **kwargs):
+        t = fn(*args, **kwargs)
+        if requires_grad:
+            t.requires_grad_(True)
+        return t
+    return wrapper
+
+
+for _name in ("empty", "empty_strided", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like",
+              "full_like", "tensor", "scalar_tensor", "arange", "linspace", "eye", "frombuffer"):
+    globals()[_name] = _grad_factory(globals()[_name])

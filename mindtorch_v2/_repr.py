@@ -24,6 +24,6 @@ def _gather(t, keep):
     from ._creation import tensor
     for d, idx in enumerate(keep):
         if len(idx) != t.shape[d]:
-            sel = (slice(None),) * d + (tensor(idx),)
+            sel = (slice(None),) * d + (tensor(idx, dtype=_dtype.int64),)
             t = t[sel]
     return t.tolist()

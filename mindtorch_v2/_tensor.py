@@ -4,7 +4,7 @@ Metadata and Python protocols live here; ops are attached as methods by
 _methods.py. The wrapper owns exactly one reference to its handle.
 """
 from ._C import ffi, lib
-from ._core import raise_status
+from ._core import check as _check, raise_status
 from . import _dtype
 from ._device import BY_CORE_ID
 from ._size import Size
@@ -147,27 +147,71 @@ class Tensor:
         from . import strided
         return strided
 
-    # autograd state arrives with the autograd issue; until then nothing requires grad
+    # ---- autograd (state and engine live in the core) ------------------------
     @property
     def requires_grad(self):
-        return False
+        return bool(lib.mt_tensor_requires_grad(self._h))
 
-    @property
-    def grad_fn(self):
-        return None
+    @requires_grad.setter
+    def requires_grad(self, value):
+        _check(lib.mt_tensor_set_requires_grad(self._h, 1 if value else 0))
+
+    def requires_grad_(self, requires_grad=True):
+        _check(lib.mt_tensor_set_requires_grad(self._h, 1 if requires_grad else 0))
+        return self
 
     @property
     def grad(self):
-        return None
+        h = lib.mt_tensor_grad(self._h)
+        return None if h == ffi.NULL else wrap(h)
+
+    @grad.setter
+    def grad(self, value):
+        _check(lib.mt_tensor_set_grad(self._h, ffi.NULL if value is None else value._h))
+
+    @grad.deleter
+    def grad(self):
+        _check(lib.mt_tensor_set_grad(self._h, ffi.NULL))
+
+    @property
+    def grad_fn(self):
+        name = lib.mt_tensor_grad_fn_name(self._h)
+        if name == ffi.NULL:
+            return None
+        return _grad_fn_class(ffi.string(name).decode())()
 
     @property
     def is_leaf(self):
-        return True
+        return bool(lib.mt_tensor_is_leaf(self._h))
 
-    def requires_grad_(self, requires_grad=True):
-        if requires_grad:
-            raise NotImplementedError("Tensor.requires_grad_: autograd is not implemented yet")
+    def retain_grad(self):
+        _check(lib.mt_tensor_retain_grad(self._h))
+
+    @property
+    def retains_grad(self):
+        return bool(lib.mt_tensor_retains_grad(self._h))
+
+    def detach(self):
+        out = ffi.new("mt_tensor **")
+        _check(lib.mt_detach(self._h, out))
+        return wrap(out[0])
+
+    def detach_(self):
+        lib.mt_detach_(self._h)
         return self
+
+    @property
+    def data(self):
+        return self.detach()
+
+    @data.setter
+    def data(self, value):
+        _check(lib.mt_tensor_set_data(self._h, value._h))
+        self._shape = None
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        from .autograd import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     # ---- values -------------------------------------------------------------
     def item(self):
@@ -289,3 +333,21 @@ def _nest(flat, shape):
         return [build(offset + i * steps[d], d + 1) for i in range(shape[d])]
 
     return build(0, 0)
+
+
+_GRAD_FN_CLASSES = {}
+
+
+def _grad_fn_class(name):
+    """A class per backward node name, so type(t.grad_fn).__name__ is PyTorch's (e.g. MulBackward0)."""
+    cls = _GRAD_FN_CLASSES.get(name)
+    if cls is None:
+        def _name(self):
+            return name
+
+        def _next(self):
+            raise NotImplementedError("grad_fn.next_functions is not implemented yet")
+
+        cls = type(name, (), {"name": _name, "next_functions": property(_next), "__module__": "torch.autograd"})
+        _GRAD_FN_CLASSES[name] = cls
+    return cls

@@ -47,6 +47,8 @@ def transpose(input, dim0, dim1):
 
 
 def permute(input, *dims):
+    if not dims:
+        raise TypeError('permute() missing 1 required positional arguments: "dims"')
     return _shaped(lib.mt_permute, "permute", input, dims)
 
 
@@ -63,6 +65,8 @@ def T(self):
 
 
 def mT(self):
+    if self.dim() == 0:  # deprecated identity, as in PyTorch
+        return view_as(self, self)
     if self.dim() < 2:
         raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {self.dim()}-D tensor.")
     return transpose(self, -2, -1)
@@ -157,9 +161,12 @@ def split(tensor, split_size_or_sections, dim=0):
     size = tensor.shape[d]
     if isinstance(split_size_or_sections, (list, tuple)):
         sections = [int(s) for s in split_size_or_sections]
-        if sum(sections) != size or any(s < 0 for s in sections):
+        if any(s < 0 for s in sections):
+            raise RuntimeError("split_with_sizes expects split_sizes have only non-negative entries, but got "
+                               f"split_sizes={sections}")
+        if sum(sections) != size:
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's "
-                               f"size at dimension {d}), but got split_sizes={sections}")
+                               f"size at dimension {dim}), but got split_sizes={sections}")
     else:
         step = int(split_size_or_sections)
         if step < 0:

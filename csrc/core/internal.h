@@ -34,6 +34,14 @@ struct mt_tensor {
     int dtype;
     int device;
     int wrapped; /* a wrapped Python number: lowest promotion priority */
+    /* autograd (csrc/autograd) */
+    int requires_grad;        /* a leaf that accumulates .grad */
+    int retains_grad;         /* a non-leaf that keeps .grad (retain_grad()) */
+    int output_nr;            /* which output of grad_fn this is */
+    int is_view;              /* a view recorded from a tensor that requires grad */
+    struct mt_node *grad_fn;  /* strong reference */
+    struct mt_node *grad_acc; /* weak: the leaf's AccumulateGrad node while one exists */
+    mt_tensor *grad;          /* strong reference */
     int64_t sizes[MT_MAX_DIMS];
     int64_t strides[MT_MAX_DIMS];
 };
@@ -45,6 +53,7 @@ mt_status mt__alloc(int ndim, const int64_t *sizes, const int64_t *strides, int 
 mt_status mt__view_of(const mt_tensor *t, int ndim, const int64_t *sizes,
                       const int64_t *strides, int64_t offset, mt_tensor **out);
 int64_t mt__numel(int ndim, const int64_t *sizes);
+void mt__storage_release(mt_storage *s);
 void mt__contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides);
 static inline char *mt__data(const mt_tensor *t) {
     return (char *)t->storage->data + t->offset * (int64_t)mt_dtype_itemsize(t->dtype);

@@ -1,5 +1,6 @@
 /* tensor.c — storages and tensor headers: allocation, reference counts, metadata. */
 #include "internal.h"
+#include "../autograd/autograd.h"
 
 static atomic_llong live_tensors;
 int64_t mt_live_tensors(void) { return atomic_load(&live_tensors); }
@@ -30,7 +31,7 @@ static mt_status storage_new(int64_t nbytes, int device, mt_storage **out) {
     return MT_OK;
 }
 
-static void storage_release(mt_storage *s) {
+void mt__storage_release(mt_storage *s) {
     if (atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) == 1) {
         if (s->deleter) s->deleter(s->ctx);
         free(s);
@@ -65,6 +66,9 @@ static mt_status header_new(mt_storage *s, int ndim, const int64_t *sizes, const
     t->dtype = dtype;
     t->device = s->device;
     t->wrapped = 0;
+    t->requires_grad = t->retains_grad = t->output_nr = t->is_view = 0;
+    t->grad_fn = t->grad_acc = NULL;
+    t->grad = NULL;
     if (ndim) memcpy(t->sizes, sizes, ndim * sizeof(int64_t));
     if (strides) {
         if (ndim) memcpy(t->strides, strides, ndim * sizeof(int64_t));
@@ -135,7 +139,7 @@ mt_status mt__alloc(int ndim, const int64_t *sizes, const int64_t *strides, int 
     mt_storage *s;
     MT_TRY(storage_new(nbytes, device, &s));
     mt_status st = header_new(s, ndim, sizes, strides, 0, dtype, out);
-    if (st) storage_release(s);
+    if (st) mt__storage_release(s);
     return st;
 }
 
@@ -143,7 +147,7 @@ mt_status mt__view_of(const mt_tensor *t, int ndim, const int64_t *sizes, const 
                       int64_t offset, mt_tensor **out) {
     atomic_fetch_add_explicit(&t->storage->refcount, 1, memory_order_relaxed);
     mt_status st = header_new(t->storage, ndim, sizes, strides, offset, t->dtype, out);
-    if (st) storage_release(t->storage);
+    if (st) mt__storage_release(t->storage);
     return st;
 }
 
@@ -152,7 +156,12 @@ void mt_tensor_retain(mt_tensor *t) { atomic_fetch_add_explicit(&t->refcount, 1,
 void mt_tensor_release(mt_tensor *t) {
     if (!t) return;
     if (atomic_fetch_sub_explicit(&t->refcount, 1, memory_order_acq_rel) == 1) {
-        storage_release(t->storage);
+        if (t->grad_fn) {
+            mt__forget_retained(t);
+            mt__node_release(t->grad_fn);
+        }
+        if (t->grad) mt_tensor_release(t->grad);
+        mt__storage_release(t->storage);
         atomic_fetch_sub_explicit(&live_tensors, 1, memory_order_relaxed);
         header_free(t);
     }
@@ -173,11 +182,12 @@ int64_t mt_tensor_version(const mt_tensor *t) { return atomic_load(&t->storage->
 void mt_tensor_bump_version(mt_tensor *t) { atomic_fetch_add(&t->storage->version, 1); }
 int mt_tensor_same_storage(const mt_tensor *a, const mt_tensor *b) { return a->storage == b->storage; }
 
-/* PyTorch's is_contiguous: size-1 dims may have any stride. */
+/* PyTorch's is_contiguous: size-1 dims may have any stride; an empty tensor is contiguous. */
 int mt_tensor_is_contiguous(const mt_tensor *t) {
     int64_t expected = 1;
-    for (int i = t->ndim - 1; i >= 0; i--) {
+    for (int i = 0; i < t->ndim; i++)
         if (t->sizes[i] == 0) return 1;
+    for (int i = t->ndim - 1; i >= 0; i--) {
         if (t->sizes[i] != 1) {
             if (t->strides[i] != expected) return 0;
             expected *= t->sizes[i];
@@ -210,7 +220,7 @@ mt_status mt_from_blob(void *data, int64_t nbytes, int ndim, const int64_t *size
     s->nbytes = nbytes;
     mt_status st = header_new(s, ndim, sizes, strides, offset, dtype, out);
     if (st) {
-        storage_release(s);
+        mt__storage_release(s);
         return st;
     }
     s->deleter = deleter; /* set last: on failure the caller still owns ctx */

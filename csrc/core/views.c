@@ -33,37 +33,40 @@ static mt_status check_bounds(const mt_tensor *t, int ndim, const int64_t *sizes
     return MT_OK;
 }
 
-mt_status mt_as_strided(mt_tensor *t, int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset,
+mt_status mt__impl_as_strided(mt_tensor *t, int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset,
                         mt_tensor **out) {
     if (ndim < 0 || ndim > MT_MAX_DIMS) return mt__error(MT_ERR_RUNTIME, "as_strided: too many dimensions");
     MT_TRY(check_bounds(t, ndim, sizes, strides, offset));
     return mt__view_of(t, ndim, sizes, strides, offset, out);
 }
 
-/* Resolve one -1 and check the element count (PyTorch's infer_size). */
+/* Resolve one -1 and check the element count (PyTorch's infer_size, same checks and texts). */
 static mt_status infer_size(int ndim, const int64_t *in, int64_t numel, int64_t *outsz) {
-    int infer = -1;
+    int infer = -1, overflow = 0;
     int64_t prod = 1;
+    char a[256];
     for (int i = 0; i < ndim; i++) {
         outsz[i] = in[i];
         if (in[i] == -1) {
             if (infer >= 0) return mt__error(MT_ERR_RUNTIME, "only one dimension can be inferred");
             infer = i;
         } else if (in[i] < 0) {
-            return mt__error(MT_ERR_RUNTIME, "invalid shape dimension %lld", (long long)in[i]);
+            return mt__error(MT_ERR_RUNTIME, "invalid shape dimension %lld at index %d of shape %s",
+                             (long long)in[i], i, SZ(a, ndim, in));
         } else {
-            prod *= in[i];
+            overflow |= __builtin_mul_overflow(prod, in[i], &prod);
         }
     }
-    if (numel == prod || (infer >= 0 && prod > 0 && numel % prod == 0)) {
+    if (!overflow && (numel == prod || (infer >= 0 && prod > 0 && numel % prod == 0))) {
         if (infer >= 0) {
-            if (prod == 0) goto bad;
+            if (prod == 0)
+                return mt__error(MT_ERR_RUNTIME,
+                                 "cannot reshape tensor of 0 elements into shape %s because the unspecified "
+                                 "dimension size -1 can be any value and is ambiguous", SZ(a, ndim, in));
             outsz[infer] = numel / prod;
         }
         return MT_OK;
     }
-bad:;
-    char a[256];
     return mt__error(MT_ERR_RUNTIME, "shape '%s' is invalid for input of size %lld", SZ(a, ndim, in),
                      (long long)numel);
 }
@@ -109,7 +112,7 @@ static int compute_stride(const mt_tensor *t, int nd, const int64_t *newshape, i
     return view_d == -1;
 }
 
-mt_status mt_view(mt_tensor *t, int ndim, const int64_t *sizes, mt_tensor **out) {
+mt_status mt__impl_view(mt_tensor *t, int ndim, const int64_t *sizes, mt_tensor **out) {
     if (ndim > MT_MAX_DIMS) return mt__error(MT_ERR_RUNTIME, "view: too many dimensions");
     int64_t shape[MT_MAX_DIMS], strides[MT_MAX_DIMS];
     MT_TRY(infer_size(ndim, sizes, mt_tensor_numel(t), shape));
@@ -120,7 +123,7 @@ mt_status mt_view(mt_tensor *t, int ndim, const int64_t *sizes, mt_tensor **out)
     return mt__view_of(t, ndim, shape, strides, t->offset, out);
 }
 
-mt_status mt_reshape(mt_tensor *t, int ndim, const int64_t *sizes, mt_tensor **out) {
+mt_status mt__impl_reshape(mt_tensor *t, int ndim, const int64_t *sizes, mt_tensor **out) {
     if (ndim > MT_MAX_DIMS) return mt__error(MT_ERR_RUNTIME, "reshape: too many dimensions");
     int64_t shape[MT_MAX_DIMS], strides[MT_MAX_DIMS];
     MT_TRY(infer_size(ndim, sizes, mt_tensor_numel(t), shape));
@@ -133,7 +136,7 @@ mt_status mt_reshape(mt_tensor *t, int ndim, const int64_t *sizes, mt_tensor **o
     return st;
 }
 
-mt_status mt_transpose(mt_tensor *t, int64_t d0, int64_t d1, mt_tensor **out) {
+mt_status mt__impl_transpose(mt_tensor *t, int64_t d0, int64_t d1, mt_tensor **out) {
     MT_TRY(mt__wrap_dim(&d0, t->ndim));
     MT_TRY(mt__wrap_dim(&d1, t->ndim));
     int64_t sizes[MT_MAX_DIMS], strides[MT_MAX_DIMS];
@@ -146,7 +149,7 @@ mt_status mt_transpose(mt_tensor *t, int64_t d0, int64_t d1, mt_tensor **out) {
     return mt__view_of(t, t->ndim, sizes, strides, t->offset, out);
 }
 
-mt_status mt_permute(mt_tensor *t, int ndim, const int64_t *dims, mt_tensor **out) {
+mt_status mt__impl_permute(mt_tensor *t, int ndim, const int64_t *dims, mt_tensor **out) {
     if (ndim != t->ndim)
         return mt__error(MT_ERR_RUNTIME,
                          "permute(sparse_coo): number of dimensions in the tensor input does not match the "
@@ -166,7 +169,7 @@ mt_status mt_permute(mt_tensor *t, int ndim, const int64_t *dims, mt_tensor **ou
     return mt__view_of(t, ndim, sizes, strides, t->offset, out);
 }
 
-mt_status mt_expand(mt_tensor *t, int ndim, const int64_t *sizes, mt_tensor **out) {
+mt_status mt__impl_expand(mt_tensor *t, int ndim, const int64_t *sizes, mt_tensor **out) {
     char a[256], b[256];
     if (ndim < t->ndim)
         return mt__error(MT_ERR_RUNTIME,
@@ -206,7 +209,7 @@ mt_status mt_expand(mt_tensor *t, int ndim, const int64_t *sizes, mt_tensor **ou
     return mt__view_of(t, ndim, osz, ost, t->offset, out);
 }
 
-mt_status mt_squeeze(mt_tensor *t, int ndims, const int64_t *dims, mt_tensor **out) {
+mt_status mt__impl_squeeze(mt_tensor *t, int ndims, const int64_t *dims, mt_tensor **out) {
     int drop[MT_MAX_DIMS] = {0};
     if (ndims < 0) {
         for (int i = 0; i < t->ndim; i++) drop[i] = t->sizes[i] == 1;
@@ -224,7 +227,7 @@ mt_status mt_squeeze(mt_tensor *t, int ndims, const int64_t *dims, mt_tensor **o
     return mt__view_of(t, n, sizes, strides, t->offset, out);
 }
 
-mt_status mt_unsqueeze(mt_tensor *t, int64_t dim, mt_tensor **out) {
+mt_status mt__impl_unsqueeze(mt_tensor *t, int64_t dim, mt_tensor **out) {
     MT_TRY(mt__wrap_dim(&dim, t->ndim + 1));
     if (t->ndim + 1 > MT_MAX_DIMS) return mt__error(MT_ERR_RUNTIME, "unsqueeze: too many dimensions");
     int64_t sizes[MT_MAX_DIMS], strides[MT_MAX_DIMS];
@@ -240,7 +243,7 @@ mt_status mt_unsqueeze(mt_tensor *t, int64_t dim, mt_tensor **out) {
     return mt__view_of(t, t->ndim + 1, sizes, strides, t->offset, out);
 }
 
-mt_status mt_select(mt_tensor *t, int64_t dim, int64_t index, mt_tensor **out) {
+mt_status mt__impl_select(mt_tensor *t, int64_t dim, int64_t index, mt_tensor **out) {
     if (t->ndim == 0) return mt__error(MT_ERR_INDEX, "select() cannot be applied to a 0-dim tensor.");
     MT_TRY(mt__wrap_dim(&dim, t->ndim));
     int64_t size = t->sizes[dim];
@@ -256,7 +259,7 @@ mt_status mt_select(mt_tensor *t, int64_t dim, int64_t index, mt_tensor **out) {
     return mt__view_of(t, t->ndim - 1, sizes, strides, t->offset + index * t->strides[dim], out);
 }
 
-mt_status mt_slice(mt_tensor *t, int64_t dim, int64_t start, int64_t end, int64_t step, mt_tensor **out) {
+mt_status mt__impl_slice(mt_tensor *t, int64_t dim, int64_t start, int64_t end, int64_t step, mt_tensor **out) {
     if (t->ndim == 0) return mt__error(MT_ERR_INDEX, "slice() cannot be applied to a 0-dim tensor.");
     MT_TRY(mt__wrap_dim(&dim, t->ndim));
     if (step <= 0) return mt__error(MT_ERR_VALUE, "step must be greater than zero");
@@ -275,7 +278,7 @@ mt_status mt_slice(mt_tensor *t, int64_t dim, int64_t start, int64_t end, int64_
     return mt__view_of(t, t->ndim, sizes, strides, t->offset + start * t->strides[dim], out);
 }
 
-mt_status mt_unfold(mt_tensor *t, int64_t dim, int64_t size, int64_t step, mt_tensor **out) {
+mt_status mt__impl_unfold(mt_tensor *t, int64_t dim, int64_t size, int64_t step, mt_tensor **out) {
     MT_TRY(mt__wrap_dim(&dim, t->ndim));
     int64_t len = t->ndim ? t->sizes[dim] : 1;
     if (size > len)
@@ -310,38 +313,27 @@ mt_status mt_view_dtype(mt_tensor *t, int dtype, mt_tensor **out) {
                              "self.dim() cannot be 0 to view %s as %s (different element sizes)",
                              mt_dtype_names[t->dtype], mt_dtype_names[dtype]);
         int last = t->ndim - 1;
-        if (t->strides[last] != 1)
-            return mt__error(MT_ERR_RUNTIME,
-                             "self.stride(-1) must be 1 to view %s as %s (different element sizes), but got %lld",
-                             mt_dtype_names[t->dtype], mt_dtype_names[dtype], (long long)t->strides[last]);
-        if (from > to) {
-            int r = from / to;
-            for (int i = 0; i < last; i++) strides[i] *= r;
-            sizes[last] *= r;
-            offset *= r;
-        } else {
-            int r = to / from;
+        const char *a = mt_dtype_names[t->dtype], *b = mt_dtype_names[dtype];
+        int r = from > to ? from / to : to / from;
+        if (from < to) { /* PyTorch checks size and offset before the strides when upsizing */
             if (sizes[last] % r)
-                return mt__error(MT_ERR_RUNTIME,
-                                 "self.size(-1) must be divisible by %d to view %s as %s (different element "
-                                 "sizes), but got %lld",
-                                 r, mt_dtype_names[t->dtype], mt_dtype_names[dtype], (long long)sizes[last]);
+                return mt__error(MT_ERR_RUNTIME, "self.size(-1) must be divisible by %d to view %s as %s (different "
+                                 "element sizes), but got %lld", r, a, b, (long long)sizes[last]);
             if (offset % r)
-                return mt__error(MT_ERR_RUNTIME,
-                                 "self.storage_offset() must be divisible by %d to view %s as %s (different "
-                                 "element sizes), but got %lld",
-                                 r, mt_dtype_names[t->dtype], mt_dtype_names[dtype], (long long)offset);
-            for (int i = 0; i < last; i++) {
-                if (strides[i] % r)
-                    return mt__error(MT_ERR_RUNTIME,
-                                     "self.stride(%d) must be divisible by %d to view %s as %s (different "
-                                     "element sizes), but got %lld",
-                                     i, r, mt_dtype_names[t->dtype], mt_dtype_names[dtype], (long long)strides[i]);
-                strides[i] /= r;
-            }
-            sizes[last] /= r;
-            offset /= r;
+                return mt__error(MT_ERR_RUNTIME, "self.storage_offset() must be divisible by %d to view %s as %s "
+                                 "(different element sizes), but got %lld", r, a, b, (long long)offset);
         }
+        if (strides[last] != 1)
+            return mt__error(MT_ERR_RUNTIME, "self.stride(-1) must be 1 to view %s as %s (different element sizes), "
+                             "but got %lld", a, b, (long long)strides[last]);
+        for (int i = 0; i < last; i++) {
+            if (from < to && strides[i] % r)
+                return mt__error(MT_ERR_RUNTIME, "self.stride(%d) must be divisible by %d to view %s as %s "
+                                 "(different element sizes), but got %lld", i, r, a, b, (long long)strides[i]);
+            strides[i] = from > to ? strides[i] * r : strides[i] / r;
+        }
+        sizes[last] = from > to ? sizes[last] * r : sizes[last] / r;
+        offset = from > to ? offset * r : offset / r;
     }
     MT_TRY(mt__view_of(t, t->ndim, sizes, strides, offset, out));
     (*out)->dtype = dtype;

@@ -74,7 +74,7 @@ static int overlaps(const mt_tensor *a, const mt_tensor *b) {
     return 1;
 }
 
-mt_status mt_copy_(mt_tensor *dst, mt_tensor *src) {
+mt_status mt__impl_copy_(mt_tensor *dst, mt_tensor *src) {
     if (dst->device != src->device && !src->wrapped && src->ndim)
         return mt__error(MT_ERR_RUNTIME, "Expected all tensors to be on the same device");
     int ndim;
@@ -100,9 +100,9 @@ mt_status mt_copy_(mt_tensor *dst, mt_tensor *src) {
     return MT_OK;
 }
 
-mt_status mt_clone(mt_tensor *t, mt_tensor **out) { return convert(t, t->dtype, out); }
+mt_status mt__impl_clone(mt_tensor *t, mt_tensor **out) { return convert(t, t->dtype, out); }
 
-mt_status mt_to_dtype(mt_tensor *t, int dtype, int copy, mt_tensor **out) {
+mt_status mt__impl_to_dtype(mt_tensor *t, int dtype, int copy, mt_tensor **out) {
     if ((unsigned)dtype >= MT_NUM_DTYPES) return mt__error(MT_ERR_TYPE, "invalid dtype %d", dtype);
     if (dtype == t->dtype && !copy) {
         mt_tensor_retain(t);
@@ -112,7 +112,7 @@ mt_status mt_to_dtype(mt_tensor *t, int dtype, int copy, mt_tensor **out) {
     return convert(t, dtype, out);
 }
 
-mt_status mt_contiguous(mt_tensor *t, mt_tensor **out) {
+mt_status mt__impl_contiguous(mt_tensor *t, mt_tensor **out) {
     if (mt_tensor_is_contiguous(t)) {
         mt_tensor_retain(t);
         *out = t;
@@ -126,7 +126,7 @@ mt_status mt_contiguous(mt_tensor *t, mt_tensor **out) {
     return MT_OK;
 }
 
-mt_status mt_fill(mt_tensor *t, double f, int64_t i, int kind) {
+mt_status mt__impl_fill(mt_tensor *t, double f, int64_t i, int kind) {
     stack_scalar s;
     return mt_copy_(t, stack_scalar_init(&s, f, i, kind));
 }
@@ -283,7 +283,7 @@ static int result_dtype(int op, int compute) {
     return mt_ops[op].result == MT_RESULT_BOOL ? MT_BOOL : compute;
 }
 
-mt_status mt_unary(int op, mt_tensor *x, mt_tensor *out, mt_tensor **result) {
+mt_status mt__impl_unary(int op, mt_tensor *x, mt_tensor *out, mt_tensor **result) {
     MT_TRY(check_op(op, MT_KIND_UNARY));
     int compute = compute_dtype(op, x->dtype);
     if (op == MT_OP_NEG && x->dtype == MT_BOOL)
@@ -316,18 +316,18 @@ static mt_status binary(int op, mt_tensor *a, mt_tensor *b, double alpha, mt_ten
     return run(op, 2, ins, compute, result_dtype(op, compute), 0, out, &k, result);
 }
 
-mt_status mt_binary(int op, mt_tensor *a, mt_tensor *b, double alpha, mt_tensor *out, mt_tensor **result) {
+mt_status mt__impl_binary(int op, mt_tensor *a, mt_tensor *b, double alpha, mt_tensor *out, mt_tensor **result) {
     return binary(op, a, b, alpha, out, result);
 }
 
-mt_status mt_binary_scalar(int op, mt_tensor *a, double f, int64_t i, int kind, int reflected, double alpha,
+mt_status mt__impl_binary_scalar(int op, mt_tensor *a, double f, int64_t i, int kind, int reflected, double alpha,
                            mt_tensor *out, mt_tensor **result) {
     stack_scalar s;
     mt_tensor *b = stack_scalar_init(&s, f, i, kind);
     return reflected ? binary(op, b, a, alpha, out, result) : binary(op, a, b, alpha, out, result);
 }
 
-mt_status mt_ternary(int op, mt_tensor *a, mt_tensor *b, mt_tensor *c, double s, mt_tensor *out,
+mt_status mt__impl_ternary(int op, mt_tensor *a, mt_tensor *b, mt_tensor *c, double s, mt_tensor *out,
                      mt_tensor **result) {
     MT_TRY(check_op(op, MT_KIND_TERNARY));
     mt_kargs k = {.alpha = s, .ialpha = (int64_t)s};

@@ -181,6 +181,27 @@ mt_status mt_dot(mt_tensor *a, mt_tensor *b, mt_tensor **result);
 mt_status mt_mv(mt_tensor *m, mt_tensor *v, mt_tensor **result);
 mt_status mt_matmul(mt_tensor *a, mt_tensor *b, mt_tensor **result);
 
+/* ---- autograd --------------------------------------------------------- */
+void mt_set_grad_enabled(int on);              /* thread-local */
+int mt_is_grad_enabled(void);
+int mt_tensor_requires_grad(const mt_tensor *t);
+mt_status mt_tensor_set_requires_grad(mt_tensor *t, int on);
+int mt_tensor_is_leaf(const mt_tensor *t);
+int mt_tensor_retains_grad(const mt_tensor *t);
+mt_status mt_tensor_retain_grad(mt_tensor *t);
+mt_tensor *mt_tensor_grad(mt_tensor *t);       /* new reference, or NULL */
+mt_status mt_tensor_set_grad(mt_tensor *t, mt_tensor *grad);
+const char *mt_tensor_grad_fn_name(const mt_tensor *t); /* NULL for a leaf */
+mt_status mt_detach(mt_tensor *t, mt_tensor **out);
+void mt_detach_(mt_tensor *t);
+mt_status mt_tensor_set_data(mt_tensor *t, mt_tensor *src); /* t.data = src */
+/* Backward from roots with root gradients. With ninputs > 0 the gradients reaching
+ * inputs are returned in input_grads (NULL if unreached); accumulate = 1 writes
+ * leaf .grad (backward), 0 only returns them (autograd.grad). */
+mt_status mt_backward(int nroots, mt_tensor *const *roots, mt_tensor *const *grads, int retain_graph,
+                      int create_graph, int ninputs, mt_tensor *const *inputs, mt_tensor **input_grads,
+                      int accumulate);
+
 /* ---- BEGIN GENERATED OPS (tools/gen_ops.py from csrc/ops.tbl; do not edit) ---- */
 enum mt_op {
     MT_OP_ABS = 0,

@@ -185,7 +185,7 @@ static void release_all(mt_tensor **held, int n) {
     for (int i = 0; i < n; i++) mt_tensor_release(held[i]);
 }
 
-mt_status mt_index(mt_tensor *t, int n, mt_tensor *const *indices, mt_tensor **out) {
+mt_status mt__impl_index(mt_tensor *t, int n, mt_tensor *const *indices, mt_tensor **out) {
     if (n > t->ndim) return mt__error(MT_ERR_INDEX, "too many indices for tensor of dimension %d", t->ndim);
     index_plan p;
     mt_tensor *held[2 * MT_MAX_DIMS];
@@ -201,7 +201,7 @@ mt_status mt_index(mt_tensor *t, int n, mt_tensor *const *indices, mt_tensor **o
     return st;
 }
 
-mt_status mt_index_put_(mt_tensor *t, int n, mt_tensor *const *indices, mt_tensor *values, int accumulate) {
+mt_status mt__impl_index_put_(mt_tensor *t, int n, mt_tensor *const *indices, mt_tensor *values, int accumulate) {
     if (n > t->ndim) return mt__error(MT_ERR_INDEX, "too many indices for tensor of dimension %d", t->ndim);
     index_plan p;
     mt_tensor *held[2 * MT_MAX_DIMS];

@@ -174,11 +174,11 @@ static mt_status addmm_impl(mt_tensor *self, mt_tensor *m1, mt_tensor *m2, doubl
     return MT_OK;
 }
 
-mt_status mt_mm(mt_tensor *a, mt_tensor *b, mt_tensor *out, mt_tensor **result) {
+mt_status mt__impl_mm(mt_tensor *a, mt_tensor *b, mt_tensor *out, mt_tensor **result) {
     return addmm_impl(NULL, a, b, 0, 1, out, result);
 }
 
-mt_status mt_addmm(mt_tensor *self, mt_tensor *m1, mt_tensor *m2, double beta, double alpha, mt_tensor *out,
+mt_status mt__impl_addmm(mt_tensor *self, mt_tensor *m1, mt_tensor *m2, double beta, double alpha, mt_tensor *out,
                    mt_tensor **result) {
     return addmm_impl(self, m1, m2, beta, alpha, out, result);
 }
@@ -203,11 +203,11 @@ static mt_status baddbmm_impl(mt_tensor *self, mt_tensor *b1, mt_tensor *b2, dou
     return MT_OK;
 }
 
-mt_status mt_bmm(mt_tensor *a, mt_tensor *b, mt_tensor *out, mt_tensor **result) {
+mt_status mt__impl_bmm(mt_tensor *a, mt_tensor *b, mt_tensor *out, mt_tensor **result) {
     return baddbmm_impl(NULL, a, b, 0, 1, out, result);
 }
 
-mt_status mt_baddbmm(mt_tensor *self, mt_tensor *b1, mt_tensor *b2, double beta, double alpha, mt_tensor *out,
+mt_status mt__impl_baddbmm(mt_tensor *self, mt_tensor *b1, mt_tensor *b2, double beta, double alpha, mt_tensor *out,
                      mt_tensor **result) {
     return baddbmm_impl(self, b1, b2, beta, alpha, out, result);
 }

@@ -187,7 +187,7 @@ static const char *red_name(int op) {
     return (unsigned)op < sizeof names / sizeof *names ? names[op] : "reduce";
 }
 
-mt_status mt_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, int keepdim, int dtype,
+mt_status mt__impl_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, int keepdim, int dtype,
                     mt_tensor *out, mt_tensor **result) {
     if ((unsigned)op > MT_RED_ANY) return mt__error(MT_ERR_VALUE, "unknown reduction %d", op);
     int reduced[MT_MAX_DIMS];
@@ -280,7 +280,7 @@ mt_status mt_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, int ke
 }
 
 /* max/min along one dim with the index of the first extreme (NaN counts as extreme). */
-mt_status mt_max_dim(int is_min, mt_tensor *x, int64_t dim, int keepdim, mt_tensor **values, mt_tensor **indices) {
+mt_status mt__impl_max_dim(int is_min, mt_tensor *x, int64_t dim, int keepdim, mt_tensor **values, mt_tensor **indices) {
     MT_TRY(mt__wrap_dim(&dim, x->ndim));
     int64_t n = x->ndim ? x->sizes[dim] : 1, st_d = x->ndim ? x->strides[dim] : 0;
     const char *name = is_min ? "min" : "max";

@@ -1,0 +1,951 @@
+/* formulas.c — the autograd layer of dispatch: every public differentiable op
+ * runs its kernel (mt__impl_*) with grad mode off, then records a node whose
+ * backward formula is written with the library's own ops (so create_graph
+ * records the backward pass too). */
+#include <math.h>
+
+#include "autograd.h"
+
+/* the kernels without autograd */
+mt_status mt__impl_copy_(mt_tensor *dst, mt_tensor *src);
+mt_status mt__impl_clone(mt_tensor *t, mt_tensor **out);
+mt_status mt__impl_to_dtype(mt_tensor *t, int dtype, int copy, mt_tensor **out);
+mt_status mt__impl_contiguous(mt_tensor *t, mt_tensor **out);
+mt_status mt__impl_fill(mt_tensor *t, double f, int64_t i, int kind);
+mt_status mt__impl_unary(int op, mt_tensor *x, mt_tensor *out, mt_tensor **result);
+mt_status mt__impl_binary(int op, mt_tensor *a, mt_tensor *b, double alpha, mt_tensor *out, mt_tensor **result);
+mt_status mt__impl_binary_scalar(int op, mt_tensor *a, double f, int64_t i, int kind, int reflected, double alpha, mt_tensor *out, mt_tensor **result);
+mt_status mt__impl_ternary(int op, mt_tensor *a, mt_tensor *b, mt_tensor *c, double s, mt_tensor *out, mt_tensor **result);
+mt_status mt__impl_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, int keepdim, int dtype, mt_tensor *out, mt_tensor **result);
+mt_status mt__impl_max_dim(int is_min, mt_tensor *x, int64_t dim, int keepdim, mt_tensor **values, mt_tensor **indices);
+mt_status mt__impl_mm(mt_tensor *a, mt_tensor *b, mt_tensor *out, mt_tensor **result);
+mt_status mt__impl_addmm(mt_tensor *self, mt_tensor *m1, mt_tensor *m2, double beta, double alpha, mt_tensor *out, mt_tensor **result);
+mt_status mt__impl_bmm(mt_tensor *a, mt_tensor *b, mt_tensor *out, mt_tensor **result);
+mt_status mt__impl_baddbmm(mt_tensor *self, mt_tensor *b1, mt_tensor *b2, double beta, double alpha, mt_tensor *out, mt_tensor **result);
+mt_status mt__impl_as_strided(mt_tensor *t, int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset, mt_tensor **out);
+mt_status mt__impl_view(mt_tensor *t, int ndim, const int64_t *sizes, mt_tensor **out);
+mt_status mt__impl_reshape(mt_tensor *t, int ndim, const int64_t *sizes, mt_tensor **out);
+mt_status mt__impl_transpose(mt_tensor *t, int64_t d0, int64_t d1, mt_tensor **out);
+mt_status mt__impl_permute(mt_tensor *t, int ndim, const int64_t *dims, mt_tensor **out);
+mt_status mt__impl_expand(mt_tensor *t, int ndim, const int64_t *sizes, mt_tensor **out);
+mt_status mt__impl_squeeze(mt_tensor *t, int ndims, const int64_t *dims, mt_tensor **out);
+mt_status mt__impl_unsqueeze(mt_tensor *t, int64_t dim, mt_tensor **out);
+mt_status mt__impl_select(mt_tensor *t, int64_t dim, int64_t index, mt_tensor **out);
+mt_status mt__impl_slice(mt_tensor *t, int64_t dim, int64_t start, int64_t end, int64_t step, mt_tensor **out);
+mt_status mt__impl_unfold(mt_tensor *t, int64_t dim, int64_t size, int64_t step, mt_tensor **out);
+mt_status mt__impl_index(mt_tensor *t, int n, mt_tensor *const *indices, mt_tensor **out);
+mt_status mt__impl_index_put_(mt_tensor *t, int n, mt_tensor *const *indices, mt_tensor *values, int accumulate);
+
+/* ---- a small context for writing formulas: temporaries released at the end ---- */
+
+typedef struct {
+    mt_status st;
+    int n;
+    mt_tensor *tmp[64];
+} F;
+
+static mt_tensor *keep(F *c, mt_status st, mt_tensor *t) {
+    if (st) { if (!c->st) c->st = st; return NULL; }
+    if (c->n == 64) { mt_tensor_release(t); c->st = mt__error(MT_ERR_RUNTIME, "formula too long"); return NULL; }
+    return c->tmp[c->n++] = t;
+}
+/* keep the result of a call; the call runs first (function arguments have no order) */
+#define KEEP(c, call, r) ({ mt_status st__ = (call); keep((c), st__, (r)); })
+#define OK2(a, b) (!c->st && (a) && (b))
+static mt_tensor *B(F *c, int op, mt_tensor *a, mt_tensor *b) {
+    mt_tensor *r = NULL;
+    return OK2(a, b) ? KEEP(c, mt_binary(op, a, b, 1, NULL, &r), r) : NULL;
+}
+static mt_tensor *BS(F *c, int op, mt_tensor *a, double s) { /* a <op> python float */
+    mt_tensor *r = NULL;
+    return OK2(a, 1) ? KEEP(c, mt_binary_scalar(op, a, s, 0, MT_SCALAR_FLOAT, 0, 1, NULL, &r), r) : NULL;
+}
+static mt_tensor *SB(F *c, int op, double s, mt_tensor *a) { /* python float <op> a */
+    mt_tensor *r = NULL;
+    return OK2(a, 1) ? KEEP(c, mt_binary_scalar(op, a, s, 0, MT_SCALAR_FLOAT, 1, 1, NULL, &r), r) : NULL;
+}
+static mt_tensor *U(F *c, int op, mt_tensor *a) {
+    mt_tensor *r = NULL;
+    return OK2(a, 1) ? KEEP(c, mt_unary(op, a, NULL, &r), r) : NULL;
+}
+static mt_tensor *WHERE(F *c, mt_tensor *cond, mt_tensor *a, mt_tensor *b) {
+    mt_tensor *r = NULL;
+    return OK2(cond, a) && b ? KEEP(c, mt_ternary(MT_OP_WHERE, cond, a, b, 0, NULL, &r), r) : NULL;
+}
+static mt_tensor *SCALAR(F *c, double v) {
+    mt_tensor *r = NULL;
+    return c->st ? NULL : KEEP(c, mt_scalar_tensor(v, 0, MT_SCALAR_FLOAT, MT_F64, 1, &r), r);
+}
+static mt_tensor *ZEROS(F *c, const mt_meta *m) {
+    mt_tensor *r = NULL;
+    if (c->st) return NULL;
+    mt_status st = mt_empty(m->ndim, m->sizes, m->dtype, MT_CPU, &r);
+    if (!st) st = mt__impl_fill(r, 0, 0, MT_SCALAR_INT);
+    return keep(c, st, r);
+}
+static mt_tensor *SAVED(F *c, mt_node *n, int slot) {
+    mt_tensor *r = NULL;
+    return c->st ? NULL : KEEP(c, mt__saved(n, slot, &r), r);
+}
+static mt_tensor *MM(F *c, mt_tensor *a, mt_tensor *b) {
+    mt_tensor *r = NULL;
+    return OK2(a, b) ? KEEP(c, mt_matmul(a, b, &r), r) : NULL;
+}
+static mt_tensor *TR(F *c, mt_tensor *a) { /* swap the last two dims */
+    mt_tensor *r = NULL;
+    return OK2(a, 1) ? KEEP(c, mt_transpose(a, -2, -1, &r), r) : NULL;
+}
+static mt_tensor *RESHAPE(F *c, mt_tensor *a, const mt_meta *m) {
+    mt_tensor *r = NULL;
+    return OK2(a, 1) ? KEEP(c, mt_reshape(a, m->ndim, m->sizes, &r), r) : NULL;
+}
+/* give t to out[i] (a new reference) */
+static void GIVE(F *c, mt_tensor **out, int i, mt_tensor *t) {
+    if (c->st || !t) return;
+    mt_tensor_retain(t);
+    out[i] = t;
+}
+static mt_status END(F *c, mt_tensor **out, int nout) {
+    for (int i = 0; i < c->n; i++) mt_tensor_release(c->tmp[i]);
+    if (c->st)
+        for (int i = 0; i < nout; i++) { mt_tensor_release(out[i]); out[i] = NULL; }
+    return c->st;
+}
+static int needs(mt_node *n, int i) { return i < n->n_next && n->next[i].node != NULL; }
+
+/* an op that has no backward formula yet: recording succeeds, backward says so */
+static mt_status no_formula(mt_node *n, mt_tensor *const *g, mt_tensor **out) {
+    (void)g; (void)out;
+    return mt__error(MT_ERR_NOT_IMPLEMENTED, "the derivative for '%s' is not implemented.", n->name);
+}
+
+/* ---- elementwise ---------------------------------------------------------- */
+
+static const char *const unary_names[MT_NUM_OPS] = {
+    [MT_OP_ABS] = "AbsBackward0", [MT_OP_NEG] = "NegBackward0", [MT_OP_SIGN] = "SignBackward0",
+    [MT_OP_SQRT] = "SqrtBackward0", [MT_OP_RSQRT] = "RsqrtBackward0", [MT_OP_EXP] = "ExpBackward0",
+    [MT_OP_EXPM1] = "Expm1Backward0", [MT_OP_LOG] = "LogBackward0", [MT_OP_LOG1P] = "Log1PBackward0",
+    [MT_OP_LOG2] = "Log2Backward0", [MT_OP_LOG10] = "Log10Backward0", [MT_OP_SIN] = "SinBackward0",
+    [MT_OP_COS] = "CosBackward0", [MT_OP_TAN] = "TanBackward0", [MT_OP_TANH] = "TanhBackward0",
+    [MT_OP_SIGMOID] = "SigmoidBackward0", [MT_OP_ERF] = "ErfBackward0", [MT_OP_RECIPROCAL] = "ReciprocalBackward0",
+    [MT_OP_FLOOR] = "FloorBackward0", [MT_OP_CEIL] = "CeilBackward0", [MT_OP_ROUND] = "RoundBackward0",
+    [MT_OP_TRUNC] = "TruncBackward0",
+};
+
+static mt_status unary_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
+    F c0 = {0}, *c = &c0;
+    mt_tensor *g = grads[0], *x = NULL, *y = NULL, *r = NULL;
+    switch (n->op) {
+    case MT_OP_ABS: r = B(c, MT_OP_MUL, g, U(c, MT_OP_SIGN, SAVED(c, n, 0))); break;
+    case MT_OP_NEG: r = U(c, MT_OP_NEG, g); break;
+    case MT_OP_SIGN: case MT_OP_FLOOR: case MT_OP_CEIL: case MT_OP_ROUND: case MT_OP_TRUNC:
+        r = ZEROS(c, &n->in_meta[0]); break;
+    case MT_OP_SQRT: r = B(c, MT_OP_DIV, g, BS(c, MT_OP_MUL, SAVED(c, n, 1), 2.0)); break;
+    case MT_OP_RSQRT: y = SAVED(c, n, 1);
+        r = BS(c, MT_OP_MUL, B(c, MT_OP_MUL, g, B(c, MT_OP_MUL, y, B(c, MT_OP_MUL, y, y))), -0.5); break;
+    case MT_OP_EXP: r = B(c, MT_OP_MUL, g, SAVED(c, n, 1)); break;
+    case MT_OP_EXPM1: r = B(c, MT_OP_MUL, g, BS(c, MT_OP_ADD, SAVED(c, n, 1), 1.0)); break;
+    case MT_OP_LOG: r = B(c, MT_OP_DIV, g, SAVED(c, n, 0)); break;
+    case MT_OP_LOG1P: r = B(c, MT_OP_DIV, g, BS(c, MT_OP_ADD, SAVED(c, n, 0), 1.0)); break;
+    case MT_OP_LOG2: r = B(c, MT_OP_DIV, g, BS(c, MT_OP_MUL, SAVED(c, n, 0), M_LN2)); break;
+    case MT_OP_LOG10: r = B(c, MT_OP_DIV, g, BS(c, MT_OP_MUL, SAVED(c, n, 0), M_LN10)); break;
+    case MT_OP_SIN: r = B(c, MT_OP_MUL, g, U(c, MT_OP_COS, SAVED(c, n, 0))); break;
+    case MT_OP_COS: r = B(c, MT_OP_MUL, g, U(c, MT_OP_NEG, U(c, MT_OP_SIN, SAVED(c, n, 0)))); break;
+    case MT_OP_TAN: y = SAVED(c, n, 1); r = B(c, MT_OP_MUL, g, BS(c, MT_OP_ADD, B(c, MT_OP_MUL, y, y), 1.0)); break;
+    case MT_OP_TANH: y = SAVED(c, n, 1); r = B(c, MT_OP_MUL, g, SB(c, MT_OP_SUB, 1.0, B(c, MT_OP_MUL, y, y))); break;
+    case MT_OP_SIGMOID: y = SAVED(c, n, 1); r = B(c, MT_OP_MUL, g, B(c, MT_OP_MUL, y, SB(c, MT_OP_SUB, 1.0, y))); break;
+    case MT_OP_ERF: x = SAVED(c, n, 0);
+        r = B(c, MT_OP_MUL, BS(c, MT_OP_MUL, g, M_2_SQRTPI), U(c, MT_OP_EXP, U(c, MT_OP_NEG, B(c, MT_OP_MUL, x, x)))); break;
+    case MT_OP_RECIPROCAL: y = SAVED(c, n, 1); r = B(c, MT_OP_MUL, U(c, MT_OP_NEG, g), B(c, MT_OP_MUL, y, y)); break;
+    default: return no_formula(n, grads, out);
+    }
+    GIVE(c, out, 0, r);
+    return END(c, out, 1);
+}
+
+/* which of self (slot 0) / result (slot 1) a unary formula reads */
+static int unary_saves(int op) {
+    switch (op) {
+    case MT_OP_ABS: case MT_OP_LOG: case MT_OP_LOG1P: case MT_OP_LOG2: case MT_OP_LOG10: case MT_OP_SIN:
+    case MT_OP_COS: case MT_OP_ERF: return 1;
+    case MT_OP_SQRT: case MT_OP_RSQRT: case MT_OP_EXP: case MT_OP_EXPM1: case MT_OP_TAN: case MT_OP_TANH:
+    case MT_OP_SIGMOID: case MT_OP_RECIPROCAL: return 2;
+    }
+    return 0;
+}
+
+/* in-place ops: the saved inputs that alias the destination must be copied before it is overwritten */
+static mt_status unalias_saved(mt_node *n, mt_tensor *dst) {
+    if (!n) return MT_OK;
+    for (int k = 0; k < MT_NODE_SAVED; k++) {
+        mt_tensor *s = n->saved[k];
+        if (s && !n->saved_is_output[k] && s->storage == dst->storage) {
+            mt_tensor *cl;
+            int prev = mt__grad_push(0);
+            mt_status st = mt__impl_clone(s, &cl);
+            mt__grad_pop(prev);
+            if (st) return st;
+            /* the clone stands for the old value, with the old history */
+            cl->requires_grad = s->requires_grad;
+            if (s->grad_fn) { atomic_fetch_add(&s->grad_fn->refcount, 1); cl->grad_fn = s->grad_fn; cl->output_nr = s->output_nr; }
+            mt_tensor_release(s);
+            n->saved[k] = cl;
+            n->saved_version[k] = mt_tensor_version(cl);
+        }
+    }
+    return MT_OK;
+}
+
+static mt_status out_arg_error(const char *name) {
+    return mt__error(MT_ERR_RUNTIME,
+                     "%s(): functions with out=... arguments don't support automatic differentiation, but one of "
+                     "the arguments requires grad.", name);
+}
+
+/* Run an elementwise op with out= / in place when autograd is involved: the
+ * result is computed out of place (recorded), then copied into out, whose
+ * history becomes the result's. */
+typedef mt_status (*oop_fn)(void *ctx, mt_tensor **result);
+static mt_status into_out(const char *name, mt_tensor *out, int is_inplace, oop_fn fn, void *ctx, mt_tensor **result) {
+    if (!is_inplace) return out_arg_error(name);
+    MT_TRY(mt__check_inplace(out));
+    mt_tensor *r;
+    MT_TRY(fn(ctx, &r));
+    mt_status st = unalias_saved(r->grad_fn, out);
+    int prev = mt__grad_push(0);
+    if (!st) st = mt__impl_copy_(out, r);
+    mt__grad_pop(prev);
+    if (!st) mt__rebase(out, r);
+    mt_tensor_release(r);
+    if (st) return st;
+    mt_tensor_retain(out);
+    *result = out;
+    return MT_OK;
+}
+
+typedef struct { int op; mt_tensor *x; } unary_ctx;
+static mt_status unary_oop(void *p, mt_tensor **r) {
+    unary_ctx *u = p;
+    return mt_unary(u->op, u->x, NULL, r);
+}
+
+mt_status mt_unary(int op, mt_tensor *x, mt_tensor *out, mt_tensor **result) {
+    int grad = mt__grad_enabled() && (mt__requires_grad(x) || (out && mt__requires_grad(out)));
+    if (grad && out && (unsigned)op < MT_NUM_OPS && unary_names[op]) {
+        unary_ctx u = {op, x};
+        return into_out(mt_op_name(op), out, out == x, unary_oop, &u, result);
+    }
+    if (grad && out) MT_TRY(mt__check_inplace(out));
+    int prev = mt__grad_push(0);
+    mt_status st = mt__impl_unary(op, x, out, result);
+    mt__grad_pop(prev);
+    if (st || !grad || out || !mt__is_float((*result)->dtype)) return st;
+    mt_node *n;
+    const char *name = unary_names[op] ? unary_names[op] : mt_op_name(op);
+    st = mt__record(name, unary_names[op] ? unary_backward : no_formula, 1, &x, 1, result, &n);
+    if (!st && n) {
+        n->op = op;
+        int s = unary_saves(op);
+        if (s & 1) st = mt__save(n, 0, x, 0);
+        if (!st && (s & 2)) st = mt__save(n, 1, *result, 1);
+    }
+    if (st) mt_tensor_release(*result);
+    return st;
+}
+
+static const char *const binary_names[MT_NUM_OPS] = {
+    [MT_OP_ADD] = "AddBackward0", [MT_OP_SUB] = "SubBackward0", [MT_OP_MUL] = "MulBackward0",
+    [MT_OP_DIV] = "DivBackward0", [MT_OP_DIV_TRUNC] = "DivBackward1", [MT_OP_DIV_FLOOR] = "DivBackward1",
+    [MT_OP_REMAINDER] = "RemainderBackward0", [MT_OP_FMOD] = "FmodBackward0", [MT_OP_POW] = "PowBackward1",
+    [MT_OP_MAXIMUM] = "MaximumBackward0", [MT_OP_MINIMUM] = "MinimumBackward0",
+};
+
+/* operand k of a binary node: saved tensor, or the Python scalar it was called with */
+static mt_tensor *OPND(F *c, mt_node *n, int k) {
+    if (n->iv[0] == k + 1) {
+        mt_tensor *r = NULL;
+        return c->st ? NULL : KEEP(c, mt_scalar_tensor(n->s[1], (int64_t)n->s[2], (int)n->s[3], n->s[3] == MT_SCALAR_FLOAT ? MT_F64 : MT_I64, 1, &r), r);
+    }
+    return SAVED(c, n, k);
+}
+
+static mt_status binary_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
+    F c0 = {0}, *c = &c0;
+    mt_tensor *g = grads[0], *a = NULL, *b = NULL;
+    double alpha = n->s[0];
+    switch (n->op) {
+    case MT_OP_ADD:
+        if (needs(n, 0)) GIVE(c, out, 0, g);
+        if (needs(n, 1)) GIVE(c, out, 1, alpha == 1 ? g : BS(c, MT_OP_MUL, g, alpha));
+        break;
+    case MT_OP_SUB:
+        if (needs(n, 0)) GIVE(c, out, 0, g);
+        if (needs(n, 1)) GIVE(c, out, 1, BS(c, MT_OP_MUL, g, -alpha));
+        break;
+    case MT_OP_MUL:
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, g, OPND(c, n, 1)));
+        if (needs(n, 1)) GIVE(c, out, 1, B(c, MT_OP_MUL, g, OPND(c, n, 0)));
+        break;
+    case MT_OP_DIV:
+        b = OPND(c, n, 1);
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_DIV, g, b));
+        if (needs(n, 1)) GIVE(c, out, 1, B(c, MT_OP_DIV, B(c, MT_OP_MUL, U(c, MT_OP_NEG, g), OPND(c, n, 0)), B(c, MT_OP_MUL, b, b)));
+        break;
+    case MT_OP_DIV_TRUNC: case MT_OP_DIV_FLOOR:
+        for (int i = 0; i < 2; i++) if (needs(n, i)) GIVE(c, out, i, ZEROS(c, &n->in_meta[i]));
+        break;
+    case MT_OP_REMAINDER: case MT_OP_FMOD:
+        if (needs(n, 0)) GIVE(c, out, 0, g);
+        if (needs(n, 1)) GIVE(c, out, 1, B(c, MT_OP_MUL, U(c, MT_OP_NEG, g),
+                                           B(c, n->op == MT_OP_REMAINDER ? MT_OP_DIV_FLOOR : MT_OP_DIV_TRUNC, OPND(c, n, 0), OPND(c, n, 1))));
+        break;
+    case MT_OP_POW: {
+        a = OPND(c, n, 0), b = OPND(c, n, 1);
+        mt_tensor *zero = SCALAR(c, 0.0);
+        if (needs(n, 0)) { /* grad * e * x^(e-1), 0 where e == 0 */
+            mt_tensor *d = B(c, MT_OP_MUL, b, B(c, MT_OP_POW, a, BS(c, MT_OP_SUB, b, 1.0)));
+            GIVE(c, out, 0, B(c, MT_OP_MUL, g, WHERE(c, BS(c, MT_OP_EQ, b, 0.0), zero, d)));
+        }
+        if (needs(n, 1)) { /* grad * x^e * log(x), 0 where x == 0 and e >= 0 */
+            mt_tensor *d = B(c, MT_OP_MUL, B(c, MT_OP_MUL, g, SAVED(c, n, 2)), U(c, MT_OP_LOG, a));
+            mt_tensor *mask = B(c, MT_OP_LOGICAL_AND, BS(c, MT_OP_EQ, a, 0.0), BS(c, MT_OP_GE, b, 0.0));
+            GIVE(c, out, 1, WHERE(c, mask, zero, d));
+        }
+        break;
+    }
+    case MT_OP_MAXIMUM: case MT_OP_MINIMUM: {
+        a = OPND(c, n, 0), b = OPND(c, n, 1);
+        mt_tensor *zero = SCALAR(c, 0.0), *half = WHERE(c, B(c, MT_OP_EQ, a, b), BS(c, MT_OP_MUL, g, 0.5), g);
+        int lose0 = n->op == MT_OP_MAXIMUM ? MT_OP_LT : MT_OP_GT, lose1 = n->op == MT_OP_MAXIMUM ? MT_OP_GT : MT_OP_LT;
+        if (needs(n, 0)) GIVE(c, out, 0, WHERE(c, B(c, lose0, a, b), zero, half));
+        if (needs(n, 1)) GIVE(c, out, 1, WHERE(c, B(c, lose1, a, b), zero, half));
+        break;
+    }
+    default: return no_formula(n, grads, out);
+    }
+    return END(c, out, 2);
+}
+
+static int binary_saves_inputs(int op) {
+    return op == MT_OP_MUL || op == MT_OP_DIV || op == MT_OP_REMAINDER || op == MT_OP_FMOD || op == MT_OP_POW ||
+           op == MT_OP_MAXIMUM || op == MT_OP_MINIMUM;
+}
+
+/* record a binary op; scalar_pos: 0 none, 1 a is a Python scalar, 2 b is */
+static mt_status record_binary(int op, mt_tensor *a, mt_tensor *b, int scalar_pos, double f, int64_t i, int kind,
+                               double alpha, mt_tensor **result) {
+    if (!mt__is_float((*result)->dtype)) return MT_OK;
+    mt_tensor *ins[2] = {scalar_pos == 1 ? NULL : a, scalar_pos == 2 ? NULL : b};
+    mt_node *n;
+    const char *name = binary_names[op] ? binary_names[op] : mt_op_name(op);
+    MT_TRY(mt__record(name, binary_names[op] ? binary_backward : no_formula, 2, ins, 1, result, &n));
+    if (!n) return MT_OK;
+    n->op = op;
+    n->s[0] = alpha;
+    n->iv[0] = scalar_pos;
+    n->s[1] = f, n->s[2] = (double)i, n->s[3] = kind;
+    if (binary_saves_inputs(op)) {
+        MT_TRY(mt__save(n, 0, ins[0], 0));
+        MT_TRY(mt__save(n, 1, ins[1], 0));
+    }
+    if (op == MT_OP_POW) MT_TRY(mt__save(n, 2, *result, 1));
+    return MT_OK;
+}
+
+typedef struct { int op; mt_tensor *a, *b; double f; int64_t i; int kind, reflected; double alpha; int scalar; } binary_ctx;
+static mt_status binary_oop(void *p, mt_tensor **r) {
+    binary_ctx *u = p;
+    if (u->scalar) return mt_binary_scalar(u->op, u->a, u->f, u->i, u->kind, u->reflected, u->alpha, NULL, r);
+    return mt_binary(u->op, u->a, u->b, u->alpha, NULL, r);
+}
+
+mt_status mt_binary(int op, mt_tensor *a, mt_tensor *b, double alpha, mt_tensor *out, mt_tensor **result) {
+    int grad = mt__grad_enabled() && (mt__requires_grad(a) || mt__requires_grad(b) || (out && mt__requires_grad(out)));
+    if (grad && out && (unsigned)op < MT_NUM_OPS && binary_names[op]) {
+        binary_ctx u = {op, a, b, 0, 0, 0, 0, alpha, 0};
+        return into_out(mt_op_name(op), out, out == a || out == b, binary_oop, &u, result);
+    }
+    if (grad && out) MT_TRY(mt__check_inplace(out));
+    int prev = mt__grad_push(0);
+    mt_status st = mt__impl_binary(op, a, b, alpha, out, result);
+    mt__grad_pop(prev);
+    if (st || !grad || out) return st;
+    st = record_binary(op, a, b, 0, 0, 0, 0, alpha, result);
+    if (st) mt_tensor_release(*result);
+    return st;
+}
+
+mt_status mt_binary_scalar(int op, mt_tensor *a, double f, int64_t i, int kind, int reflected, double alpha,
+                           mt_tensor *out, mt_tensor **result) {
+    int grad = mt__grad_enabled() && (mt__requires_grad(a) || (out && mt__requires_grad(out)));
+    if (grad && out && (unsigned)op < MT_NUM_OPS && binary_names[op]) {
+        binary_ctx u = {op, a, NULL, f, i, kind, reflected, alpha, 1};
+        return into_out(mt_op_name(op), out, out == a, binary_oop, &u, result);
+    }
+    if (grad && out) MT_TRY(mt__check_inplace(out));
+    int prev = mt__grad_push(0);
+    mt_status st = mt__impl_binary_scalar(op, a, f, i, kind, reflected, alpha, out, result);
+    mt__grad_pop(prev);
+    if (st || !grad || out) return st;
+    st = reflected ? record_binary(op, NULL, a, 1, f, i, kind, alpha, result)
+                   : record_binary(op, a, NULL, 2, f, i, kind, alpha, result);
+    if (st) mt_tensor_release(*result);
+    return st;
+}
+
+static mt_status ternary_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
+    F c0 = {0}, *c = &c0;
+    mt_tensor *g = grads[0], *zero = SCALAR(c, 0.0);
+    double v = n->s[0];
+    switch (n->op) {
+    case MT_OP_WHERE: { /* inputs: cond, a, b */
+        mt_tensor *cond = SAVED(c, n, 0);
+        if (needs(n, 1)) GIVE(c, out, 1, WHERE(c, cond, g, zero));
+        if (needs(n, 2)) GIVE(c, out, 2, WHERE(c, cond, zero, g));
+        break;
+    }
+    case MT_OP_CLAMP: { /* inputs: x, lo, hi; iv[1]: which bounds were given */
+        mt_tensor *x = SAVED(c, n, 0), *lo = n->iv[1] & 1 ? SAVED(c, n, 1) : NULL, *hi = n->iv[1] & 2 ? SAVED(c, n, 2) : NULL;
+        mt_tensor *in = NULL;
+        if (lo) in = B(c, MT_OP_GE, x, lo);
+        if (hi) in = in ? B(c, MT_OP_LOGICAL_AND, in, B(c, MT_OP_LE, x, hi)) : B(c, MT_OP_LE, x, hi);
+        if (needs(n, 0)) GIVE(c, out, 0, WHERE(c, in, g, zero));
+        if (needs(n, 1) && lo) GIVE(c, out, 1, WHERE(c, B(c, MT_OP_LT, x, lo), g, zero));
+        if (needs(n, 2) && hi) GIVE(c, out, 2, WHERE(c, B(c, MT_OP_GT, x, hi), g, zero));
+        break;
+    }
+    case MT_OP_LERP: { /* start, end, weight */
+        mt_tensor *w = SAVED(c, n, 2);
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, g, SB(c, MT_OP_SUB, 1.0, w)));
+        if (needs(n, 1)) GIVE(c, out, 1, B(c, MT_OP_MUL, g, w));
+        if (needs(n, 2)) GIVE(c, out, 2, B(c, MT_OP_MUL, g, B(c, MT_OP_SUB, SAVED(c, n, 1), SAVED(c, n, 0))));
+        break;
+    }
+    case MT_OP_ADDCMUL:
+        if (needs(n, 0)) GIVE(c, out, 0, g);
+        if (needs(n, 1)) GIVE(c, out, 1, BS(c, MT_OP_MUL, B(c, MT_OP_MUL, g, SAVED(c, n, 2)), v));
+        if (needs(n, 2)) GIVE(c, out, 2, BS(c, MT_OP_MUL, B(c, MT_OP_MUL, g, SAVED(c, n, 1)), v));
+        break;
+    case MT_OP_ADDCDIV: {
+        mt_tensor *t1 = SAVED(c, n, 1), *t2 = SAVED(c, n, 2);
+        if (needs(n, 0)) GIVE(c, out, 0, g);
+        if (needs(n, 1)) GIVE(c, out, 1, BS(c, MT_OP_MUL, B(c, MT_OP_DIV, g, t2), v));
+        if (needs(n, 2)) GIVE(c, out, 2, BS(c, MT_OP_MUL, B(c, MT_OP_DIV, B(c, MT_OP_MUL, g, t1), B(c, MT_OP_MUL, t2, t2)), -v));
+        break;
+    }
+    case MT_OP_MASKED_FILL: { /* self, mask, value */
+        mt_tensor *mask = SAVED(c, n, 1);
+        if (needs(n, 0)) GIVE(c, out, 0, WHERE(c, mask, zero, g));
+        if (needs(n, 2)) {
+            mt_tensor *r = NULL, *m = WHERE(c, mask, g, zero);
+            if (m) KEEP(c, mt_reduce(MT_RED_SUM, m, 0, NULL, 0, -1, NULL, &r), r);
+            GIVE(c, out, 2, r);
+        }
+        break;
+    }
+    case MT_OP_NAN_TO_NUM:
+        if (needs(n, 0)) GIVE(c, out, 0, WHERE(c, U(c, MT_OP_ISFINITE, SAVED(c, n, 0)), g, zero));
+        break;
+    default: return no_formula(n, grads, out);
+    }
+    return END(c, out, 3);
+}
+
+static const char *ternary_name(int op) {
+    switch (op) {
+    case MT_OP_WHERE: return "WhereBackward0";
+    case MT_OP_CLAMP: return "ClampBackward1";
+    case MT_OP_LERP: return "LerpBackward1";
+    case MT_OP_ADDCMUL: return "AddcmulBackward0";
+    case MT_OP_ADDCDIV: return "AddcdivBackward0";
+    case MT_OP_MASKED_FILL: return "MaskedFillBackward1";
+    case MT_OP_NAN_TO_NUM: return "NanToNumBackward0";
+    }
+    return NULL;
+}
+
+typedef struct { int op; mt_tensor *a, *b, *c; double s; } ternary_ctx;
+static mt_status ternary_oop(void *p, mt_tensor **r) {
+    ternary_ctx *u = p;
+    return mt_ternary(u->op, u->a, u->b, u->c, u->s, NULL, r);
+}
+
+mt_status mt_ternary(int op, mt_tensor *a, mt_tensor *b, mt_tensor *c, double s, mt_tensor *out,
+                     mt_tensor **result) {
+    int grad = mt__grad_enabled() && (mt__requires_grad(a) || mt__requires_grad(b) || mt__requires_grad(c) ||
+                                      (out && mt__requires_grad(out)));
+    if (grad && out && ternary_name(op)) {
+        ternary_ctx u = {op, a, b, c, s};
+        return into_out(mt_op_name(op), out, out == a || out == b || out == c, ternary_oop, &u, result);
+    }
+    if (grad && out) MT_TRY(mt__check_inplace(out));
+    int prev = mt__grad_push(0);
+    mt_status st = mt__impl_ternary(op, a, b, c, s, out, result);
+    mt__grad_pop(prev);
+    if (st || !grad || out || !mt__is_float((*result)->dtype)) return st;
+    mt_tensor *ins[3] = {a, b, c};
+    if (op == MT_OP_NAN_TO_NUM) ins[1] = ins[2] = NULL;
+    mt_node *n;
+    st = mt__record(ternary_name(op) ? ternary_name(op) : mt_op_name(op), ternary_name(op) ? ternary_backward : no_formula,
+                    3, ins, 1, result, &n);
+    if (!st && n) {
+        n->op = op;
+        n->s[0] = s;
+        n->iv[1] = (b ? 1 : 0) | (c ? 2 : 0);
+        for (int k = 0; k < 3 && !st; k++) st = mt__save(n, k, ins[k], 0);
+    }
+    if (st) mt_tensor_release(*result);
+    return st;
+}
+
+/* ---- reductions ------------------------------------------------------------- */
+
+/* g (reduced over iv[2..] dims, keepdim iv[1]) reshaped so it broadcasts against the input */
+static mt_tensor *KEEPDIM(F *c, mt_node *n, mt_tensor *g) {
+    if (n->iv[1] || !g) return g;
+    const mt_meta *m = &n->in_meta[0];
+    mt_meta k = *m;
+    int reduced[MT_MAX_DIMS] = {0};
+    if (n->niv == 0) for (int d = 0; d < m->ndim; d++) reduced[d] = 1;
+    for (int i = 0; i < n->niv; i++) { int64_t d = n->iv[2 + i]; if (d < 0) d += m->ndim; if (d >= 0 && d < m->ndim) reduced[d] = 1; }
+    for (int d = 0; d < m->ndim; d++) if (reduced[d]) k.sizes[d] = 1;
+    return RESHAPE(c, g, &k);
+}
+
+static mt_tensor *EXPAND_TO(F *c, mt_tensor *g, const mt_meta *m) {
+    mt_tensor *r = NULL;
+    return OK2(g, 1) ? KEEP(c, mt_expand(g, m->ndim, m->sizes, &r), r) : NULL;
+}
+
+static mt_status reduce_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
+    F c0 = {0}, *c = &c0;
+    mt_tensor *g = KEEPDIM(c, n, grads[0]);
+    const mt_meta *m = &n->in_meta[0];
+    switch (n->op) {
+    case MT_RED_SUM: GIVE(c, out, 0, EXPAND_TO(c, g, m)); break;
+    case MT_RED_MEAN: {
+        int64_t count = 1;
+        for (int d = 0; d < m->ndim; d++) count *= m->sizes[d];
+        int64_t kept = 1;
+        if (g) for (int d = 0; d < g->ndim; d++) kept *= g->sizes[d];
+        GIVE(c, out, 0, EXPAND_TO(c, BS(c, MT_OP_DIV, g, (double)(kept ? count / kept : 1)), m));
+        break;
+    }
+    case MT_RED_AMAX: case MT_RED_AMIN: { /* shared evenly among the extremes */
+        mt_tensor *x = SAVED(c, n, 0), *y = KEEPDIM(c, n, SAVED(c, n, 1));
+        mt_tensor *mask = B(c, MT_OP_EQ, x, y);
+        mt_tensor *maskf = NULL, *cnt = NULL;
+        if (mask) maskf = KEEP(c, mt_to_dtype(mask, m->dtype, 0, &maskf), maskf);
+        if (maskf) {
+            int64_t dims[MT_MAX_DIMS];
+            int nd = n->niv;
+            for (int i = 0; i < nd; i++) dims[i] = n->iv[2 + i];
+            cnt = KEEP(c, mt_reduce(MT_RED_SUM, maskf, nd, dims, 1, -1, NULL, &cnt), cnt);
+        }
+        GIVE(c, out, 0, B(c, MT_OP_DIV, B(c, MT_OP_MUL, maskf, g), cnt));
+        break;
+    }
+    default: return no_formula(n, grads, out);
+    }
+    return END(c, out, 1);
+}
+
+mt_status mt_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, int keepdim, int dtype, mt_tensor *out,
+                    mt_tensor **result) {
+    int grad = mt__grad_enabled() && mt__requires_grad(x);
+    if (grad && out) return out_arg_error("sum");
+    int prev = mt__grad_push(0);
+    mt_status st = mt__impl_reduce(op, x, ndims, dims, keepdim, dtype, out, result);
+    mt__grad_pop(prev);
+    if (st || !grad || !mt__is_float((*result)->dtype)) return st;
+    static const char *names[] = {"SumBackward1", "ProdBackward1", "MeanBackward1", "AmaxBackward0", "AminBackward0"};
+    if (op > MT_RED_AMIN) return MT_OK; /* all/any: not differentiable */
+    const char *name = ndims <= 0 && (op == MT_RED_SUM || op == MT_RED_MEAN || op == MT_RED_PROD)
+                           ? (op == MT_RED_SUM ? "SumBackward0" : op == MT_RED_MEAN ? "MeanBackward0" : "ProdBackward0")
+                           : names[op];
+    mt_node *n;
+    st = mt__record(name, op == MT_RED_PROD ? no_formula : reduce_backward, 1, &x, 1, result, &n);
+    if (!st && n) {
+        n->op = op;
+        n->iv[1] = keepdim;
+        n->niv = ndims > 0 ? ndims : 0;
+        for (int i = 0; i < n->niv && i < MT_MAX_DIMS; i++) n->iv[2 + i] = dims[i];
+        if (op == MT_RED_AMAX || op == MT_RED_AMIN) {
+            st = mt__save(n, 0, x, 0);
+            if (!st) st = mt__save(n, 1, *result, 1);
+        }
+    }
+    if (st) mt_tensor_release(*result);
+    return st;
+}
+
+/* max/min along a dim: the gradient goes to the position of the index */
+static mt_status max_dim_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
+    F c0 = {0}, *c = &c0;
+    const mt_meta *m = &n->in_meta[0];
+    mt_tensor *g = KEEPDIM(c, n, grads[0]), *idx = KEEPDIM(c, n, SAVED(c, n, 0));
+    int64_t dim = n->iv[2];
+    mt_tensor *ar = NULL;
+    if (!c->st) ar = KEEP(c, mt_arange(0, (double)(m->ndim ? m->sizes[dim] : 1), 1, MT_I64, MT_CPU, &ar), ar);
+    mt_meta shape = {.ndim = m->ndim, .dtype = MT_I64};
+    for (int d = 0; d < m->ndim; d++) shape.sizes[d] = d == dim ? m->sizes[d] : 1;
+    mt_tensor *mask = B(c, MT_OP_EQ, RESHAPE(c, ar, &shape), idx);
+    GIVE(c, out, 0, WHERE(c, mask, g, SCALAR(c, 0.0)));
+    return END(c, out, 1);
+}
+
+mt_status mt_max_dim(int is_min, mt_tensor *x, int64_t dim, int keepdim, mt_tensor **values, mt_tensor **indices) {
+    int grad = mt__grad_enabled() && mt__requires_grad(x);
+    int prev = mt__grad_push(0);
+    mt_status st = mt__impl_max_dim(is_min, x, dim, keepdim, values, indices);
+    mt__grad_pop(prev);
+    if (st || !grad) return st;
+    mt_node *n;
+    st = mt__record(is_min ? "MinBackward0" : "MaxBackward0", max_dim_backward, 1, &x, 1, values, &n);
+    if (!st && n) {
+        n->iv[1] = keepdim;
+        n->niv = 1;
+        int64_t d = dim;
+        mt__wrap_dim(&d, x->ndim);
+        n->iv[2] = d;
+        st = mt__save(n, 0, *indices, 0);
+    }
+    if (st) { mt_tensor_release(*values); mt_tensor_release(*indices); }
+    return st;
+}
+
+/* ---- matrix products ---------------------------------------------------------- */
+
+/* inputs: [self,] a, b; s[0] beta, s[1] alpha; iv[0]: has self */
+static mt_status gemm_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
+    F c0 = {0}, *c = &c0;
+    mt_tensor *g = grads[0];
+    int o = (int)n->iv[0];
+    double beta = n->s[0], alpha = n->s[1];
+    if (o && needs(n, 0)) GIVE(c, out, 0, beta == 1 ? g : BS(c, MT_OP_MUL, g, beta));
+    if (needs(n, o)) {
+        mt_tensor *r = MM(c, g, TR(c, SAVED(c, n, 1)));
+        GIVE(c, out, o, alpha == 1 ? r : BS(c, MT_OP_MUL, r, alpha));
+    }
+    if (needs(n, o + 1)) {
+        mt_tensor *r = MM(c, TR(c, SAVED(c, n, 0)), g);
+        GIVE(c, out, o + 1, alpha == 1 ? r : BS(c, MT_OP_MUL, r, alpha));
+    }
+    return END(c, out, 3);
+}
+
+static mt_status record_gemm(const char *name, mt_tensor *self, mt_tensor *a, mt_tensor *b, double beta, double alpha,
+                             mt_tensor **result) {
+    mt_tensor *ins[3] = {self, a, b};
+    mt_node *n;
+    int o = self ? 1 : 0;
+    MT_TRY(mt__record(name, gemm_backward, 2 + o, ins + (1 - o), 1, result, &n));
+    if (!n) return MT_OK;
+    n->iv[0] = o;
+    n->s[0] = beta;
+    n->s[1] = alpha;
+    MT_TRY(mt__save(n, 0, a, 0));
+    return mt__save(n, 1, b, 0);
+}
+
+mt_status mt_mm(mt_tensor *a, mt_tensor *b, mt_tensor *out, mt_tensor **result) {
+    int grad = mt__grad_enabled() && (mt__requires_grad(a) || mt__requires_grad(b));
+    if (grad && out) return out_arg_error("mm");
+    int prev = mt__grad_push(0);
+    mt_status st = mt__impl_mm(a, b, out, result);
+    mt__grad_pop(prev);
+    if (st || !grad) return st;
+    if ((st = record_gemm("MmBackward0", NULL, a, b, 0, 1, result))) mt_tensor_release(*result);
+    return st;
+}
+
+mt_status mt_bmm(mt_tensor *a, mt_tensor *b, mt_tensor *out, mt_tensor **result) {
+    int grad = mt__grad_enabled() && (mt__requires_grad(a) || mt__requires_grad(b));
+    if (grad && out) return out_arg_error("bmm");
+    int prev = mt__grad_push(0);
+    mt_status st = mt__impl_bmm(a, b, out, result);
+    mt__grad_pop(prev);
+    if (st || !grad) return st;
+    if ((st = record_gemm("BmmBackward0", NULL, a, b, 0, 1, result))) mt_tensor_release(*result);
+    return st;
+}
+
+mt_status mt_addmm(mt_tensor *self, mt_tensor *m1, mt_tensor *m2, double beta, double alpha, mt_tensor *out,
+                   mt_tensor **result) {
+    int grad = mt__grad_enabled() && (mt__requires_grad(self) || mt__requires_grad(m1) || mt__requires_grad(m2));
+    if (grad && out) return out_arg_error("addmm");
+    int prev = mt__grad_push(0);
+    mt_status st = mt__impl_addmm(self, m1, m2, beta, alpha, out, result);
+    mt__grad_pop(prev);
+    if (st || !grad) return st;
+    if ((st = record_gemm("AddmmBackward0", self, m1, m2, beta, alpha, result))) mt_tensor_release(*result);
+    return st;
+}
+
+mt_status mt_baddbmm(mt_tensor *self, mt_tensor *b1, mt_tensor *b2, double beta, double alpha, mt_tensor *out,
+                     mt_tensor **result) {
+    int grad = mt__grad_enabled() && (mt__requires_grad(self) || mt__requires_grad(b1) || mt__requires_grad(b2));
+    if (grad && out) return out_arg_error("baddbmm");
+    int prev = mt__grad_push(0);
+    mt_status st = mt__impl_baddbmm(self, b1, b2, beta, alpha, out, result);
+    mt__grad_pop(prev);
+    if (st || !grad) return st;
+    if ((st = record_gemm("BaddbmmBackward0", self, b1, b2, beta, alpha, result))) mt_tensor_release(*result);
+    return st;
+}
+
+/* ---- views and copies --------------------------------------------------------- */
+
+enum { V_RESHAPE, V_TRANSPOSE, V_PERMUTE, V_EXPAND, V_SELECT, V_SLICE, V_NONE };
+
+static mt_status view_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
+    F c0 = {0}, *c = &c0;
+    mt_tensor *g = grads[0];
+    const mt_meta *m = &n->in_meta[0];
+    SAVED(c, n, 0); /* the base must not have been modified since the view was taken */
+    switch (n->op) {
+    case V_RESHAPE: GIVE(c, out, 0, RESHAPE(c, g, m)); break;
+    case V_TRANSPOSE: {
+        mt_tensor *r = NULL;
+        if (!c->st) r = KEEP(c, mt_transpose(g, n->iv[0], n->iv[1], &r), r);
+        GIVE(c, out, 0, r);
+        break;
+    }
+    case V_PERMUTE: {
+        int64_t inv[MT_MAX_DIMS];
+        for (int i = 0; i < m->ndim; i++) inv[n->iv[i]] = i;
+        mt_tensor *r = NULL;
+        if (!c->st) r = KEEP(c, mt_permute(g, m->ndim, inv, &r), r);
+        GIVE(c, out, 0, r);
+        break;
+    }
+    case V_EXPAND: GIVE(c, out, 0, g); break; /* the engine sums back to the input's shape */
+    case V_SELECT: case V_SLICE: {
+        if (mt__grad_enabled() && mt__requires_grad(g)) {
+            c->st = mt__error(MT_ERR_NOT_IMPLEMENTED, "double backward through %s is not implemented yet", n->name);
+            break;
+        }
+        mt_tensor *z = ZEROS(c, m), *v = NULL;
+        if (!c->st) {
+            mt_status st = n->op == V_SELECT ? mt__impl_select(z, n->iv[0], n->iv[1], &v)
+                                             : mt__impl_slice(z, n->iv[0], n->iv[1], n->iv[2], n->iv[3], &v);
+            keep(c, st, v);
+            if (!st && (st = mt__impl_copy_(v, g))) c->st = st;
+        }
+        GIVE(c, out, 0, z);
+        break;
+    }
+    default: return no_formula(n, grads, out);
+    }
+    return END(c, out, 1);
+}
+
+/* Record a view: the output shares storage with x, and in-place writes to it are refused. */
+static mt_status record_view(const char *name, int kind, mt_tensor *x, mt_tensor **result, const int64_t *args, int nargs) {
+    mt_node *n;
+    mt_tensor *r = *result;
+    if (r == x) return MT_OK;
+    MT_TRY(mt__record(name, kind == V_NONE ? no_formula : view_backward, 1, &x, 1, result, &n));
+    if (!n) return MT_OK;
+    n->op = kind;
+    for (int i = 0; i < nargs && i < MT_MAX_DIMS; i++) n->iv[i] = args[i];
+    if (r->storage == x->storage) r->is_view = 1;
+    return mt__save(n, 0, x, 0);
+}
+
+#define VIEW_WRAPPER(CALL, NAME, KIND, ARGS, NARGS)                                         \
+    int grad = mt__grad_enabled() && mt__requires_grad(t);                                 \
+    int prev = mt__grad_push(0);                                                           \
+    mt_status st = CALL;                                                                   \
+    mt__grad_pop(prev);                                                                    \
+    if (st || !grad) return st;                                                            \
+    if ((st = record_view(NAME, KIND, t, out, ARGS, NARGS))) mt_tensor_release(*out);      \
+    return st;
+
+mt_status mt_as_strided(mt_tensor *t, int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset, mt_tensor **out) {
+    VIEW_WRAPPER(mt__impl_as_strided(t, ndim, sizes, strides, offset, out), "AsStridedBackward0", V_NONE, NULL, 0)
+}
+mt_status mt_view(mt_tensor *t, int ndim, const int64_t *sizes, mt_tensor **out) {
+    VIEW_WRAPPER(mt__impl_view(t, ndim, sizes, out), "ViewBackward0", V_RESHAPE, NULL, 0)
+}
+mt_status mt_reshape(mt_tensor *t, int ndim, const int64_t *sizes, mt_tensor **out) {
+    int grad = mt__grad_enabled() && mt__requires_grad(t);
+    int prev = mt__grad_push(0);
+    mt_status st = mt__impl_reshape(t, ndim, sizes, out);
+    mt__grad_pop(prev);
+    if (st || !grad) return st;
+    int is_view = (*out)->storage == t->storage;
+    if ((st = record_view(is_view ? "ViewBackward0" : "UnsafeViewBackward0", V_RESHAPE, t, out, NULL, 0)))
+        mt_tensor_release(*out);
+    return st;
+}
+mt_status mt_transpose(mt_tensor *t, int64_t d0, int64_t d1, mt_tensor **out) {
+    int64_t args[2] = {d0, d1};
+    VIEW_WRAPPER(mt__impl_transpose(t, d0, d1, out), "TransposeBackward0", V_TRANSPOSE, args, 2)
+}
+mt_status mt_permute(mt_tensor *t, int ndim, const int64_t *dims, mt_tensor **out) {
+    int64_t args[MT_MAX_DIMS];
+    for (int i = 0; i < ndim && i < MT_MAX_DIMS; i++) { args[i] = dims[i] < 0 ? dims[i] + ndim : dims[i]; }
+    VIEW_WRAPPER(mt__impl_permute(t, ndim, dims, out), "PermuteBackward0", V_PERMUTE, args, ndim)
+}
+mt_status mt_expand(mt_tensor *t, int ndim, const int64_t *sizes, mt_tensor **out) {
+    VIEW_WRAPPER(mt__impl_expand(t, ndim, sizes, out), "ExpandBackward0", V_EXPAND, NULL, 0)
+}
+mt_status mt_squeeze(mt_tensor *t, int ndims, const int64_t *dims, mt_tensor **out) {
+    VIEW_WRAPPER(mt__impl_squeeze(t, ndims, dims, out), ndims < 0 ? "SqueezeBackward0" : "SqueezeBackward1", V_RESHAPE, NULL, 0)
+}
+mt_status mt_unsqueeze(mt_tensor *t, int64_t dim, mt_tensor **out) {
+    VIEW_WRAPPER(mt__impl_unsqueeze(t, dim, out), "UnsqueezeBackward0", V_RESHAPE, NULL, 0)
+}
+mt_status mt_select(mt_tensor *t, int64_t dim, int64_t index, mt_tensor **out) {
+    int64_t d = dim, args[2];
+    if (t->ndim) mt__wrap_dim(&d, t->ndim);
+    args[0] = d;
+    args[1] = t->ndim && index < 0 ? index + t->sizes[d] : index;
+    VIEW_WRAPPER(mt__impl_select(t, dim, index, out), "SelectBackward0", V_SELECT, args, 2)
+}
+mt_status mt_slice(mt_tensor *t, int64_t dim, int64_t start, int64_t end, int64_t step, mt_tensor **out) {
+    int64_t d = dim, args[4];
+    if (t->ndim) mt__wrap_dim(&d, t->ndim);
+    args[0] = d, args[1] = start, args[2] = end, args[3] = step;
+    VIEW_WRAPPER(mt__impl_slice(t, dim, start, end, step, out), "SliceBackward0", V_SLICE, args, 4)
+}
+mt_status mt_unfold(mt_tensor *t, int64_t dim, int64_t size, int64_t step, mt_tensor **out) {
+    VIEW_WRAPPER(mt__impl_unfold(t, dim, size, step, out), "UnfoldBackward0", V_NONE, NULL, 0)
+}
+
+static mt_status pass_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
+    (void)n;
+    mt_tensor_retain(grads[0]);
+    out[0] = grads[0]; /* the engine casts back to the input's dtype */
+    return MT_OK;
+}
+
+static mt_status record_copy(const char *name, mt_tensor *t, mt_tensor **out) {
+    if (*out == t) return MT_OK; /* no copy was made: the same tensor, same history */
+    mt_node *n;
+    return mt__record(name, pass_backward, 1, &t, 1, out, &n);
+}
+
+mt_status mt_clone(mt_tensor *t, mt_tensor **out) {
+    int grad = mt__grad_enabled() && mt__requires_grad(t);
+    int prev = mt__grad_push(0);
+    mt_status st = mt__impl_clone(t, out);
+    mt__grad_pop(prev);
+    if (!st && grad && (st = record_copy("CloneBackward0", t, out))) mt_tensor_release(*out);
+    return st;
+}
+mt_status mt_contiguous(mt_tensor *t, mt_tensor **out) {
+    int grad = mt__grad_enabled() && mt__requires_grad(t);
+    int prev = mt__grad_push(0);
+    mt_status st = mt__impl_contiguous(t, out);
+    mt__grad_pop(prev);
+    if (!st && grad && (st = record_copy("CloneBackward0", t, out))) mt_tensor_release(*out);
+    return st;
+}
+mt_status mt_to_dtype(mt_tensor *t, int dtype, int copy, mt_tensor **out) {
+    int grad = mt__grad_enabled() && mt__requires_grad(t) && mt__is_float(dtype);
+    int prev = mt__grad_push(0);
+    mt_status st = mt__impl_to_dtype(t, dtype, copy, out);
+    mt__grad_pop(prev);
+    if (!st && grad && (st = record_copy("ToCopyBackward0", t, out))) mt_tensor_release(*out);
+    return st;
+}
+
+/* copy_/fill_/index_put_ overwrite (part of) dst: inputs are (old dst, source) */
+static mt_status overwrite_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
+    F c0 = {0}, *c = &c0;
+    mt_tensor *g = grads[0];
+    if (n->op == 0) { /* copy_ / fill_: all of dst is replaced */
+        if (needs(n, 0)) GIVE(c, out, 0, ZEROS(c, &n->in_meta[0]));
+        if (needs(n, 1)) GIVE(c, out, 1, g);
+    } else { /* index_put_: the indexed positions of dst are replaced (or added to) */
+        if (needs(n, 0)) {
+            if (n->iv[0]) GIVE(c, out, 0, g);
+            else {
+                mt_tensor *r = NULL, *z = NULL;
+                if (!c->st) r = KEEP(c, mt__impl_clone(g, &r), r);
+                if (!c->st) z = KEEP(c, mt_scalar_tensor(0, 0, MT_SCALAR_INT, g->dtype, 0, &z), z);
+                if (!c->st) c->st = mt__impl_index_put_(r, n->nindex, n->index, z, 0);
+                GIVE(c, out, 0, r);
+            }
+        }
+        if (needs(n, 1)) {
+            mt_tensor *r = NULL;
+            if (!c->st) r = KEEP(c, mt_index(g, n->nindex, n->index, &r), r);
+            GIVE(c, out, 1, r);
+        }
+    }
+    return END(c, out, 2);
+}
+
+static mt_status record_overwrite(const char *name, mt_tensor *dst, mt_tensor *src, int kind, int accumulate, int nidx,
+                                  mt_tensor *const *idx) {
+    mt_tensor *ins[2] = {dst, src};
+    mt_node *n;
+    MT_TRY(mt__record(name, overwrite_backward, src ? 2 : 1, ins, 1, &dst, &n));
+    if (!n) return MT_OK;
+    n->op = kind;
+    n->iv[0] = accumulate;
+    for (int i = 0; i < nidx; i++) {
+        if (idx[i]) mt_tensor_retain(idx[i]);
+        n->index[i] = idx[i];
+    }
+    n->nindex = nidx;
+    return MT_OK;
+}
+
+mt_status mt_copy_(mt_tensor *dst, mt_tensor *src) {
+    int grad = mt__grad_enabled() && (mt__requires_grad(dst) || mt__requires_grad(src));
+    if (grad) MT_TRY(mt__check_inplace(dst));
+    int prev = mt__grad_push(0);
+    mt_status st = mt__impl_copy_(dst, src);
+    mt__grad_pop(prev);
+    if (st || !grad || !mt__is_float(dst->dtype)) return st;
+    return record_overwrite("CopyBackwards", dst, src, 0, 0, 0, NULL);
+}
+
+mt_status mt_fill(mt_tensor *t, double f, int64_t i, int kind) {
+    int grad = mt__grad_enabled() && mt__requires_grad(t);
+    if (grad) MT_TRY(mt__check_inplace(t));
+    MT_TRY(mt__impl_fill(t, f, i, kind));
+    return grad ? record_overwrite("FillBackward0", t, NULL, 0, 0, 0, NULL) : MT_OK;
+}
+
+static mt_status index_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
+    F c0 = {0}, *c = &c0;
+    if (mt__grad_enabled() && mt__requires_grad(grads[0]))
+        c->st = mt__error(MT_ERR_NOT_IMPLEMENTED, "double backward through %s is not implemented yet", n->name);
+    mt_tensor *z = ZEROS(c, &n->in_meta[0]);
+    if (!c->st) c->st = mt__impl_index_put_(z, n->nindex, n->index, grads[0], 1);
+    GIVE(c, out, 0, z);
+    return END(c, out, 1);
+}
+
+mt_status mt_index(mt_tensor *t, int nidx, mt_tensor *const *indices, mt_tensor **out) {
+    int grad = mt__grad_enabled() && mt__requires_grad(t);
+    int prev = mt__grad_push(0);
+    mt_status st = mt__impl_index(t, nidx, indices, out);
+    mt__grad_pop(prev);
+    if (st || !grad) return st;
+    mt_node *n;
+    if (!(st = mt__record("IndexBackward0", index_backward, 1, &t, 1, out, &n)) && n) {
+        for (int i = 0; i < nidx && i < MT_MAX_DIMS; i++) {
+            if (indices[i]) mt_tensor_retain(indices[i]);
+            n->index[i] = indices[i];
+        }
+        n->nindex = nidx;
+    }
+    if (st) mt_tensor_release(*out);
+    return st;
+}
+
+mt_status mt_index_put_(mt_tensor *t, int nidx, mt_tensor *const *indices, mt_tensor *values, int accumulate) {
+    int grad = mt__grad_enabled() && (mt__requires_grad(t) || mt__requires_grad(values));
+    if (grad) MT_TRY(mt__check_inplace(t));
+    int prev = mt__grad_push(0);
+    mt_status st = mt__impl_index_put_(t, nidx, indices, values, accumulate);
+    mt__grad_pop(prev);
+    if (st || !grad || !mt__is_float(t->dtype)) return st;
+    return record_overwrite("IndexPutBackward0", t, values, 1, accumulate, nidx, indices);
+}

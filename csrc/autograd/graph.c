@@ -1,0 +1,295 @@
+/* graph.c — grad mode, per-tensor autograd state, recording nodes, saved tensors. */
+#include <stdio.h>
+
+#include "autograd.h"
+
+static _Thread_local int grad_enabled = 1;
+static atomic_llong next_seq;
+
+int mt__grad_enabled(void) { return grad_enabled; }
+void mt_set_grad_enabled(int on) { grad_enabled = on != 0; }
+int mt_is_grad_enabled(void) { return grad_enabled; }
+int mt__grad_push(int enabled) { int prev = grad_enabled; grad_enabled = enabled; return prev; }
+void mt__grad_pop(int prev) { grad_enabled = prev; }
+
+int mt__requires_grad(const mt_tensor *t) { return t && (t->requires_grad || t->grad_fn); }
+
+/* ---- node lifetime: released iteratively, so a 10^5-node chain can't overflow the stack ---- */
+
+static _Thread_local mt_node **pending;
+static _Thread_local int npending, cap_pending, draining;
+
+static void node_free(mt_node *n) {
+    for (int i = 0; i < n->n_next; i++)
+        if (n->next[i].node) mt__node_release(n->next[i].node);
+    for (int i = 0; i < MT_NODE_SAVED; i++) mt_tensor_release(n->saved[i]);
+    for (int i = 0; i < n->nindex; i++) mt_tensor_release(n->index[i]);
+    for (int i = 0; i < 2; i++) mt_tensor_release(n->buf[i]);
+    if (n->variable) {
+        if (n->variable->grad_acc == n) n->variable->grad_acc = NULL;
+        mt_tensor_release(n->variable);
+    }
+    free(n);
+}
+
+void mt__node_release(mt_node *n) {
+    if (!n || atomic_fetch_sub_explicit(&n->refcount, 1, memory_order_acq_rel) != 1) return;
+    if (npending == cap_pending) {
+        int cap = cap_pending ? cap_pending * 2 : 256;
+        mt_node **p = realloc(pending, cap * sizeof *p);
+        if (!p) { node_free(n); return; } /* out of memory: fall back to recursion */
+        pending = p;
+        cap_pending = cap;
+    }
+    pending[npending++] = n;
+    if (draining) return;
+    draining = 1;
+    while (npending) node_free(pending[--npending]);
+    draining = 0;
+}
+
+static mt_node *node_new(const char *name, mt_backward_fn fn) {
+    mt_node *n = calloc(1, sizeof *n);
+    if (!n) return NULL;
+    atomic_init(&n->refcount, 1);
+    n->name = name;
+    n->apply = fn;
+    n->seq = atomic_fetch_add(&next_seq, 1);
+    return n;
+}
+
+static void meta_of(const mt_tensor *t, mt_meta *m) {
+    m->ndim = t->ndim;
+    m->dtype = t->dtype;
+    memcpy(m->sizes, t->sizes, t->ndim * sizeof(int64_t));
+}
+
+static mt_status accumulate_grad(mt_node *n, mt_tensor *const *grads, mt_tensor **out);
+
+/* The edge into a tensor's history: its grad_fn, or its leaf accumulator. */
+static mt_status edge_of(mt_tensor *t, mt_edge *e) {
+    e->node = NULL;
+    e->input_nr = 0;
+    if (!mt__requires_grad(t)) return MT_OK;
+    if (t->grad_fn) {
+        atomic_fetch_add(&t->grad_fn->refcount, 1);
+        e->node = t->grad_fn;
+        e->input_nr = t->output_nr;
+        return MT_OK;
+    }
+    if (t->grad_acc) {
+        atomic_fetch_add(&t->grad_acc->refcount, 1);
+        e->node = t->grad_acc;
+        return MT_OK;
+    }
+    mt_node *acc = node_new("AccumulateGrad", accumulate_grad);
+    if (!acc) return mt__error(MT_ERR_OOM, "out of memory recording autograd");
+    mt_tensor_retain(t);
+    acc->variable = t;
+    acc->n_out = 1;
+    meta_of(t, &acc->out_meta[0]);
+    t->grad_acc = acc; /* weak: the node keeps the leaf, the leaf only points back */
+    e->node = acc;
+    return MT_OK;
+}
+
+mt_status mt__record(const char *name, mt_backward_fn fn, int nin, mt_tensor *const *inputs, int nout,
+                     mt_tensor *const *outputs, mt_node **node) {
+    *node = NULL;
+    if (!grad_enabled) return MT_OK;
+    int any = 0;
+    for (int i = 0; i < nin; i++) any |= mt__requires_grad(inputs[i]);
+    if (!any) return MT_OK;
+    mt_node *n = node_new(name, fn);
+    if (!n) return mt__error(MT_ERR_OOM, "out of memory recording autograd");
+    n->n_next = nin;
+    for (int i = 0; i < nin; i++) {
+        mt_status st = edge_of(inputs[i], &n->next[i]);
+        if (st) { mt__node_release(n); return st; }
+        if (inputs[i]) meta_of(inputs[i], &n->in_meta[i]);
+    }
+    n->n_out = nout;
+    atomic_store(&n->refcount, nout); /* one reference per output */
+    for (int k = 0; k < nout; k++) {
+        mt_tensor *o = outputs[k];
+        meta_of(o, &n->out_meta[k]);
+        if (o->grad_fn) mt__node_release(o->grad_fn);
+        o->grad_fn = n;
+        o->output_nr = k;
+        o->requires_grad = 0;
+    }
+    *node = n;
+    return MT_OK;
+}
+
+mt_status mt__detached_alias(mt_tensor *t, mt_tensor **out) {
+    MT_TRY(mt__view_of(t, t->ndim, t->sizes, t->strides, t->offset, out));
+    (*out)->wrapped = t->wrapped;
+    return MT_OK;
+}
+
+mt_status mt__save(mt_node *n, int slot, mt_tensor *t, int is_output) {
+    if (!n || !t) return MT_OK;
+    mt_tensor *s = t;
+    if (is_output) MT_TRY(mt__detached_alias(t, &s)); /* an output saved as itself would be a cycle */
+    else mt_tensor_retain(t);
+    n->saved[slot] = s;
+    n->saved_version[slot] = mt_tensor_version(t);
+    n->saved_is_output[slot] = is_output;
+    return MT_OK;
+}
+
+mt_status mt__saved(mt_node *n, int slot, mt_tensor **out) {
+    if (n->released)
+        return mt__error(MT_ERR_RUNTIME,
+                         "Trying to backward through the graph a second time (or directly access saved tensors "
+                         "after they have already been freed). Saved intermediate values of the graph are freed "
+                         "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+                         "backward through the graph a second time or if you need to access saved tensors after "
+                         "calling backward.");
+    mt_tensor *s = n->saved[slot];
+    if (mt_tensor_version(s) != n->saved_version[slot])
+        return mt__error(MT_ERR_RUNTIME,
+                         "one of the variables needed for gradient computation has been modified by an inplace "
+                         "operation: [torch.%sTensor [%lld]], which is output %d of %s, is at version %lld; expected "
+                         "version %lld instead. Hint: enable anomaly detection to find the operation that failed "
+                         "to compute its gradient, with torch.autograd.set_detect_anomaly(True).",
+                         mt_dtype_names[s->dtype], (long long)mt_tensor_numel(s), 0, n->name,
+                         (long long)mt_tensor_version(s), (long long)n->saved_version[slot]);
+    if (!n->saved_is_output[slot]) {
+        mt_tensor_retain(s);
+        *out = s;
+        return MT_OK;
+    }
+    /* an output comes back attached to this node, so double backward sees through it */
+    MT_TRY(mt__detached_alias(s, out));
+    if (grad_enabled) {
+        atomic_fetch_add(&n->refcount, 1);
+        (*out)->grad_fn = n;
+        (*out)->output_nr = slot < n->n_out ? slot : 0;
+    }
+    return MT_OK;
+}
+
+mt_status mt__check_inplace(mt_tensor *t) {
+    if (!grad_enabled) return MT_OK;
+    if (t->requires_grad && !t->grad_fn)
+        return mt__error(MT_ERR_RUNTIME,
+                         "a leaf Variable that requires grad is being used in an in-place operation.");
+    if (t->is_view && mt__requires_grad(t))
+        return mt__error(MT_ERR_NOT_IMPLEMENTED,
+                         "in-place operation on a view of a tensor that requires grad is not supported yet");
+    return MT_OK;
+}
+
+void mt__rebase(mt_tensor *t, mt_tensor *result) {
+    if (!result->grad_fn) return;
+    atomic_fetch_add(&result->grad_fn->refcount, 1);
+    if (t->grad_fn) mt__node_release(t->grad_fn);
+    t->grad_fn = result->grad_fn;
+    t->output_nr = result->output_nr;
+}
+
+/* AccumulateGrad: leaf.grad = grad (detached unless create_graph) or leaf.grad + grad */
+static mt_status accumulate_grad(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
+    (void)out;
+    mt_tensor *v = n->variable, *g = grads[0];
+    if (!g) return MT_OK;
+    if (!v->grad) {
+        mt_tensor *c;
+        if (grad_enabled) { mt_tensor_retain(g); c = g; }
+        else MT_TRY(mt_clone(g, &c)); /* the leaf owns its own .grad buffer */
+        v->grad = c;
+        return MT_OK;
+    }
+    if (grad_enabled) { /* create_graph: out of place, so the sum is recorded */
+        mt_tensor *sum;
+        MT_TRY(mt_binary(MT_OP_ADD, v->grad, g, 1, NULL, &sum));
+        mt_tensor_release(v->grad);
+        v->grad = sum;
+        return MT_OK;
+    }
+    mt_tensor *r;
+    MT_TRY(mt_binary(MT_OP_ADD, v->grad, g, 1, v->grad, &r));
+    mt_tensor_release(r);
+    return MT_OK;
+}
+
+/* ---- the ABI: per-tensor autograd state ---- */
+
+int mt_tensor_requires_grad(const mt_tensor *t) { return mt__requires_grad(t); }
+int mt_tensor_is_leaf(const mt_tensor *t) { return t->grad_fn == NULL; }
+int mt_tensor_retains_grad(const mt_tensor *t) { return t->retains_grad; }
+
+mt_status mt_tensor_set_requires_grad(mt_tensor *t, int on) {
+    if (t->grad_fn) {
+        if (on) return MT_OK;
+        return mt__error(MT_ERR_RUNTIME,
+                         "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+                         "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().");
+    }
+    if (on && !mt__is_float(t->dtype))
+        return mt__error(MT_ERR_RUNTIME, "only Tensors of floating point and complex dtype can require gradients");
+    t->requires_grad = on != 0;
+    return MT_OK;
+}
+
+mt_status mt_tensor_retain_grad(mt_tensor *t) {
+    if (!mt__requires_grad(t))
+        return mt__error(MT_ERR_RUNTIME, "can't retain_grad on Tensor that has requires_grad=False");
+    if (t->grad_fn && t->output_nr < 2) {
+        t->retains_grad = 1;
+        t->grad_fn->retained[t->output_nr] = t;
+    }
+    return MT_OK;
+}
+
+void mt__forget_retained(mt_tensor *t) {
+    if (t->retains_grad && t->grad_fn && t->output_nr < 2 && t->grad_fn->retained[t->output_nr] == t)
+        t->grad_fn->retained[t->output_nr] = NULL;
+}
+
+mt_tensor *mt_tensor_grad(mt_tensor *t) {
+    if (t->grad) mt_tensor_retain(t->grad);
+    return t->grad;
+}
+
+mt_status mt_tensor_set_grad(mt_tensor *t, mt_tensor *g) {
+    if (g) {
+        if (g->dtype != t->dtype)
+            return mt__error(MT_ERR_RUNTIME, "assigned grad has data of a different type");
+        if (g->ndim != t->ndim || memcmp(g->sizes, t->sizes, t->ndim * sizeof(int64_t)))
+            return mt__error(MT_ERR_RUNTIME, "assigned grad has data of a different size");
+        mt_tensor_retain(g);
+    }
+    mt_tensor_release(t->grad);
+    t->grad = g;
+    return MT_OK;
+}
+
+const char *mt_tensor_grad_fn_name(const mt_tensor *t) { return t->grad_fn ? t->grad_fn->name : NULL; }
+
+mt_status mt_detach(mt_tensor *t, mt_tensor **out) { return mt__detached_alias(t, out); }
+
+/* detach_(): drop history in place */
+void mt_detach_(mt_tensor *t) {
+    if (t->grad_fn) mt__node_release(t->grad_fn);
+    t->grad_fn = NULL;
+    t->requires_grad = 0;
+    t->is_view = 0;
+}
+
+/* t.data = src: t takes src's storage and layout, keeping its own autograd identity */
+mt_status mt_tensor_set_data(mt_tensor *t, mt_tensor *src) {
+    atomic_fetch_add(&src->storage->refcount, 1);
+    mt_storage *old = t->storage;
+    t->storage = src->storage;
+    t->offset = src->offset;
+    t->ndim = src->ndim;
+    t->dtype = src->dtype;
+    t->device = src->device;
+    memcpy(t->sizes, src->sizes, sizeof t->sizes);
+    memcpy(t->strides, src->strides, sizeof t->strides);
+    mt__storage_release(old);
+    return MT_OK;
+}
