@@ -1,6 +1,6 @@
 """Attach the op library to Tensor as methods and Python operators."""
 from ._C import ffi, lib
-from . import _creation, _dtype, _elementwise as ew, _generated_ops as g, _indexing, _linalg, _reduce, _views as v
+from . import _creation, _dtype, _elementwise as ew, _generated_ops as g, _indexing, _linalg, _random, _reduce, _views as v
 from ._core import check, raise_status
 from ._device import core_id
 from ._dispatch import NotANumber, _binary, _unary, call, scalar_kind
@@ -150,6 +150,13 @@ def _reflected(opid):
     return _op(lambda self, other: _binary(opid, other, self, None))
 
 
+def _rdiv(self, other):
+    """number / tensor is reciprocal(tensor) * number in PyTorch (its rounding and its grad_fn)."""
+    if isinstance(other, Tensor):
+        return _binary(g.OP_DIV, other, self, None)
+    return _binary(g.OP_MUL, _unary(g.OP_RECIPROCAL, self, None), other, None)
+
+
 def _iop(opid):
     return lambda self, other: _binary(opid, self, other, self)
 
@@ -159,7 +166,8 @@ OPERATORS = {
     "__sub__": _plain(g.OP_SUB), "__rsub__": _reflected(g.OP_SUB),
     "__isub__": lambda self, other: ew.sub(self, other, out=self),
     "__mul__": _plain(g.OP_MUL), "__rmul__": _plain(g.OP_MUL), "__imul__": _iop(g.OP_MUL),
-    "__truediv__": _plain(g.OP_DIV), "__rtruediv__": _reflected(g.OP_DIV), "__itruediv__": _iop(g.OP_DIV),
+    "__truediv__": _plain(g.OP_DIV), "__rtruediv__": _op(lambda self, other: _rdiv(self, other)),
+    "__itruediv__": _iop(g.OP_DIV),
     "__floordiv__": _plain(g.OP_DIV_FLOOR), "__rfloordiv__": _reflected(g.OP_DIV_FLOOR),
     "__ifloordiv__": _iop(g.OP_DIV_FLOOR),
     "__mod__": _plain(g.OP_REMAINDER), "__rmod__": _reflected(g.OP_REMAINDER), "__imod__": _iop(g.OP_REMAINDER),
@@ -185,6 +193,7 @@ METHODS = dict(g.METHODS)
 METHODS.update(ew.INPLACE)
 METHODS.update(_reduce.FUNCTIONS)
 METHODS.update(_linalg.FUNCTIONS)
+METHODS.update(_random.METHODS)
 METHODS.update({
     # elementwise
     "add": ew.add, "sub": ew.sub, "subtract": ew.sub, "div": ew.div, "divide": ew.div,

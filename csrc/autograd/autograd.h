@@ -71,6 +71,9 @@ void mt__rebase(mt_tensor *t, mt_tensor *result);
 mt_status mt__detached_alias(mt_tensor *t, mt_tensor **out);
 void mt__forget_retained(mt_tensor *t); /* a tensor that retained its grad is going away */
 
+/* view recorded as PyTorch's _unsafe_view (matmul's folded results) */
+mt_status mt__unsafe_view(mt_tensor *t, int ndim, const int64_t *sizes, mt_tensor **out);
+
 /* no-grad section for kernels that call other ops internally */
 int mt__grad_push(int enabled);
 void mt__grad_pop(int prev);

@@ -21,6 +21,8 @@ mt_status mt__impl_max_dim(int is_min, mt_tensor *x, int64_t dim, int keepdim, m
 mt_status mt__impl_mm(mt_tensor *a, mt_tensor *b, mt_tensor *out, mt_tensor **result);
 mt_status mt__impl_addmm(mt_tensor *self, mt_tensor *m1, mt_tensor *m2, double beta, double alpha, mt_tensor *out, mt_tensor **result);
 mt_status mt__impl_bmm(mt_tensor *a, mt_tensor *b, mt_tensor *out, mt_tensor **result);
+mt_status mt__impl_dot(mt_tensor *a, mt_tensor *b, mt_tensor **result);
+mt_status mt__impl_mv(mt_tensor *m, mt_tensor *v, mt_tensor **result);
 mt_status mt__impl_baddbmm(mt_tensor *self, mt_tensor *b1, mt_tensor *b2, double beta, double alpha, mt_tensor *out, mt_tensor **result);
 mt_status mt__impl_as_strided(mt_tensor *t, int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset, mt_tensor **out);
 mt_status mt__impl_view(mt_tensor *t, int ndim, const int64_t *sizes, mt_tensor **out);
@@ -338,6 +340,12 @@ static mt_status record_binary(int op, mt_tensor *a, mt_tensor *b, int scalar_po
     mt_tensor *ins[2] = {scalar_pos == 1 ? NULL : a, scalar_pos == 2 ? NULL : b};
     mt_node *n;
     const char *name = binary_names[op] ? binary_names[op] : mt_op_name(op);
+    /* PyTorch names the Tensor-Scalar overloads apart */
+    if (op == MT_OP_REMAINDER) name = scalar_pos == 2 ? "RemainderBackward0" : "RemainderBackward1";
+    if (op == MT_OP_FMOD) name = scalar_pos == 2 ? "FmodBackward0" : "FmodBackward1";
+    if (op == MT_OP_POW) name = scalar_pos == 2 ? "PowBackward0" : scalar_pos == 1 ? "PowBackward2" : "PowBackward1";
+    if (op == MT_OP_SUB && scalar_pos == 1) name = "RsubBackward1";
+    if (op == MT_OP_DIV_TRUNC || op == MT_OP_DIV_FLOOR) name = "DivBackward2";
     MT_TRY(mt__record(name, binary_names[op] ? binary_backward : no_formula, 2, ins, 1, result, &n));
     if (!n) return MT_OK;
     n->op = op;
@@ -410,8 +418,14 @@ static mt_status ternary_backward(mt_node *n, mt_tensor *const *grads, mt_tensor
         if (lo) in = B(c, MT_OP_GE, x, lo);
         if (hi) in = in ? B(c, MT_OP_LOGICAL_AND, in, B(c, MT_OP_LE, x, hi)) : B(c, MT_OP_LE, x, hi);
         if (needs(n, 0)) GIVE(c, out, 0, WHERE(c, in, g, zero));
-        if (needs(n, 1) && lo) GIVE(c, out, 1, WHERE(c, B(c, MT_OP_LT, x, lo), g, zero));
-        if (needs(n, 2) && hi) GIVE(c, out, 2, WHERE(c, B(c, MT_OP_GT, x, hi), g, zero));
+        /* with both bounds, min > max makes the result max (PyTorch's clamp_backward_min_max) */
+        mt_tensor *lo_mask = lo ? B(c, MT_OP_LT, x, lo) : NULL, *hi_mask = hi ? B(c, MT_OP_GT, x, hi) : NULL;
+        if (lo && hi) {
+            lo_mask = B(c, MT_OP_LOGICAL_AND, lo_mask, B(c, MT_OP_LT, lo, hi));
+            hi_mask = B(c, MT_OP_LOGICAL_OR, hi_mask, B(c, MT_OP_LT, hi, lo));
+        }
+        if (needs(n, 1) && lo) GIVE(c, out, 1, WHERE(c, lo_mask, g, zero));
+        if (needs(n, 2) && hi) GIVE(c, out, 2, WHERE(c, hi_mask, g, zero));
         break;
     }
     case MT_OP_LERP: { /* start, end, weight */
@@ -454,7 +468,7 @@ static mt_status ternary_backward(mt_node *n, mt_tensor *const *grads, mt_tensor
 static const char *ternary_name(int op) {
     switch (op) {
     case MT_OP_WHERE: return "WhereBackward0";
-    case MT_OP_CLAMP: return "ClampBackward1";
+    case MT_OP_CLAMP: return "ClampBackward0";
     case MT_OP_LERP: return "LerpBackward1";
     case MT_OP_ADDCMUL: return "AddcmulBackward0";
     case MT_OP_ADDCDIV: return "AddcdivBackward0";
@@ -486,8 +500,12 @@ mt_status mt_ternary(int op, mt_tensor *a, mt_tensor *b, mt_tensor *c, double s,
     mt_tensor *ins[3] = {a, b, c};
     if (op == MT_OP_NAN_TO_NUM) ins[1] = ins[2] = NULL;
     mt_node *n;
-    st = mt__record(ternary_name(op) ? ternary_name(op) : mt_op_name(op), ternary_name(op) ? ternary_backward : no_formula,
-                    3, ins, 1, result, &n);
+    const char *name = ternary_name(op) ? ternary_name(op) : mt_op_name(op);
+    /* Scalar overloads have their own names */
+    if (op == MT_OP_CLAMP && (!b || b->wrapped) && (!c || c->wrapped)) name = "ClampBackward1";
+    if (op == MT_OP_MASKED_FILL && c->wrapped) name = "MaskedFillBackward0";
+    if (op == MT_OP_LERP && c->wrapped) name = "LerpBackward0";
+    st = mt__record(name, ternary_name(op) ? ternary_backward : no_formula, 3, ins, 1, result, &n);
     if (!st && n) {
         n->op = op;
         n->s[0] = s;
@@ -948,4 +966,54 @@ mt_status mt_index_put_(mt_tensor *t, int nidx, mt_tensor *const *indices, mt_te
     mt__grad_pop(prev);
     if (st || !grad || !mt__is_float(t->dtype)) return st;
     return record_overwrite("IndexPutBackward0", t, values, 1, accumulate, nidx, indices);
+}
+
+mt_status mt__unsafe_view(mt_tensor *t, int ndim, const int64_t *sizes, mt_tensor **out) {
+    VIEW_WRAPPER(mt__impl_view(t, ndim, sizes, out), "UnsafeViewBackward0", V_RESHAPE, NULL, 0)
+}
+
+/* dot(a, b) and mv(m, v): inputs saved in slots 0 and 1 */
+static mt_status vec_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
+    F c0 = {0}, *c = &c0;
+    mt_tensor *g = grads[0], *a = SAVED(c, n, 0), *b = SAVED(c, n, 1);
+    if (n->op == 0) { /* dot */
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, g, b));
+        if (needs(n, 1)) GIVE(c, out, 1, B(c, MT_OP_MUL, g, a));
+    } else { /* mv */
+        if (needs(n, 0)) {
+            mt_tensor *gc = NULL;
+            if (g) gc = KEEP(c, mt_unsqueeze(g, 1, &gc), gc);
+            GIVE(c, out, 0, B(c, MT_OP_MUL, gc, b));
+        }
+        if (needs(n, 1)) GIVE(c, out, 1, MM(c, TR(c, a), g));
+    }
+    return END(c, out, 2);
+}
+
+static mt_status record_vec(const char *name, int kind, mt_tensor *a, mt_tensor *b, mt_tensor **result) {
+    mt_tensor *ins[2] = {a, b};
+    mt_node *n;
+    MT_TRY(mt__record(name, vec_backward, 2, ins, 1, result, &n));
+    if (!n) return MT_OK;
+    n->op = kind;
+    MT_TRY(mt__save(n, 0, a, 0));
+    return mt__save(n, 1, b, 0);
+}
+
+mt_status mt_dot(mt_tensor *a, mt_tensor *b, mt_tensor **result) {
+    int grad = mt__grad_enabled() && (mt__requires_grad(a) || mt__requires_grad(b));
+    int prev = mt__grad_push(0);
+    mt_status st = mt__impl_dot(a, b, result);
+    mt__grad_pop(prev);
+    if (!st && grad && (st = record_vec("DotBackward0", 0, a, b, result))) mt_tensor_release(*result);
+    return st;
+}
+
+mt_status mt_mv(mt_tensor *m, mt_tensor *v, mt_tensor **result) {
+    int grad = mt__grad_enabled() && (mt__requires_grad(m) || mt__requires_grad(v));
+    int prev = mt__grad_push(0);
+    mt_status st = mt__impl_mv(m, v, result);
+    mt__grad_pop(prev);
+    if (!st && grad && (st = record_vec("MvBackward0", 1, m, v, result))) mt_tensor_release(*result);
+    return st;
 }

@@ -5,7 +5,7 @@
 #include <cblas.h>
 #include <stdio.h>
 
-#include "../../core/internal.h"
+#include "../../autograd/autograd.h"
 
 static const char *cpp_name(int dt) {
     static const char *n[MT_NUM_DTYPES] = {"bool", "unsigned char", "signed char", "short int", "int",
@@ -212,7 +212,7 @@ mt_status mt__impl_baddbmm(mt_tensor *self, mt_tensor *b1, mt_tensor *b2, double
     return baddbmm_impl(self, b1, b2, beta, alpha, out, result);
 }
 
-mt_status mt_dot(mt_tensor *a, mt_tensor *b, mt_tensor **result) {
+mt_status mt__impl_dot(mt_tensor *a, mt_tensor *b, mt_tensor **result) {
     if (a->ndim != 1 || b->ndim != 1)
         return mt__error(MT_ERR_RUNTIME, "1D tensors expected, but got %dD and %dD tensors", a->ndim, b->ndim);
     if (a->dtype != b->dtype)
@@ -234,7 +234,7 @@ mt_status mt_dot(mt_tensor *a, mt_tensor *b, mt_tensor **result) {
     return st;
 }
 
-mt_status mt_mv(mt_tensor *m, mt_tensor *v, mt_tensor **result) {
+mt_status mt__impl_mv(mt_tensor *m, mt_tensor *v, mt_tensor **result) {
     if (m->ndim != 2 || v->ndim != 1 || m->sizes[1] != v->sizes[0])
         return mt__error(MT_ERR_RUNTIME, "size mismatch, got input (%lld), mat (%lldx%lld), vec (%lld)",
                          (long long)(m->ndim ? m->sizes[0] : 0), (long long)(m->ndim ? m->sizes[0] : 0),
@@ -278,7 +278,7 @@ mt_status mt_matmul(mt_tensor *a, mt_tensor *b, mt_tensor **result) {
             int64_t sz[MT_MAX_DIMS];
             memcpy(sz, a->sizes, (da - 1) * sizeof(int64_t));
             if (db == 2) sz[da - 1] = b->sizes[1];
-            st = mt_view(r, db == 2 ? da : da - 1, sz, result);
+            st = mt__unsafe_view(r, db == 2 ? da : da - 1, sz, result);
         }
         mt_tensor_release(a2);
         mt_tensor_release(b2);
@@ -326,7 +326,7 @@ mt_status mt_matmul(mt_tensor *a, mt_tensor *b, mt_tensor **result) {
         for (int i = 0; i < bnd; i++) rs[rn++] = bshape[i];
         if (da > 1) rs[rn++] = n;
         if (db > 1) rs[rn++] = p;
-        st = mt_view(r, rn, rs, result);
+        st = mt__unsafe_view(r, rn, rs, result);
     }
     mt_tensor_release(a1); mt_tensor_release(b1); mt_tensor_release(ab); mt_tensor_release(bb);
     mt_tensor_release(a3); mt_tensor_release(b3); mt_tensor_release(r);
