@@ -78,6 +78,66 @@ def _t_add(lib):
     return lambda: a.t() + b
 
 
+@case("sum 4096x4096", bytes_=4 * 4096 * 4096)
+def _sum(lib):
+    a = lib.ones(4096, 4096)
+    return lambda: a.sum()
+
+
+@case("sum(dim=-1) 4096x4096", bytes_=4 * 4096 * 4096)
+def _sum_dim(lib):
+    a = lib.ones(4096, 4096)
+    return lambda: a.sum(-1)
+
+
+# ---- GEMM ----------------------------------------------------------------------------
+
+@case("matmul 1024^3 float32", flops=2 * 1024 ** 3)
+def _gemm(lib):
+    a, b = lib.ones(1024, 1024), lib.ones(1024, 1024)
+    return lambda: a @ b
+
+
+@case("matmul BERT 1024x768 @ 768x3072 float32", flops=2 * 1024 * 768 * 3072)
+def _gemm_bert(lib):
+    a, b = lib.ones(1024, 768), lib.ones(768, 3072)
+    return lambda: a @ b
+
+
+@case("matmul BERT 128x3072 @ 3072x768 bfloat16", flops=2 * 128 * 3072 * 768)
+def _gemm_bf16(lib):
+    a, b = lib.ones(128, 3072, dtype=lib.bfloat16), lib.ones(3072, 768, dtype=lib.bfloat16)
+    return lambda: a @ b
+
+
+# ---- autograd --------------------------------------------------------------------------
+
+@case("tiny forward+backward ((x*w+b).sum(), 16 floats)")
+def _tiny_fb(lib):
+    x = lib.ones(16)
+    w, b = lib.ones(16, requires_grad=True), lib.ones(16, requires_grad=True)
+
+    def step():
+        (x * w + b).sum().backward()
+    return step
+
+
+@case("2-layer MLP train step (64x256 -> 256 -> 10)")
+def _mlp(lib):
+    x = lib.ones(64, 256) * 0.01
+    w1 = (lib.ones(256, 256) * 0.01).requires_grad_()
+    w2 = (lib.ones(256, 10) * 0.01).requires_grad_()
+
+    def step():
+        loss = ((x @ w1).tanh() @ w2).sigmoid().mean()
+        loss.backward()
+        with lib.no_grad():
+            for w in (w1, w2):
+                w -= 0.1 * w.grad
+                w.grad = None
+    return step
+
+
 def _time(fn, budget):
     """Median seconds per call: calibrate a batch size, then time batches."""
     fn()

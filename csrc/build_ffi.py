@@ -23,7 +23,7 @@ def sources():
 
 
 def compile_args():
-    args = ["-std=gnu11", "-O3", "-fopenmp", "-fno-math-errno", "-fno-trapping-math", "-Wall", "-Wno-unused-function",
+    args = ["-std=gnu11", "-O3", "-pthread", "-fno-math-errno", "-fno-trapping-math", "-Wall", "-Wno-unused-function",
             "-fvisibility=hidden"]
     if os.environ.get("MT_SANITIZE"):
         args += ["-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefined"]
@@ -31,7 +31,7 @@ def compile_args():
 
 
 def link_args():
-    args = ["-fopenmp"]
+    args = ["-pthread"]
     if os.environ.get("MT_SANITIZE"):
         args += ["-fsanitize=address,undefined"]
     return args

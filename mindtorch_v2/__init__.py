@@ -18,6 +18,8 @@ from ._views import (reshape, transpose, permute, t, squeeze, unsqueeze, flatten
 from ._methods import clone
 from ._reduce import FUNCTIONS as _REDUCTIONS, return_types
 from ._linalg import FUNCTIONS as _LINALG
+from ._random import FUNCTIONS as _RANDOM, Generator, default_generator
+from . import random
 from . import autograd
 from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
                                  is_inference_mode_enabled)
@@ -25,6 +27,7 @@ from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, inferen
 globals().update(_GENERATED)
 globals().update(_REDUCTIONS)
 globals().update(_LINALG)
+globals().update(_RANDOM)
 swapaxes = swapdims = transpose
 moveaxis = movedim
 absolute = _GENERATED["abs"]
@@ -36,25 +39,25 @@ half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
 
 
-class layout:
+class _Named:
+    """A named constant that prints as torch.<name> (layouts, memory formats)."""
+
     def __init__(self, name):
         self._name = name
 
     def __repr__(self):
         return "torch." + self._name
+
+
+class layout(_Named):
+    pass
+
+
+class memory_format(_Named):
+    pass
 
 
 strided = layout("strided")
-
-
-class memory_format:
-    def __init__(self, name):
-        self._name = name
-
-    def __repr__(self):
-        return "torch." + self._name
-
-
 contiguous_format = memory_format("contiguous_format")
 preserve_format = memory_format("preserve_format")
 channels_last = memory_format("channels_last")

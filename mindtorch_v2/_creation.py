@@ -1,20 +1,22 @@
 """Factories: tensor(), zeros/ones/full/empty (+ _like, new_*), arange, linspace, eye."""
 import array
 import numbers
+import operator
 
 from ._C import ffi, lib
-from ._core import raise_status
+from ._core import check, raise_status
 from . import _dtype
 from ._device import core_id
 from ._dispatch import call, scalar_kind
 from ._tensor import Tensor, wrap
 
 
-def _dtype_id(dtype, default):
+def _dtype_id(dtype, default, name=None):
     if dtype is None:
         return default
     if not isinstance(dtype, _dtype.dtype):
-        raise TypeError(f"dtype must be torch.dtype, not {type(dtype).__name__}")
+        raise TypeError(f"{name}(): argument 'dtype' must be torch.dtype, not {type(dtype).__name__}" if name
+                        else f"dtype must be torch.dtype, not {type(dtype).__name__}")
     return dtype._id
 
 
@@ -22,43 +24,76 @@ def _no_grad_arg(requires_grad):
     """Factories take requires_grad=; _grad_factory applies it to the result."""
 
 
-def parse_size(args, name="size"):
-    """Sizes given as varargs ints or as one sequence, as PyTorch accepts them."""
-    if len(args) == 1 and not isinstance(args[0], (int, Tensor)) and hasattr(args[0], "__iter__"):
-        args = tuple(args[0])
-    out = []
-    for pos, s in enumerate(args):
-        if isinstance(s, bool) or not isinstance(s, (int, Tensor)) and not hasattr(s, "__index__"):
-            raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, but found "
-                            f"element of type {type(s).__name__} at pos {pos}")
-        out.append(s.__index__())
-    return out
+def _is_int(s):
+    if isinstance(s, Tensor):
+        return s.dim() == 0 and not s.dtype.is_floating_point
+    return not isinstance(s, float) and hasattr(s, "__index__")
 
 
-def _empty(sizes, dtype_id, dev):
+def parse_size(args, name="size", required=False):
+    """Sizes given as varargs ints or as one sequence, with PyTorch's argument-parser texts."""
+    if not args:
+        if required:
+            raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
+        return []
+    seq = args
+    if len(args) == 1:
+        if _is_int(args[0]):
+            return [args[0].__index__()]
+        seq = args[0]
+        if not hasattr(seq, "__iter__") or isinstance(seq, (str, Tensor)):
+            raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, not {type(seq).__name__}")
+        seq = list(seq)
+    for pos, s in enumerate(seq):
+        if _is_int(s):
+            continue
+        if pos == 0 and len(args) > 1:
+            raise TypeError(f"{name}() takes 1 positional argument but {len(args)} were given")
+        if pos == 0:
+            raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, but found element of "
+                            f"type {type(s).__name__} at pos 0")
+        raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos {pos + 1} with error "
+                        f"\"type must be tuple of ints,but got {type(s).__name__}\"")
+    return [s.__index__() for s in seq]
+
+
+def _empty(sizes, dtype_id, dev, strides=None):
     for s in sizes:
         if s < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(sizes)}")
-    return call(lib.mt_empty, len(sizes), sizes, dtype_id, dev)
+    if strides is None:
+        return call(lib.mt_empty, len(sizes), sizes, dtype_id, dev)
+    return call(lib.mt_empty_strided, len(sizes), sizes, strides, dtype_id, dev)
 
 
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
-          memory_format=None):
-    _no_grad_arg(requires_grad)
-    return _empty(parse_size(size, "empty"), _dtype_id(dtype, lib.mt_get_default_dtype()), core_id(device))
+          memory_format=None, _name="empty"):
+    return _empty(parse_size(size, _name, True), _dtype_id(dtype, lib.mt_get_default_dtype(), _name),
+                  core_id(device))
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
-    _no_grad_arg(requires_grad)
-    size, stride = parse_size((size,)), parse_size((stride,))
+    size, stride = parse_size((size,), "empty_strided"), parse_size((stride,), "empty_strided")
     if len(size) != len(stride):
-        raise RuntimeError(f"mismatch in length of strides and shape")
-    return call(lib.mt_empty_strided, len(size), size, stride, _dtype_id(dtype, lib.mt_get_default_dtype()),
-                core_id(device))
+        raise RuntimeError(f"dimensionality of sizes ({len(size)}) must match dimensionality of strides "
+                           f"({len(stride)})")
+    return _empty(size, _dtype_id(dtype, lib.mt_get_default_dtype(), "empty_strided"), core_id(device), stride)
 
 
-def _filled(sizes, value, dtype_id, dev):
-    t = _empty(sizes, dtype_id, dev)
+def _fill_value(value, name):
+    """A Python number for fill_value (0-dim tensors give their item)."""
+    if isinstance(value, Tensor) and value.dim() == 0 or _is_numpy(value) and value.ndim == 0:
+        return value.item()
+    if isinstance(value, numbers.Number):
+        return value
+    raise TypeError(f"{name}(): argument 'fill_value' (position 2) must be Number, not {type(value).__name__}")
+
+
+def _filled(sizes, value, dtype_id, dev, strides=None):
+    """A new tensor filled with a Python number, converted with PyTorch's overflow checks."""
+    t = _empty(sizes, dtype_id, dev, strides)
+    if value:
+        _dtype.check_scalar(value, _dtype.BY_ID[dtype_id])
     if dev == lib.MT_CPU:
         f, i, kind = scalar_kind(value)
         st = lib.mt_fill(t._h, f, i, kind)
@@ -67,141 +102,253 @@ def _filled(sizes, value, dtype_id, dev):
     return t
 
 
-def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
-    _no_grad_arg(requires_grad)
-    return _filled(parse_size(size, "zeros"), 0, _dtype_id(dtype, lib.mt_get_default_dtype()), core_id(device))
+def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
+          _name="zeros"):
+    sizes = parse_size(size, _name, True)
+    if _name == "zeros" and any(s < 0 for s in sizes):
+        raise RuntimeError("zeros: Dimension size must be non-negative.")
+    return _filled(sizes, 0, _dtype_id(dtype, lib.mt_get_default_dtype(), _name), core_id(device))
 
 
-def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
-    _no_grad_arg(requires_grad)
-    return _filled(parse_size(size, "ones"), 1, _dtype_id(dtype, lib.mt_get_default_dtype()), core_id(device))
+def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
+         _name="ones"):
+    return _filled(parse_size(size, _name, True), 1, _dtype_id(dtype, lib.mt_get_default_dtype(), _name),
+                   core_id(device))
 
 
 def _scalar_dtype_id(value):
-    if isinstance(value, Tensor):
-        return lib.mt_tensor_dtype(value._h)
     _, _, kind = scalar_kind(value)
     return {lib.MT_SCALAR_BOOL: lib.MT_BOOL, lib.MT_SCALAR_INT: lib.MT_I64}.get(kind, lib.mt_get_default_dtype())
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-         pin_memory=False):
-    _no_grad_arg(requires_grad)
-    if isinstance(fill_value, Tensor):
-        fill_value = fill_value.item()
-    return _filled(parse_size((size,), "full"), fill_value, _dtype_id(dtype, _scalar_dtype_id(fill_value)),
-                   core_id(device))
+         pin_memory=False, _name="full"):
+    sizes = parse_size((size,), _name)
+    if isinstance(size, int):
+        raise TypeError(f"{_name}(): argument 'size' (position 1) must be tuple of ints, not int")
+    fill_value = _fill_value(fill_value, _name)
+    return _filled(sizes, fill_value, _dtype_id(dtype, _scalar_dtype_id(fill_value), _name), core_id(device))
 
 
-def _like_args(input, dtype, device):
-    return (list(input.shape), _dtype_id(dtype, lib.mt_tensor_dtype(input._h)),
-            lib.mt_tensor_device(input._h) if device is None else core_id(device))
+def like_strides(input, memory_format=None):
+    """Strides of a new tensor shaped like input for memory_format (default: preserve_format)."""
+    fmt = getattr(memory_format, "_name", "preserve_format")
+    if fmt == "preserve_format":
+        return preserve_strides(input)
+    shape = list(input.shape)
+    if fmt == "channels_last":
+        if len(shape) != 4:
+            raise RuntimeError("required rank 4 tensor to use channels_last format")
+        n, c, h, w = (max(d, 1) for d in shape)
+        return [h * w * c, 1, w * c, c]
+    return None  # contiguous
+
+
+def _like_args(input, dtype, device, memory_format, name):
+    return (list(input.shape), _dtype_id(dtype, lib.mt_tensor_dtype(input._h), name),
+            lib.mt_tensor_device(input._h) if device is None else core_id(device), like_strides(input, memory_format))
 
 
 def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
-    _no_grad_arg(requires_grad)
-    return _empty(*_like_args(input, dtype, device))
+    sizes, dt, dev, strides = _like_args(input, dtype, device, memory_format, "empty_like")
+    return _empty(sizes, dt, dev, strides)
 
 
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
-    _no_grad_arg(requires_grad)
-    sizes, dt, dev = _like_args(input, dtype, device)
-    return _filled(sizes, 0, dt, dev)
+    sizes, dt, dev, strides = _like_args(input, dtype, device, memory_format, "zeros_like")
+    return _filled(sizes, 0, dt, dev, strides)
 
 
 def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
-    _no_grad_arg(requires_grad)
-    sizes, dt, dev = _like_args(input, dtype, device)
-    return _filled(sizes, 1, dt, dev)
+    sizes, dt, dev, strides = _like_args(input, dtype, device, memory_format, "ones_like")
+    return _filled(sizes, 1, dt, dev, strides)
 
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None):
-    _no_grad_arg(requires_grad)
-    sizes, dt, dev = _like_args(input, dtype, device)
-    return _filled(sizes, fill_value, dt, dev)
+    sizes, dt, dev, strides = _like_args(input, dtype, device, memory_format, "full_like")
+    return _filled(sizes, _fill_value(fill_value, "full_like"), dt, dev, strides)
 
 
-# ---- tensor(data) ---------------------------------------------------------------
+# ---- tensor(data): PyTorch's compute_sizes, infer_scalar_type and recursive_store -------------
 
-_BOOL, _INT, _FLOAT = 0, 1, 2
-
-
-def _flatten(data, shape, flat, depth=0):
-    """Append the scalars of nested sequence data to flat, checking it is rectangular.
-    Returns the widest scalar kind seen."""
-    kind = -1
-    if isinstance(data, Tensor):
-        if data.dim() == 0:
-            v = data.item()
-            flat.append(v)
-            return _BOOL if isinstance(v, bool) else _INT if isinstance(v, int) else _FLOAT
-        data = data.tolist()
-    elif hasattr(data, "__array_interface__") or type(data).__module__ == "numpy":
-        data = data.tolist()
-    if isinstance(data, (list, tuple)):
-        n = len(data)
-        if depth == len(shape):
-            shape.append(n)
-        elif shape[depth] != n:
-            raise ValueError(f"expected sequence of length {shape[depth]} at dim {depth} (got {n})")
-        for item in data:
-            kind = max(kind, _flatten(item, shape, flat, depth + 1))
-        return kind
-    if depth != len(shape):
-        raise ValueError(f"expected sequence of length {shape[depth]} at dim {depth} (got 0)")
-    if isinstance(data, bool):
-        flat.append(data)
-        return _BOOL
-    if isinstance(data, numbers.Integral):
-        flat.append(int(data))
-        return _INT
-    if isinstance(data, numbers.Real):
-        flat.append(float(data))
-        return _FLOAT
-    if isinstance(data, numbers.Complex):
-        raise NotImplementedError("torch.tensor: complex dtypes are not implemented")
-    raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
-
-
-def _from_flat(flat, shape, kind, dtype_id):
-    n = len(flat)
-    try:
-        if kind == _FLOAT:
-            buf, src = array.array("d", flat), lib.MT_F64
-        elif kind == _INT:
-            buf, src = array.array("q", flat), lib.MT_I64
-        else:
-            buf, src = array.array("B", flat), lib.MT_BOOL
-    except OverflowError:
-        raise RuntimeError("Overflow when unpacking long") from None
-    ptr = ffi.from_buffer(buf) if n else ffi.NULL
-    return call(lib.mt_from_data, ptr, src, len(shape), shape, dtype_id)
+_MAX_DIMS = 64
+_NP_DTYPES = {"bool": lib.MT_BOOL, "uint8": lib.MT_U8, "int8": lib.MT_I8, "int16": lib.MT_I16, "int32": lib.MT_I32,
+              "int64": lib.MT_I64, "float16": lib.MT_F16, "float32": lib.MT_F32, "float64": lib.MT_F64}
 
 
 def _is_numpy(data):
     return type(data).__module__ == "numpy" and hasattr(data, "dtype")
 
 
+def _is_sequence(obj):
+    """PySequence_Check as PyTorch sees it: tensors are not sequences here (but are iterated)."""
+    return isinstance(obj, (list, tuple, range, str, bytes)) or (_is_numpy(obj) and hasattr(obj, "__len__"))
+
+
+def _compute_sizes(data):
+    """The shape, read by following the first element of each nested sequence."""
+    sizes = []
+    while _is_sequence(data):
+        n = len(data)
+        sizes.append(n)
+        if len(sizes) > _MAX_DIMS:
+            raise ValueError(f"too many dimensions '{type(data).__name__}'")
+        if n == 0:
+            break
+        data = data[0]
+    return sizes
+
+
+def _numpy_dtype(obj):
+    name = obj.dtype.name
+    if name not in _NP_DTYPES:
+        raise TypeError(f"can't convert np.ndarray of type numpy.{name}. The only supported types are: float64, "
+                        "float32, float16, int64, int32, int16, int8, uint8, and bool.")
+    return _NP_DTYPES[name]
+
+
+def _infer_dtype(obj):
+    """The dtype of nested data: numpy scalars/arrays and tensors keep theirs, Python bools/ints/floats
+    give bool/int64/the default dtype, sequences promote over their items (empty: the default)."""
+    if _is_numpy(obj):
+        return _numpy_dtype(obj)
+    if isinstance(obj, bool):
+        return lib.MT_BOOL
+    if isinstance(obj, numbers.Integral):
+        return lib.MT_I64
+    if isinstance(obj, float):
+        return lib.mt_get_default_dtype()
+    if isinstance(obj, complex):
+        raise NotImplementedError("torch.tensor: complex dtypes are not implemented")
+    if isinstance(obj, Tensor):
+        return lib.mt_tensor_dtype(obj._h)
+    if isinstance(obj, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(obj).__name__}'")
+    if _is_sequence(obj):
+        if len(obj) == 0:
+            return lib.mt_get_default_dtype()
+        d = None
+        for item in obj:
+            if item is obj:
+                raise TypeError("new(): self-referential lists are incompatible")
+            k = _infer_dtype(item)
+            d = k if d is None else lib.mt_promote_types(d, k)
+        return d
+    raise RuntimeError(f"Could not infer dtype of {type(obj).__name__}")
+
+
+def _float_item(v):
+    if isinstance(v, (numbers.Real, Tensor)) or _is_numpy(v):
+        return float(v)
+    raise TypeError(f"must be real number, not {type(v).__name__}")
+
+
+def _int_item(d):
+    """Store a Python number into integer dtype d as PyTorch does: floats truncate, with overflow checks."""
+    def conv(v):
+        if isinstance(v, float):
+            _dtype.check_scalar(v, d, d._name)
+            return int(v)
+        v = operator.index(v)
+        if not -(1 << 63) <= v < (1 << 63):
+            raise ValueError("Overflow when unpacking long long")
+        _dtype.check_scalar(v, d, d._name)
+        return v
+    return conv
+
+
+def _store(obj, sizes, dim, conv, out):
+    """Append the converted scalars of obj (checked to be rectangular) to out."""
+    if dim == len(sizes):
+        out.append(conv(obj))
+        return
+    if not _is_sequence(obj) and not isinstance(obj, Tensor):
+        raise TypeError("not a sequence")
+    n = len(obj)
+    if n != sizes[dim]:
+        raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} (got {n})")
+    if dim + 1 == len(sizes) and type(obj) is list:
+        out.extend(map(conv, obj))
+    else:
+        for item in obj:
+            _store(item, sizes, dim + 1, conv, out)
+
+
+def _from_sequence(data, dtype_id):
+    sizes = _compute_sizes(data)
+    inferred = _infer_dtype(data)
+    target = inferred if dtype_id is None else dtype_id
+    d = _dtype.BY_ID[target]
+    if d.is_floating_point:
+        conv, code, src = _float_item, "d", lib.MT_F64
+    elif d is _dtype.bool:
+        conv, code, src = bool, "B", lib.MT_BOOL
+    else:
+        conv, code, src = _int_item(d), "q", lib.MT_I64
+    flat = []
+    if 0 not in sizes:
+        _store(data, sizes, 0, conv, flat)
+    buf = array.array(code, flat)
+    return call(lib.mt_from_data, ffi.from_buffer(buf) if flat else ffi.NULL, src, len(sizes), sizes, target)
+
+
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     _no_grad_arg(requires_grad)
+    dtype_id = None if dtype is None else _dtype_id(dtype, None)
     if isinstance(data, Tensor):
-        t = data.detach().clone() if hasattr(data, "detach") else data.clone()
-        return t if dtype is None else t.to(dtype)
-    if _is_numpy(data):
-        from ._interop import from_numpy_copy
-        t = from_numpy_copy(data)
-        t = t if dtype is None else t.to(dtype)
+        t = data.detach() if hasattr(data, "detach") else data
+        t = copy_preserving(t, t.dtype if dtype is None else dtype)
+    elif isinstance(data, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    elif _is_numpy(data) and hasattr(data, "__len__"):  # an ndarray (numpy scalars take the generic path)
+        from ._interop import from_numpy
+        t = from_numpy(data)
+        t = copy_preserving(t, t.dtype if dtype is None else dtype)
     else:
-        shape, flat = [], []
-        kind = _flatten(data, shape, flat)
-        if kind < 0:
-            kind = _FLOAT  # an empty sequence is a float tensor
-        default = {_FLOAT: lib.mt_get_default_dtype(), _INT: lib.MT_I64, _BOOL: lib.MT_BOOL}[kind]
-        t = _from_flat(flat, shape, kind, _dtype_id(dtype, default))
+        t = _from_sequence(data, dtype_id)
     if device is not None and core_id(device) != lib.MT_CPU:
         t = t.to(device)
     return t
+
+
+def preserve_strides(t):
+    """PyTorch's memory_format=preserve_format: a non-overlapping dense tensor keeps its strides;
+    otherwise dense strides in the order of its strides (infer_dense_strides)."""
+    sizes, strides = list(t.shape), list(t.stride())
+    order = sorted((i for i in range(len(sizes)) if sizes[i] > 1), key=lambda i: strides[i])
+    expected = 1
+    for i in order:
+        if strides[i] != expected:
+            break
+        expected *= sizes[i]
+    else:
+        return strides
+    perm = list(range(len(sizes) - 1, -1, -1))  # fastest first; insertion sort as TensorIterator does
+    for i in range(1, len(perm)):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            a, b = perm[d0], perm[d1]
+            if strides[a] == 0 or strides[b] == 0:
+                continue
+            if strides[a] > strides[b] or (strides[a] == strides[b] and sizes[a] > sizes[b]):
+                perm[d0], perm[d1] = b, a
+                d1 = d0
+            elif strides[a] < strides[b]:
+                break
+    out, s = [0] * len(sizes), 1
+    for i in perm:
+        out[i] = s
+        s *= max(sizes[i], 1)
+    return out
+
+
+def copy_preserving(t, dtype, device=None):
+    """A copy of t (converted to dtype, on device) in t's memory layout (preserve_format)."""
+    out = empty_strided(t.shape, preserve_strides(t), dtype=dtype, device=t.device if device is None else device)
+    if lib.mt_tensor_device(out._h) == lib.MT_CPU:
+        check(lib.mt_copy_(out._h, t._h))
+    return out
 
 
 def as_tensor(data, dtype=None, device=None):
@@ -230,20 +377,26 @@ def _number(v):
 
 def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
            requires_grad=False):
-    _no_grad_arg(requires_grad)
     if end is None:
         start, end = 0, start
     start, end, step = _number(start), _number(end), _number(step)
     is_float = any(isinstance(v, float) for v in (start, end, step))
-    default = lib.mt_get_default_dtype() if is_float else lib.MT_I64
-    return call(lib.mt_arange, float(start), float(end), float(step), _dtype_id(dtype, default),
-                core_id(device))
+    dt = _dtype_id(dtype, lib.mt_get_default_dtype() if is_float else lib.MT_I64, "arange")
+    # the bounds are read in PyTorch's accumulate type first, with its overflow checks
+    acc = {lib.MT_F16: _dtype.float32, lib.MT_BF16: _dtype.float32}.get(dt, _dtype.int64)
+    if not _dtype.BY_ID[dt].is_floating_point or dt in (lib.MT_F16, lib.MT_BF16):
+        for v in (start, end, step):
+            if v - v == 0:  # (non-finite bounds get arange's own error)
+                _dtype.check_scalar(v, acc)
+    return call(lib.mt_arange, float(start), float(end), float(step), dt, core_id(device))
 
 
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    _no_grad_arg(requires_grad)
-    return call(lib.mt_linspace, float(_number(start)), float(_number(end)), int(steps),
-                _dtype_id(dtype, lib.mt_get_default_dtype()), core_id(device))
+    start, end = _number(start), _number(end)
+    dt = _dtype_id(dtype, lib.mt_get_default_dtype(), "linspace")
+    for v in (start, end) if steps > 1 else (start,) if steps == 1 else ():
+        _dtype.check_scalar(v, _dtype.BY_ID[dt])
+    return call(lib.mt_linspace, float(start), float(end), int(steps), dt, core_id(device))
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
@@ -271,17 +424,19 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
     mv = memoryview(buffer).cast("B")
     itemsize = dtype.itemsize
     avail = len(mv) - offset
-    if offset < 0 or offset > len(mv):
-        raise ValueError(f"both buffer length ({len(mv)}) and offset ({offset}) must be non-negative and "
-                         "offset must be less than buffer length")
+    if len(mv) == 0 or count == 0:
+        raise ValueError(f"both buffer length ({len(mv)}) and count ({count}) must not be 0")
+    if offset < 0 or offset >= len(mv):
+        raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than buffer length "
+                         f"({len(mv)} bytes) minus 1")
     if count < 0:
         if avail % itemsize:
-            raise ValueError(f"buffer length ({avail} after offset) must be a multiple of element size "
-                             f"({itemsize})")
+            raise ValueError(f"buffer length ({avail} bytes) after offset ({offset} bytes) must be a multiple of "
+                             f"element size ({itemsize})")
         count = avail // itemsize
     elif count * itemsize > avail:
-        raise ValueError(f"requested buffer length ({count} * {itemsize} bytes) after offset ({offset}) "
-                         f"must not be greater than actual buffer length ({len(mv)})")
+        raise ValueError(f"requested buffer length ({count} * {itemsize} bytes) after offset ({offset} bytes) "
+                         f"must not be greater than actual buffer length ({len(mv)} bytes)")
     from ._core import keep_alive
     ptr = ffi.from_buffer(mv, require_writable=False)
     deleter, ctx = keep_alive((buffer, mv, ptr))

@@ -20,7 +20,11 @@ def scalar_kind(v):
         return v, 0, _FLOAT
     if t is int:
         if not -(1 << 63) <= v < (1 << 63):
-            raise RuntimeError("Overflow when unpacking long")
+            if v >= 1 << 64:
+                raise OverflowError("int too big to convert")
+            if v < 0:
+                raise OverflowError("can't convert negative int to unsigned")
+            raise RuntimeError("Overflow when unpacking long")  # PyTorch: a uint64 scalar (not supported)
         return 0.0, v, _INT
     if t is bool:
         return 0.0, int(v), _BOOL
@@ -51,6 +55,23 @@ def as_tensor_operand(v):
 def _not_tensor(op, x):
     name = ffi.string(lib.mt_op_name(op)).decode()
     return TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
+
+
+def _only_tensors(name, input, other, position=2):
+    """PyTorch's argument error for ops whose operands must both be Tensors (no Python numbers)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    if not isinstance(other, Tensor):
+        raise TypeError(f"{name}(): argument 'other' (position {position}) must be Tensor, not {type(other).__name__}")
+
+
+def _no_number_input(name, input, other):
+    """PyTorch's overload error for ops that take a Python number only as `other`."""
+    def kind(v):
+        return "Tensor" if isinstance(v, Tensor) else type(v).__name__
+    raise TypeError(f"{name}() received an invalid combination of arguments - got ({kind(input)}, {kind(other)}), "
+                    "but expected one of:\n * (Tensor input, Tensor other, *, Tensor out = None)\n"
+                    " * (Tensor input, Number other, *, Tensor out = None)\n")
 
 
 def _unary(op, x, out):

@@ -124,4 +124,32 @@ class iinfo:
             self.min, self.max = 0, (1 << bits) - 1
 
     def __repr__(self):
-        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
+
+
+# ---- Python scalars stored into a dtype: PyTorch's c10::checked_convert --------------------
+_C_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
+            "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double"}
+_FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e+38, "float32": 3.4028234663852886e+38}
+
+
+def check_scalar(value, d, name=None):
+    """Raise PyTorch's RuntimeError if a Python number overflows dtype d (fill_, full, setitem,
+    tensor(data, dtype=...)). Integers may wrap into unsigned types from as low as -max; NaN and
+    infinities only fit floating types. name overrides the C type name in the message."""
+    if d is bool or isinstance(value, builtins.bool):
+        return
+    if d.is_floating_point:
+        lim = _FLOAT_MAX.get(d._name)
+        if lim is None or value != value or value in (float("inf"), float("-inf")) or -lim <= value <= lim:
+            return
+    else:
+        bits = d.itemsize * 8
+        hi = (1 << bits) - 1 if d is uint8 else (1 << (bits - 1)) - 1
+        lo = -hi if d is uint8 and isinstance(value, int) else (0 if d is uint8 else -hi - 1)
+        if isinstance(value, int):
+            if lo <= value <= hi:
+                return
+        elif value == value and lo <= value <= (2.0 ** 63 if d is int64 else hi):
+            return
+    raise RuntimeError(f"value cannot be converted to type {name or _C_NAMES[d._name]} without overflow")

@@ -1,4 +1,6 @@
 """Elementwise functions whose signatures are not the generated unary/binary ones."""
+import numbers
+
 from ._C import lib
 from . import _dtype
 from . import _generated_ops as g
@@ -6,16 +8,21 @@ from ._dispatch import _binary, _ternary, _unary, as_tensor_operand
 from ._tensor import Tensor
 
 
-def _check_alpha(input, other, alpha):
-    if alpha == 1:
+def _check_alpha(input, other, alpha, sub=False):
+    """PyTorch's alpha_check, against the result dtype; for sub the core's bool-subtraction error
+    comes first."""
+    if type(alpha) is int and alpha == 1:
         return 1
-    dts = [t.dtype for t in (input, other) if isinstance(t, Tensor)]
-    is_float = any(d.is_floating_point for d in dts) or any(isinstance(v, float) for v in (input, other))
+    if sub and any(v.dtype is _dtype.bool if isinstance(v, Tensor) else isinstance(v, bool) for v in (input, other)):
+        return float(alpha)
+    dt = result_type(input, other)
     if isinstance(alpha, bool):
-        if not all(d is _dtype.bool for d in dts):
+        if dt is not _dtype.bool:
             raise RuntimeError("Boolean alpha only supported for Boolean results.")
-    elif isinstance(alpha, float) and not is_float:
+    elif not dt.is_floating_point and not isinstance(alpha, numbers.Integral):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    if sub and alpha == 0 and isinstance(alpha, numbers.Integral):
+        return -0.0  # PyTorch negates an integer 0 (no sign), subtracting +0.0 * other
     return float(alpha)
 
 
@@ -24,14 +31,14 @@ def add(input, other, *, alpha=1, out=None):
 
 
 def sub(input, other, *, alpha=1, out=None):
-    return _binary(g.OP_SUB, input, other, out, _check_alpha(input, other, alpha))
+    return _binary(g.OP_SUB, input, other, out, _check_alpha(input, other, alpha, sub=True))
 
 
 subtract = sub
 
 
 def rsub(input, other, *, alpha=1):
-    return _binary(g.OP_SUB, other, input, None, _check_alpha(input, other, alpha))
+    return _binary(g.OP_SUB, other, input, None, _check_alpha(input, other, alpha, sub=True))
 
 
 _ROUNDING = {None: g.OP_DIV, "trunc": g.OP_DIV_TRUNC, "floor": g.OP_DIV_FLOOR}

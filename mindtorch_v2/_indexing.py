@@ -1,125 +1,66 @@
-"""Tensor.__getitem__ / __setitem__ with PyTorch's basic and advanced indexing."""
+"""Tensor.__getitem__ / __setitem__, following PyTorch's own algorithm (python_variable_indexing.cpp
+and TensorIndexing.h): ints, slices, None and Ellipsis make a view; Python bools, bool/byte masks,
+integer tensors and sequences become advanced indices recorded at the view dim they apply to; then
+one gather (mt_index) or scatter (mt_index_put_) in the core."""
+import numbers
+import warnings
+
 from ._C import ffi, lib
+from . import _dtype
 from ._core import check
 from ._dispatch import call, scalar_kind
 from ._tensor import Tensor, wrap
 
 _NULL = ffi.NULL
 _MAX = (1 << 63) - 1
+_MASKS = (lib.MT_BOOL, lib.MT_U8)
+_SEQUENCES = (list, tuple, range)
 
 
-def _as_index_tensor(obj):
+def _is_sequence(obj):
+    return isinstance(obj, _SEQUENCES) or (type(obj).__module__ == "numpy" and getattr(obj, "ndim", 0) > 0)
+
+
+def _as_tuple(index):
+    """PyTorch's treatSequenceAsTuple: a short list holding sequences, tensors, slices, None or
+    Ellipsis is (deprecatedly) read as a tuple of indices."""
+    if type(index) is tuple:
+        return index
+    if type(index) is list and len(index) < 32:
+        for obj in index:
+            if isinstance(obj, (Tensor, slice)) or obj is None or obj is Ellipsis or _is_sequence(obj):
+                warnings.warn("Using a non-tuple sequence for multidimensional indexing is deprecated and will be "
+                              "changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will "
+                              "be interpreted as tensor index, x[torch.tensor(seq)], which will result either in an "
+                              "error or a different result", UserWarning, stacklevel=3)
+                return tuple(index)
+    return (index,)
+
+
+def _sequence_index(obj):
+    """A list/tuple/array index as a tensor: bool or uint8 stay masks, everything else becomes int64."""
     from ._creation import tensor
     t = tensor(obj)
-    if t.dtype.is_floating_point and t.numel() == 0:
-        t = t.long()
-    if t.dtype.is_floating_point:
-        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-    return t
+    return t if lib.mt_tensor_dtype(t._h) in _MASKS + (lib.MT_I64,) else t.to(_dtype.int64)
 
 
-def _is_mask(t):
-    return t.dtype._name in ("bool", "uint8")
-
-
-def _count_consumed(items):
-    """How many dims of the tensor the index items use up."""
+def _specified_dims(items):
+    """Dims the index uses up (PyTorch's count_specified_dimensions)."""
     n = 0
     for it in items:
-        if type(it) is int or type(it) is slice:
+        if isinstance(it, Tensor):
+            n += it.dim() if lib.mt_tensor_dtype(it._h) in _MASKS else 1
+        elif it is not None and it is not Ellipsis and type(it) is not bool:
             n += 1
-        elif it is None or it is Ellipsis or type(it) is bool:
-            continue
-        else:
-            n += it.dim() if isinstance(it, Tensor) and _is_mask(it) and it.dim() > 0 else 1
     return n
 
 
-def _select(view, dim, i, src_dim):
-    """x[i] along dim, with indexing's own out-of-range text (naming the source dim)."""
-    try:
-        view.step(lib.mt_select, dim, i)
-    except IndexError:
-        size = _dim_size(view.h, dim)
-        raise IndexError(f"index {i} is out of bounds for dimension {src_dim} with size {size}") from None
-
-
-def _dim_size(h, dim):
-    n = lib.mt_tensor_ndim(h)
-    return lib.mt_tensor_sizes(h)[dim] if 0 <= dim < n else 0
-
-
-def _basic(self, index):
-    """Apply ints, slices, None and Ellipsis; collect advanced indices by view dim."""
-    items = index if type(index) is tuple else (index,)
-    if any(type(it) in (list, range) for it in items):
-        items = [_as_index_tensor(it) if type(it) in (list, range) else it for it in items]
-    ndim = lib.mt_tensor_ndim(self._h)
-    consumed = _count_consumed(items)
-    if consumed > ndim:
-        raise IndexError(f"too many indices for tensor of dimension {ndim}")
-    h = self._h
-    lib.mt_tensor_retain(h)
-    view = _Held(h)
-    dim = 0  # position in the view being built
-    src = 0  # source dims used so far (for error texts)
-    advanced = {}
-    seen_ellipsis = False
-    for it in items:
-        t = type(it)
-        if t is int:
-            _select(view, dim, it, src)
-            src += 1
-        elif t is slice:
-            src += 1
-            if it.start is None and it.stop is None and it.step is None:
-                dim += 1
-                continue
-            start = 0 if it.start is None else it.start.__index__()
-            stop = _MAX if it.stop is None else it.stop.__index__()
-            step = 1 if it.step is None else it.step.__index__()
-            if step <= 0:
-                raise ValueError("step must be greater than zero")
-            view.step(lib.mt_slice, dim, start, stop, step)
-            dim += 1
-        elif it is None:  # PyTorch counts None in the dim its error texts name
-            view.step(lib.mt_unsqueeze, dim)
-            dim += 1
-            src += 1
-        elif it is Ellipsis:
-            if seen_ellipsis:
-                raise IndexError("an index can only have a single ellipsis ('...')")
-            seen_ellipsis = True
-            dim += ndim - consumed
-            src += ndim - consumed
-        elif t is bool:
-            view.step(lib.mt_unsqueeze, dim)
-            if not it:
-                view.step(lib.mt_slice, dim, 0, 0, 1)
-            dim += 1
-        elif isinstance(it, Tensor):
-            if it.dim() == 0 and not it.dtype.is_floating_point and not _is_mask(it):
-                _select(view, dim, it.item(), src)
-                src += 1
-                continue
-            advanced[dim] = it
-            used = it.dim() if _is_mask(it) else 1
-            dim += used
-            src += used
-        elif hasattr(it, "__index__"):
-            _select(view, dim, it.__index__(), src)
-            src += 1
-        else:
-            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
-                             "are valid indices (got " + type(it).__name__ + ")")
-    return view, advanced
-
-
-class _Held:
+class _View:
     """The view being built: owns one handle, replaced at each step."""
     __slots__ = ("h",)
 
     def __init__(self, h):
+        lib.mt_tensor_retain(h)
         self.h = h
 
     def step(self, fn, *args):
@@ -128,17 +69,99 @@ class _Held:
         lib.mt_tensor_release(self.h)
         self.h = out[0]
 
+    def select(self, dim, i, real_dim):
+        """x[i] along dim with indexing's own texts (naming the position in the index tuple)."""
+        n = lib.mt_tensor_ndim(self.h)
+        if n == 0 and i == 0 and dim == 0:
+            raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` "
+                             "in C++ to convert a 0-dim tensor to a number")
+        size = lib.mt_tensor_sizes(self.h)[dim] if dim < n else 0
+        if not -size <= i < size:
+            raise IndexError(f"index {i} is out of bounds for dimension {real_dim} with size {size}")
+        self.step(lib.mt_select, dim, i)
+
+    def take(self):
+        h, self.h = self.h, None
+        return wrap(h)
+
     def __del__(self):
         if self.h is not None:
             lib.mt_tensor_release(self.h)
 
 
+def _bool_index(view, dim, value, advanced):
+    """A Python bool or 0-dim mask: a new dim of size 1, indexed by [0] (True) or [] (False)."""
+    from ._creation import tensor
+    view.step(lib.mt_unsqueeze, dim)
+    advanced.append((dim, tensor([0] if value else [], dtype=_dtype.int64)))
+
+
+def _apply(self, items, single=False):
+    """PyTorch's applySlicing: the basic-indexed view and the advanced indices as (view dim, tensor)."""
+    ndim = lib.mt_tensor_ndim(self._h)
+    specified = _specified_dims(items)
+    if specified > ndim and not single:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    view, advanced, dim = _View(self._h), [], 0
+    for real_dim, it in enumerate(items):
+        t = type(it)
+        if t is int or (t is not bool and isinstance(it, numbers.Integral)):
+            view.select(dim, int(it), real_dim)
+        elif t is slice:
+            start, stop, step = it.start, it.stop, it.step
+            step = 1 if step is None else step.__index__()
+            if step == 0:
+                raise ValueError("slice step cannot be zero")
+            if step < 0:
+                raise ValueError("step must be greater than zero")
+            start = 0 if start is None else start.__index__()
+            stop = _MAX if stop is None else stop.__index__()
+            view.step(lib.mt_slice, dim, start, stop, step)
+            dim += 1
+        elif it is Ellipsis:
+            dim += ndim - specified
+        elif it is None:
+            view.step(lib.mt_unsqueeze, dim)
+            dim += 1
+        elif t is bool:
+            _bool_index(view, dim, it, advanced)
+            dim += 1
+        elif isinstance(it, Tensor):
+            dt = lib.mt_tensor_dtype(it._h)
+            if it.dim() == 0 and dt <= lib.MT_I64:  # integral (and bool) 0-dim tensors
+                if dt in _MASKS:
+                    _bool_index(view, dim, it.item(), advanced)
+                    dim += 1
+                else:
+                    view.select(dim, it.item(), real_dim)
+                continue
+            advanced.append((dim, it))
+            dim += it.dim() if dt in _MASKS else 1
+        elif _is_sequence(it):
+            it = _sequence_index(it)
+            advanced.append((dim, it))
+            dim += it.dim() if lib.mt_tensor_dtype(it._h) in _MASKS else 1
+        elif hasattr(it, "__index__"):
+            view.select(dim, it.__index__(), real_dim)
+        else:
+            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
+                             f"are valid indices (got {_type_name(it)})")
+    return view, advanced
+
+
 def _index_list(advanced):
-    n = max(advanced) + 1
-    idx = [_NULL] * n
-    for d, t in advanced.items():
-        idx[d] = t._h
+    """Handles for the core: NULL for each dim taken whole, then the index (a mask spans its dims)."""
+    idx, pos = [], 0
+    for dim, t in advanced:
+        idx += [_NULL] * (dim - pos)
+        idx.append(t._h)
+        pos = dim + (t.dim() if lib.mt_tensor_dtype(t._h) in _MASKS else 1)
     return idx
+
+
+def _type_name(obj):
+    k = type(obj)
+    return k.__name__ if k.__module__ == "builtins" else f"{k.__module__}.{k.__name__}"
 
 
 def getitem(self, index):
@@ -147,30 +170,71 @@ def getitem(self, index):
         out = ffi.new("mt_tensor **")
         if lib.mt_select(self._h, 0, index, out) == 0:
             return wrap(out[0])
-    if t is slice and (index.step is None or type(index.step) is int and index.step > 0):
+    elif t is slice and (index.step is None or type(index.step) is int and index.step > 0):
         start, stop = index.start, index.stop
         if (start is None or type(start) is int) and (stop is None or type(stop) is int):
             return call(lib.mt_slice, self._h, 0, 0 if start is None else start, _MAX if stop is None else stop,
                         1 if index.step is None else index.step)
-    view, advanced = _basic(self, index)
+    if t is slice or (t is not bool and isinstance(index, numbers.Integral)):
+        return _apply(self, (index,), single=True)[0].take()  # PyTorch skips the dims count here
+    view, advanced = _apply(self, _as_tuple(index))
     if not advanced:
-        h, view.h = view.h, None
-        return wrap(h)
+        return view.take()
     idx = _index_list(advanced)
     return call(lib.mt_index, view.h, len(idx), idx)
 
 
+def _value(self, value):
+    """The value of x[i] = value as a tensor: numbers become 0-dim tensors of x's dtype (checked)."""
+    if isinstance(value, Tensor):
+        return value
+    d = self.dtype
+    if isinstance(value, (bool, numbers.Integral)):
+        value = int(value)
+        if not -(1 << 63) <= value < (1 << 63):
+            raise ValueError("Overflow when unpacking long long")
+    elif not isinstance(value, float):
+        from ._methods import _LEGACY_NAMES
+        raise TypeError(f"can't assign a {_type_name(value)} to a torch.{_LEGACY_NAMES[d._name]}")
+    if d is not _dtype.float16 and d is not _dtype.bfloat16:  # (PyTorch stores those unchecked here)
+        _dtype.check_scalar(value, d)
+    f, i, kind = scalar_kind(value)
+    return call(lib.mt_scalar_tensor, f, i, kind, d._id, 0)
+
+
+def _copy_to(dst, src):
+    """dst.copy_(src) after dropping src's leading size-1 dims and expanding it to dst's shape."""
+    shape = src.shape
+    k = 0
+    while k < len(shape) and shape[k] == 1:
+        k += 1
+    if k:
+        src = src.view(shape[k:])
+    check(lib.mt_copy_(dst._h, src.expand(dst.shape)._h))
+
+
 def setitem(self, index, value):
-    view, advanced = _basic(self, index)
-    if not advanced:
-        if isinstance(value, Tensor):
-            check(lib.mt_copy_(view.h, value._h))
-        else:
-            f, i, kind = scalar_kind(value)
-            check(lib.mt_fill(view.h, f, i, kind))
+    value = _value(self, value)
+    if index is False:
         return
-    if not isinstance(value, Tensor):
+    if index is True or index is None:
+        return _copy_to(self.unsqueeze(0), value)
+    if index is Ellipsis:
+        return _copy_to(self, value)
+    view, advanced = _apply(self, _as_tuple(index))
+    if not advanced:
+        return _copy_to(view.take(), value)
+    if value.numel() == 1 and len(advanced) == 1 and lib.mt_tensor_dtype(advanced[0][1]._h) in _MASKS:
+        # PyTorch turns x[mask] = one value into masked_fill_(mask, value.item())
+        v = value.item()
+        _dtype.check_scalar(v, self.dtype)
         from ._creation import full
-        value = full((), value, dtype=self.dtype)
+        value = full((), v, dtype=self.dtype)
+    shape = value.shape
+    k = 0
+    while k < len(shape) and shape[k] == 1:
+        k += 1
+    if k:
+        value = value.view(shape[k:])
     idx = _index_list(advanced)
     check(lib.mt_index_put_(view.h, len(idx), idx, value._h, 0))

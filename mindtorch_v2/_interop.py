@@ -30,10 +30,13 @@ class _ArrayView:
 def to_numpy(t, force=False):
     import numpy as np
     if t.is_meta:
-        raise RuntimeError("Can't call numpy() on Tensor that has device type meta")
+        raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() to copy the tensor to "
+                        "host memory first.")
     name = t.dtype._name
     if name not in _TYPESTR:
         raise TypeError(f"Got unsupported ScalarType {'BFloat16' if name == 'bfloat16' else name}")
+    if t.numel() == 0:  # PyTorch hands out empty arrays with zero strides
+        return np.lib.stride_tricks.as_strided(np.empty(0, _TYPESTR[name]), tuple(t.shape), (0,) * t.dim())
     return np.asarray(_ArrayView(t))
 
 
@@ -43,7 +46,7 @@ def from_numpy(a):
         raise TypeError(f"expected np.ndarray (got {type(a).__name__})")
     name = a.dtype.name
     if name not in _NP_NAMES:
-        raise TypeError(f"can't convert np.ndarray of type numpy.{name}. The only supported types are: "
+        raise TypeError(f"can't convert np.ndarray of type numpy.{a.dtype.type.__name__}. The only supported types are: "
                         "float64, float32, float16, complex64, complex128, int64, int32, int16, int8, "
                         "uint64, uint32, uint16, uint8, and bool.")
     if not a.dtype.isnative:

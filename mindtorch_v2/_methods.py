@@ -3,7 +3,7 @@ from ._C import ffi, lib
 from . import _creation, _dtype, _elementwise as ew, _generated_ops as g, _indexing, _linalg, _random, _reduce, _views as v
 from ._core import check, raise_status
 from ._device import core_id
-from ._dispatch import NotANumber, _binary, _unary, call, scalar_kind
+from ._dispatch import NotANumber, _binary, _unary, as_tensor_operand, call, scalar_kind
 from ._tensor import Tensor, wrap
 
 # ---- conversions and copies -------------------------------------------------------
@@ -15,7 +15,15 @@ def clone(input, *, memory_format=None):
 
 def copy_(self, src, non_blocking=False):
     if not isinstance(src, Tensor):
-        raise TypeError(f"copy_(): argument 'src' (position 1) must be Tensor, not {type(src).__name__}")
+        try:  # PyTorch's argument parser takes a Python number as a 0-dim tensor here
+            src = as_tensor_operand(src)
+        except TypeError:
+            raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}") from None
+    here, there = lib.mt_tensor_device(self._h), lib.mt_tensor_device(src._h)
+    if here != there and not lib.mt_tensor_is_wrapped_number(src._h):
+        if there == lib.MT_META:
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+        return self  # into a meta tensor: shapes only, nothing to copy
     check(lib.mt_copy_(self._h, src._h))
     return self
 
@@ -25,6 +33,8 @@ def fill_(self, value):
         if value.dim() != 0:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.dim()} dimensions.")
         value = value.item()
+    else:  # Python numbers are converted with PyTorch's overflow checks (tensor values are not)
+        _dtype.check_scalar(value, self.dtype)
     f, i, kind = scalar_kind(value)
     check(lib.mt_fill(self._h, f, i, kind))
     return self
@@ -102,16 +112,17 @@ def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
                             requires_grad=requires_grad)
 
 
-def _new_factory(factory):
+def _new_factory(factory, name):
     def method(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
-        return factory(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+        return factory(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad,
+                       _name=name)
     return method
 
 
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None,
              pin_memory=False):
     return _creation.full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
-                          requires_grad=requires_grad)
+                          requires_grad=requires_grad, _name="new_full")
 
 
 _new_out = ffi.new
@@ -157,6 +168,18 @@ def _rdiv(self, other):
     return _binary(g.OP_MUL, _unary(g.OP_RECIPROCAL, self, None), other, None)
 
 
+def _invert(self):
+    if self.dtype.is_floating_point:
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+    return _unary(g.OP_BITWISE_NOT, self, None)
+
+
+def _positive(self):
+    if self.dtype is _dtype.bool:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return self
+
+
 def _iop(opid):
     return lambda self, other: _binary(opid, self, other, self)
 
@@ -179,9 +202,9 @@ OPERATORS = {
     "__eq__": _plain(g.OP_EQ), "__ne__": _plain(g.OP_NE), "__lt__": _plain(g.OP_LT), "__le__": _plain(g.OP_LE),
     "__gt__": _plain(g.OP_GT), "__ge__": _plain(g.OP_GE),
     "__neg__": lambda self: _unary(g.OP_NEG, self, None),
-    "__pos__": lambda self: self,
+    "__pos__": _positive,
     "__abs__": lambda self: _unary(g.OP_ABS, self, None),
-    "__invert__": lambda self: _unary(g.OP_BITWISE_NOT, self, None),
+    "__invert__": _invert,
     "__getitem__": _indexing.getitem,
     "__setitem__": _indexing.setitem,
     "__matmul__": lambda self, other: _linalg.matmul(self, other),
@@ -212,7 +235,7 @@ METHODS.update({
     "narrow": v.narrow, "select": v.select, "unbind": v.unbind, "split": v.split, "chunk": v.chunk,
     "tensor_split": v.tensor_split, "unfold": v.unfold, "movedim": v.movedim, "moveaxis": v.movedim,
     "as_strided": v.as_strided, "contiguous": v.contiguous, "resize_": v.resize_,
-    "t_": lambda self: v.swap_handle(self, v.t(self)),
+    "t_": lambda self: v.swap_handle(self, v.t(self, "t_")),
     "transpose_": lambda self, d0, d1: v.swap_handle(self, v.transpose(self, d0, d1)),
     "squeeze_": lambda self, dim=None: v.swap_handle(self, v.squeeze(self, dim)),
     "unsqueeze_": lambda self, dim: v.swap_handle(self, v.unsqueeze(self, dim)),
@@ -220,12 +243,13 @@ METHODS.update({
         v.swap_handle(self, v.as_strided(self, size, stride, storage_offset)),
     # creation, conversion, copies
     "clone": clone, "copy_": copy_, "fill_": fill_, "zero_": zero_, "to": to, "type_as": type_as,
-    "type": type_, "new_tensor": new_tensor, "new_zeros": _new_factory(_creation.zeros),
-    "new_ones": _new_factory(_creation.ones), "new_empty": _new_factory(_creation.empty), "new_full": new_full,
+    "type": type_, "new_tensor": new_tensor, "new_zeros": _new_factory(_creation.zeros, "new_zeros"),
+    "new_ones": _new_factory(_creation.ones, "new_ones"), "new_empty": _new_factory(_creation.empty, "new_empty"),
+    "new_full": new_full,
     "float": _caster(_dtype.float32), "double": _caster(_dtype.float64), "half": _caster(_dtype.float16),
     "bfloat16": _caster(_dtype.bfloat16), "long": _caster(_dtype.int64), "int": _caster(_dtype.int32),
     "short": _caster(_dtype.int16), "char": _caster(_dtype.int8), "byte": _caster(_dtype.uint8),
-    "bool": _caster(_dtype.bool), "cpu": lambda self, memory_format=None: self,
+    "bool": _caster(_dtype.bool), "cpu": lambda self, memory_format=None: to(self, "cpu"),
 })
 
 PROPERTIES = {"T": v.T, "mT": v.mT, "H": v.T, "mH": v.mT}

@@ -61,7 +61,7 @@ class Tensor:
         s = self.shape
         if dim is None:
             return s
-        return s[_wrap_dim(dim, len(s))]
+        return s[_wrap_dim_strict(dim, len(s))]
 
     @property
     def dtype(self):
@@ -93,7 +93,7 @@ class Tensor:
         s = tuple(_unpack(lib.mt_tensor_strides(h), lib.mt_tensor_ndim(h)))
         if dim is None:
             return s
-        return s[_wrap_dim(dim, len(s))]
+        return s[_wrap_dim_strict(dim, len(s))]
 
     def storage_offset(self):
         return lib.mt_tensor_offset(self._h)
@@ -102,7 +102,12 @@ class Tensor:
         return bool(lib.mt_tensor_is_contiguous(self._h))
 
     def data_ptr(self):
-        return int(ffi.cast("uintptr_t", lib.mt_tensor_data_ptr(self._h)))
+        h = self._h
+        if lib.mt_tensor_numel(h) == 0:  # PyTorch: empty tensors have no data
+            return 0
+        if lib.mt_tensor_device(h) == lib.MT_META:  # PyTorch: a null base plus the offset in bytes
+            return lib.mt_tensor_offset(h) * lib.mt_dtype_itemsize(lib.mt_tensor_dtype(h))
+        return int(ffi.cast("uintptr_t", lib.mt_tensor_data_ptr(h)))
 
     def element_size(self):
         return lib.mt_dtype_itemsize(lib.mt_tensor_dtype(self._h))
@@ -279,11 +284,16 @@ class Tensor:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(self.item())
 
+    def _scalar(self):
+        if lib.mt_tensor_numel(self._h) != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return self.item()
+
     def __float__(self):
-        return float(self.item())
+        return float(self._scalar())
 
     def __int__(self):
-        return int(self.item())
+        return int(self._scalar())
 
     def __index__(self):
         if lib.mt_tensor_dtype(self._h) >= lib.MT_F16 or lib.mt_tensor_numel(self._h) != 1:
@@ -291,7 +301,7 @@ class Tensor:
         return int(self.item())
 
     def __complex__(self):
-        return complex(self.item())
+        return complex(self._scalar())
 
     def __hash__(self):
         return id(self)
@@ -318,6 +328,13 @@ def _wrap_dim(dim, ndim):
     if not -n <= dim < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
     return dim + n if dim < 0 else dim
+
+
+def _wrap_dim_strict(dim, ndim):
+    """size(dim)/stride(dim): a 0-dim tensor has no dims to name."""
+    if ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return _wrap_dim(dim, ndim)
 
 
 def _nest(flat, shape):

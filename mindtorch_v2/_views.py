@@ -52,10 +52,10 @@ def permute(input, *dims):
     return _shaped(lib.mt_permute, "permute", input, dims)
 
 
-def t(input):
+def t(input, _name="t"):
     nd = input.dim()
     if nd > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {nd}D")
+        raise RuntimeError(f"{_name}() expects a tensor with <= 2 dimensions, but self is {nd}D")
     return transpose(input, 0, 1) if nd == 2 else view_as(input, input)
 
 
@@ -73,6 +73,8 @@ def mT(self):
 
 
 def expand(self, *sizes, implicit=False):
+    if not sizes:
+        raise TypeError('expand() missing 1 required positional arguments: "size"')
     return _shaped(lib.mt_expand, "expand", self, sizes)
 
 
@@ -98,11 +100,11 @@ def unsqueeze(input, dim):
 def flatten(input, start_dim=0, end_dim=-1):
     shape = input.shape
     nd = len(shape)
-    if nd == 0:
-        return reshape(input, [1])
     s, e = _wrap_dim(start_dim, nd), _wrap_dim(end_dim, nd)
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if nd == 0:
+        return reshape(input, [1])
     if s == e:
         return input
     n = 1
@@ -112,11 +114,20 @@ def flatten(input, start_dim=0, end_dim=-1):
 
 
 def unflatten(input, dim, sizes):
-    shape = input.shape
-    d = _wrap_dim(dim, len(shape))
     sizes = list(sizes)
     if not sizes:
         raise RuntimeError("unflatten: sizes must be non-empty")
+    shape = input.shape
+    d = _wrap_dim(dim, len(shape))
+    if not shape:
+        raise RuntimeError("unflatten got an unexpected error:\nDimension specified as 0 but tensor has no dimensions")
+    try:  # PyTorch's infer_size against the one dim, on a shape-only tensor
+        sizes = list(view(call(lib.mt_empty, 1, [shape[d]], lib.MT_U8, lib.MT_META), sizes).shape)
+    except RuntimeError as e:
+        if "is invalid for input of size" in str(e):
+            raise RuntimeError(f"unflatten: Provided sizes {sizes} don't multiply up to the size of dim {d} "
+                               f"({shape[d]}) in the input tensor") from None
+        raise RuntimeError(f"unflatten got an unexpected error:\n{e}") from None
     return view(input, list(shape[:d]) + sizes + list(shape[d + 1:]))
 
 
@@ -157,10 +168,10 @@ def split(tensor, split_size_or_sections, dim=0):
     nd = tensor.dim()
     if nd == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
-    d = _wrap_dim(dim, nd)
-    size = tensor.shape[d]
     if isinstance(split_size_or_sections, (list, tuple)):
         sections = [int(s) for s in split_size_or_sections]
+        d = _wrap_dim(dim, nd)
+        size = tensor.shape[d]
         if any(s < 0 for s in sections):
             raise RuntimeError("split_with_sizes expects split_sizes have only non-negative entries, but got "
                                f"split_sizes={sections}")
@@ -171,13 +182,12 @@ def split(tensor, split_size_or_sections, dim=0):
         step = int(split_size_or_sections)
         if step < 0:
             raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
-        if step == 0:
-            if size != 0:
-                raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}")
-            return (tensor,)
-        sections = [step] * (size // step) + ([size % step] if size % step else [])
-        if not sections:
-            sections = [0]
+        d = _wrap_dim(dim, nd)
+        size = tensor.shape[d]
+        if step == 0 and size != 0:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}")
+        n = max((size + step - 1) // step, 1) if step else 1
+        sections = [step] * (n - 1) + [size - step * (n - 1)]
     out, start = [], 0
     for s in sections:
         out.append(call(lib.mt_slice, tensor._h, d, start, start + s, 1))
@@ -186,11 +196,11 @@ def split(tensor, split_size_or_sections, dim=0):
 
 
 def chunk(input, chunks, dim=0):
-    if chunks <= 0:
-        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     nd = input.dim()
     if nd == 0:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     size = input.shape[_wrap_dim(dim, nd)]
     step = (size + chunks - 1) // chunks
     if step == 0:
@@ -199,24 +209,24 @@ def chunk(input, chunks, dim=0):
 
 
 def tensor_split(input, indices_or_sections, dim=0):
-    d = _wrap_dim(dim, input.dim())
+    nd = input.dim()
+    if nd == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
+    d = _wrap_dim(dim, nd)
     size = input.shape[d]
+    if isinstance(indices_or_sections, Tensor) and indices_or_sections.dim() == 0:
+        indices_or_sections = indices_or_sections.item()
     if isinstance(indices_or_sections, int):
         n = indices_or_sections
+        if n <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {n}")
         q, r = divmod(size, n)
-        bounds, start = [], 0
+        bounds = [0]
         for i in range(n):
-            start += q + (1 if i < r else 0)
-            bounds.append(start)
-        bounds = bounds[:-1]
+            bounds.append(bounds[-1] + q + (1 if i < r else 0))
     else:
-        bounds = list(indices_or_sections)
-    out, prev = [], 0
-    for b in bounds + [size]:
-        b = max(min(b, size), prev)
-        out.append(call(lib.mt_slice, input._h, d, prev, b, 1))
-        prev = b
-    return tuple(out)
+        bounds = [0] + [int(b) for b in indices_or_sections] + [size]
+    return tuple(call(lib.mt_slice, input._h, d, a, b, 1) for a, b in zip(bounds, bounds[1:]))
 
 
 def unfold(self, dimension, size, step):
@@ -230,18 +240,19 @@ def movedim(input, source, destination):
     if len(src) != len(dst):
         raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) should contain "
                            f"the same number of dims as destination ({dst} dims)")
-    src = [_wrap_dim(s, nd) for s in src]
-    dst = [_wrap_dim(s, nd) for s in dst]
-    if len(set(src)) != len(src):
-        raise RuntimeError(f"movedim: repeated dim in `source` ({list(source) if not isinstance(source, int) else source})")
-    if len(set(dst)) != len(dst):
-        raise RuntimeError(f"movedim: repeated dim in `destination` ({list(destination) if not isinstance(destination, int) else destination})")
+    nsrc = [_wrap_dim(s, nd) for s in src]
+    ndst = [_wrap_dim(s, nd) for s in dst]
+    if len(set(nsrc)) != len(nsrc):
+        raise RuntimeError(f"movedim: repeated dim in `source` ({src})")
+    if len(set(ndst)) != len(ndst):
+        raise RuntimeError(f"movedim: repeated dim in `destination` ({dst})")
+    if nd == 0:
+        return view_as(input, input)
     order = [-1] * nd
-    for s, d in zip(src, dst):
+    for s, d in zip(nsrc, ndst):
         order[d] = s
-    rest = iter(d for d in range(nd) if d not in src)
-    order = [o if o >= 0 else next(rest) for o in order]
-    return permute(input, order)
+    rest = iter(d for d in range(nd) if d not in nsrc)
+    return permute(input, [o if o >= 0 else next(rest) for o in order])
 
 
 def as_strided(input, size, stride, storage_offset=None):
@@ -253,16 +264,20 @@ def as_strided(input, size, stride, storage_offset=None):
 
 
 def contiguous(self, memory_format=None):
+    if lib.mt_tensor_is_contiguous(self._h):
+        return self
     return call(lib.mt_contiguous, self._h)
 
 
 def swap_handle(self, other):
-    """In-place metadata ops (t_, squeeze_, ...): self takes other's header."""
+    """In-place metadata ops (t_, squeeze_, ...): self takes other's header; like any in-place op
+    they bump the version counter."""
     lib.mt_tensor_retain(other._h)
     old = self._h
     self._h = other._h
     self._shape = None
     lib.mt_tensor_release(old)
+    lib.mt_tensor_bump_version(self._h)
     return self
 
 

@@ -71,7 +71,8 @@ def gen_op_table_c(ops):
 
 
 def gen_python(ops):
-    out = [f'"""{BANNER}"""', "from ._dispatch import _unary, _binary", ""]
+    out = [f'"""{BANNER}"""', "from ._dispatch import _unary, _binary, _only_tensors, _no_number_input",
+           "from ._tensor import Tensor", ""]
     for i, op in enumerate(ops):
         out.append(f"OP_{op['name'].upper()} = {i}")
     out.append("")
@@ -90,11 +91,22 @@ def gen_python(ops):
             if "i" in py:
                 out.append(f"def _i_{name}(self):\n    return _unary({opid}, self, self)\n")
         elif kind == "binary":
-            out.append(f"def {name}(input, other, *, out=None):\n    return _binary({opid}, input, other, out)\n")
+            # t: Tensor operands only; n: a Python number only as `other` (PyTorch's signatures)
+            check_f = check_m = ""
+            if "t" in py:
+                check_f = f"    if type(input) is not Tensor or type(other) is not Tensor:\n" \
+                          f"        _only_tensors({name!r}, input, other)\n"
+                check_m = "    if type(other) is not Tensor:\n        _only_tensors({!r}, self, other, 1)\n"
+            elif "n" in py:
+                check_f = f"    if not isinstance(input, Tensor):\n        _no_number_input({name!r}, input, other)\n"
+            out.append(f"def {name}(input, other, *, out=None):\n{check_f}"
+                       f"    return _binary({opid}, input, other, out)\n")
             if "m" in py:
-                out.append(f"def _m_{name}(self, other):\n    return _binary({opid}, self, other, None)\n")
+                out.append(f"def _m_{name}(self, other):\n{check_m.format(name)}"
+                           f"    return _binary({opid}, self, other, None)\n")
             if "i" in py:
-                out.append(f"def _i_{name}(self, other):\n    return _binary({opid}, self, other, self)\n")
+                out.append(f"def _i_{name}(self, other):\n{check_m.format(name + '_')}"
+                           f"    return _binary({opid}, self, other, self)\n")
         else:
             raise SystemExit(f"op {name}: generated bindings exist only for unary and binary ops")
         if "f" in py:

@@ -23,31 +23,85 @@ static void store_i(mt_tensor *t, int64_t i, int64_t v) {
     mt__cast_loop(t->dtype, MT_I64)((char *[]){mt__data(t) + i * mt_dtype_itemsize(t->dtype), (char *)&v}, z, 1, NULL);
 }
 
+static float round_half(int dtype, float x) { /* through float16/bfloat16 and back */
+    return dtype == MT_F16 ? mt__f16_to_f32(mt__f32_to_f16(x)) : mt__bf16_to_f32(mt__f32_to_bf16(x));
+}
+
+/* Chunks PyTorch's parallel_for cuts [0, n) into: tasks of ceil(n / tasks), tasks = min(threads,
+ * ceil(n / grain)) when n exceeds the grain. Values depend on the chunking, not on the threads. */
+static int64_t range_chunk(int64_t n) {
+    const int64_t grain = 32768;
+    int64_t threads = mt_get_num_threads();
+    if (n <= grain || threads <= 1) return n > 0 ? n : 1;
+    int64_t tasks = (n + grain - 1) / grain;
+    if (tasks > threads) tasks = threads;
+    return (n + tasks - 1) / tasks;
+}
+
+/* PyTorch's CPU arange, value for value. Checks and size in the accumulate type (int64 for
+ * integers, float for float16/bfloat16, double otherwise); integers take int64 arithmetic. For
+ * floats its kernel runs, per parallel chunk, pairs of 256-bit vectors then a scalar tail: the
+ * scalar path gives T(start + i*step), a vector starting at b gives T(base + k*step) with
+ * base = T(start + b*step), each with one fused multiply-add in the accumulate type. */
 mt_status mt_arange(double start, double end, double step, int dtype, int device, mt_tensor **out) {
+    if ((unsigned)dtype >= MT_NUM_DTYPES || dtype == MT_BOOL)
+        return mt__error(MT_ERR_RUNTIME, "\"arange_cpu\" not implemented for '%s'",
+                         (unsigned)dtype < MT_NUM_DTYPES ? mt_dtype_names[dtype] : "?");
+    int is_int = !mt__is_float(dtype), is_half = dtype == MT_F16 || dtype == MT_BF16;
     if (step == 0) return mt__error(MT_ERR_RUNTIME, "step must be nonzero");
     if (!isfinite(start) || !isfinite(end))
         return mt__error(MT_ERR_RUNTIME, "unsupported range: %g -> %g", start, end);
-    if ((step > 0 && end < start) || (step < 0 && end > start))
-        return mt__error(MT_ERR_RUNTIME, "upper bound and larger bound inconsistent with step sign");
-    double n = ceil((end - start) / step);
-    if (!(n >= 0 && n < 9.0e18))
-        return mt__error(MT_ERR_RUNTIME, "invalid size, possible overflow?");
+    if (!((step > 0 && end >= start) || (step < 0 && end <= start)))
+        return mt__error(MT_ERR_RUNTIME, "upper bound and lower bound inconsistent with step sign");
+    double xs = trunc(start), xst = trunc(step), n; /* integers compute from truncated bounds */
+    if (dtype == MT_I64) { /* and int64 counts in integer arithmetic */
+        int64_t a = (int64_t)xs, b = (int64_t)trunc(end), c = (int64_t)xst, sgn = c > 0 ? 1 : -1;
+        if (c == 0) return mt__error(MT_ERR_VALUE, "step must be nonzero");
+        n = (double)((b - a + c - sgn) / c);
+    } else {
+        n = ceil((end - start) / step);
+    }
+    if (!(n >= 0 && n <= 9.2233720368547758e18)) return mt__error(MT_ERR_RUNTIME, "invalid size, possible overflow?");
     int64_t size = (int64_t)n;
     MT_TRY(mt__alloc(1, &size, NULL, dtype, device, out));
     if (device == MT_META) return MT_OK;
-    if (mt__is_float(dtype)) {
-        for (int64_t i = 0; i < size; i++) store_f(*out, i, start + (double)i * step);
-    } else {
-        int64_t s = (int64_t)start, st = (int64_t)step;
-        for (int64_t i = 0; i < size; i++) store_i(*out, i, (int64_t)((uint64_t)s + (uint64_t)i * (uint64_t)st));
+    if (is_int) {
+        uint64_t a = (uint64_t)(int64_t)xs, c = (uint64_t)(int64_t)xst;
+        for (int64_t i = 0; i < size; i++) store_i(*out, i, (int64_t)(a + (uint64_t)i * c));
+        return MT_OK;
+    }
+    int64_t vec = 32 / mt_dtype_itemsize(dtype), chunk = range_chunk(size);
+    float sf = (float)start, stf = (float)step;
+    for (int64_t b = 0; b < size; b += chunk) {
+        int64_t e = b + chunk < size ? b + chunk : size, vec_end = b + (e - b) / (2 * vec) * (2 * vec);
+        for (int64_t i = b; i < e; i++) {
+            int64_t base = i < vec_end ? b + (i - b) / vec * vec : i, k = i - base;
+            double v;
+            if (is_half) {
+                float x = fmaf(stf, (float)base, sf);
+                v = k ? fmaf((float)k, stf, round_half(dtype, x)) : x;
+            } else if (dtype == MT_F32) {
+                double x = fma(step, (double)base, start);
+                v = k ? fma((double)k, step, (double)(float)x) : x;
+            } else {
+                double x = fma(step, (double)base, start);
+                v = k ? fma((double)k, step, x) : x;
+            }
+            store_f(*out, i, v);
+        }
     }
     return MT_OK;
 }
 
-/* PyTorch's linspace: the first half counts up from start, the second down from end,
- * in the dtype's own arithmetic (float for float32, double for float64 and integers). */
+/* PyTorch's CPU linspace, value for value: the first half counts up from start, the second down
+ * from end, in the dtype's own arithmetic: one fused multiply-add in float32/float64 (as its
+ * compiled kernel has), float16/bfloat16 rounded after every operation, double for integers
+ * (from start and end truncated to the dtype). */
 mt_status mt_linspace(double start, double end, int64_t steps, int dtype, int device, mt_tensor **out) {
     if (steps < 0) return mt__error(MT_ERR_RUNTIME, "number of steps must be non-negative");
+    if ((unsigned)dtype >= MT_NUM_DTYPES) return mt__error(MT_ERR_TYPE, "invalid dtype %d", dtype);
+    if (dtype == MT_BOOL && steps > 1)
+        return mt__error(MT_ERR_RUNTIME, "\"linspace_cpu\" not implemented for 'Bool'");
     MT_TRY(mt__alloc(1, &steps, NULL, dtype, device, out));
     if (device == MT_META || steps == 0) return MT_OK;
     if (steps == 1) {
@@ -55,14 +109,24 @@ mt_status mt_linspace(double start, double end, int64_t steps, int dtype, int de
         return MT_OK;
     }
     int64_t half = steps / 2;
-    if (dtype == MT_F32 || dtype == MT_F16 || dtype == MT_BF16) {
-        float s = (float)start, e = (float)end, step = (e - s) / (float)(steps - 1);
+    if (dtype == MT_F64) {
+        double st = (end - start) / (double)(steps - 1);
         for (int64_t i = 0; i < steps; i++)
-            store_f(*out, i, i < half ? s + step * (float)i : e - step * (float)(steps - i - 1));
-    } else {
-        double step = (end - start) / (double)(steps - 1);
+            store_f(*out, i, i < half ? fma(st, (double)i, start) : fma(-st, (double)(steps - i - 1), end));
+    } else if (dtype == MT_F32) {
+        float s = (float)start, e = (float)end, st = (e - s) / (float)(steps - 1);
         for (int64_t i = 0; i < steps; i++)
-            store_f(*out, i, i < half ? start + step * (double)i : end - step * (double)(steps - i - 1));
+            store_f(*out, i, i < half ? fmaf(st, (float)i, s) : fmaf(-st, (float)(steps - i - 1), e));
+    } else if (dtype == MT_F16 || dtype == MT_BF16) {
+#define H(x) round_half(dtype, (x))
+        float s = H((float)start), e = H((float)end), st = H(H(e - s) / H((float)(steps - 1)));
+        for (int64_t i = 0; i < steps; i++)
+            store_f(*out, i, i < half ? H(s + H(st * H((float)i))) : H(e - H(st * H((float)(steps - i - 1)))));
+#undef H
+    } else { /* integers: bounds truncated (the caller checked they fit the dtype), steps in double */
+        double s = (double)mt__f2i(start), e = (double)mt__f2i(end), st = (e - s) / (double)(steps - 1);
+        for (int64_t i = 0; i < steps; i++)
+            store_i(*out, i, mt__f2i(i < half ? fma(st, (double)i, s) : fma(-st, (double)(steps - i - 1), e)));
     }
     return MT_OK;
 }

@@ -135,6 +135,10 @@ typedef struct mt_kargs {
     int64_t ialpha;
     double s1, s2; /* nan_to_num's posinf/neginf */
     atomic_int *zero_div; /* integer division kernels set it on a zero divisor */
+    /* scalar_last: the last input is the number sv in the compute type, not read from memory
+     * (PyTorch's opmath scalar: float16/bfloat16 ops use a scalar operand unrounded, in float) */
+    int scalar_last;
+    double sv;
 } mt_kargs;
 
 /* One inner loop: d[0] is the output, d[1..] inputs; s[k] their byte strides. */
@@ -169,8 +173,15 @@ mt_status mt__broadcast_shapes(int n, mt_tensor *const *ts, int *ndim, int64_t *
  * layout (PyTorch's TensorIterator dimension reordering). */
 void mt__output_strides(int n, mt_tensor *const *ins, int ndim, const int64_t *sizes,
                         int64_t *strides);
+/* Strides of empty_like(t) with memory_format=torch.preserve_format (also .to, .clone). */
+void mt__like_strides(const mt_tensor *t, int64_t *strides);
+/* PyTorch's is_non_overlapping_and_dense. */
+int mt__non_overlapping_and_dense(const mt_tensor *t);
 /* Build an iterator over ops[0] (output, full shape) and broadcast inputs. */
 void mt__iter_init(mt_iter *it, int nops, mt_tensor *const *ops);
+/* Run fn over [0, n) in chunks on the core's thread pool (inline when small). */
+typedef void (*mt_task_fn)(void *ctx, int64_t begin, int64_t end);
+void mt__parallel_for(int64_t n, int64_t grain, mt_task_fn fn, void *ctx);
 /* Run loop over the iterator, splitting across threads above the grain size. */
 void mt__iter_run(const mt_iter *it, mt_loop_fn loop, const mt_kargs *k);
 

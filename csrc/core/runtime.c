@@ -2,7 +2,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include <omp.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -31,7 +31,8 @@ void mt_set_num_threads(int n) {
 int mt_get_num_threads(void) {
     int n = atomic_load(&num_threads);
     if (n == 0) {
-        n = omp_get_num_procs();
+        n = (int)sysconf(_SC_NPROCESSORS_ONLN);
+        if (n < 1) n = 1;
         atomic_store(&num_threads, n);
     }
     return n;

@@ -5,31 +5,35 @@
 
 #define SZ(buf, nd, s) mt__fmt_sizes(buf, sizeof buf, nd, s)
 
+/* PyTorch's setStrided checks: no negative strides, storage size computed without overflow
+ * (as unsigned, so negative sizes overflow), and in bounds of the storage. */
 static mt_status check_bounds(const mt_tensor *t, int ndim, const int64_t *sizes, const int64_t *strides,
                               int64_t offset) {
-    if (offset < 0) return mt__error(MT_ERR_RUNTIME, "Tensor: invalid storage offset %lld", (long long)offset);
-    int64_t need = 0; /* elements needed past offset */
-    for (int i = 0; i < ndim; i++) {
-        if (sizes[i] < 0)
-            return mt__error(MT_ERR_RUNTIME, "Trying to create tensor with negative dimension %lld: %s",
-                             (long long)sizes[i], "invalid size");
+    char a[256], b[256];
+    for (int i = 0; i < ndim; i++)
         if (strides[i] < 0)
-            return mt__error(MT_ERR_RUNTIME, "as_strided: Negative strides are not supported at the moment, got strides: %lld",
-                             (long long)strides[i]);
+            return mt__error(MT_ERR_RUNTIME, "as_strided: Negative strides are not supported at the moment, got "
+                             "strides: %s", SZ(a, ndim, strides));
+    if (offset < 0) return mt__error(MT_ERR_RUNTIME, "Tensor: invalid storage offset %lld", (long long)offset);
+    uint64_t need = 1, isz = (uint64_t)mt_dtype_itemsize(t->dtype);
+    int overflow = 0;
+    for (int i = 0; i < ndim; i++) {
+        if (sizes[i] == 0) return MT_OK; /* an empty view fits any storage */
+        uint64_t add;
+        overflow |= __builtin_mul_overflow((uint64_t)strides[i], (uint64_t)(sizes[i] - 1), &add);
+        overflow |= __builtin_add_overflow(need, add, &need);
     }
-    if (mt__numel(ndim, sizes) > 0) {
-        need = 1;
-        for (int i = 0; i < ndim; i++) need += (sizes[i] - 1) * strides[i];
-    }
-    int64_t isz = mt_dtype_itemsize(t->dtype);
-    if (need && (offset + need) * isz > t->storage->nbytes) {
-        char a[256], b[256];
+    overflow |= __builtin_mul_overflow(need, isz, &need) || need > ((uint64_t)1 << 62);
+    if (overflow)
+        return mt__error(MT_ERR_RUNTIME, "Storage size calculation overflowed with sizes=%s and strides=%s",
+                         SZ(a, ndim, sizes), SZ(b, ndim, strides));
+    int64_t total = (int64_t)need + offset * (int64_t)isz;
+    if (total > t->storage->nbytes)
         return mt__error(MT_ERR_RUNTIME,
                          "setStorage: sizes %s, strides %s, storage offset %lld, and itemsize %lld requiring a "
                          "storage size of %lld are out of bounds for storage of size %lld",
                          SZ(a, ndim, sizes), SZ(b, ndim, strides), (long long)offset, (long long)isz,
-                         (long long)((offset + need) * isz), (long long)t->storage->nbytes);
-    }
+                         (long long)total, (long long)t->storage->nbytes);
     return MT_OK;
 }
 
@@ -171,13 +175,22 @@ mt_status mt__impl_permute(mt_tensor *t, int ndim, const int64_t *dims, mt_tenso
 
 mt_status mt__impl_expand(mt_tensor *t, int ndim, const int64_t *sizes, mt_tensor **out) {
     char a[256], b[256];
+    int legacy = t->dtype != MT_BOOL && t->dtype != MT_BF16; /* PyTorch's type string: no legacy name for those */
     if (ndim < t->ndim)
         return mt__error(MT_ERR_RUNTIME,
-                         "expand(torch.FloatTensor{%s}, size=%s): the number of sizes provided (%d) must be "
+                         "expand(%s%s%s{%s}, size=%s): the number of sizes provided (%d) must be "
                          "greater or equal to the number of dimensions in the tensor (%d)",
+                         legacy ? "torch." : "CPU", mt_dtype_names[t->dtype], legacy ? "Tensor" : "Type",
                          SZ(a, t->ndim, t->sizes), SZ(b, ndim, sizes), ndim, t->ndim);
     if (ndim > MT_MAX_DIMS) return mt__error(MT_ERR_RUNTIME, "expand: too many dimensions");
     int64_t osz[MT_MAX_DIMS], ost[MT_MAX_DIMS];
+    if (t->ndim == 0) { /* PyTorch: the target sizes as given, every stride 0 */
+        for (int i = 0; i < ndim; i++) {
+            if (sizes[i] < 0) return mt__error(MT_ERR_RUNTIME, "numel: integer multiplication overflow");
+            osz[i] = sizes[i], ost[i] = 0;
+        }
+        return mt__view_of(t, ndim, osz, ost, t->offset, out);
+    }
     for (int i = ndim - 1; i >= 0; i--) {
         int off = ndim - 1 - i;
         int dim = t->ndim - 1 - off;
@@ -197,9 +210,8 @@ mt_status mt__impl_expand(mt_tensor *t, int ndim, const int64_t *sizes, mt_tenso
                                  "The expanded size of the tensor (%lld) must match the existing size (%lld) at "
                                  "non-singleton dimension %d.  Target sizes: %s.  Tensor sizes: %s",
                                  (long long)target, (long long)size, i, SZ(a, ndim, sizes), SZ(b, t->ndim, t->sizes));
-            if (target < 0)
-                return mt__error(MT_ERR_RUNTIME, "Trying to create tensor with negative dimension %lld: %s",
-                                 (long long)target, SZ(a, ndim, sizes));
+            if (target < 0) /* what PyTorch's numel check then says */
+                return mt__error(MT_ERR_RUNTIME, "numel: integer multiplication overflow");
             size = target;
             stride = 0;
         }
@@ -217,13 +229,15 @@ mt_status mt__impl_squeeze(mt_tensor *t, int ndims, const int64_t *dims, mt_tens
         for (int k = 0; k < ndims; k++) {
             int64_t d = dims[k];
             MT_TRY(mt__wrap_dim(&d, t->ndim));
-            if (t->ndim && t->sizes[d] == 1) drop[d] = 1;
+            if (drop[d] & 2)
+                return mt__error(MT_ERR_RUNTIME, "dim %lld appears multiple times in the list of dims", (long long)d);
+            drop[d] = 2 | (t->ndim && t->sizes[d] == 1);
         }
     }
     int64_t sizes[MT_MAX_DIMS], strides[MT_MAX_DIMS];
     int n = 0;
     for (int i = 0; i < t->ndim; i++)
-        if (!drop[i]) sizes[n] = t->sizes[i], strides[n++] = t->strides[i];
+        if (!(drop[i] & 1)) sizes[n] = t->sizes[i], strides[n++] = t->strides[i];
     return mt__view_of(t, n, sizes, strides, t->offset, out);
 }
 
@@ -284,8 +298,8 @@ mt_status mt__impl_unfold(mt_tensor *t, int64_t dim, int64_t size, int64_t step,
     if (size > len)
         return mt__error(MT_ERR_RUNTIME, "maximum size for tensor at dimension %lld is %lld but size is %lld",
                          (long long)dim, (long long)len, (long long)size);
-    if (step <= 0) return mt__error(MT_ERR_RUNTIME, "step is %lld but must be > 0", (long long)step);
     if (size < 0) return mt__error(MT_ERR_RUNTIME, "size is %lld but must be >= 0", (long long)size);
+    if (step <= 0) return mt__error(MT_ERR_RUNTIME, "step is %lld but must be > 0", (long long)step);
     if (t->ndim + 1 > MT_MAX_DIMS) return mt__error(MT_ERR_RUNTIME, "unfold: too many dimensions");
     int64_t sizes[MT_MAX_DIMS], strides[MT_MAX_DIMS];
     memcpy(sizes, t->sizes, t->ndim * sizeof(int64_t));

@@ -1,5 +1,8 @@
 /* elementwise.c — the one entry point that every elementwise op goes through:
  * promote, broadcast, convert, allocate or check the output, run the loop. */
+#include <math.h>
+#include <stdio.h>
+
 #include "../core/internal.h"
 
 /* ---- type promotion (torch.result_type) ---------------------------------- */
@@ -56,7 +59,7 @@ static mt_tensor *stack_scalar_init(stack_scalar *s, double f, int64_t i, int ki
 /* A copy of t converted to dtype with t's shape and a layout following t's. */
 static mt_status convert(mt_tensor *t, int dtype, mt_tensor **out) {
     int64_t strides[MT_MAX_DIMS];
-    mt__output_strides(1, &t, t->ndim, t->sizes, strides);
+    mt__like_strides(t, strides);
     MT_TRY(mt__alloc(t->ndim, t->sizes, strides, dtype, t->device, out));
     mt_tensor *ops[2] = {*out, t};
     mt_iter it;
@@ -172,9 +175,68 @@ mt_status mt_item(mt_tensor *t, double *f, int64_t *i) {
 
 /* ---- running an op -------------------------------------------------------- */
 
-static mt_status not_implemented(int op, int dtype) {
-    return mt__error(MT_ERR_RUNTIME, "\"%s_cpu\" not implemented for '%s'", mt_ops[op].name,
-                     mt_dtype_names[dtype]);
+/* The C++ type names some PyTorch messages print (typeid names, not ScalarType names). */
+static const char *const cpp_names[MT_NUM_DTYPES] = {
+    "bool", "unsigned char", "signed char", "short int", "int", "long int", "c10::Half", "c10::BFloat16", "float",
+    "double"};
+
+/* The kernel name PyTorch's "not implemented" error names for an op. */
+static const char *kernel_name(int op, char *buf, size_t cap) {
+    switch (op) {
+    case MT_OP_FLOOR: case MT_OP_CEIL: case MT_OP_ROUND: case MT_OP_TRUNC:
+        snprintf(buf, cap, "%s_vml_cpu", mt_ops[op].name);
+        return buf;
+    case MT_OP_POW: return "pow";
+    case MT_OP_ADDCMUL: return "addcmul_cpu_out";
+    }
+    snprintf(buf, cap, "%s_cpu", mt_ops[op].name);
+    return buf;
+}
+
+static mt_status not_implemented(const char *kname, int dtype) {
+    return mt__error(MT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", kname, mt_dtype_names[dtype]);
+}
+
+/* PyTorch's checked Scalar conversion (c10::overflows): a Python number that an op converts to
+ * the tensor dtype (masked_fill value, clamp bounds, alpha) must fit. Integers may wrap into
+ * unsigned types; infinities fit any float type; bool takes anything. */
+static mt_status check_fits(double f, int64_t i, int is_float, int dtype) {
+    static const char *const names[MT_NUM_DTYPES] = {
+        "bool", "uint8_t", "int8_t", "int16_t", "int", "int64_t", "c10::Half", "c10::BFloat16", "float", "double"};
+    static const double lo[MT_NUM_DTYPES] = {0, 0, -128, -32768, -2147483648.0, -9223372036854775808.0, -65504.0,
+                                             -3.3895313892515355e38, -3.4028234663852886e38, 0};
+    static const double hi[MT_NUM_DTYPES] = {1, 255, 127, 32767, 2147483647.0, 9223372036854775807.0, 65504.0,
+                                             3.3895313892515355e38, 3.4028234663852886e38, 0};
+    int bad = 0;
+    if (dtype == MT_BOOL || dtype == MT_F64) return MT_OK;
+    if (mt__is_float(dtype)) {
+        double v = is_float ? f : (double)i;
+        bad = !isinf(v) && (v < lo[dtype] || v > hi[dtype]);
+    } else if (is_float) {
+        bad = f != f || f < lo[dtype] || f > hi[dtype];
+    } else if (dtype == MT_U8) {
+        bad = i > 255 || i < -255; /* negative values wrap (two's complement) */
+    } else if (dtype != MT_I64) {
+        bad = i < (int64_t)lo[dtype] || i > (int64_t)hi[dtype];
+    }
+    if (bad) return mt__error(MT_ERR_RUNTIME, "value cannot be converted to type %s without overflow", names[dtype]);
+    return MT_OK;
+}
+
+static mt_status check_scalar_fits(mt_tensor *v, int dtype) {
+    double f;
+    int64_t i;
+    if (!v->storage->data) return MT_OK;
+    MT_TRY(mt_item(v, &f, &i));
+    return check_fits(f, i, mt__is_float(v->dtype), dtype);
+}
+
+/* x rounded to a float dtype's precision (alpha is converted to the tensor dtype) */
+static double round_to(int dtype, double x) {
+    if (dtype == MT_F16) return mt__f16_to_f32(mt__f32_to_f16((float)x));
+    if (dtype == MT_BF16) return mt__bf16_to_f32(mt__f32_to_bf16((float)x));
+    if (dtype == MT_F32) return (float)x;
+    return x;
 }
 
 static int is_operand(const mt_tensor *out, int nin, mt_tensor *const *ins) {
@@ -183,12 +245,50 @@ static int is_operand(const mt_tensor *out, int nin, mt_tensor *const *ins) {
     return 0;
 }
 
-/* ins[k] is converted to `compute` unless bit k of keep_dtype is set. */
-static mt_status run(int op, int nin, mt_tensor **ins, int compute, int result_dt, unsigned keep_dtype,
+/* PyTorch's memory-overlap checks for a written-to tensor (TensorIterator's compute_mem_overlaps). */
+static mt_status check_overlaps(const mt_tensor *out, int nin, mt_tensor *const *ins) {
+    if (!out->storage->data || mt_tensor_numel(out) == 0) return MT_OK;
+    int dense = mt__non_overlapping_and_dense(out);
+    if (!dense)
+        for (int d = 0; d < out->ndim; d++)
+            if (out->strides[d] == 0 && out->sizes[d] > 1)
+                return mt__error(MT_ERR_RUNTIME,
+                                 "unsupported operation: more than one element of the written-to tensor refers to a "
+                                 "single memory location. Please clone() the tensor before performing the operation.");
+    for (int k = 0; k < nin; k++) {
+        const mt_tensor *in = ins[k];
+        if (!in || in == out || in->storage != out->storage || mt_tensor_numel(in) == 0) continue;
+        if (!dense || !mt__non_overlapping_and_dense(in)) continue; /* too hard to tell: computed via a copy */
+        int64_t isz = mt_dtype_itemsize(out->dtype), jsz = mt_dtype_itemsize(in->dtype);
+        int64_t a0 = out->offset * isz, a1 = a0 + mt_tensor_numel(out) * isz;
+        int64_t b0 = in->offset * jsz, b1 = b0 + mt_tensor_numel(in) * jsz;
+        int full = a0 == b0 && a1 == b1 && in->ndim == out->ndim &&
+                   !memcmp(in->strides, out->strides, out->ndim * sizeof(int64_t));
+        if (!full && a0 < b1 && b0 < a1)
+            return mt__error(MT_ERR_RUNTIME,
+                             "unsupported operation: some elements of the input tensor and the written-to tensor "
+                             "refer to a single memory location. Please clone() the tensor before performing the "
+                             "operation.");
+    }
+    return MT_OK;
+}
+
+/* How an op differs from the plain TensorIterator rules. */
+typedef struct {
+    unsigned keep_dtype; /* bit k: input k is not converted to the compute dtype */
+    const char *kname;   /* the kernel name for "not implemented" (default from the op) */
+    int same_dtype_out;  /* out= must have exactly the result dtype ("Found dtype ... but expected ...") */
+    int cpp_cast_names;  /* the can't-cast error prints out's C++ type name (ops with Scalar arguments) */
+    int contiguous;      /* a new result is contiguous instead of following the inputs' layout */
+} run_opts;
+
+static mt_status run(int op, int nin, mt_tensor **ins, int compute, int result_dt, const run_opts *o,
                      mt_tensor *out, const mt_kargs *k, mt_tensor **result) {
+    static const run_opts plain = {0};
+    if (!o) o = &plain;
     const mt_op_desc *desc = &mt_ops[op];
     mt_loop_fn loop = desc->loops[compute];
-    if (!loop) return not_implemented(op, compute);
+    if (out) MT_TRY(check_overlaps(out, nin, ins));
     int device = MT_CPU, seen = 0;
     for (int i = 0; i < nin; i++) {
         if (ins[i]->wrapped) continue;
@@ -203,34 +303,40 @@ static mt_status run(int op, int nin, mt_tensor **ins, int compute, int result_d
     int64_t sizes[MT_MAX_DIMS];
     MT_TRY(mt__broadcast_shapes(nin, ins, &ndim, sizes));
 
+    /* the checks PyTorch makes while building its iterator, before it looks for a kernel */
+    if (out) {
+        if (ndim != out->ndim || memcmp(sizes, out->sizes, ndim * sizeof(int64_t))) {
+            if (is_operand(out, nin, ins) || out->wrapped) {
+                char a[256], b[256];
+                return mt__error(MT_ERR_RUNTIME, "output with shape %s doesn't match the broadcast shape %s",
+                                 mt__fmt_sizes(a, sizeof a, out->ndim, out->sizes),
+                                 mt__fmt_sizes(b, sizeof b, ndim, sizes));
+            }
+        }
+        if (o->same_dtype_out && out->dtype != result_dt)
+            return mt__error(MT_ERR_RUNTIME, "Found dtype %s but expected %s", mt_dtype_names[out->dtype],
+                             mt_dtype_names[result_dt]);
+        if (out->dtype != result_dt && !mt_can_cast(result_dt, out->dtype))
+            return mt__error(MT_ERR_RUNTIME, "result type %s can't be cast to the desired output type %s",
+                             mt_dtype_names[result_dt],
+                             o->cpp_cast_names ? cpp_names[out->dtype] : mt_dtype_names[out->dtype]);
+    }
+    if (!loop) {
+        char buf[64];
+        return not_implemented(o->kname ? o->kname : kernel_name(op, buf, sizeof buf), compute);
+    }
+    if (out && (ndim != out->ndim || memcmp(sizes, out->sizes, ndim * sizeof(int64_t))))
+        MT_TRY(mt_resize_(out, ndim, sizes));
+
     mt_tensor *temps[MT_MAX_OPERANDS] = {0};
     mt_tensor *buf = NULL;
     mt_status st = MT_OK;
     mt_tensor *opv[MT_MAX_OPERANDS];
     for (int i = 0; i < nin; i++) {
         opv[i + 1] = ins[i];
-        if (!(keep_dtype >> i & 1) && ins[i]->dtype != compute) {
+        if (!(o->keep_dtype >> i & 1) && ins[i]->dtype != compute) {
             if ((st = convert(ins[i], compute, &temps[i]))) goto done;
             opv[i + 1] = temps[i];
-        }
-    }
-    if (out) {
-        if (ndim != out->ndim || memcmp(sizes, out->sizes, ndim * sizeof(int64_t))) {
-            if (is_operand(out, nin, ins) || out->wrapped) {
-                char a[256], b[256];
-                st = mt__error(MT_ERR_RUNTIME, "output with shape %s doesn't match the broadcast shape %s",
-                               mt__fmt_sizes(a, sizeof a, out->ndim, out->sizes),
-                               mt__fmt_sizes(b, sizeof b, ndim, sizes));
-                goto done;
-            }
-            if ((st = mt_resize_(out, ndim, sizes))) goto done;
-        }
-        if (out->dtype != result_dt) {
-            if (!mt_can_cast(result_dt, out->dtype)) {
-                st = mt__error(MT_ERR_RUNTIME, "result type %s can't be cast to the desired output type %s",
-                               mt_dtype_names[result_dt], mt_dtype_names[out->dtype]);
-                goto done;
-            }
         }
     }
     int direct = out && out->dtype == result_dt;
@@ -241,7 +347,10 @@ static mt_status run(int op, int nin, mt_tensor **ins, int compute, int result_d
         mt_tensor_retain(buf);
     } else {
         int64_t strides[MT_MAX_DIMS];
-        mt__output_strides(nin, ins, ndim, sizes, strides);
+        /* the layout follows the inputs as converted to the compute dtype (PyTorch's
+         * TensorIterator swaps in the converted copies before it orders dimensions) */
+        if (o->contiguous) mt__contiguous_strides(ndim, sizes, strides);
+        else mt__output_strides(nin, opv + 1, ndim, sizes, strides);
         if ((st = mt__alloc(ndim, sizes, strides, result_dt, device, &buf))) goto done;
     }
     opv[0] = buf;
@@ -283,6 +392,8 @@ static int result_dtype(int op, int compute) {
     return mt_ops[op].result == MT_RESULT_BOOL ? MT_BOOL : compute;
 }
 
+static int is_reduced(int dtype) { return dtype == MT_F16 || dtype == MT_BF16; }
+
 mt_status mt__impl_unary(int op, mt_tensor *x, mt_tensor *out, mt_tensor **result) {
     MT_TRY(check_op(op, MT_KIND_UNARY));
     int compute = compute_dtype(op, x->dtype);
@@ -291,7 +402,9 @@ mt_status mt__impl_unary(int op, mt_tensor *x, mt_tensor *out, mt_tensor **resul
                          "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
                          "to invert a mask, use the `~` or `logical_not()` operator instead.");
     mt_tensor *ins[1] = {x};
-    return run(op, 1, ins, compute, result_dtype(op, compute), 0, out, NULL, result);
+    /* ops whose result has the input's dtype take an out= of exactly that dtype */
+    run_opts o = {.same_dtype_out = mt_ops[op].result == MT_RESULT_SAME};
+    return run(op, 1, ins, compute, result_dtype(op, compute), &o, out, NULL, result);
 }
 
 static int is_int_division(int op) {
@@ -310,10 +423,63 @@ static mt_status binary(int op, mt_tensor *a, mt_tensor *b, double alpha, mt_ten
                                          "If you are trying to invert a mask, use the `~` or `logical_not()` "
                                          "operator instead.");
     }
+    /* pow(x, 0) and pow(x, 1) with a Python exponent do not reach a kernel in PyTorch: the result
+     * is filled with ones or is a copy (any dtype, bool included). x * exponent gives the result
+     * with the right dtype, shape and out= handling. */
+    if (op == MT_OP_POW && b->wrapped && !a->wrapped && b->storage->data) {
+        double e;
+        int64_t ie;
+        MT_TRY(mt_item(b, &e, &ie));
+        if (e == 0 || e == 1) {
+            MT_TRY(binary(MT_OP_MUL, a, b, 1, out, result));
+            if (e == 0) {
+                mt_status st = mt__impl_fill(*result, 1, 1, MT_SCALAR_INT);
+                if (st) mt_tensor_release(*result);
+                return st;
+            }
+            return MT_OK;
+        }
+        MT_TRY(check_fits(e, ie, mt__is_float(b->dtype), compute)); /* exp.to<scalar_t>() */
+    }
     atomic_int zero_div = 0;
     mt_kargs k = {.alpha = alpha, .ialpha = (int64_t)alpha};
+    /* float32/float64/bfloat16 ** Python number: PyTorch's special cases (the exponent converted
+     * to the tensor dtype): 2 -> x*x, -1 -> reciprocal, 0.5 -> sqrt, -0.5 -> rsqrt run those
+     * kernels; 3 and -2 are forms of the pow kernel. float16 always calls pow. */
+    if (op == MT_OP_POW && b->wrapped && !a->wrapped && b->storage->data &&
+        (compute == MT_F32 || compute == MT_F64 || compute == MT_BF16)) {
+        double e;
+        int64_t ie;
+        MT_TRY(mt_item(b, &e, &ie));
+        e = round_to(compute, e);
+        mt_tensor *xx[2] = {a, a};
+        int special = e == 2 ? MT_OP_MUL : e == -1 ? MT_OP_RECIPROCAL : e == 0.5 ? MT_OP_SQRT
+                    : e == -0.5 ? MT_OP_RSQRT : -1;
+        if (special == MT_OP_MUL) {
+            mt_kargs k1 = {0};
+            return run(special, 2, xx, compute, compute, NULL, out, &k1, result);
+        }
+        if (special >= 0) return run(special, 1, xx, compute, compute, NULL, out, NULL, result);
+        if (e == 3 || e == -2) {
+            k.sv = e;
+            k.scalar_last = 1;
+        }
+    }
+    if (op == MT_OP_ADD || op == MT_OP_SUB) { /* alpha.to<scalar_t>() */
+        if (alpha != 1) MT_TRY(check_fits(alpha, (int64_t)alpha, mt__is_float(compute), compute));
+        if (compute == MT_BOOL) k.ialpha = alpha != 0;
+        k.alpha = round_to(compute, alpha);
+    }
+    /* float16/bfloat16 mul and div by a one-element second operand: PyTorch computes in float
+     * with that operand's original value, unrounded to the tensor dtype */
+    if (is_reduced(compute) && mt_tensor_numel(b) == 1 && b->storage->data &&
+        (op == MT_OP_MUL || op == MT_OP_DIV || op == MT_OP_DIV_TRUNC || op == MT_OP_DIV_FLOOR)) {
+        int64_t i;
+        MT_TRY(mt_item(b, &k.sv, &i));
+        k.scalar_last = 1;
+    }
     if (mt__is_int(compute) && is_int_division(op)) k.zero_div = &zero_div;
-    return run(op, 2, ins, compute, result_dtype(op, compute), 0, out, &k, result);
+    return run(op, 2, ins, compute, result_dtype(op, compute), NULL, out, &k, result);
 }
 
 mt_status mt__impl_binary(int op, mt_tensor *a, mt_tensor *b, double alpha, mt_tensor *out, mt_tensor **result) {
@@ -332,60 +498,87 @@ mt_status mt__impl_ternary(int op, mt_tensor *a, mt_tensor *b, mt_tensor *c, dou
     MT_TRY(check_op(op, MT_KIND_TERNARY));
     mt_kargs k = {.alpha = s, .ialpha = (int64_t)s};
     switch (op) {
-    case MT_OP_WHERE: { /* where(cond=a, b, c) */
-        if (a->dtype != MT_BOOL)
+    case MT_OP_WHERE: { /* where(cond=a, b, c); uint8 conditions are still accepted (deprecated) */
+        if (a->dtype != MT_BOOL && a->dtype != MT_U8)
             return mt__error(MT_ERR_RUNTIME,
                              "where expected condition to be a boolean tensor, but got a tensor with dtype %s",
                              mt_dtype_names[a->dtype]);
         mt_tensor *vals[2] = {b, c}, *ins[3] = {a, b, c};
         int dt = result_type(2, vals);
-        return run(op, 3, ins, dt, dt, 1, out, &k, result);
+        if (out && out->dtype != dt)
+            return mt__error(MT_ERR_RUNTIME, "Expected out type to be %s but got %s", mt_dtype_names[dt],
+                             mt_dtype_names[out->dtype]);
+        run_opts o = {.keep_dtype = 1};
+        return run(op, 3, ins, dt, dt, &o, out, &k, result);
     }
     case MT_OP_MASKED_FILL: { /* masked_fill(self=a, mask=b, value=c) */
         if (b->dtype != MT_BOOL)
             return mt__error(MT_ERR_RUNTIME, "masked_fill_ only supports boolean masks, but got mask with dtype %s",
-                             b->dtype == MT_U8 ? "unsigned char" : mt_dtype_names[b->dtype]);
+                             cpp_names[b->dtype]);
         if (c->ndim != 0)
             return mt__error(MT_ERR_RUNTIME,
                              "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with %d dimension(s).",
                              c->ndim);
+        MT_TRY(check_scalar_fits(c, a->dtype));
         mt_tensor *ins[3] = {b, a, c};
-        return run(op, 3, ins, a->dtype, a->dtype, 1, out, &k, result);
+        run_opts o = {.keep_dtype = 1, .contiguous = 1}; /* PyTorch: a contiguous clone, filled in place */
+        return run(op, 3, ins, a->dtype, a->dtype, &o, out, &k, result);
     }
     case MT_OP_CLAMP: { /* clamp(a, min=b or NULL, max=c or NULL) */
         if (!b && !c) return mt__error(MT_ERR_RUNTIME, "torch.clamp: At least one of 'min' or 'max' must not be None");
+        /* one tensor bound: PyTorch's clamp_min / clamp_max run maximum / minimum */
+        if (!b && !c->wrapped) return binary(MT_OP_MINIMUM, a, c, 1, out, result);
+        if (!c && !b->wrapped) return binary(MT_OP_MAXIMUM, a, b, 1, out, result);
         k.ialpha = (b ? 1 : 0) | (c ? 2 : 0);
         mt_tensor *ins[3] = {a, b ? b : a, c ? c : a};
         int dt = result_type(3, ins);
-        if (dt == MT_BOOL) return not_implemented(op, dt);
-        return run(op, 3, ins, dt, dt, 0, out, &k, result);
+        int scalars = (!b || b->wrapped) && (!c || c->wrapped);
+        /* with Python bounds PyTorch runs a unary op on self.to(result type): out= must have that
+         * dtype exactly, and in place the can't-cast error names self's C++ type */
+        run_opts o = {.kname = !scalars ? "clamp_cpu" : !b ? "clamp_max_scalar_cpu" : !c ? "clamp_min_scalar_cpu"
+                                                                                         : "clamp_scalar_cpu",
+                      .cpp_cast_names = scalars, .same_dtype_out = scalars && out != a};
+        if (dt == MT_BOOL) return not_implemented(o.kname, dt); /* checked before out= in PyTorch */
+        if (scalars) {
+            if (b) MT_TRY(check_scalar_fits(b, dt));
+            if (c) MT_TRY(check_scalar_fits(c, dt));
+        }
+        return run(op, 3, ins, dt, dt, &o, out, &k, result);
     }
     case MT_OP_LERP: { /* lerp(start=a, end=b, weight=c) */
         if (a->dtype != b->dtype)
-            return mt__error(MT_ERR_RUNTIME, "expected dtype %s for `end` but got dtype %s",
-                             mt_dtype_names[a->dtype], mt_dtype_names[b->dtype]);
+            return mt__error(MT_ERR_RUNTIME, "expected dtype %s for `end` but got dtype %s", cpp_names[a->dtype],
+                             cpp_names[b->dtype]);
         if (!c->wrapped && c->dtype != a->dtype)
-            return mt__error(MT_ERR_RUNTIME, "expected dtype %s for `weight` but got dtype %s",
-                             mt_dtype_names[a->dtype], mt_dtype_names[c->dtype]);
+            return mt__error(MT_ERR_RUNTIME, "expected dtype %s for `weight` but got dtype %s", cpp_names[a->dtype],
+                             cpp_names[c->dtype]);
+        run_opts o = {.kname = c->wrapped ? "lerp_kernel_scalar" : "lerp_kernel_tensor"};
+        if (c->wrapped && c->storage->data) { /* a Python weight: in the compute type, unrounded */
+            int64_t i;
+            MT_TRY(mt_item(c, &k.sv, &i));
+            k.scalar_last = 1;
+        }
         mt_tensor *ins[3] = {a, b, c};
-        return run(op, 3, ins, a->dtype, a->dtype, 0, out, &k, result);
+        return run(op, 3, ins, a->dtype, a->dtype, &o, out, &k, result);
     }
     case MT_OP_ADDCMUL:
     case MT_OP_ADDCDIV: {
         mt_tensor *ins[3] = {a, b, c};
         int dt = result_type(3, ins);
-        if (op == MT_OP_ADDCDIV && !mt__is_float(dt))
+        if (op == MT_OP_ADDCDIV && !mt__is_float(b->dtype) && !mt__is_float(c->dtype))
             return mt__error(MT_ERR_RUNTIME,
-                             "Integer division with addcdiv is no longer supported, and in a future release "
+                             "Integer division with addcdiv is no longer supported, and in a future  release "
                              "addcdiv will perform a true division of tensor1 and tensor2. The historic "
                              "addcdiv behavior can be implemented as (input + value * torch.trunc(tensor1 / "
                              "tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / "
                              "tensor2) for float inputs. The future addcdiv behavior is just the latter "
                              "implementation: (input + value * tensor1 / tensor2), for all dtypes.");
-        if (dt == MT_BOOL) return not_implemented(op, dt);
-        return run(op, 3, ins, dt, dt, 0, out, &k, result);
+        return run(op, 3, ins, dt, dt, NULL, out, &k, result);
     }
     case MT_OP_NAN_TO_NUM: { /* nan_to_num(a): s = nan; posinf/neginf come in b, c as 0-dim tensors */
+        if (out && out->dtype != a->dtype)
+            return mt__error(MT_ERR_RUNTIME, "nan_to_num: dtype of out: %s should be same as input: %s",
+                             mt_dtype_names[out->dtype], mt_dtype_names[a->dtype]);
         if (!mt__is_float(a->dtype)) {
             if (out) { MT_TRY(mt_copy_(out, a)); mt_tensor_retain(out); *result = out; return MT_OK; }
             return mt_clone(a, result);
@@ -397,7 +590,7 @@ mt_status mt__impl_ternary(int op, mt_tensor *a, mt_tensor *b, mt_tensor *c, dou
         k.s1 = p;
         k.s2 = n;
         mt_tensor *ins[3] = {a, a, a};
-        return run(op, 3, ins, a->dtype, a->dtype, 0, out, &k, result);
+        return run(op, 3, ins, a->dtype, a->dtype, NULL, out, &k, result);
     }
     }
     return mt__error(MT_ERR_NOT_IMPLEMENTED, "ternary op %s", mt_ops[op].name);

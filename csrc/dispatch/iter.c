@@ -1,7 +1,5 @@
 /* iter.c — TensorIterator-style machinery: broadcast shapes, follow the inputs'
  * memory layout, coalesce dimensions, split the work across threads. */
-#include <omp.h>
-
 #include "../core/internal.h"
 
 mt_status mt__broadcast_shapes(int n, mt_tensor *const *ts, int *ndim_out, int64_t *sizes) {
@@ -64,18 +62,119 @@ static void compute_perm(int ndim, const int64_t *shape, int nops, int64_t (*str
     }
 }
 
+/* PyTorch's is_non_overlapping_and_dense: the strides are a permutation of contiguous strides
+ * (size-1 dimensions may have any stride). */
+int mt__non_overlapping_and_dense(const mt_tensor *t) {
+    if (mt_tensor_is_contiguous(t)) return 1; /* empty tensors included, as in PyTorch */
+    if (t->ndim == 1) return t->sizes[0] < 2 || t->strides[0] == 1;
+    /* dims of size >= 2 sorted by stride, then the size-0 dims (size-1 dims never matter) */
+    int perm[MT_MAX_DIMS], n = 0;
+    for (int d = 0; d < t->ndim; d++)
+        if (t->sizes[d] >= 2) perm[n++] = d;
+    for (int i = 1; i < n; i++) /* insertion sort by stride */
+        for (int j = i; j > 0 && t->strides[perm[j - 1]] > t->strides[perm[j]]; j--) {
+            int tmp = perm[j];
+            perm[j] = perm[j - 1];
+            perm[j - 1] = tmp;
+        }
+    for (int d = 0; d < t->ndim; d++)
+        if (t->sizes[d] == 0) perm[n++] = d;
+    int64_t expected = 1;
+    for (int i = 0; i < n; i++) {
+        if (t->strides[perm[i]] != expected) return 0;
+        expected *= t->sizes[perm[i]];
+    }
+    return 1;
+}
+
+/* is_contiguous(memory_format=torch.channels_last) of a 4-d tensor */
+static int channels_last_contiguous(const mt_tensor *t) {
+    if (t->ndim != 4) return 0;
+    static const int order[4] = {1, 3, 2, 0};
+    int64_t expected = 1;
+    for (int i = 0; i < 4; i++) {
+        int d = order[i];
+        if (t->sizes[d] != 1) {
+            if (t->strides[d] != expected) return 0;
+            expected *= t->sizes[d];
+        }
+    }
+    return 1;
+}
+
+/* The layout TensorIterator gives a new output (allocate_or_resize_outputs after fast_set_up or
+ * reorder_dimensions): inputs all of one shape and all contiguous, all channels-last or all dense
+ * with equal strides pass their layout on; otherwise dimensions are ordered by the inputs' strides
+ * and a plain reversed order gives contiguous strides. */
 void mt__output_strides(int n, mt_tensor *const *ins, int ndim, const int64_t *sizes,
                         int64_t *strides) {
+    const mt_tensor *ops[MT_MAX_OPERANDS];
+    int m = 0, same_shape = 1, scalars = 0, tensors = 0;
+    for (int k = 0; k < n; k++) {
+        const mt_tensor *t = ins[k];
+        if (!t || m == MT_MAX_OPERANDS) continue;
+        ops[m++] = t;
+        if (t->ndim) tensors = 1;
+        else scalars = 1;
+        if (t->ndim != ndim || memcmp(t->sizes, sizes, ndim * sizeof(int64_t))) same_shape = 0;
+    }
+    if (same_shape && !(scalars && tensors) && m) {
+        int contig = 1, cl = 1, dense = 1, equal = 1;
+        for (int k = 0; k < m; k++) {
+            contig &= mt_tensor_is_contiguous(ops[k]);
+            cl &= channels_last_contiguous(ops[k]);
+            dense &= mt__non_overlapping_and_dense(ops[k]);
+            equal &= !memcmp(ops[k]->strides, ops[0]->strides, ndim * sizeof(int64_t));
+        }
+        if (contig) {
+            mt__contiguous_strides(ndim, sizes, strides);
+            return;
+        }
+        if (cl) {
+            strides[1] = 1;
+            strides[3] = sizes[1];
+            strides[2] = strides[3] * sizes[3];
+            strides[0] = strides[2] * sizes[2];
+            return;
+        }
+        if (dense && equal) {
+            memcpy(strides, ops[m - 1]->strides, ndim * sizeof(int64_t));
+            return;
+        }
+    }
     int64_t st[MT_MAX_OPERANDS][MT_MAX_DIMS];
-    int m = 0;
-    for (int k = 0; k < n; k++)
-        if (ins[k] && !ins[k]->wrapped && m < MT_MAX_OPERANDS) broadcast_strides(ins[k], ndim, sizes, st[m++]);
-    int perm[MT_MAX_DIMS];
-    compute_perm(ndim, sizes, m, st, perm);
+    int ns = 0;
+    for (int k = 0; k < m; k++)
+        if (!ops[k]->wrapped) broadcast_strides(ops[k], ndim, sizes, st[ns++]);
+    int perm[MT_MAX_DIMS], inverted = 1;
+    compute_perm(ndim, sizes, ns, st, perm);
+    for (int i = 0; i < ndim; i++) inverted &= perm[i] == ndim - 1 - i;
+    if (inverted) {
+        mt__contiguous_strides(ndim, sizes, strides);
+        return;
+    }
     int64_t s = 1;
     for (int i = 0; i < ndim; i++) {
         strides[perm[i]] = s;
-        s *= sizes[perm[i]] > 1 ? sizes[perm[i]] : 1;
+        s *= sizes[perm[i]];
+    }
+}
+
+/* The layout of empty_like(t) / t.to(dtype) / t.clone() (memory_format=torch.preserve_format):
+ * a dense t keeps its strides, otherwise infer_dense_strides orders dimensions by t's strides. */
+void mt__like_strides(const mt_tensor *t, int64_t *strides) {
+    if (mt__non_overlapping_and_dense(t)) {
+        memcpy(strides, t->strides, t->ndim * sizeof(int64_t));
+        return;
+    }
+    int64_t st[1][MT_MAX_DIMS];
+    memcpy(st[0], t->strides, t->ndim * sizeof(int64_t));
+    int perm[MT_MAX_DIMS];
+    compute_perm(t->ndim, t->sizes, 1, st, perm);
+    int64_t s = 1;
+    for (int i = 0; i < t->ndim; i++) {
+        strides[perm[i]] = s;
+        s *= t->sizes[perm[i]] > 1 ? t->sizes[perm[i]] : 1;
     }
 }
 
@@ -150,21 +249,24 @@ static void run_range(const mt_iter *it, mt_loop_fn loop, const mt_kargs *k, int
     }
 }
 
+typedef struct {
+    const mt_iter *it;
+    mt_loop_fn loop;
+    const mt_kargs *k;
+} iter_task;
+
+static void iter_chunk(void *p, int64_t b, int64_t e) {
+    iter_task *t = p;
+    run_range(t->it, t->loop, t->k, b, e);
+}
+
 void mt__iter_run(const mt_iter *it, mt_loop_fn loop, const mt_kargs *k) {
     int64_t numel = it->numel;
     if (numel == 0 || !it->data[0]) return; /* empty, or meta: nothing to compute */
-    int nt = mt_get_num_threads();
-    if (nt > 1 && numel >= MT_GRAIN_SIZE) {
-        int64_t chunks = numel / (MT_GRAIN_SIZE / 2);
-        if (chunks < nt) nt = (int)chunks;
-#pragma omp parallel num_threads(nt)
-        {
-            int tid = omp_get_thread_num(), nth = omp_get_num_threads();
-            int64_t per = (numel + nth - 1) / nth;
-            int64_t b = tid * per, e = b + per < numel ? b + per : numel;
-            if (b < e) run_range(it, loop, k, b, e);
-        }
-    } else {
+    if (numel < MT_GRAIN_SIZE) {
         run_range(it, loop, k, 0, numel);
+        return;
     }
+    iter_task t = {it, loop, k};
+    mt__parallel_for(numel, MT_GRAIN_SIZE / 2, iter_chunk, &t);
 }

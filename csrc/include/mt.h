@@ -202,6 +202,55 @@ mt_status mt_backward(int nroots, mt_tensor *const *roots, mt_tensor *const *gra
                       int create_graph, int ninputs, mt_tensor *const *inputs, mt_tensor **input_grads,
                       int accumulate);
 
+/* ---- random numbers (core/rng.c, kernels/cpu/random.c) ------------------
+ * A CPU generator reproducing PyTorch's CPUGeneratorImpl bit for bit (mt19937
+ * plus the cached Box-Muller value; get/set_state in PyTorch's 5056-byte
+ * layout). Every generator has a mutex held for the whole of each call. A
+ * NULL generator means the process-wide default one, which is never freed
+ * (retain/release ignore it). */
+typedef struct mt_generator mt_generator;
+mt_status mt_generator_create(uint64_t seed, mt_generator **out);
+mt_generator *mt_generator_default(void);
+void mt_generator_retain(mt_generator *g);
+void mt_generator_release(mt_generator *g);
+int mt_generator_is_default(const mt_generator *g);
+void mt_generator_manual_seed(mt_generator *g, uint64_t seed);
+uint64_t mt_generator_seed(mt_generator *g);          /* reseed from /dev/urandom; returns the seed */
+uint64_t mt_generator_initial_seed(mt_generator *g);
+uint32_t mt_generator_random(mt_generator *g);        /* one 32-bit draw */
+uint64_t mt_generator_random64(mt_generator *g);      /* two draws, first is the high word */
+mt_status mt_generator_get_state(mt_generator *g, mt_tensor **out); /* uint8[5056] */
+mt_status mt_generator_set_state(mt_generator *g, mt_tensor *state);
+void mt_generator_copy_state(mt_generator *dst, mt_generator *src);
+
+enum mt_rand_kind {
+    MT_RAND_UNIFORM = 0,     /* uniform_(f0 = from, f1 = to) */
+    MT_RAND_NORMAL = 1,      /* normal_(f0 = mean, f1 = std) */
+    MT_RAND_INT = 2,         /* random_(): [0, 2^mantissa] floating, [0, max] integral */
+    MT_RAND_FROM_TO = 3,     /* random_(i0 = from, i1 = to): [from, to) */
+    MT_RAND_FROM = 4,        /* random_(i0 = from, None): [from, max] (full 64 bits if from = INT64_MIN) */
+    MT_RAND_BERNOULLI = 5,   /* bernoulli_(f0 = p) */
+    MT_RAND_EXPONENTIAL = 6  /* exponential_(f0 = lambd) */
+};
+/* In-place fill of t, or a new contiguous tensor filled (rand, randn, randint...). */
+mt_status mt_rand_fill_(mt_tensor *t, int kind, double f0, double f1, int64_t i0, int64_t i1, mt_generator *g);
+mt_status mt_rand_new(int kind, int ndim, const int64_t *sizes, int dtype, int device, double f0, double f1,
+                      int64_t i0, int64_t i1, mt_generator *g, mt_tensor **out);
+mt_status mt_uniform_(mt_tensor *t, double from, double to, mt_generator *g);
+mt_status mt_normal_(mt_tensor *t, double mean, double std, mt_generator *g);
+mt_status mt_random_(mt_tensor *t, mt_generator *g);
+mt_status mt_random_from_to_(mt_tensor *t, int64_t from, int64_t to, int has_to, mt_generator *g);
+mt_status mt_bernoulli_(mt_tensor *t, double p, mt_generator *g);
+mt_status mt_bernoulli_tensor_(mt_tensor *t, mt_tensor *p, mt_generator *g);
+mt_status mt_exponential_(mt_tensor *t, double lambd, mt_generator *g);
+mt_status mt_randperm(int64_t n, int dtype, int device, mt_generator *g, mt_tensor **out);
+mt_status mt_multinomial(mt_tensor *probs, int64_t n_sample, int replacement, mt_generator *g, mt_tensor **out);
+/* PyTorch's warning of the last random_ on a float range wider than the mantissa, or NULL */
+const char *mt_rand_take_warning(void);
+/* torch.normal with a tensor mean and/or std (NULL: the double is used) */
+mt_status mt_normal_tensors(mt_tensor *mean, mt_tensor *std, double mean_s, double std_s, mt_generator *g,
+                            mt_tensor **out);
+
 /* ---- BEGIN GENERATED OPS (tools/gen_ops.py from csrc/ops.tbl; do not edit) ---- */
 enum mt_op {
     MT_OP_ABS = 0,

@@ -16,7 +16,7 @@ def _build_and_run(tmp_path, extra):
         pytest.skip("gcc not available")
     sources = [f for f in glob.glob(os.path.join(CSRC, "**", "*.c"), recursive=True)]
     exe = str(tmp_path / "test_abi")
-    cmd = ["gcc", "-std=gnu11", "-fopenmp", "-include", "stdint.h", "-I", os.path.join(CSRC, "include"),
+    cmd = ["gcc", "-std=gnu11", "-pthread", "-include", "stdint.h", "-I", os.path.join(CSRC, "include"),
            os.path.join(ROOT, "tests", "c", "test_abi.c"), *sources, "-o", exe, "-lopenblas", "-lm", *extra]
     subprocess.run(cmd, check=True, capture_output=True, text=True)
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1", UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")

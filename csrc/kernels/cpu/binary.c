@@ -1,4 +1,7 @@
 /* binary.c — elementwise kernels with two inputs (see csrc/ops.tbl). */
+/* No implicit a*b+c contraction: results must not depend on which CPU clone runs. Where
+ * PyTorch's kernels use a fused multiply-add the expressions below call fma() explicitly. */
+#pragma GCC optimize("fp-contract=off")
 #include "loops.h"
 
 /* wrap-around integer arithmetic without signed-overflow UB */
@@ -6,11 +9,13 @@
 #define ISUB(CT, a, b) ((CT)((uint64_t)(a) - (uint64_t)(b)))
 #define IMUL(CT, a, b) ((CT)((uint64_t)(a) * (uint64_t)(b)))
 
-ROW_BOOL(B_SAME, add, x + y * KALPHA(CT))
+/* alpha reaches the kernel converted to the tensor dtype (bool: alpha != 0); PyTorch's
+ * vectorised add is fmadd(other, alpha, self), computed once and rounded once */
+ROW_BOOL(B_SAME, add, x || (y && KALPHA(CT)))
 ROWS_INT(B_SAME, add, IADD(CT, x, IMUL(CT, y, KALPHA(CT))))
-ROWS_FLOAT(B_SAME, add, x + KALPHA(CT) * y)
+ROWS_FLOAT(B_SAME, add, KALPHA(CT) == 1 ? x + y : fma(y, KALPHA(CT), x))
 ROWS_INT(B_SAME, sub, ISUB(CT, x, IMUL(CT, y, KALPHA(CT))))
-ROWS_FLOAT(B_SAME, sub, x - KALPHA(CT) * y)
+ROWS_FLOAT(B_SAME, sub, KALPHA(CT) == 1 ? x - y : fma(y, -KALPHA(CT), x))
 ROW_BOOL(B_SAME, mul, x && y)
 ROWS_INT(B_SAME, mul, IMUL(CT, x, y))
 ROWS_FLOAT(B_SAME, mul, x * y)
@@ -41,18 +46,19 @@ static inline int64_t iremainder(int64_t a, int64_t b, const mt_kargs *k) {
     int64_t r = imod(a, b, k);
     return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
-/* PyTorch's div_floor_floating */
+/* PyTorch's div_floor_floating (its vectorised form). For float16/bfloat16 tensors PyTorch
+ * computes each step in the tensor dtype: RND rounds every intermediate result. */
 #define FDIV_FLOOR(CT, a, b)                                                             \
     ({                                                                                   \
         CT a_ = (a), b_ = (b), r_;                                                       \
         if (b_ == 0) {                                                                   \
             r_ = a_ / b_;                                                                \
         } else {                                                                         \
-            CT mod_ = fmod(a_, b_), div_ = (a_ - mod_) / b_;                             \
-            if (mod_ != 0 && ((b_ < 0) != (mod_ < 0))) div_ -= 1;                        \
+            CT mod_ = fmod(a_, b_), div_ = RND(RND(a_ - mod_) / b_);                     \
+            if (mod_ != 0 && ((b_ < 0) != (mod_ < 0))) div_ = RND(div_ - 1);             \
             if (div_ != 0) {                                                             \
                 r_ = floor(div_);                                                        \
-                if (div_ - r_ > (CT)0.5) r_ += 1;                                        \
+                if (RND(div_ - r_) > (CT)0.5) r_ = RND(r_ + 1);                          \
             } else {                                                                     \
                 r_ = copysign((CT)0, a_ / b_);                                           \
             }                                                                            \
@@ -67,7 +73,7 @@ static inline int64_t iremainder(int64_t a, int64_t b, const mt_kargs *k) {
     })
 
 ROWS_INT(B_SAME, div_trunc, (CT)idiv_trunc(x, y, k))
-ROWS_FLOAT(B_SAME, div_trunc, trunc(x / y))
+ROWS_FLOAT(B_SAME, div_trunc, trunc(RND(x / y)))
 ROWS_INT(B_SAME, div_floor, (CT)idiv_floor(x, y, k))
 ROWS_FLOAT(B_SAME, div_floor, FDIV_FLOOR(CT, x, y))
 ROWS_INT(B_SAME, remainder, (CT)iremainder(x, y, k))
@@ -91,7 +97,10 @@ static inline int64_t ipow(int64_t base, int64_t e) {
     return (int64_t)r;
 }
 ROWS_INT(B_SAME, pow, (CT)ipow(x, y))
-ROWS_FLOAT(B_SAME, pow, pow(x, y))
+/* scalar_last: a Python exponent of 3 or -2 (float32/float64/bfloat16), PyTorch's x*x*x and
+ * 1/(x*x), bfloat16 rounding the inner product; the dispatcher maps 2, -1, 0.5, -0.5 to mul,
+ * reciprocal, sqrt and rsqrt */
+ROWS_FLOAT(B_SAME, pow, k->scalar_last ? ((y) == 3 ? RND_ROW(x * x) * x : (CT)1 / RND_ROW(x * x)) : pow(x, y))
 
 ROWS_INTBOOL(B_SAME, maximum, x > y ? x : y)
 ROWS_FLOAT(B_SAME, maximum, (x != x || y != y) ? x + y : (x > y ? x : y))

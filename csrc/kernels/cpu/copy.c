@@ -1,5 +1,5 @@
 /* copy.c — the dtype conversion loops mt__cast_loops[dst][src]. Floats reach
- * integers through int64 (wrapping, as PyTorch's CPU casts do), float16 and
+ * int64 directly and narrower integers through int32 (as PyTorch's CPU casts do), float16 and
  * bfloat16 round to nearest even. */
 #include "loops.h"
 
@@ -15,14 +15,20 @@
 #define LD_f32(p) (*(const float *)(p))
 #define LD_f64(p) (*(const double *)(p))
 
+/* Float to int32 as x86's cvttsd2si does (INT32_MIN for NaN and out of range), which is what
+ * PyTorch's casts to int32 and, truncating that, to int16/int8/uint8 give. */
+static inline int32_t f2i32(double x) {
+    return x > -2147483649.0 && x < 2147483648.0 ? (int32_t)x : INT32_MIN;
+}
+
 /* store from int64 (ints) or from double/float (floats): generic on the value type */
-#define ST_INT(T, v) _Generic((v), double: (T)mt__f2i(v), float: (T)mt__f2i(v), default: (T)(v))
+#define ST_INT(T, v) _Generic((v), double: (T)f2i32(v), float: (T)f2i32(v), default: (T)(v))
 #define ST_bool(p, v) (*(uint8_t *)(p) = (uint8_t)((v) != 0))
 #define ST_u8(p, v) (*(uint8_t *)(p) = ST_INT(uint8_t, v))
 #define ST_i8(p, v) (*(int8_t *)(p) = ST_INT(int8_t, v))
 #define ST_i16(p, v) (*(int16_t *)(p) = ST_INT(int16_t, v))
 #define ST_i32(p, v) (*(int32_t *)(p) = ST_INT(int32_t, v))
-#define ST_i64(p, v) (*(int64_t *)(p) = ST_INT(int64_t, v))
+#define ST_i64(p, v) (*(int64_t *)(p) = _Generic((v), double: mt__f2i(v), float: mt__f2i(v), default: (int64_t)(v)))
 #define ST_f16(p, v) (*(uint16_t *)(p) = mt__f32_to_f16((float)(v)))
 #define ST_bf16(p, v) (*(uint16_t *)(p) = mt__f32_to_bf16((float)(v)))
 #define ST_f32(p, v) (*(float *)(p) = (float)(v))

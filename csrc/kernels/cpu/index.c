@@ -2,6 +2,8 @@
  * (bool masks become their nonzero positions; index tensors broadcast together;
  * the broadcast index dims replace the indexed dims in place when those are
  * adjacent, and lead the result otherwise). */
+#include <stdio.h>
+
 #include "loops.h"
 
 typedef struct {
@@ -13,7 +15,6 @@ typedef struct {
     int64_t idx_stride[MT_MAX_DIMS][MT_MAX_DIMS]; /* per index tensor, per result dim */
     int64_t dim_size[MT_MAX_DIMS];                /* size of the source dim it indexes */
     int64_t dim_stride[MT_MAX_DIMS];              /* stride of the source dim it indexes */
-    int src_dim[MT_MAX_DIMS];
 } index_plan;
 
 /* nonzero positions of a bool tensor as k int64 tensors of length count */
@@ -52,6 +53,18 @@ static mt_status make_plan(mt_tensor *t, int n, mt_tensor *const *indices, index
     int pos[MT_MAX_DIMS] = {0};
     int k = 0, src_d = 0;
     *nheld = 0;
+    for (int i = 0; i < n; i++) { /* PyTorch checks every index's type before anything else */
+        mt_tensor *ix = indices[i];
+        if (!ix) continue;
+        if (ix->dtype != MT_I64 && ix->dtype != MT_I32 && ix->dtype != MT_U8 && ix->dtype != MT_BOOL)
+            return mt__error(MT_ERR_INDEX, "tensors used as indices must be long, int, byte or bool tensors");
+        if (!ix->storage->data && t->storage->data)
+            return mt__error(MT_ERR_RUNTIME, "indices should be either on cpu or on the same device as the "
+                             "indexed tensor (cpu)");
+        if (!ix->storage->data && (ix->dtype == MT_BOOL || ix->dtype == MT_U8))
+            return mt__error(MT_ERR_NOT_IMPLEMENTED, "indexing with a meta bool mask: the result shape depends on "
+                             "its values");
+    }
     for (int i = 0; i < n; i++) {
         mt_tensor *ix = indices[i];
         if (!ix) { src_d++; continue; }
@@ -78,7 +91,7 @@ static mt_status make_plan(mt_tensor *t, int n, mt_tensor *const *indices, index
                 pos[k++] = src_d++;
             }
             *nheld += ix->ndim;
-        } else if (ix->dtype == MT_I64 || ix->dtype == MT_I32 || ix->dtype == MT_I16 || ix->dtype == MT_I8) {
+        } else {
             if (src_d >= t->ndim)
                 return mt__error(MT_ERR_INDEX, "too many indices for tensor of dimension %d", t->ndim);
             if (ix->dtype != MT_I64) {
@@ -87,14 +100,25 @@ static mt_status make_plan(mt_tensor *t, int n, mt_tensor *const *indices, index
             }
             idx[k] = ix;
             pos[k++] = src_d++;
-        } else {
-            return mt__error(MT_ERR_INDEX, "tensors used as indices must be long, int, byte or bool tensors");
         }
     }
     /* broadcast the index tensors */
     int bnd;
     int64_t bsz[MT_MAX_DIMS];
-    MT_TRY(mt__broadcast_shapes(k, idx, &bnd, bsz));
+    if (mt__broadcast_shapes(k, idx, &bnd, bsz)) {
+        char msg[1024], a[256];
+        size_t len = 0;
+        for (int j = 0; j < k && len < sizeof msg; j++)
+            len += snprintf(msg + len, sizeof msg - len, "%s%s", j ? ", " : "",
+                            mt__fmt_sizes(a, sizeof a, idx[j]->ndim, idx[j]->sizes));
+        return mt__error(MT_ERR_INDEX, "shape mismatch: indexing tensors could not be broadcast together with shapes %s",
+                         msg);
+    }
+    int empty_dim = 0, empty_result = 0;
+    for (int j = 0; j < k; j++) empty_dim |= t->sizes[pos[j]] == 0;
+    for (int d = 0; d < bnd; d++) empty_result |= bsz[d] == 0;
+    if (empty_dim && !empty_result)
+        return mt__error(MT_ERR_INDEX, "index is out of bounds for dimension with size 0");
     int adjacent = 1;
     for (int j = 1; j < k; j++)
         if (pos[j] != pos[j - 1] + 1) adjacent = 0;
@@ -126,16 +150,22 @@ static mt_status make_plan(mt_tensor *t, int n, mt_tensor *const *indices, index
         p->idx_data[j] = ix->storage->data ? (const int64_t *)mt__data(ix) : NULL;
         p->dim_size[j] = t->sizes[pos[j]];
         p->dim_stride[j] = t->strides[pos[j]];
-        p->src_dim[j] = pos[j];
     }
     return MT_OK;
 }
 
-/* Walk the result in row-major order; call visit(result linear position, source element offset). */
-static mt_status walk(const index_plan *p, int64_t base, void (*visit)(void *, int64_t, int64_t), void *ctx) {
+/* Walk the result in row-major order; call visit(result element offset, source element offset).
+ * The result offset follows out_strides, or is the row-major position when out_strides is NULL. */
+static mt_status walk(const index_plan *p, int64_t base, const int64_t *out_strides,
+                      void (*visit)(void *, int64_t, int64_t), void *ctx) {
     int64_t numel = mt__numel(p->ndim, p->sizes);
     int64_t o[MT_MAX_DIMS] = {0};
     for (int64_t lin = 0; lin < numel; lin++) {
+        int64_t dst = lin;
+        if (out_strides) {
+            dst = 0;
+            for (int d = 0; d < p->ndim; d++) dst += o[d] * out_strides[d];
+        }
         int64_t off = base;
         for (int d = 0; d < p->ndim; d++) off += o[d] * p->src_stride[d];
         for (int j = 0; j < p->nidx; j++) {
@@ -144,11 +174,11 @@ static mt_status walk(const index_plan *p, int64_t base, void (*visit)(void *, i
             int64_t v = p->idx_data[j][io];
             if (v < -p->dim_size[j] || v >= p->dim_size[j])
                 return mt__error(MT_ERR_INDEX, "index %lld is out of bounds for dimension %d with size %lld",
-                                 (long long)v, p->src_dim[j], (long long)p->dim_size[j]);
+                                 (long long)v, j, (long long)p->dim_size[j]); /* j: the j-th index, as PyTorch says */
             if (v < 0) v += p->dim_size[j];
             off += v * p->dim_stride[j];
         }
-        visit(ctx, lin, off);
+        visit(ctx, dst, off);
         for (int d = p->ndim - 1; d >= 0; d--) {
             if (++o[d] < p->sizes[d]) break;
             o[d] = 0;
@@ -191,10 +221,25 @@ mt_status mt__impl_index(mt_tensor *t, int n, mt_tensor *const *indices, mt_tens
     mt_tensor *held[2 * MT_MAX_DIMS];
     int nheld = 0;
     mt_status st = make_plan(t, n, indices, &p, held, &nheld);
-    if (!st) st = mt__alloc(p.ndim, p.sizes, NULL, t->dtype, t->device, out);
+    int64_t strides[MT_MAX_DIMS];
+    if (!st) {
+        /* the result follows the memory layout of the (restrided) source and the indices, as
+         * PyTorch's TensorIterator lays it out: operands seen as headers over the result shape */
+        mt_tensor ops[4], *ptrs[4];
+        int nops = p.nidx + 1 < 4 ? p.nidx + 1 : 4;
+        for (int k = 0; k < nops; k++) {
+            ops[k].ndim = p.ndim;
+            ops[k].wrapped = 0;
+            memcpy(ops[k].sizes, p.sizes, sizeof p.sizes);
+            memcpy(ops[k].strides, k ? p.idx_stride[k - 1] : p.src_stride, sizeof p.src_stride);
+            ptrs[k] = &ops[k];
+        }
+        mt__output_strides(nops, ptrs, p.ndim, p.sizes, strides);
+        st = mt__alloc(p.ndim, p.sizes, strides, t->dtype, t->device, out);
+    }
     if (!st && t->storage->data) {
         move_ctx m = {mt__data(*out), (char *)t->storage->data, mt_dtype_itemsize(t->dtype), NULL, 0};
-        st = walk(&p, t->offset, gather_one, &m);
+        st = walk(&p, t->offset, strides, gather_one, &m);
         if (st) mt_tensor_release(*out);
     }
     release_all(held, nheld);
@@ -203,26 +248,40 @@ mt_status mt__impl_index(mt_tensor *t, int n, mt_tensor *const *indices, mt_tens
 
 mt_status mt__impl_index_put_(mt_tensor *t, int n, mt_tensor *const *indices, mt_tensor *values, int accumulate) {
     if (n > t->ndim) return mt__error(MT_ERR_INDEX, "too many indices for tensor of dimension %d", t->ndim);
+    if (accumulate && !mt_ops[MT_OP_ADD].loops[t->dtype])
+        return mt__error(MT_ERR_NOT_IMPLEMENTED, "index_put_ with accumulate=True is not implemented for '%s'",
+                         mt_dtype_names[t->dtype]);
     index_plan p;
     mt_tensor *held[2 * MT_MAX_DIMS];
     int nheld = 0;
     mt_tensor *vals = NULL;
     mt_status st = make_plan(t, n, indices, &p, held, &nheld);
-    if (!st) st = mt__alloc(p.ndim, p.sizes, NULL, t->dtype, t->device, &vals);
-    if (!st) {
-        st = mt_copy_(vals, values);
-        if (st) {
-            char a[256], b[256];
-            st = mt__error(MT_ERR_RUNTIME, "shape mismatch: value tensor of shape %s cannot be broadcast to indexing result of shape %s",
-                           mt__fmt_sizes(a, sizeof a, values->ndim, values->sizes),
-                           mt__fmt_sizes(b, sizeof b, p.ndim, p.sizes));
-        }
+    /* then PyTorch's make_index_put_iterator checks: values expandable to the result, same dtype */
+    int ok = values->ndim <= p.ndim;
+    for (int i = 1; !st && ok && i <= values->ndim; i++) {
+        int64_t v = values->sizes[values->ndim - i];
+        ok = v == 1 || v == p.sizes[p.ndim - i];
     }
+    char a[256], b[256];
+    if (!st && !ok)
+        st = mt__error(MT_ERR_RUNTIME, "shape mismatch: value tensor of shape %s cannot be broadcast to indexing "
+                       "result of shape %s", mt__fmt_sizes(a, sizeof a, values->ndim, values->sizes),
+                       mt__fmt_sizes(b, sizeof b, p.ndim, p.sizes));
+    if (!st && values->dtype != t->dtype)
+        st = mt__error(MT_ERR_RUNTIME, "Index put requires the source and destination dtypes match, got %s for the "
+                       "destination and %s for the source.", mt_dtype_names[t->dtype], mt_dtype_names[values->dtype]);
+    if (!st && t->storage->data && !values->storage->data)
+        st = mt__error(MT_ERR_RUNTIME, "Expected all tensors to be on the same device, but found at least two "
+                       "devices, meta and cpu!");
     if (!st && t->storage->data) {
-        move_ctx m = {(char *)t->storage->data, mt__data(vals), mt_dtype_itemsize(t->dtype),
-                      mt_ops[MT_OP_ADD].loops[t->dtype], accumulate};
-        st = walk(&p, t->offset, scatter_one, &m);
-        mt_tensor_bump_version(t);
+        st = mt__alloc(p.ndim, p.sizes, NULL, t->dtype, MT_CPU, &vals);
+        if (!st) st = mt_copy_(vals, values);
+        if (!st) {
+            move_ctx m = {(char *)t->storage->data, mt__data(vals), mt_dtype_itemsize(t->dtype),
+                          mt_ops[MT_OP_ADD].loops[t->dtype], accumulate};
+            st = walk(&p, t->offset, NULL, scatter_one, &m);
+            if (!st) mt_tensor_bump_version(t);
+        }
     }
     mt_tensor_release(vals);
     release_all(held, nheld);

@@ -41,14 +41,29 @@
 #define KALPHA(CT) _Generic((CT)0, float: (float)k->alpha, double: k->alpha, default: (CT)k->ialpha)
 
 /* Each loop is compiled for AVX-512, AVX2+FMA and baseline x86-64; the
- * loader picks the best the CPU has (no -march=native in what ships). */
+ * loader picks the best the CPU has (no -march=native in what ships). The
+ * clones are ISA levels (x86-64-v4/v3, dispatched on CPU features): GCC
+ * dispatches "arch=<cpu model>" clones on the CPU model, so "arch=haswell"
+ * never ran on AMD or on other Intel generations. */
 #if defined(__x86_64__) && !defined(MT_NO_CLONES)
-#define MT_SIMD __attribute__((target_clones("arch=skylake-avx512", "arch=haswell", "default")))
+#define MT_SIMD __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define MT_SIMD
 #endif
 
 #define AT(p, i, s, T) (*(T *)((p) + (i) * (s)))
+
+/* RND(v): v rounded to the storage dtype of the loop (float16/bfloat16 rows), for ops whose
+ * PyTorch kernels round intermediate results to the tensor dtype; a no-op elsewhere. Each loop
+ * declares rnd_kind_ from its row tag. */
+enum { MT_RND_bool = 0, MT_RND_u8 = 0, MT_RND_i8 = 0, MT_RND_i16 = 0, MT_RND_i32 = 0, MT_RND_i64 = 0,
+       MT_RND_f16 = 1, MT_RND_bf16 = 2, MT_RND_f32 = 0, MT_RND_f64 = 0 };
+static inline __attribute__((always_inline)) float mt__rnd_f(int kind, float v) {
+    return kind == 1 ? mt__f16_to_f32(mt__f32_to_f16(v)) : kind == 2 ? mt__bf16_to_f32(mt__f32_to_bf16(v)) : v;
+}
+#define RND(v) _Generic((v), float: mt__rnd_f(rnd_kind_, (v)), default: (v))
+/* the same, also inside the scalar_last branch (which turns RND off) */
+#define RND_ROW(v) _Generic((v), float: mt__rnd_f(rnd_row_, (v)), default: (v))
 
 /* ---- unary: out = EXPR(x) ---- */
 #define UNARY_DEF(NAME, TAG, TI, CTY, LOAD, TO, STORE, EXPR)                          \
@@ -75,9 +90,24 @@
 #define BINARY_DEF(NAME, TAG, TI, CTY, LOAD, TO, STORE, EXPR)                         \
     MT_SIMD void mt_cpu_##NAME##_##TAG(char **d, const int64_t *s, int64_t n, const mt_kargs *k) { \
         typedef CTY CT __attribute__((unused)); (void)k;                                                                     \
+        enum { rnd_kind_ = MT_RND_##TAG, rnd_row_ = MT_RND_##TAG };                  \
         TO *o = (TO *)d[0];                                                          \
         const TI *a = (const TI *)d[1], *b = (const TI *)d[2];                       \
-        if (s[0] == sizeof(TO) && s[1] == sizeof(TI) && s[2] == sizeof(TI)) {        \
+        if (k && k->scalar_last) { /* y is a number in the compute type */           \
+            enum { rnd_kind_ = 0 }; /* PyTorch's scalar paths keep intermediates */  \
+            const CTY y = (CTY)k->sv;                                                 \
+            if (s[0] == sizeof(TO) && s[1] == sizeof(TI)) {                          \
+                for (int64_t i = 0; i < n; i++) {                                    \
+                    CTY x = LOAD(a[i]);                                               \
+                    o[i] = STORE(EXPR);                                              \
+                }                                                                    \
+            } else {                                                                 \
+                for (int64_t i = 0; i < n; i++) {                                    \
+                    CTY x = LOAD(AT(d[1], i, s[1], const TI));                        \
+                    AT(d[0], i, s[0], TO) = STORE(EXPR);                             \
+                }                                                                    \
+            }                                                                        \
+        } else if (s[0] == sizeof(TO) && s[1] == sizeof(TI) && s[2] == sizeof(TI)) { \
             for (int64_t i = 0; i < n; i++) {                                        \
                 CTY x = LOAD(a[i]), y = LOAD(b[i]);                                   \
                 o[i] = STORE(EXPR);                                                  \
@@ -108,11 +138,47 @@
 #define TERNARY_DEF(NAME, TAG, TX, TY, CTY, LX, LOAD, TO, STORE, EXPR)                  \
     MT_SIMD void mt_cpu_##NAME##_##TAG(char **d, const int64_t *s, int64_t n, const mt_kargs *k) { \
         typedef CTY CT __attribute__((unused)); (void)k;                                                                     \
-        for (int64_t i = 0; i < n; i++) {                                            \
-            CTY x = LX(AT(d[1], i, s[1], const TX));                                  \
-            CTY y = LOAD(AT(d[2], i, s[2], const TY));                                \
-            CTY z = LOAD(AT(d[3], i, s[3], const TY));                                \
-            AT(d[0], i, s[0], TO) = STORE(EXPR);                                     \
+        const int dense = s[0] == sizeof(TO) && s[1] == sizeof(TX) && s[2] == sizeof(TY); \
+        if (k && k->scalar_last) { /* z is a number in the compute type */           \
+            const CTY z = (CTY)k->sv;                                                 \
+            if (dense) {                                                             \
+                TO *o = (TO *)d[0];                                                  \
+                const TX *a = (const TX *)d[1];                                      \
+                const TY *b = (const TY *)d[2];                                      \
+                for (int64_t i = 0; i < n; i++) {                                    \
+                    CTY x = LX(a[i]), y = LOAD(b[i]);                                 \
+                    o[i] = STORE(EXPR);                                              \
+                }                                                                    \
+            } else {                                                                 \
+                for (int64_t i = 0; i < n; i++) {                                    \
+                    CTY x = LX(AT(d[1], i, s[1], const TX));                          \
+                    CTY y = LOAD(AT(d[2], i, s[2], const TY));                        \
+                    AT(d[0], i, s[0], TO) = STORE(EXPR);                             \
+                }                                                                    \
+            }                                                                        \
+        } else if (s[0] == sizeof(TO) && s[1] == sizeof(TX) && s[2] == 0 && s[3] == 0) { \
+            TO *o = (TO *)d[0];                                                      \
+            const TX *a = (const TX *)d[1];                                          \
+            const CTY y = LOAD(*(const TY *)d[2]), z = LOAD(*(const TY *)d[3]);      \
+            for (int64_t i = 0; i < n; i++) {                                        \
+                CTY x = LX(a[i]);                                                     \
+                o[i] = STORE(EXPR);                                                  \
+            }                                                                        \
+        } else if (dense && s[3] == sizeof(TY)) {                                    \
+            TO *o = (TO *)d[0];                                                      \
+            const TX *a = (const TX *)d[1];                                          \
+            const TY *b = (const TY *)d[2], *c = (const TY *)d[3];                   \
+            for (int64_t i = 0; i < n; i++) {                                        \
+                CTY x = LX(a[i]), y = LOAD(b[i]), z = LOAD(c[i]);                     \
+                o[i] = STORE(EXPR);                                                  \
+            }                                                                        \
+        } else {                                                                     \
+            for (int64_t i = 0; i < n; i++) {                                        \
+                CTY x = LX(AT(d[1], i, s[1], const TX));                              \
+                CTY y = LOAD(AT(d[2], i, s[2], const TY));                            \
+                CTY z = LOAD(AT(d[3], i, s[3], const TY));                            \
+                AT(d[0], i, s[0], TO) = STORE(EXPR);                                 \
+            }                                                                        \
         }                                                                            \
     }
 #define T_SAME(TAG, T, CTY, LD, ST, NAME, ...) TERNARY_DEF(NAME, TAG, T, T, CTY, LD, LD, T, ST, (__VA_ARGS__))

@@ -6,7 +6,6 @@
  * integers in int64, as PyTorch does. The kept dims are walked outside
  * (split across threads), the reduced dims inside. */
 #include <math.h>
-#include <omp.h>
 
 #include "loops.h"
 
@@ -187,6 +186,40 @@ static const char *red_name(int op) {
     return (unsigned)op < sizeof names / sizeof *names ? names[op] : "reduce";
 }
 
+typedef struct {
+    int op, dtype, res_dt;
+    int64_t count;
+    int kn;
+    const int64_t *ksz, *kst;
+    char *base, *obase;
+    int osize, out_from;
+    mt_loop_fn store;
+    const inner_t *in;
+} reduce_task;
+
+/* outputs [b, e): walk the kept dims, reduce each block of reduced dims */
+static void reduce_chunk(void *p, int64_t b, int64_t e) {
+    const reduce_task *t = p;
+    static const int64_t z[2] = {0, 0};
+    for (int64_t o = b; o < e; o++) {
+        int64_t rem = o, off = 0;
+        for (int d = t->kn - 1; d >= 0; d--) {
+            off += (rem % t->ksz[d]) * t->kst[d];
+            rem /= t->ksz[d];
+        }
+        acc_t a;
+        if (t->count == 0) {
+            a.f = t->op == MT_RED_PROD ? 1.0 : (t->op == MT_RED_MEAN ? NAN : 0.0);
+            a.i = (t->op == MT_RED_PROD || t->op == MT_RED_ALL) ? 1 : 0;
+        } else {
+            a = reduce_block(t->op, t->dtype, t->base + off, t->in);
+        }
+        if (t->op == MT_RED_MEAN) a.f = t->count ? a.f / (double)t->count : NAN;
+        void *v = t->out_from == MT_F64 ? (void *)&a.f : (void *)&a.i;
+        t->store((char *[]){t->obase + o * t->osize, (char *)v}, z, 1, NULL);
+    }
+}
+
 mt_status mt__impl_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, int keepdim, int dtype,
                     mt_tensor *out, mt_tensor **result) {
     if ((unsigned)op > MT_RED_ANY) return mt__error(MT_ERR_VALUE, "unknown reduction %d", op);
@@ -242,27 +275,9 @@ mt_status mt__impl_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, 
         int out_from = acc_float ? MT_F64 : MT_I64;
         if (op == MT_RED_ALL || op == MT_RED_ANY) out_from = MT_I64;
         mt_loop_fn store = mt__cast_loop(res_dt, out_from);
-        int nt = mt_get_num_threads();
-        if (nout * (count ? count : 1) < MT_GRAIN_SIZE || nout < nt) nt = 1;
-#pragma omp parallel for num_threads(nt) schedule(static)
-        for (int64_t o = 0; o < nout; o++) {
-            int64_t rem = o, off = 0;
-            for (int d = kn - 1; d >= 0; d--) {
-                off += (rem % ksz[d]) * kst[d];
-                rem /= ksz[d];
-            }
-            acc_t a;
-            if (count == 0) {
-                a.f = op == MT_RED_PROD ? 1.0 : (op == MT_RED_MEAN ? NAN : 0.0);
-                a.i = (op == MT_RED_PROD || op == MT_RED_ALL) ? 1 : 0;
-            } else {
-                a = reduce_block(op, src->dtype, base + off, &in);
-            }
-            if (op == MT_RED_MEAN) a.f = count ? a.f / (double)count : NAN;
-            static const int64_t z[2] = {0, 0};
-            void *v = out_from == MT_F64 ? (void *)&a.f : (void *)&a.i;
-            store((char *[]){obase + o * osize, (char *)v}, z, 1, NULL);
-        }
+        reduce_task t = {op, src->dtype, res_dt, count, kn, ksz, kst, base, obase, osize, out_from, store, &in};
+        int64_t grain = count > 0 ? (MT_GRAIN_SIZE + count - 1) / count : nout;
+        mt__parallel_for(nout, grain, reduce_chunk, &t);
     }
     mt_tensor_release(tmp);
     if (out) {

@@ -1,4 +1,6 @@
 /* ternary.c — elementwise kernels with three inputs (see csrc/ops.tbl). */
+/* No implicit contraction (see binary.c): fma() is written where PyTorch fuses. */
+#pragma GCC optimize("fp-contract=off")
 #include "loops.h"
 
 /* where(cond, a, b) and masked_fill(mask, self, value): operand 1 is a bool mask */
@@ -10,19 +12,17 @@ ROWS_ALL(T_MASK, masked_fill, x ? z : y)
     ({                                                                           \
         CT r_ = (x);                                                             \
         int has_lo_ = (int)(k->ialpha & 1), has_hi_ = (int)(k->ialpha & 2);      \
-        if ((has_lo_ && (lo) != (lo)) || (has_hi_ && (hi) != (hi))) r_ = (lo) + (hi); \
-        else {                                                                   \
-            if (has_lo_ && r_ < (lo)) r_ = (lo);                                 \
-            if (has_hi_ && r_ > (hi)) r_ = (hi);                                 \
-        }                                                                        \
-        r_;                                                                      \
+        r_ = has_lo_ && r_ < (lo) ? (lo) : r_;                                   \
+        r_ = has_hi_ && r_ > (hi) ? (hi) : r_;                                   \
+        ((has_lo_ && (lo) != (lo)) || (has_hi_ && (hi) != (hi))) ? (lo) + (hi) : r_; \
     })
 ROWS_NUM(T_SAME, clamp, CLAMP(CT, x, y, z))
 
-/* PyTorch's lerp: the two forms keep the endpoints exact */
-ROWS_FLOAT(T_SAME, lerp, fabs(z) < (CT)0.5 ? x + z * (y - x) : y - (y - x) * ((CT)1 - z))
+/* PyTorch's lerp: the two forms keep the endpoints exact (fused as PyTorch's build fuses them) */
+ROWS_FLOAT(T_SAME, lerp, fabs(z) < (CT)0.5 ? fma(z, y - x, x) : fma(x - y, (CT)1 - z, y))
 ROWS_INT(T_SAME, addcmul, (CT)((uint64_t)x + (uint64_t)KALPHA(CT) * (uint64_t)y * (uint64_t)z))
-ROWS_FLOAT(T_SAME, addcmul, x + KALPHA(CT) * y * z)
-ROWS_FLOAT(T_SAME, addcdiv, x + KALPHA(CT) * (y / z))
+/* self + value * t1 * t2 (value in the compute type, unrounded for float16/bfloat16) */
+ROWS_FLOAT(T_SAME, addcmul, fma(KALPHA(CT) * y, z, x))
+ROWS_FLOAT(T_SAME, addcdiv, x + KALPHA(CT) * y / z)
 ROWS_FLOAT(T_SAME, nan_to_num,
            x != x ? (CT)k->alpha : (isinf(x) ? (x > 0 ? (CT)k->s1 : (CT)k->s2) : x))
