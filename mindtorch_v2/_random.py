@@ -26,7 +26,6 @@ _BERNOULLI, _EXPONENTIAL = lib.MT_RAND_BERNOULLI, lib.MT_RAND_EXPONENTIAL
 _rand_new = lib.mt_rand_new
 _rand_fill = lib.mt_rand_fill_
 _requires_grad = lib.mt_tensor_requires_grad
-_INT64_MIN = -(1 << 63)
 _F16 = lib.MT_F16
 
 
@@ -120,15 +119,16 @@ class Generator:
         raise RuntimeError("CPU Generator does not use offset")
 
     def __reduce__(self):
-        return (_rebuild_generator, (self.initial_seed(), self.get_state()))
+        return (_rebuild_generator, (self.initial_seed(), bytes(self.get_state().tolist())))
 
     def __repr__(self):
         return f"<torch._C.Generator object at {hex(id(self))}>"
 
 
 def _rebuild_generator(seed, state):
+    from ._creation import tensor
     g = Generator()
-    g.set_state(state)
+    g.set_state(tensor(list(state), dtype=_dtype.uint8))
     return g
 
 
@@ -173,6 +173,12 @@ def set_rng_state(new_state):
 # ---- argument helpers --------------------------------------------------------------------
 
 def _size(args, size, fn):
+    if size is None:
+        for a in args:
+            if type(a) is not int:
+                break
+        else:
+            return args  # the common case: plain ints (a tuple serves as int64_t[])
     if size is not None:
         if args:
             raise TypeError(f"{fn}() got multiple values for argument 'size'")
@@ -284,16 +290,18 @@ def _like_dev(input, device):
 def rand(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
          pin_memory=False, names=None):
     sizes = _size(args, size, "rand")
-    t = _new_random(_UNIFORM, sizes, _dtype_id(dtype, lib.mt_get_default_dtype()), core_id(device), 0.0, 1.0, 0,
-                    0, _gen(generator, "rand"))
+    t = _new_random(_UNIFORM, sizes, lib.mt_get_default_dtype() if dtype is None else _dtype_id(dtype, 0, "rand"),
+                    lib.MT_CPU if device is None else core_id(device), 0.0, 1.0, 0, 0,
+                    _NULL if generator is None else _gen(generator, "rand"))
     return t if out is None and not requires_grad else _finish(t, requires_grad, out)
 
 
 def randn(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False, names=None):
     sizes = _size(args, size, "randn")
-    t = _new_random(_NORMAL, sizes, _dtype_id(dtype, lib.mt_get_default_dtype()), core_id(device), 0.0, 1.0, 0,
-                    0, _gen(generator, "randn"))
+    t = _new_random(_NORMAL, sizes, lib.mt_get_default_dtype() if dtype is None else _dtype_id(dtype, 0, "randn"),
+                    lib.MT_CPU if device is None else core_id(device), 0.0, 1.0, 0, 0,
+                    _NULL if generator is None else _gen(generator, "randn"))
     return t if out is None and not requires_grad else _finish(t, requires_grad, out)
 
 

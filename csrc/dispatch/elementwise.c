@@ -442,7 +442,7 @@ static mt_status binary(int op, mt_tensor *a, mt_tensor *b, double alpha, mt_ten
         MT_TRY(check_fits(e, ie, mt__is_float(b->dtype), compute)); /* exp.to<scalar_t>() */
     }
     atomic_int zero_div = 0;
-    mt_kargs k = {.alpha = alpha, .ialpha = (int64_t)alpha};
+    mt_kargs k = {.alpha = alpha, .ialpha = mt__f2i(alpha)};
     /* float32/float64/bfloat16 ** Python number: PyTorch's special cases (the exponent converted
      * to the tensor dtype): 2 -> x*x, -1 -> reciprocal, 0.5 -> sqrt, -0.5 -> rsqrt run those
      * kernels; 3 and -2 are forms of the pow kernel. float16 always calls pow. */
@@ -466,7 +466,7 @@ static mt_status binary(int op, mt_tensor *a, mt_tensor *b, double alpha, mt_ten
         }
     }
     if (op == MT_OP_ADD || op == MT_OP_SUB) { /* alpha.to<scalar_t>() */
-        if (alpha != 1) MT_TRY(check_fits(alpha, (int64_t)alpha, mt__is_float(compute), compute));
+        if (alpha != 1) MT_TRY(check_fits(alpha, mt__f2i(alpha), mt__is_float(compute), compute));
         if (compute == MT_BOOL) k.ialpha = alpha != 0;
         k.alpha = round_to(compute, alpha);
     }
@@ -496,7 +496,7 @@ mt_status mt__impl_binary_scalar(int op, mt_tensor *a, double f, int64_t i, int 
 mt_status mt__impl_ternary(int op, mt_tensor *a, mt_tensor *b, mt_tensor *c, double s, mt_tensor *out,
                      mt_tensor **result) {
     MT_TRY(check_op(op, MT_KIND_TERNARY));
-    mt_kargs k = {.alpha = s, .ialpha = (int64_t)s};
+    mt_kargs k = {.alpha = s, .ialpha = mt__f2i(s)};
     switch (op) {
     case MT_OP_WHERE: { /* where(cond=a, b, c); uint8 conditions are still accepted (deprecated) */
         if (a->dtype != MT_BOOL && a->dtype != MT_U8)
@@ -530,7 +530,7 @@ mt_status mt__impl_ternary(int op, mt_tensor *a, mt_tensor *b, mt_tensor *c, dou
         if (!b && !c->wrapped) return binary(MT_OP_MINIMUM, a, c, 1, out, result);
         if (!c && !b->wrapped) return binary(MT_OP_MAXIMUM, a, b, 1, out, result);
         k.ialpha = (b ? 1 : 0) | (c ? 2 : 0);
-        mt_tensor *ins[3] = {a, b ? b : a, c ? c : a};
+        mt_tensor *ins[3] = {a, b ? b : c, c ? c : b}; /* a missing bound: the other one, unused */
         int dt = result_type(3, ins);
         int scalars = (!b || b->wrapped) && (!c || c->wrapped);
         /* with Python bounds PyTorch runs a unary op on self.to(result type): out= must have that
@@ -573,6 +573,8 @@ mt_status mt__impl_ternary(int op, mt_tensor *a, mt_tensor *b, mt_tensor *c, dou
                              "tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / "
                              "tensor2) for float inputs. The future addcdiv behavior is just the latter "
                              "implementation: (input + value * tensor1 / tensor2), for all dtypes.");
+        if (s != 1) /* value.to<opmath_t>(); the binding passes it as a double */
+            MT_TRY(check_fits(s, mt__f2i(s), !(s == trunc(s) && fabs(s) < 0x1p63), is_reduced(dt) ? MT_F32 : dt));
         return run(op, 3, ins, dt, dt, NULL, out, &k, result);
     }
     case MT_OP_NAN_TO_NUM: { /* nan_to_num(a): s = nan; posinf/neginf come in b, c as 0-dim tensors */

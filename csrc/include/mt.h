@@ -245,6 +245,10 @@ mt_status mt_bernoulli_tensor_(mt_tensor *t, mt_tensor *p, mt_generator *g);
 mt_status mt_exponential_(mt_tensor *t, double lambd, mt_generator *g);
 mt_status mt_randperm(int64_t n, int dtype, int device, mt_generator *g, mt_tensor **out);
 mt_status mt_multinomial(mt_tensor *probs, int64_t n_sample, int replacement, mt_generator *g, mt_tensor **out);
+/* Which of PyTorch's per-CPU-capability kernels the fills follow: bit 0 = FMA contraction
+ * (AVX2/AVX-512 builds), bit 1 = the AVX2 normal_ (x86 with AVX2+FMA unless
+ * ATEN_CPU_CAPABILITY=default). */
+int mt_rand_capability(void);
 /* PyTorch's warning of the last random_ on a float range wider than the mantissa, or NULL */
 const char *mt_rand_take_warning(void);
 /* torch.normal with a tensor mean and/or std (NULL: the double is used) */

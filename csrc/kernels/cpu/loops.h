@@ -65,6 +65,14 @@ static inline __attribute__((always_inline)) float mt__rnd_f(int kind, float v) 
 /* the same, also inside the scalar_last branch (which turns RND off) */
 #define RND_ROW(v) _Generic((v), float: mt__rnd_f(rnd_row_, (v)), default: (v))
 
+/* The loops read their arguments through k, a local copy: output stores cannot alias it, so
+ * the compiler hoists k->alpha etc. out of the loops and vectorises them. */
+#define KARGS_LOCAL                                                                  \
+    mt_kargs kc_;                                                                    \
+    if (k_in) kc_ = *k_in;                                                           \
+    const mt_kargs *const k = k_in ? &kc_ : NULL;                                    \
+    (void)k;
+
 /* ---- unary: out = EXPR(x) ---- */
 #define UNARY_DEF(NAME, TAG, TI, CTY, LOAD, TO, STORE, EXPR)                          \
     MT_SIMD void mt_cpu_##NAME##_##TAG(char **d, const int64_t *s, int64_t n, const mt_kargs *k) { \
@@ -88,8 +96,9 @@ static inline __attribute__((always_inline)) float mt__rnd_f(int kind, float v) 
 
 /* ---- binary: out = EXPR(x, y) ---- */
 #define BINARY_DEF(NAME, TAG, TI, CTY, LOAD, TO, STORE, EXPR)                         \
-    MT_SIMD void mt_cpu_##NAME##_##TAG(char **d, const int64_t *s, int64_t n, const mt_kargs *k) { \
-        typedef CTY CT __attribute__((unused)); (void)k;                                                                     \
+    MT_SIMD void mt_cpu_##NAME##_##TAG(char **d, const int64_t *s, int64_t n, const mt_kargs *k_in) { \
+        typedef CTY CT __attribute__((unused));                                      \
+        KARGS_LOCAL                                                                  \
         enum { rnd_kind_ = MT_RND_##TAG, rnd_row_ = MT_RND_##TAG };                  \
         TO *o = (TO *)d[0];                                                          \
         const TI *a = (const TI *)d[1], *b = (const TI *)d[2];                       \
@@ -136,8 +145,9 @@ static inline __attribute__((always_inline)) float mt__rnd_f(int kind, float v) 
 
 /* ---- ternary: out = EXPR(x, y, z); operand 1 may be a bool mask (TM) ---- */
 #define TERNARY_DEF(NAME, TAG, TX, TY, CTY, LX, LOAD, TO, STORE, EXPR)                  \
-    MT_SIMD void mt_cpu_##NAME##_##TAG(char **d, const int64_t *s, int64_t n, const mt_kargs *k) { \
-        typedef CTY CT __attribute__((unused)); (void)k;                                                                     \
+    MT_SIMD void mt_cpu_##NAME##_##TAG(char **d, const int64_t *s, int64_t n, const mt_kargs *k_in) { \
+        typedef CTY CT __attribute__((unused));                                      \
+        KARGS_LOCAL                                                                  \
         const int dense = s[0] == sizeof(TO) && s[1] == sizeof(TX) && s[2] == sizeof(TY); \
         if (k && k->scalar_last) { /* z is a number in the compute type */           \
             const CTY z = (CTY)k->sv;                                                 \
