@@ -52,6 +52,17 @@ def as_tensor_operand(v):
     return wrap(out[0])
 
 
+def finish(st, res, out):
+    """Raise for a failed call; else the out= tensor (the core's extra reference dropped) or a new wrapper."""
+    if st:
+        raise_status(st)
+    if out is not None:
+        lib.mt_tensor_release(res[0])
+        out._shape = None
+        return out
+    return wrap(res[0])
+
+
 def _not_tensor(op, x):
     name = ffi.string(lib.mt_op_name(op)).decode()
     return TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
@@ -81,13 +92,7 @@ def _unary(op, x, out):
     except AttributeError:
         raise _not_tensor(op, x) from None
     st = lib.mt_unary(op, xh, out._h if out is not None else _NULL, res)
-    if st:
-        raise_status(st)
-    if out is not None:
-        lib.mt_tensor_release(res[0])
-        out._shape = None
-        return out
-    return wrap(res[0])
+    return finish(st, res, out)
 
 
 def _binary(op, a, b, out, alpha=1):
@@ -104,13 +109,7 @@ def _binary(op, a, b, out, alpha=1):
         st = lib.mt_binary_scalar(op, a._h, f, i, kind, 0, alpha, oh, res)
     else:
         raise _not_tensor(op, a)
-    if st:
-        raise_status(st)
-    if out is not None:
-        lib.mt_tensor_release(res[0])
-        out._shape = None
-        return out
-    return wrap(res[0])
+    return finish(st, res, out)
 
 
 def _ternary(op, a, b, c, s=0.0, out=None):
@@ -119,13 +118,7 @@ def _ternary(op, a, b, c, s=0.0, out=None):
     res = _new("mt_tensor **")
     st = lib.mt_ternary(op, *(v if v is _NULL else v._h for v in ops), s,
                         _NULL if out is None else out._h, res)
-    if st:
-        raise_status(st)
-    if out is not None:
-        lib.mt_tensor_release(res[0])
-        out._shape = None
-        return out
-    return wrap(res[0])
+    return finish(st, res, out)
 
 
 def call(fn, *args):

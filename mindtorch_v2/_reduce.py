@@ -3,7 +3,7 @@ from collections import namedtuple
 
 from ._C import ffi, lib
 from ._core import raise_status
-from ._dispatch import call
+from ._dispatch import call, finish
 from ._tensor import Tensor, wrap
 
 
@@ -16,19 +16,11 @@ def _dims(dim):
 
 
 def _reduce(op, input, dim, keepdim, dtype, out=None):
-    dims = _dims(dim)
-    if dim is not None and not dims and op in (lib.MT_RED_SUM, lib.MT_RED_MEAN):
-        dims = []  # dim=() reduces everything, as dim=None
+    dims = _dims(dim)  # None and () both reduce every dim
     res = ffi.new("mt_tensor **")
     st = lib.mt_reduce(op, input._h, len(dims), dims, 1 if keepdim else 0, -1 if dtype is None else dtype._id,
                        ffi.NULL if out is None else out._h, res)
-    if st:
-        raise_status(st)
-    if out is not None:
-        lib.mt_tensor_release(res[0])
-        out._shape = None
-        return out
-    return wrap(res[0])
+    return finish(st, res, out)
 
 
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
