@@ -11,8 +11,7 @@
 
 #include "../core/internal.h"
 
-#define MT_NODE_INPUTS 4
-#define MT_NODE_SAVED 4
+#define MT_NODE_SAVED 8
 
 typedef struct mt_node mt_node;
 typedef mt_status (*mt_backward_fn)(mt_node *n, mt_tensor *const *grads, mt_tensor **out);
@@ -32,11 +31,14 @@ struct mt_node {
     const char *name; /* PyTorch's grad_fn class name, e.g. "MulBackward0" */
     mt_backward_fn apply;
     int op;
+    /* sized at creation (one allocation with the node): any number of inputs/outputs */
     int n_next;
-    mt_edge next[MT_NODE_INPUTS];
-    mt_meta in_meta[MT_NODE_INPUTS];  /* shape/dtype each input's gradient must have */
+    mt_edge *next;                    /* [n_next] */
+    mt_meta *in_meta;                 /* [n_next] shape/dtype each input's gradient must have */
     int n_out;
-    mt_meta out_meta[2];              /* for a missing output gradient (zeros) */
+    mt_meta *out_meta;                /* [n_out] for a missing output gradient (zeros) */
+    mt_tensor **retained;             /* [n_out] weak: outputs that called retain_grad() */
+    mt_tensor **buf;                  /* [n_out] engine scratch: gradients summed per output */
     mt_tensor *saved[MT_NODE_SAVED];  /* detached aliases, checked against saved_version */
     int64_t saved_version[MT_NODE_SAVED];
     int saved_is_output[MT_NODE_SAVED];
@@ -47,11 +49,9 @@ struct mt_node {
     mt_tensor *index[MT_MAX_DIMS];    /* index tensors of an advanced-indexing op */
     int nindex;
     mt_tensor *variable;              /* AccumulateGrad: the leaf (strong) */
-    mt_tensor *retained[2];           /* weak: outputs that called retain_grad() */
     int64_t seq;
     /* engine scratch, valid during one backward run (runs are serialised) */
     int deps;
-    mt_tensor *buf[2];
 };
 
 /* graph.c */

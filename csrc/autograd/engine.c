@@ -99,38 +99,69 @@ static mt_status zeros_of(const mt_meta *m, mt_tensor **out) {
 /* Run the graph behind roots with root gradients grads (NULL entries: ones for scalars).
  * capture: if ninputs > 0, the gradients reaching inputs[i] are returned in input_grads[i]
  * (new references, NULL if unreached) and, unless accumulate, nothing else is written. */
+static int any_buf(const mt_node *n) {
+    for (int k = 0; k < n->n_out; k++) if (n->buf[k]) return 1;
+    return 0;
+}
+
+static void clear_bufs(mt_node *n) {
+    for (int k = 0; k < n->n_out; k++) { mt_tensor_release(n->buf[k]); n->buf[k] = NULL; }
+}
+
+/* Run node n on its summed output gradients (zeros for outputs that got none);
+ * outg[n_next] receives the gradient for each input (new references or NULL). */
+static mt_status apply_node(mt_node *n, mt_tensor **outg) {
+    mt_tensor *small_in[4], *small_made[4];
+    mt_tensor **gin = n->n_out <= 4 ? small_in : malloc(2 * n->n_out * sizeof *gin);
+    if (!gin) return mt__error(MT_ERR_OOM, "out of memory in the autograd engine");
+    mt_tensor **made = n->n_out <= 4 ? small_made : gin + n->n_out;
+    mt_status st = MT_OK;
+    for (int k = 0; k < n->n_out; k++) {
+        gin[k] = n->buf[k];
+        made[k] = NULL;
+        if (!gin[k] && !n->variable && !st && !(st = zeros_of(&n->out_meta[k], &made[k]))) gin[k] = made[k];
+    }
+    if (!st) st = n->apply(n, gin, outg);
+    for (int k = 0; k < n->n_out; k++) mt_tensor_release(made[k]);
+    if (gin != small_in) free(gin);
+    return st;
+}
+
+/* Run the graph behind roots with root gradients grads (NULL entries: ones for scalars).
+ * capture: if ninputs > 0, the gradients reaching inputs[i] are returned in input_grads[i]
+ * (new references, NULL if unreached) and, unless accumulate, nothing else is written. */
 mt_status mt_backward(int nroots, mt_tensor *const *roots, mt_tensor *const *grads, int retain_graph,
                       int create_graph, int ninputs, mt_tensor *const *inputs, mt_tensor **input_grads,
                       int accumulate) {
     mt_status st = MT_OK;
     nodevec all = {0}, ready = {0}, stack = {0};
-    mt_edge targets[64];
-    if (ninputs > 64) return mt__error(MT_ERR_VALUE, "autograd: at most 64 inputs");
-    for (int i = 0; i < ninputs; i++) {
-        input_grads[i] = NULL;
-        mt_tensor *t = inputs[i];
-        if (!mt__requires_grad(t))
+    for (int i = 0; i < ninputs; i++) input_grads[i] = NULL;
+    for (int i = 0; i < ninputs; i++)
+        if (!mt__requires_grad(inputs[i]))
             return mt__error(MT_ERR_RUNTIME, "One of the differentiated Tensors does not require grad");
-        targets[i].node = t->grad_fn ? t->grad_fn : t->grad_acc;
-        targets[i].input_nr = t->grad_fn ? t->output_nr : 0;
-    }
     for (int i = 0; i < nroots; i++) {
         if (!mt__requires_grad(roots[i]))
             return mt__error(MT_ERR_RUNTIME, "element %d of tensors does not require grad and does not have a grad_fn", i);
     }
+    /* targets[i]: where inputs[i]'s gradient arrives; root_edges[i]: where root i's gradient goes */
+    mt_edge *targets = malloc((ninputs + nroots + 1) * sizeof *targets), *root_edges = targets + ninputs;
+    mt_tensor **outg = NULL;
+    if (!targets) return mt__error(MT_ERR_OOM, "out of memory in the autograd engine");
+    for (int i = 0; i < ninputs; i++) {
+        mt_tensor *t = inputs[i];
+        targets[i].node = t->grad_fn ? t->grad_fn : t->grad_acc;
+        targets[i].input_nr = t->grad_fn ? t->output_nr : 0;
+    }
     pthread_mutex_lock(&engine_lock);
     int prev_mode = mt__grad_push(create_graph);
     /* leaves given as roots get an accumulator to land in */
-    mt_node *root_nodes[64];
-    int root_nr[64];
-    if (nroots > 64) { st = mt__error(MT_ERR_VALUE, "autograd: at most 64 roots"); goto out; }
     for (int i = 0; i < nroots; i++) {
         mt_tensor *r = roots[i];
-        if (r->grad_fn) { root_nodes[i] = r->grad_fn; root_nr[i] = r->output_nr; }
+        if (r->grad_fn) { root_edges[i].node = r->grad_fn; root_edges[i].input_nr = r->output_nr; }
         else {
-            root_nodes[i] = r->grad_acc;
-            root_nr[i] = 0;
-            if (!root_nodes[i]) { /* a leaf nobody used: its gradient is the root gradient itself */
+            root_edges[i].node = r->grad_acc;
+            root_edges[i].input_nr = 0;
+            if (!r->grad_acc) { /* a leaf nobody used: its gradient is the root gradient itself */
                 if (accumulate && (!ninputs)) {
                     mt_tensor *g = grads[i];
                     if (!g) { st = mt__error(MT_ERR_RUNTIME, "grad can be implicitly created only for scalar outputs"); goto out; }
@@ -147,12 +178,18 @@ mt_status mt_backward(int nroots, mt_tensor *const *roots, mt_tensor *const *gra
         }
     }
     /* discover the graph and count incoming edges */
-    for (int i = 0; i < nroots; i++)
-        if (root_nodes[i] && root_nodes[i]->deps == 0 && !push(&stack, root_nodes[i])) goto oom;
-    for (int i = 0; i < stack.n; i++) stack.v[i]->deps = -1; /* -1: seen, no incoming edge yet */
+    int max_next = 1;
+    for (int i = 0; i < nroots; i++) {
+        mt_node *n = root_edges[i].node;
+        if (n && n->deps == 0) {
+            if (!push(&stack, n)) goto oom;
+            n->deps = -1; /* -1: seen, no incoming edge yet */
+        }
+    }
     while (stack.n) {
         mt_node *n = stack.v[--stack.n];
         if (!push(&all, n)) goto oom;
+        if (n->n_next > max_next) max_next = n->n_next;
         for (int e = 0; e < n->n_next; e++) {
             mt_node *m = n->next[e].node;
             if (!m) continue;
@@ -165,27 +202,27 @@ mt_status mt_backward(int nroots, mt_tensor *const *roots, mt_tensor *const *gra
         }
     }
     for (int i = 0; i < all.n; i++) if (all.v[i]->deps < 0) all.v[i]->deps = 0;
+    if (!(outg = calloc(max_next, sizeof *outg))) goto oom;
     /* seed the root gradients */
     for (int i = 0; i < nroots; i++) {
-        mt_node *n = root_nodes[i];
+        mt_node *n = root_edges[i].node;
         if (!n) continue;
         mt_tensor *g = grads[i];
         if (!g) { st = mt__error(MT_ERR_RUNTIME, "grad can be implicitly created only for scalar outputs"); goto out; }
-        if ((st = add_into(&n->buf[root_nr[i]], g))) goto out;
+        if ((st = add_into(&n->buf[root_edges[i].input_nr], g))) goto out;
     }
     for (int i = 0; i < all.n; i++)
         if (all.v[i]->deps == 0 && !heap_push(&ready, all.v[i])) goto oom;
     while (ready.n) {
         mt_node *n = heap_pop(&ready);
-        mt_tensor *outg[MT_NODE_INPUTS] = {0};
-        int have = n->buf[0] || n->buf[1];
+        int have = any_buf(n);
         /* captured for autograd.grad / retain_grad */
         for (int k = 0; k < ninputs; k++)
             if (targets[k].node == n && n->buf[targets[k].input_nr] && !input_grads[k]) {
                 mt_tensor_retain(n->buf[targets[k].input_nr]);
                 input_grads[k] = n->buf[targets[k].input_nr];
             }
-        for (int k = 0; k < 2; k++)
+        for (int k = 0; k < n->n_out; k++)
             if (n->retained[k] && n->buf[k] && accumulate) {
                 mt_tensor *c;
                 if ((st = mt_clone(n->buf[k], &c))) goto out;
@@ -200,19 +237,8 @@ mt_status mt_backward(int nroots, mt_tensor *const *roots, mt_tensor *const *gra
                 for (int k = 0; k < ninputs; k++) run |= targets[k].node == n;
             }
         }
-        if (run) {
-            mt_tensor *gin[2] = {n->buf[0], n->buf[1]}, *made[2] = {0};
-            for (int k = 0; k < n->n_out && !n->variable; k++)
-                if (!gin[k]) {
-                    if ((st = zeros_of(&n->out_meta[k], &made[k]))) goto out;
-                    gin[k] = made[k];
-                }
-            st = n->apply(n, gin, outg);
-            mt_tensor_release(made[0]);
-            mt_tensor_release(made[1]);
-            if (st) goto out;
-        }
-        for (int k = 0; k < 2; k++) { mt_tensor_release(n->buf[k]); n->buf[k] = NULL; }
+        if (run && (st = apply_node(n, outg))) goto out;
+        clear_bufs(n);
         for (int e = 0; e < n->n_next; e++) {
             mt_edge *ed = &n->next[e];
             if (ed->node && outg[e]) {
@@ -224,7 +250,7 @@ mt_status mt_backward(int nroots, mt_tensor *const *roots, mt_tensor *const *gra
             mt_tensor_release(outg[e]);
             outg[e] = NULL;
             if (st) {
-                for (int r = e + 1; r < n->n_next; r++) mt_tensor_release(outg[r]);
+                for (int r = e + 1; r < n->n_next; r++) { mt_tensor_release(outg[r]); outg[r] = NULL; }
                 goto out;
             }
             if (ed->node && --ed->node->deps == 0 && !heap_push(&ready, ed->node)) goto oom;
@@ -240,12 +266,14 @@ oom:
 out:
     for (int i = 0; i < all.n; i++) {
         all.v[i]->deps = 0;
-        for (int k = 0; k < 2; k++) { mt_tensor_release(all.v[i]->buf[k]); all.v[i]->buf[k] = NULL; }
+        clear_bufs(all.v[i]);
     }
     for (int i = 0; i < stack.n; i++) stack.v[i]->deps = 0;
     free(all.v);
     free(ready.v);
     free(stack.v);
+    free(outg);
+    free(targets);
     mt__grad_pop(prev_mode);
     pthread_mutex_unlock(&engine_lock);
     if (st)

@@ -24,7 +24,7 @@ static void node_free(mt_node *n) {
         if (n->next[i].node) mt__node_release(n->next[i].node);
     for (int i = 0; i < MT_NODE_SAVED; i++) mt_tensor_release(n->saved[i]);
     for (int i = 0; i < n->nindex; i++) mt_tensor_release(n->index[i]);
-    for (int i = 0; i < 2; i++) mt_tensor_release(n->buf[i]);
+    for (int i = 0; i < n->n_out; i++) mt_tensor_release(n->buf[i]);
     if (n->variable) {
         if (n->variable->grad_acc == n) n->variable->grad_acc = NULL;
         mt_tensor_release(n->variable);
@@ -48,9 +48,20 @@ void mt__node_release(mt_node *n) {
     draining = 0;
 }
 
-static mt_node *node_new(const char *name, mt_backward_fn fn) {
-    mt_node *n = calloc(1, sizeof *n);
+/* one allocation: the node, then its per-input and per-output arrays */
+static mt_node *node_new(const char *name, mt_backward_fn fn, int nin, int nout) {
+    size_t size = sizeof(mt_node) + nin * (sizeof(mt_edge) + sizeof(mt_meta)) + nout * sizeof(mt_meta) +
+                  2 * nout * sizeof(mt_tensor *);
+    mt_node *n = calloc(1, size);
     if (!n) return NULL;
+    char *p = (char *)(n + 1);
+    n->in_meta = (mt_meta *)p, p += nin * sizeof(mt_meta);
+    n->out_meta = (mt_meta *)p, p += nout * sizeof(mt_meta);
+    n->next = (mt_edge *)p, p += nin * sizeof(mt_edge);
+    n->retained = (mt_tensor **)p, p += nout * sizeof(mt_tensor *);
+    n->buf = (mt_tensor **)p;
+    n->n_next = nin;
+    n->n_out = nout;
     atomic_init(&n->refcount, 1);
     n->name = name;
     n->apply = fn;
@@ -82,11 +93,10 @@ static mt_status edge_of(mt_tensor *t, mt_edge *e) {
         e->node = t->grad_acc;
         return MT_OK;
     }
-    mt_node *acc = node_new("AccumulateGrad", accumulate_grad);
+    mt_node *acc = node_new("AccumulateGrad", accumulate_grad, 0, 1);
     if (!acc) return mt__error(MT_ERR_OOM, "out of memory recording autograd");
     mt_tensor_retain(t);
     acc->variable = t;
-    acc->n_out = 1;
     meta_of(t, &acc->out_meta[0]);
     t->grad_acc = acc; /* weak: the node keeps the leaf, the leaf only points back */
     e->node = acc;
@@ -100,15 +110,13 @@ mt_status mt__record(const char *name, mt_backward_fn fn, int nin, mt_tensor *co
     int any = 0;
     for (int i = 0; i < nin; i++) any |= mt__requires_grad(inputs[i]);
     if (!any) return MT_OK;
-    mt_node *n = node_new(name, fn);
+    mt_node *n = node_new(name, fn, nin, nout);
     if (!n) return mt__error(MT_ERR_OOM, "out of memory recording autograd");
-    n->n_next = nin;
     for (int i = 0; i < nin; i++) {
         mt_status st = edge_of(inputs[i], &n->next[i]);
         if (st) { mt__node_release(n); return st; }
         if (inputs[i]) meta_of(inputs[i], &n->in_meta[i]);
     }
-    n->n_out = nout;
     atomic_store(&n->refcount, nout); /* one reference per output */
     for (int k = 0; k < nout; k++) {
         mt_tensor *o = outputs[k];
@@ -237,7 +245,7 @@ mt_status mt_tensor_set_requires_grad(mt_tensor *t, int on) {
 mt_status mt_tensor_retain_grad(mt_tensor *t) {
     if (!mt__requires_grad(t))
         return mt__error(MT_ERR_RUNTIME, "can't retain_grad on Tensor that has requires_grad=False");
-    if (t->grad_fn && t->output_nr < 2) {
+    if (t->grad_fn && t->output_nr < t->grad_fn->n_out) {
         t->retains_grad = 1;
         t->grad_fn->retained[t->output_nr] = t;
     }
@@ -245,7 +253,7 @@ mt_status mt_tensor_retain_grad(mt_tensor *t) {
 }
 
 void mt__forget_retained(mt_tensor *t) {
-    if (t->retains_grad && t->grad_fn && t->output_nr < 2 && t->grad_fn->retained[t->output_nr] == t)
+    if (t->retains_grad && t->grad_fn && t->output_nr < t->grad_fn->n_out && t->grad_fn->retained[t->output_nr] == t)
         t->grad_fn->retained[t->output_nr] = NULL;
 }
 
