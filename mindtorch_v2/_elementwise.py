@@ -107,6 +107,15 @@ def clamp_max(input, max, *, out=None):
 def where(condition, input=None, other=None, *, out=None):
     if input is None and other is None:
         raise NotImplementedError("torch.where(condition) (one argument) is not implemented yet")
+    if input is None or other is None:
+        def kind(v):
+            return "Tensor" if isinstance(v, Tensor) else type(v).__name__
+        raise TypeError(f"where() received an invalid combination of arguments - got ({kind(condition)}, {kind(input)}, "
+                        f"{kind(other)}), but expected one of:\n * (Tensor condition)\n"
+                        " * (Tensor condition, Tensor input, Tensor other, *, Tensor out = None)\n"
+                        " * (Tensor condition, Number self, Tensor other)\n"
+                        " * (Tensor condition, Tensor input, Number other)\n"
+                        " * (Tensor condition, Number self, Number other)\n")
     return _ternary(g.OP_WHERE, condition, input, other, out=out)
 
 

@@ -6,6 +6,14 @@ from ._tensor import Tensor
 _NULL = ffi.NULL
 
 
+def _h(fn, pos, arg, v):
+    """The handle of a Tensor argument, or PyTorch's TypeError for anything else."""
+    try:
+        return v._h
+    except AttributeError:
+        raise TypeError(f"{fn}(): argument '{arg}' (position {pos}) must be Tensor, not {type(v).__name__}") from None
+
+
 def _out(out):
     return _NULL if out is None else out._h
 
@@ -18,25 +26,27 @@ def _finish(t, out):
 
 
 def mm(input, mat2, *, out=None):
-    return _finish(call(lib.mt_mm, input._h, mat2._h, _out(out)), out)
+    return _finish(call(lib.mt_mm, _h('mm', 1, 'input', input), _h('mm', 2, 'mat2', mat2), _out(out)), out)
 
 
 def bmm(input, mat2, *, out=None):
-    return _finish(call(lib.mt_bmm, input._h, mat2._h, _out(out)), out)
+    return _finish(call(lib.mt_bmm, _h('bmm', 1, 'input', input), _h('bmm', 2, 'mat2', mat2), _out(out)), out)
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
-    return _finish(call(lib.mt_addmm, input._h, mat1._h, mat2._h, beta, alpha, _out(out)), out)
+    return _finish(call(lib.mt_addmm, _h('addmm', 1, 'input', input), _h('addmm', 2, 'mat1', mat1),
+                        _h('addmm', 3, 'mat2', mat2), beta, alpha, _out(out)), out)
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
-    return _finish(call(lib.mt_baddbmm, input._h, batch1._h, batch2._h, beta, alpha, _out(out)), out)
+    return _finish(call(lib.mt_baddbmm, _h('baddbmm', 1, 'input', input), _h('baddbmm', 2, 'batch1', batch1),
+                        _h('baddbmm', 3, 'batch2', batch2), beta, alpha, _out(out)), out)
 
 
 def matmul(input, other, *, out=None):
     if not isinstance(other, Tensor):
         raise TypeError(f"matmul(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
-    r = call(lib.mt_matmul, input._h, other._h)
+    r = call(lib.mt_matmul, _h('matmul', 1, 'input', input), other._h)
     if out is not None:
         out.resize_(r.shape).copy_(r)
         return out
@@ -44,11 +54,11 @@ def matmul(input, other, *, out=None):
 
 
 def mv(input, vec, *, out=None):
-    return call(lib.mt_mv, input._h, vec._h)
+    return call(lib.mt_mv, _h('mv', 1, 'input', input), _h('mv', 2, 'vec', vec))
 
 
 def dot(input, other, *, out=None):
-    return call(lib.mt_dot, input._h, other._h)
+    return call(lib.mt_dot, _h('dot', 1, 'input', input), _h('dot', 2, 'tensor', other))
 
 
 def outer(input, vec2, *, out=None):

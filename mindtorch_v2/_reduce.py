@@ -10,9 +10,13 @@ from ._tensor import Tensor, wrap
 def _dims(dim):
     if dim is None:
         return []
-    if isinstance(dim, (tuple, list)):
-        return [d.__index__() for d in dim]
-    return [dim.__index__()]
+    try:
+        if isinstance(dim, (tuple, list)):
+            return [d.__index__() for d in dim]
+        return [dim.__index__()]
+    except AttributeError:  # PyTorch's argument parser: a TypeError naming what it got
+        raise TypeError(f"received an invalid combination of arguments - got ({type(dim).__name__}) for 'dim', "
+                        "but expected one of: int, tuple of ints") from None
 
 
 def _reduce(op, input, dim, keepdim, dtype, out=None):

@@ -649,10 +649,9 @@ mt_status mt_unsqueeze(mt_tensor *t, int64_t dim, mt_tensor **out) {
     VIEW_WRAPPER(mt__impl_unsqueeze(t, dim, out), "UnsqueezeBackward0", V_RESHAPE, NULL, 0)
 }
 mt_status mt_select(mt_tensor *t, int64_t dim, int64_t index, mt_tensor **out) {
-    int64_t d = dim, args[2];
-    if (t->ndim) mt__wrap_dim(&d, t->ndim);
-    args[0] = d;
-    args[1] = t->ndim && index < 0 ? index + t->sizes[d] : index;
+    int64_t d = dim, args[2] = {dim, index};
+    if (t->ndim && !mt__wrap_dim(&d, t->ndim)) /* a bad dim: the kernel reports it */
+        args[0] = d, args[1] = index < 0 ? index + t->sizes[d] : index;
     VIEW_WRAPPER(mt__impl_select(t, dim, index, out), "SelectBackward0", V_SELECT, args, 2)
 }
 mt_status mt_slice(mt_tensor *t, int64_t dim, int64_t start, int64_t end, int64_t step, mt_tensor **out) {

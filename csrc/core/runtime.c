@@ -7,7 +7,8 @@
 #include "internal.h"
 
 static _Thread_local char err_buf[2048];
-static _Thread_local int default_dtype = MT_F32;
+/* process-wide, as in PyTorch (set_default_dtype in one thread is seen by all) */
+static atomic_int default_dtype = MT_F32;
 static atomic_int num_threads = 0;
 
 const char *mt_last_error(void) { return err_buf; }
@@ -38,9 +39,9 @@ int mt_get_num_threads(void) {
     return n;
 }
 
-void mt_set_default_dtype(int dtype) { default_dtype = dtype; }
-int mt_get_default_dtype(void) { return default_dtype; }
-int mt__default_float(void) { return default_dtype; }
+void mt_set_default_dtype(int dtype) { atomic_store_explicit(&default_dtype, dtype, memory_order_relaxed); }
+int mt_get_default_dtype(void) { return atomic_load_explicit(&default_dtype, memory_order_relaxed); }
+int mt__default_float(void) { return atomic_load_explicit(&default_dtype, memory_order_relaxed); }
 
 const char *const mt_dtype_names[MT_NUM_DTYPES] = {
     "Bool", "Byte", "Char", "Short", "Int", "Long", "Half", "BFloat16", "Float", "Double"};

@@ -496,6 +496,9 @@ mt_status mt__impl_binary_scalar(int op, mt_tensor *a, double f, int64_t i, int 
 mt_status mt__impl_ternary(int op, mt_tensor *a, mt_tensor *b, mt_tensor *c, double s, mt_tensor *out,
                      mt_tensor **result) {
     MT_TRY(check_op(op, MT_KIND_TERNARY));
+    /* only clamp takes missing (NULL) operands: its bounds */
+    if (!a || (op != MT_OP_CLAMP && (!b || !c)))
+        return mt__error(MT_ERR_TYPE, "%s(): expected a Tensor operand, got NULL", mt_op_name(op));
     mt_kargs k = {.alpha = s, .ialpha = mt__f2i(s)};
     switch (op) {
     case MT_OP_WHERE: { /* where(cond=a, b, c); uint8 conditions are still accepted (deprecated) */

@@ -51,7 +51,7 @@ enum mt_scalar_kind {
 const char *mt_last_error(void);
 void mt_set_num_threads(int n);
 int mt_get_num_threads(void);
-void mt_set_default_dtype(int dtype);          /* thread-local */
+void mt_set_default_dtype(int dtype);          /* process-wide, as in PyTorch */
 int mt_get_default_dtype(void);
 int64_t mt_live_tensors(void);                 /* for leak tests */
 

@@ -1,0 +1,75 @@
+"""Leaks: many tensors and autograd graphs created and freed leave the live-tensor
+count unchanged and resident memory flat."""
+import gc
+import os
+
+import mindtorch_v2 as mt
+from mindtorch_v2._C import lib
+
+RSS_BOUND = 16 << 20  # bytes of growth allowed after warm-up (allocator and interpreter noise)
+
+
+def rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def test_a_million_tensors_created_and_freed():
+    x = mt.ones(4)
+    live = lib.mt_live_tensors()
+    for _ in range(1000):  # warm-up: caches, allocator arenas
+        (x + 1).view(2, 2)[0]
+    gc.collect()
+    before = rss()
+    for _ in range(250_000):  # four tensors per round: 10^6 in all
+        y = (x + 1).view(2, 2)[0]
+        z = y.t() if y.dim() == 2 else y.unsqueeze(0)
+        del y, z
+    gc.collect()
+    assert lib.mt_live_tensors() == live
+    assert rss() - before < RSS_BOUND, (rss() - before) >> 20
+
+
+def test_ten_thousand_forward_backward_graphs():
+    w = mt.ones(16, 16, requires_grad=True)
+    b = mt.zeros(16, requires_grad=True)
+    x = mt.linspace(-1, 1, 64).reshape(4, 16)
+
+    def step():
+        y = ((x @ w + b).tanh() * 0.5).sum()
+        y.backward()
+
+    for _ in range(100):
+        step()
+    gc.collect()
+    live, before = lib.mt_live_tensors(), rss()
+    for _ in range(10_000):
+        step()
+    gc.collect()
+    assert lib.mt_live_tensors() == live
+    assert rss() - before < RSS_BOUND, (rss() - before) >> 20
+
+
+def test_graph_kept_by_a_cycle_is_collected():
+    live = lib.mt_live_tensors()
+    for _ in range(100):
+        x = mt.ones(3, requires_grad=True)
+        y = x * 2
+
+        class Holder:
+            pass
+
+        h = Holder()
+        h.self, h.y = h, y  # a Python reference cycle holding graph tensors
+        del h, x, y
+    gc.collect()
+    assert lib.mt_live_tensors() == live
+
+
+def test_out_of_memory_is_an_error_and_the_process_keeps_working():
+    import pytest
+    with pytest.raises(RuntimeError, match="not enough memory: you tried to allocate 4398046511104 bytes"):
+        mt.empty(1 << 40)
+    with pytest.raises(RuntimeError, match="overflow"):
+        mt.empty(1 << 62, 4)
+    assert mt.ones(3).sum().item() == 3.0
