@@ -210,26 +210,33 @@ class _Multinomial(Constraint):
         return (x >= 0).all(-1) & (x.sum(-1) <= self.upper_bound)
 
 
-def _tril(value):
-    return _op("tril")(value)
+def _is_lower(value):
+    """tril(value) == value, for every matrix: the strictly upper part is zero."""
+    torch = _torch()
+    rows = torch.arange(value.shape[-2], device=value.device).unsqueeze(-1)
+    upper = torch.arange(value.shape[-1], device=value.device) > rows
+    return ((value == 0) | ~upper).reshape(value.shape[:-2] + (-1,)).all(-1)
+
+
+def _diag(value):
+    torch = _torch()
+    n = min(value.shape[-2], value.shape[-1])
+    on = torch.arange(value.shape[-2]).unsqueeze(-1) == torch.arange(value.shape[-1])
+    return torch.where(on, value, torch.zeros((), dtype=value.dtype)).sum(-1)[..., :n]
 
 
 class _LowerTriangular(Constraint):
     event_dim = 2
 
     def check(self, value):
-        value_tril = _tril(value)
-        return (value_tril == value).reshape(value.shape[:-2] + (-1,)).min(-1)[0]
+        return _is_lower(value)
 
 
 class _LowerCholesky(Constraint):
     event_dim = 2
 
     def check(self, value):
-        value_tril = _tril(value)
-        lower = (value_tril == value).reshape(value.shape[:-2] + (-1,)).min(-1)[0]
-        positive_diagonal = (_op("diagonal")(value, dim1=-2, dim2=-1) > 0).min(-1)[0]
-        return lower & positive_diagonal
+        return _is_lower(value) & (_diag(value) > 0).all(-1)
 
 
 class _CorrCholesky(Constraint):

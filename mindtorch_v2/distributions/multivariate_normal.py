@@ -78,6 +78,11 @@ class MultivariateNormal(Distribution):
         L = self._unbroadcasted_scale_tril
         return (L @ L.mT).expand(self._batch_shape + self._event_shape + self._event_shape)
 
+    @lazy_property
+    def precision_matrix(self):
+        return _op("cholesky_inverse")(self._unbroadcasted_scale_tril).expand(
+            self._batch_shape + self._event_shape + self._event_shape)
+
     @property
     def mean(self):
         return self.loc
