@@ -349,3 +349,19 @@ def test_matrix_constraints():
             _np(getattr(tc, name).check(torch.tensor(mats))).tolist(), name
     with pytest.raises(ValueError, match="Expected parameter scale_tril"):
         mt.distributions.MultivariateNormal(mt.zeros(2), scale_tril=mt.tensor(mats[2]))
+
+
+def test_cond_and_deterministic_flags():
+    for lib in (mt, torch):
+        assert lib.cond(lib.tensor(True), lambda a: a + 1, lambda a: a - 1, (lib.tensor(1),)).item() == 2
+        assert lib.cond(False, lambda a: a + 1, lambda a: a - 1, (lib.tensor(1),)).item() == 0
+    try:
+        for lib in (mt, torch):
+            assert lib.get_deterministic_debug_mode() == 0 and not lib.are_deterministic_algorithms_enabled()
+            lib.set_deterministic_debug_mode("warn")
+            assert lib.get_deterministic_debug_mode() == 1 and lib.is_deterministic_algorithms_warn_only_enabled()
+            lib.use_deterministic_algorithms(True)
+            assert lib.get_deterministic_debug_mode() == 2
+    finally:
+        for lib in (mt, torch):
+            lib.use_deterministic_algorithms(False)
