@@ -84,3 +84,18 @@ def set_num_threads(n):
 
 def get_num_threads():
     return _lib.mt_get_num_threads()
+
+# ---- submodules torch.* exposes, and the functions they back (torch_proxy maps torch.X to these) ----
+from . import (accelerator, amp, backends, compiler, cuda, distributed, distributions, export, func, fx,  # noqa: E402
+               hub, jit, library, mps, onnx, overrides, types, utils, version, xpu, _dynamo)
+from .nn import attention as _nn_attention  # noqa: E402,F401
+from ._compile import compile  # noqa: E402
+from ._vmap import vmap  # noqa: E402
+from .amp.autocast_mode import (autocast, get_autocast_cpu_dtype, get_autocast_dtype,  # noqa: E402
+                                get_autocast_gpu_dtype, is_autocast_cache_enabled, is_autocast_cpu_enabled,
+                                is_autocast_enabled, set_autocast_cache_enabled, set_autocast_dtype,
+                                set_autocast_enabled, clear_autocast_cache, is_autocast_available)
+from ._higher_order import cond  # noqa: E402
+from ._deterministic import (are_deterministic_algorithms_enabled, get_deterministic_debug_mode,  # noqa: E402
+                             is_deterministic_algorithms_warn_only_enabled, set_deterministic_debug_mode,
+                             use_deterministic_algorithms)

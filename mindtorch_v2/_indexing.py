@@ -15,6 +15,7 @@ _NULL = ffi.NULL
 _MAX = (1 << 63) - 1
 _MASKS = (lib.MT_BOOL, lib.MT_U8)
 _SEQUENCES = (list, tuple, range)
+INDEX_HOOKS = {}  # Tensor subclass -> fn(tensor, index tuple) taking over x[...] (vmap's BatchedTensor)
 
 
 def _is_sequence(obj):
@@ -177,7 +178,13 @@ def getitem(self, index):
                         1 if index.step is None else index.step)
     if t is slice or (t is not bool and isinstance(index, numbers.Integral)):
         return _apply(self, (index,), single=True)[0].take()  # PyTorch skips the dims count here
-    view, advanced = _apply(self, _as_tuple(index))
+    items = _as_tuple(index)
+    if INDEX_HOOKS:
+        for it in items:
+            hook = INDEX_HOOKS.get(type(it))
+            if hook is not None:
+                return hook(self, items)
+    view, advanced = _apply(self, items)
     if not advanced:
         return view.take()
     idx = _index_list(advanced)

@@ -1,8 +1,16 @@
 """torch_proxy: make `import torch` (and `torch.<sub>`) return mindtorch_v2.
 
     import torch_proxy; torch_proxy.install()     # in code
-    python -m torch_proxy script.py args...         # a script
+    python -m torch_proxy script.py args...         # a script (also: python -m torch_proxy -m module ...)
     python -m pytest -p torch_proxy ...             # a test run (pytest plugin)
+    MINDTORCH_PROXY=1 python ...                    # any process, subprocesses included, once the
+                                                    # start-up hook is installed (install_hook())
+
+The environment variable works through a one-line `.pth` start-up hook in site-packages (written by
+`python -m torch_proxy --install-hook`, removed by `--uninstall-hook`): at interpreter start it
+calls install() when MINDTORCH_PROXY is set to anything but "" or "0", and does nothing
+otherwise. `python -m torch_proxy` and the pytest plugin set MINDTORCH_PROXY=1, so processes they
+spawn get the proxy too where the hook is installed.
 
 A meta-path finder maps the names; a find_distributions hook answers
 importlib.metadata for the distribution "torch". Importing this module
@@ -12,10 +20,15 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.metadata
+import os
 import sys
 
 TORCH_VERSION = "2.13.0"  # the PyTorch API mindtorch_v2 implements
 _TARGET = "mindtorch_v2"
+ENV_VAR = "MINDTORCH_PROXY"
+HOOK_FILE = "mindtorch_proxy.pth"
+HOOK_LINE = ("import os; os.environ.get('MINDTORCH_PROXY', '') not in ('', '0') and "
+             "__import__('torch_proxy').install()\n")
 
 
 class _AliasLoader(importlib.abc.Loader):
@@ -94,7 +107,30 @@ def is_installed():
     return _FINDER in sys.meta_path
 
 
+def _site_dir(site_dir):
+    if site_dir is not None:
+        return site_dir
+    import sysconfig
+    return sysconfig.get_paths()["purelib"]
+
+
+def install_hook(site_dir=None):
+    """Write the MINDTORCH_PROXY start-up hook into site-packages (or site_dir); returns its path."""
+    path = os.path.join(_site_dir(site_dir), HOOK_FILE)
+    with open(path, "w") as f:
+        f.write(HOOK_LINE)
+    return path
+
+
+def uninstall_hook(site_dir=None):
+    path = os.path.join(_site_dir(site_dir), HOOK_FILE)
+    if os.path.exists(path):
+        os.remove(path)
+    return path
+
+
 # ---- pytest plugin: `python -m pytest -p torch_proxy` -------------------------------
 
 def pytest_configure(config):
+    os.environ[ENV_VAR] = "1"
     install()

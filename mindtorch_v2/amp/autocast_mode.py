@@ -1,0 +1,170 @@
+"""torch.autocast / torch.amp.autocast.
+
+mindtorch_v2's ops do not autocast yet (no op casts its inputs to the autocast dtype), so an
+autocast region that PyTorch would really enable raises NotImplementedError when entered rather
+than silently computing in float32. Everything else behaves as PyTorch's: `enabled=False` regions
+(how transformers forces float32, e.g. LLaMA's rotary embedding), device_type 'cuda' on a machine
+without CUDA (warns and disables), unsupported dtypes (warn and disable), the per-device default
+dtypes and the thread-local state queries.
+"""
+import functools
+import threading
+import warnings
+
+_AVAILABLE = ("cpu", "cuda", "xpu", "mps", "hpu", "mtia", "maia", "xla", "ipu", "privateuseone")
+_state = threading.local()
+
+
+def _dtypes():
+    d = getattr(_state, "dtype", None)
+    if d is None:
+        from .. import bfloat16, float16
+        d = _state.dtype = {"cpu": bfloat16, "mps": float16, "cuda": float16, "xpu": bfloat16, "hpu": bfloat16,
+                            "mtia": bfloat16, "maia": bfloat16, "xla": bfloat16, "ipu": float16,
+                            "privateuseone": float16}
+    return d
+
+
+def is_autocast_available(device_type):
+    return device_type in _AVAILABLE
+
+
+def _check_device(device_type):
+    if device_type not in _AVAILABLE:
+        raise RuntimeError(f"User specified an unsupported autocast device_type '{device_type}'")
+
+
+def is_autocast_enabled(device_type=None):
+    """Always False: no autocast region can be enabled (see the module docstring)."""
+    if device_type is not None:
+        _check_device(device_type)
+    return False
+
+
+def set_autocast_enabled(device_type, enabled=None):
+    if enabled is None:  # legacy one-argument form: set_autocast_enabled(enabled) for CUDA
+        device_type, enabled = "cuda", device_type
+    _check_device(device_type)
+    if enabled and device_type == "cpu":
+        raise NotImplementedError("torch.set_autocast_enabled('cpu', True): CPU autocast is not implemented")
+
+
+def get_autocast_dtype(device_type):
+    _check_device(device_type)
+    return _dtypes()[device_type]
+
+
+def set_autocast_dtype(device_type, dtype):
+    _check_device(device_type)
+    _dtypes()[device_type] = dtype
+
+
+def get_autocast_gpu_dtype():
+    return get_autocast_dtype("cuda")
+
+
+def get_autocast_cpu_dtype():
+    return get_autocast_dtype("cpu")
+
+
+def is_autocast_cpu_enabled():
+    return False
+
+
+def is_autocast_cache_enabled():
+    return getattr(_state, "cache", True)
+
+
+def set_autocast_cache_enabled(enabled):
+    _state.cache = bool(enabled)
+
+
+def clear_autocast_cache():
+    pass
+
+
+def autocast_increment_nesting():
+    _state.nesting = getattr(_state, "nesting", 0) + 1
+    return _state.nesting
+
+
+def autocast_decrement_nesting():
+    _state.nesting = getattr(_state, "nesting", 0) - 1
+    return _state.nesting
+
+
+class autocast:
+    """`with torch.autocast(device_type, dtype=None, enabled=True, cache_enabled=None)`, also a decorator."""
+
+    def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
+        from .. import bfloat16, float16
+        if not isinstance(device_type, str):
+            raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+        self.fast_dtype = get_autocast_dtype(device_type) if dtype is None else dtype
+        self.device = device_type
+        self._cache_enabled = is_autocast_cache_enabled() if cache_enabled is None else cache_enabled
+        name = device_type.upper()
+        if enabled:
+            if device_type == "cuda":
+                warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.", stacklevel=2)
+                enabled = False
+            elif self.fast_dtype not in (bfloat16, float16):
+                warnings.warn(f"In {name} autocast, but the target dtype is not supported. Disabling autocast.\n"
+                              f"{name} Autocast only supports dtypes of torch.bfloat16, torch.float16 currently.",
+                              stacklevel=2)
+                enabled = False
+            elif device_type != "cpu":
+                warnings.warn(f"User provided device_type of '{device_type}', but it is not available. "
+                              "Disabling", stacklevel=2)
+                enabled = False
+        self._enabled = enabled
+
+    def __enter__(self):
+        if self._enabled:
+            raise NotImplementedError(f"torch.autocast(device_type='{self.device}', dtype={self.fast_dtype}, "
+                                      "enabled=True) is not implemented: mindtorch_v2's ops do not autocast yet; "
+                                      "cast the model and inputs to the dtype instead")
+        self._prev_cache = is_autocast_cache_enabled()
+        set_autocast_cache_enabled(self._cache_enabled)
+        autocast_increment_nesting()
+        return self
+
+    def __exit__(self, exc_type, exc_val, exc_tb):
+        if autocast_decrement_nesting() == 0:
+            clear_autocast_cache()
+        set_autocast_cache_enabled(self._prev_cache)
+        return False
+
+    def __call__(self, func):
+        @functools.wraps(func)
+        def decorate_autocast(*args, **kwargs):
+            with self:
+                return func(*args, **kwargs)
+        decorate_autocast.__script_unsupported = "@autocast() decorator is not supported in script mode"
+        return decorate_autocast
+
+
+def custom_fwd(fwd=None, *, device_type, cast_inputs=None):
+    """Decorator for a custom autograd Function's forward; with autocast never enabled it only
+    needs to run forward (cast_inputs applies inside enabled regions only)."""
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+    if fwd is None:
+        return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
+
+    @functools.wraps(fwd)
+    def decorate_fwd(*args, **kwargs):
+        return fwd(*args, **kwargs)
+    return decorate_fwd
+
+
+def custom_bwd(bwd=None, *, device_type):
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+    if bwd is None:
+        return functools.partial(custom_bwd, device_type=device_type)
+
+    @functools.wraps(bwd)
+    def decorate_bwd(*args, **kwargs):
+        return bwd(*args, **kwargs)
+    return decorate_bwd

@@ -1,0 +1,102 @@
+"""Helpers shared by the distributions (PyTorch's torch.distributions.utils)."""
+import functools
+import numbers
+
+
+def _torch():
+    import mindtorch_v2
+    return mindtorch_v2
+
+
+def _op(path):
+    """A torch function by dotted name, or NotImplementedError naming it while the op library lacks it."""
+    obj = _torch()
+    for part in path.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            raise NotImplementedError(f"torch.{path} is not implemented yet (needed by torch.distributions)")
+    return obj
+
+
+def broadcast_shape(*shapes):
+    ndim = max((len(s) for s in shapes), default=0)
+    out = [1] * ndim
+    for s in shapes:
+        for i, d in enumerate(s, ndim - len(s)):
+            if d != 1:
+                if out[i] != 1 and out[i] != d:
+                    raise RuntimeError(f"shape mismatch: objects cannot be broadcast to a single shape.  Mismatch "
+                                       f"is between arg 0 and arg {shapes.index(s)}.")
+                out[i] = d
+    return _torch().Size(out)
+
+
+def broadcast_all(*values):
+    """Tensors and numbers broadcast to one shape; numbers become tensors of the tensors' dtype."""
+    torch = _torch()
+    if not all(isinstance(v, (torch.Tensor, numbers.Number)) for v in values):
+        raise ValueError("Input arguments must all be instances of numbers.Number, torch.Tensor or objects "
+                         "implementing __torch_function__.")
+    if not all(isinstance(v, torch.Tensor) for v in values):
+        like = next((v for v in values if isinstance(v, torch.Tensor)), None)
+        dtype = like.dtype if like is not None else torch.get_default_dtype()
+        values = [v if isinstance(v, torch.Tensor) else torch.tensor(v, dtype=dtype) for v in values]
+    shape = broadcast_shape(*(v.shape for v in values))
+    return tuple(v.expand(shape) for v in values)
+
+
+def _standard_normal(shape, dtype, device):
+    return _torch().empty(shape, dtype=dtype, device=device).normal_()
+
+
+def _sum_rightmost(value, dim):
+    if dim == 0:
+        return value
+    return value.reshape(value.shape[:-dim] + (-1,)).sum(-1)
+
+
+def logsumexp(x, dim):
+    """log(sum(exp(x))) over dim, kept; stable (subtracts the finite max, as PyTorch does)."""
+    torch = _torch()
+    m = x.amax(dim, keepdim=True)
+    m = torch.where(m.isinf(), torch.zeros_like(m), m)
+    return (x - m).exp().sum(dim, keepdim=True).log() + m
+
+
+def logits_to_probs(logits, is_binary=False):
+    if is_binary:
+        return logits.sigmoid()
+    return (logits - logsumexp(logits, -1)).exp()
+
+
+def clamp_probs(probs):
+    eps = _torch().finfo(probs.dtype).eps
+    return probs.clamp(min=eps, max=1 - eps)
+
+
+def probs_to_logits(probs, is_binary=False):
+    ps_clamped = clamp_probs(probs)
+    if is_binary:
+        return ps_clamped.log() - (-ps_clamped).log1p()
+    return ps_clamped.log()
+
+
+class lazy_property:
+    """A property computed on first access and then stored on the instance."""
+
+    def __init__(self, wrapped):
+        self.wrapped = wrapped
+        functools.update_wrapper(self, wrapped)
+
+    def __get__(self, instance, obj_type=None):
+        if instance is None:
+            return _lazy_property_and_property(self.wrapped)
+        with _torch().enable_grad():
+            value = self.wrapped(instance)
+        setattr(instance, self.wrapped.__name__, value)
+        return value
+
+
+class _lazy_property_and_property(lazy_property, property):
+    def __init__(self, wrapped):
+        property.__init__(self, wrapped)

@@ -1,0 +1,26 @@
+from ._compatibility import _not_implemented
+
+
+def is_fx_tracing():
+    return False
+
+
+def is_fx_symbolic_tracing():
+    return False
+
+
+class TracerBase:
+    def __init__(self, *args, **kwargs):
+        _not_implemented(f"torch.fx.{type(self).__name__}")
+
+
+class Tracer(TracerBase):
+    pass
+
+
+def symbolic_trace(root, concrete_args=None):
+    _not_implemented("torch.fx.symbolic_trace")
+
+
+def wrap(fn_or_name):
+    _not_implemented("torch.fx.wrap")

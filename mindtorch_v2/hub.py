@@ -1,0 +1,38 @@
+"""torch.hub: the cache-directory helpers; loading models from the hub is not implemented."""
+import os
+
+ENV_TORCH_HOME = "TORCH_HOME"
+ENV_XDG_CACHE_HOME = "XDG_CACHE_HOME"
+DEFAULT_CACHE_DIR = "~/.cache"
+_hub_dir = None
+
+
+def _get_torch_home():
+    return os.path.expanduser(os.getenv(ENV_TORCH_HOME, os.path.join(os.getenv(ENV_XDG_CACHE_HOME,
+                                                                                DEFAULT_CACHE_DIR), "torch")))
+
+
+def get_dir():
+    if os.getenv("TORCH_HUB"):
+        import warnings
+        warnings.warn("TORCH_HUB is deprecated, please use env TORCH_HOME instead")
+    return _hub_dir if _hub_dir is not None else os.path.join(_get_torch_home(), "hub")
+
+
+def set_dir(d):
+    global _hub_dir
+    _hub_dir = os.path.expanduser(d)
+
+
+def _ni(name):
+    def fn(*args, **kwargs):
+        raise NotImplementedError(f"torch.hub.{name} is not implemented")
+    fn.__name__ = name
+    return fn
+
+
+load = _ni("load")
+list = _ni("list")
+help = _ni("help")
+load_state_dict_from_url = _ni("load_state_dict_from_url")
+download_url_to_file = _ni("download_url_to_file")

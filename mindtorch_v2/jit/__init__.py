@@ -1,0 +1,103 @@
+"""torch.jit: TorchScript is not implemented. The predicates and the decorators that mean
+"leave this function alone" work; scripting/tracing raise NotImplementedError."""
+import contextlib
+import warnings
+
+
+def is_scripting():
+    return False
+
+
+def is_tracing():
+    return False
+
+
+def unused(fn):
+    return fn
+
+
+def ignore(drop=False, **kwargs):
+    if callable(drop):  # used as @torch.jit.ignore
+        return drop
+    return lambda fn: fn
+
+
+def export(fn):
+    return fn
+
+
+def interface(obj):
+    return obj
+
+
+def _copy_to_script_wrapper(fn):
+    return fn
+
+
+def annotate(the_type, the_value):
+    return the_value
+
+
+def isinstance(obj, target_type):
+    import builtins
+    return builtins.isinstance(obj, target_type)
+
+
+def _not_implemented(name):
+    def fn(*args, **kwargs):
+        raise NotImplementedError(f"torch.jit.{name} is not implemented (mindtorch_v2 has no TorchScript)")
+    fn.__name__ = name
+    return fn
+
+
+script = _not_implemented("script")
+trace = _not_implemented("trace")
+trace_module = _not_implemented("trace_module")
+load = _not_implemented("load")
+save = _not_implemented("save")
+freeze = _not_implemented("freeze")
+optimize_for_inference = _not_implemented("optimize_for_inference")
+fork = _not_implemented("fork")
+wait = _not_implemented("wait")
+
+
+def script_if_tracing(fn):
+    return fn  # never tracing: the function runs as is
+
+
+@contextlib.contextmanager
+def optimized_execution(should_optimize):
+    yield
+
+
+@contextlib.contextmanager
+def fuser(name):
+    yield
+
+
+class Final:
+    pass
+
+
+class ScriptModule:
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError("torch.jit.ScriptModule is not implemented (mindtorch_v2 has no TorchScript)")
+
+
+class ScriptFunction:
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError("torch.jit.ScriptFunction is not implemented (mindtorch_v2 has no TorchScript)")
+
+
+class RecursiveScriptModule(ScriptModule):
+    pass
+
+
+class TracerWarning(Warning):
+    @staticmethod
+    def ignore_lib_warnings():
+        warnings.filterwarnings("ignore", category=TracerWarning, module="torch.(?!jit)")
+
+
+class Error(RuntimeError):
+    pass

@@ -1,0 +1,1 @@
+from . import _pytree, checkpoint  # noqa: F401
