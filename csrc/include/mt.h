@@ -247,7 +247,7 @@ void *mt_node_handle(const mt_node *n);
 void mt_node_set_handle(mt_node *n, void *handle, int hook_flags);
 void *mt_tensor_handle(const mt_tensor *t);
 void mt_tensor_set_handle(mt_tensor *t, void *handle, int hook_flags);
-/* A custom Function's node: inputs[i] NULL for a non-tensor argument; each output with
+/* A custom Function's node: one input per tensor argument (NULL allowed); each output with
  * differentiable[k] gets the node as grad_fn (dirty[k]: an input modified in place, which is
  * rebased). Backward runs MT_CB_BACKWARD with handle. *node is borrowed (the outputs own it). */
 mt_status mt_function_record(const char *name, void *handle, int nin, mt_tensor *const *inputs, int nout,

@@ -1,0 +1,3 @@
+GradcheckError = RuntimeError
+def gradcheck(*a, **k): raise NotImplementedError
+gradgradcheck = gradcheck
