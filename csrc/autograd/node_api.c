@@ -90,6 +90,6 @@ mt_status mt_function_record(const char *name, void *handle, int nin, mt_tensor 
 
 mt_status mt_node_attach(mt_node *n, mt_tensor *t, int output_nr, mt_tensor **out) {
     MT_TRY(mt__detached_alias(t, out));
-    if (mt__grad_enabled()) mt__set_grad_fn(*out, n, output_nr);
+    mt__set_grad_fn(*out, n, output_nr);
     return MT_OK;
 }

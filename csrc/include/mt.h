@@ -253,7 +253,7 @@ void mt_tensor_set_handle(mt_tensor *t, void *handle, int hook_flags);
 mt_status mt_function_record(const char *name, void *handle, int nin, mt_tensor *const *inputs, int nout,
                              mt_tensor *const *outputs, const int *differentiable, const int *dirty,
                              int materialize_grads, mt_node **node);
-/* t (a detached alias of n's output output_nr) re-attached to n when grad mode is on */
+/* t (a detached alias of n's output output_nr) re-attached to n, as an unpacked saved output */
 mt_status mt_node_attach(mt_node *n, mt_tensor *t, int output_nr, mt_tensor **out);
 /* thread-local inference mode: tensors allocated in it are inference tensors */
 void mt_set_inference_mode(int on);

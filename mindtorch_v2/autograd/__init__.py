@@ -6,7 +6,7 @@ from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inferen
 from . import graph
 from .function import Function, FunctionCtx, InplaceFunction, NestedIOFunction, once_differentiable
 from .anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled, is_anomaly_check_nan_enabled
-from .gradcheck import gradcheck, gradgradcheck, GradcheckError
+from .gradcheck import gradcheck, gradgradcheck
 from . import functional
 from . import forward_ad
 

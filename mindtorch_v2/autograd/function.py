@@ -79,7 +79,8 @@ class BackwardCFunction(FunctionCtx, _HookState, Node):
         return self
 
     def name(self):
-        return ffi.string(type(self)._c_name).decode()
+        from .graph import _qualified
+        return _qualified(ffi.string(type(self)._c_name).decode())
 
     def __repr__(self):
         return f"<{type(self).__module__}.{type(self).__qualname__} object at {hex(id(self))}>"
@@ -273,6 +274,10 @@ def _apply(cls, args):
         if not any(t is o for o in originals):
             raise RuntimeError("Some elements marked as dirty during the forward method were not returned as "
                                "output. The inputs that are modified inplace must all be outputs of the Function.")
+    for t in ctx.dirty_tensors:
+        if record and t.is_leaf and t.requires_grad:
+            raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
+        lib.mt_tensor_bump_version(t._h)  # as PyTorch: a dirty tensor counts one more write
     ctx._n_outputs = len(outs)
     ctx._tensor_out_pos = pos
     ctx._out_meta = [(tuple(outs[k].shape), outs[k].dtype) for k in pos]

@@ -65,6 +65,14 @@ def _run_hooks(hooks, grad):
     return grad
 
 
+_CPP_NODES = {"AccumulateGrad", "CopySlices", "DelayedError", "Error", "GraphRoot", "Identity"}
+
+
+def _qualified(name):
+    """Node.name(): PyTorch's hand-written C++ nodes carry their namespace."""
+    return "torch::autograd::" + name if name in _CPP_NODES else name
+
+
 class _HookState:
     """Hooks and metadata of one C node (held by it through a handle)."""
 
@@ -137,7 +145,7 @@ class Node:
         return st
 
     def name(self):
-        return ffi.string(lib.mt_node_name(self._node_ptr())).decode()
+        return _qualified(ffi.string(lib.mt_node_name(self._node_ptr())).decode())
 
     @property
     def next_functions(self):
