@@ -5,7 +5,7 @@ from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inferen
                         set_grad_enabled, set_multithreading_enabled)
 from . import graph
 from .function import Function, FunctionCtx, InplaceFunction, NestedIOFunction, once_differentiable
-from .anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled, is_anomaly_check_nan_enabled
+from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .gradcheck import gradcheck, gradgradcheck
 from . import functional
 from . import forward_ad

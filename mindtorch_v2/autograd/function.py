@@ -177,9 +177,10 @@ class FunctionMeta(type):
     """Gives each Function subclass its node class, named <ClassName>Backward."""
 
     def __init__(cls, name, bases, attrs):
-        backward_cls = type(name + "Backward", (BackwardCFunction,), {"_forward_cls": cls,
-                                                                      "__module__": "torch.autograd.function"})
-        backward_cls._c_name = ffi.new("char[]", (attrs.get("_node_name") or name + "Backward").encode())
+        node_name = attrs.get("_node_name") or name + "Backward"
+        backward_cls = type(node_name, (BackwardCFunction,), {"_forward_cls": cls,
+                                                              "__module__": "torch.autograd.function"})
+        backward_cls._c_name = ffi.new("char[]", node_name.encode())
         cls._backward_cls = backward_cls
         super().__init__(name, bases, attrs)
 
@@ -344,7 +345,7 @@ def once_differentiable(fn):
 
 
 class _DelayedError(Function):
-    _node_name = "DelayedError"
+    _node_name = "Error"  # PyTorch's DelayedError records an Error node
 
     @staticmethod
     def forward(ctx, *args):
