@@ -81,6 +81,8 @@ void mt__release_saved(mt_node *n); /* backward ran without retain_graph */
 void mt__node_release(mt_node *n);
 /* PyTorch's errors for in-place writes it refuses (leaf, view of a leaf, no-grad view, inference tensor). */
 mt_status mt__check_inplace(mt_tensor *t);
+/* any write into t (out=, in place): grad says whether an input or t requires grad */
+mt_status mt__check_write(mt_tensor *t, int grad);
 /* The in-place op's result history becomes t's history. A view's base gets a CopySlices node
  * instead, and the view's own history is regenerated from it (AsStridedBackward0). */
 mt_status mt__rebase(mt_tensor *t, mt_tensor *result);

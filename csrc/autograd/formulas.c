@@ -70,7 +70,7 @@ mt_status mt_unary(int op, mt_tensor *x, mt_tensor *out, mt_tensor **result) {
         unary_ctx u = {op, x};
         return into_out(mt_op_name(op), out, out == x, unary_oop, &u, result);
     }
-    if (out) MT_TRY(mt__check_inplace(out)); /* inference tensors, no-grad views: even without grad */
+    if (out) MT_TRY(mt__check_write(out, grad));
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_unary(op, x, out, result);
     mt__grad_pop(prev);
@@ -206,7 +206,7 @@ mt_status mt_binary(int op, mt_tensor *a, mt_tensor *b, double alpha, mt_tensor 
         binary_ctx u = {op, a, b, 0, 0, 0, 0, alpha, 0};
         return into_out(mt_op_name(op), out, out == a || out == b, binary_oop, &u, result);
     }
-    if (out) MT_TRY(mt__check_inplace(out)); /* inference tensors, no-grad views: even without grad */
+    if (out) MT_TRY(mt__check_write(out, grad));
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_binary(op, a, b, alpha, out, result);
     mt__grad_pop(prev);
@@ -223,7 +223,7 @@ mt_status mt_binary_scalar(int op, mt_tensor *a, double f, int64_t i, int kind, 
         binary_ctx u = {op, a, NULL, f, i, kind, reflected, alpha, 1};
         return into_out(mt_op_name(op), out, out == a, binary_oop, &u, result);
     }
-    if (out) MT_TRY(mt__check_inplace(out)); /* inference tensors, no-grad views: even without grad */
+    if (out) MT_TRY(mt__check_write(out, grad));
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_binary_scalar(op, a, f, i, kind, reflected, alpha, out, result);
     mt__grad_pop(prev);
@@ -325,7 +325,7 @@ mt_status mt_ternary(int op, mt_tensor *a, mt_tensor *b, mt_tensor *c, double s,
         ternary_ctx u = {op, a, b, c, s};
         return into_out(mt_op_name(op), out, out == a || out == b || out == c, ternary_oop, &u, result);
     }
-    if (out) MT_TRY(mt__check_inplace(out)); /* inference tensors, no-grad views: even without grad */
+    if (out) MT_TRY(mt__check_write(out, grad));
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_ternary(op, a, b, c, s, out, result);
     mt__grad_pop(prev);
@@ -754,7 +754,7 @@ static mt_status record_overwrite(const char *name, mt_tensor *dst, mt_tensor *s
 
 mt_status mt_copy_(mt_tensor *dst, mt_tensor *src) {
     int grad = mt__grad_enabled() && (mt__requires_grad(dst) || mt__requires_grad(src));
-    MT_TRY(mt__check_inplace(dst));
+    MT_TRY(mt__check_write(dst, grad));
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_copy_(dst, src);
     mt__grad_pop(prev);
@@ -764,7 +764,7 @@ mt_status mt_copy_(mt_tensor *dst, mt_tensor *src) {
 
 mt_status mt_fill(mt_tensor *t, double f, int64_t i, int kind) {
     int grad = mt__grad_enabled() && mt__requires_grad(t);
-    MT_TRY(mt__check_inplace(t));
+    MT_TRY(mt__check_write(t, grad));
     MT_TRY(mt__impl_fill(t, f, i, kind));
     return grad ? record_overwrite("FillBackward0", t, NULL, 0, 0, 0, NULL) : MT_OK;
 }
@@ -799,7 +799,7 @@ mt_status mt_index(mt_tensor *t, int nidx, mt_tensor *const *indices, mt_tensor 
 
 mt_status mt_index_put_(mt_tensor *t, int nidx, mt_tensor *const *indices, mt_tensor *values, int accumulate) {
     int grad = mt__grad_enabled() && (mt__requires_grad(t) || mt__requires_grad(values));
-    MT_TRY(mt__check_inplace(t));
+    MT_TRY(mt__check_write(t, grad));
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_index_put_(t, nidx, indices, values, accumulate);
     mt__grad_pop(prev);

@@ -31,7 +31,9 @@ void mt__grad_pop(int prev) { grad_enabled = prev; }
 /* a view whose storage was written since its history was recorded takes its base's (regenerated on use) */
 static inline int view_stale(const mt_tensor *t) { return t->base && mt_tensor_version(t) != t->attr_version; }
 int mt__requires_grad(const mt_tensor *t) {
-    return t && (t->requires_grad || t->grad_fn || (t->base && view_stale(t) && mt__requires_grad(t->base)));
+    /* a view created in no-grad mode of a base that requires grad does too, with no history (PyTorch) */
+    return t && (t->requires_grad || t->grad_fn ||
+                 (t->base && (view_stale(t) || t->view_nograd) && mt__requires_grad(t->base)));
 }
 
 /* ---- node lifetime: released iteratively, so a 10^5-node chain can't overflow the stack ---- */
@@ -112,6 +114,7 @@ mt_status mt__edge_of(mt_tensor *t, mt_edge *e) {
         e->input_nr = t->output_nr;
         return MT_OK;
     }
+    if (t->base && !t->requires_grad) return MT_OK; /* a no-grad view: requires grad, no edge */
     if (t->grad_acc) {
         atomic_fetch_add(&t->grad_acc->refcount, 1);
         e->node = t->grad_acc;
@@ -217,15 +220,17 @@ void mt__release_saved(mt_node *n) {
     if (n->handle && (n->hook_flags & MT_HOOK_FUNCTION)) mt__callback(n->handle, MT_CB_FREE_SAVED, n, 0, NULL, 0, NULL);
 }
 
-mt_status mt__check_inplace(mt_tensor *t) {
+mt_status mt__check_inplace(mt_tensor *t) { return mt__check_write(t, 1); }
+
+mt_status mt__check_write(mt_tensor *t, int grad) {
     if (t->storage->inference && !inference_mode)
         return mt__error(MT_ERR_RUNTIME,
                          "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
                          "clone to get a normal tensor before doing inplace update.See "
                          "https://github.com/pytorch/rfcs/pull/17 for more details.");
-    if (!grad_enabled) return MT_OK;
+    if (!grad_enabled || !grad) return MT_OK;
     if (t->base) {
-        if (t->view_nograd && mt__requires_grad(t->base))
+        if (t->view_nograd)
             return mt__error(MT_ERR_RUNTIME,
                              "A view was created in no_grad mode and is being modified inplace with grad mode "
                              "enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You "
