@@ -138,6 +138,41 @@ def _mlp(lib):
     return step
 
 
+@case("autograd per-op overhead (8 recorded ops + backward, 16 floats)")
+def _per_op_autograd(lib):
+    x = lib.ones(16, requires_grad=True)
+
+    def step():
+        y = x * 1.5
+        for _ in range(3):
+            y = (y + x) * x
+        y = y.sum()
+        y.backward()
+        x.grad = None
+    return step
+
+
+@case("2-layer MLP train step (64x128 -> 256 -> 10: addmm-by-ops, clamp relu, MSE by ops, SGD)")
+def _mlp_sgd(lib):
+    g = lib.Generator().manual_seed(0)
+    x = lib.randn(64, 128, generator=g)
+    target = lib.randn(64, 10, generator=g)
+    params = [(lib.randn(128, 256, generator=g) * 0.05).requires_grad_(), lib.zeros(256, requires_grad=True),
+              (lib.randn(256, 10, generator=g) * 0.05).requires_grad_(), lib.zeros(10, requires_grad=True)]
+    w1, b1, w2, b2 = params
+
+    def step():
+        h = (x @ w1 + b1).clamp(min=0)
+        out = h @ w2 + b2
+        loss = ((out - target) * (out - target)).mean()
+        loss.backward()
+        with lib.no_grad():
+            for p in params:
+                p -= 0.01 * p.grad
+                p.grad = None
+    return step
+
+
 def _time(fn, budget):
     """Median seconds per call: calibrate a batch size, then time batches."""
     fn()

@@ -40,9 +40,12 @@ def link_args():
 with open(os.path.join(HERE, "include", "mt.h")) as f:
     CDEF = f.read()
 
-# The one cffi-only declaration: a Python callback that C calls to drop the
-# reference it held on external memory (numpy arrays and buffers).
-PY_CALLBACKS = 'extern "Python" void mt_py_release_handle(void *);\n'
+# The cffi-only declarations: Python callbacks handed to the core as function
+# pointers - one drops the reference C held on external memory (numpy arrays and
+# buffers), one is the autograd engine's way into Python (hooks, custom Functions).
+PY_CALLBACKS = ('extern "Python" void mt_py_release_handle(void *);\n'
+                'extern "Python" mt_status mt_py_autograd_callback(void *, int, mt_node *, int, mt_tensor *const *, '
+                'int, mt_tensor **);\n')
 
 ffibuilder = FFI()
 ffibuilder.cdef(CDEF + PY_CALLBACKS)

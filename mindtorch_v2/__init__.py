@@ -24,6 +24,7 @@ from . import autograd
 from . import nn
 from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
                                  is_inference_mode_enabled)
+from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled
 
 globals().update(_GENERATED)
 globals().update(_REDUCTIONS)

@@ -217,7 +217,8 @@ def _copy_to(dst, src):
         k += 1
     if k:
         src = src.view(shape[k:])
-    check(lib.mt_copy_(dst._h, src.expand(dst.shape)._h))
+    src = src.expand(dst.shape)  # held: a temporary's handle would be released before the call
+    check(lib.mt_copy_(dst._h, src._h))
 
 
 def setitem(self, index, value):

@@ -180,10 +180,35 @@ class Tensor:
 
     @property
     def grad_fn(self):
-        name = lib.mt_tensor_grad_fn_name(self._h)
-        if name == ffi.NULL:
-            return None
-        return _grad_fn_class(ffi.string(name).decode())()
+        from .autograd.graph import node_of
+        return node_of(lib.mt_tensor_grad_fn(self._h))
+
+    def register_hook(self, hook):
+        from .autograd.graph import register_tensor_hook
+        return register_tensor_hook(self, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        from .autograd.graph import register_post_accumulate_grad_hook
+        return register_post_accumulate_grad_hook(self, hook)
+
+    @property
+    def output_nr(self):
+        return lib.mt_tensor_output_nr(self._h)
+
+    @property
+    def _base(self):
+        h = lib.mt_tensor_base(self._h)
+        return None if h == ffi.NULL else wrap(h)
+
+    def _is_view(self):
+        h = lib.mt_tensor_base(self._h)
+        if h == ffi.NULL:
+            return False
+        lib.mt_tensor_release(h)
+        return True
+
+    def is_inference(self):
+        return bool(lib.mt_tensor_is_inference(self._h))
 
     @property
     def is_leaf(self):
@@ -350,21 +375,3 @@ def _nest(flat, shape):
         return [build(offset + i * steps[d], d + 1) for i in range(shape[d])]
 
     return build(0, 0)
-
-
-_GRAD_FN_CLASSES = {}
-
-
-def _grad_fn_class(name):
-    """A class per backward node name, so type(t.grad_fn).__name__ is PyTorch's (e.g. MulBackward0)."""
-    cls = _GRAD_FN_CLASSES.get(name)
-    if cls is None:
-        def _name(self):
-            return name
-
-        def _next(self):
-            raise NotImplementedError("grad_fn.next_functions is not implemented yet")
-
-        cls = type(name, (), {"name": _name, "next_functions": property(_next), "__module__": "torch.autograd"})
-        _GRAD_FN_CLASSES[name] = cls
-    return cls

@@ -26,6 +26,13 @@ typedef struct {
     int64_t sizes[MT_MAX_DIMS];
 } mt_meta;
 
+/* where a tensor lies in its storage (views, as_strided, CopySlices) */
+typedef struct {
+    int ndim;
+    int64_t offset;
+    int64_t sizes[MT_MAX_DIMS], strides[MT_MAX_DIMS];
+} mt_geom;
+
 struct mt_node {
     atomic_long refcount;
     const char *name; /* PyTorch's grad_fn class name, e.g. "MulBackward0" */
@@ -50,8 +57,11 @@ struct mt_node {
     int nindex;
     mt_tensor *variable;              /* AccumulateGrad: the leaf (strong) */
     int64_t seq;
-    /* engine scratch, valid during one backward run (runs are serialised) */
-    int deps;
+    void *handle;                     /* Python-side state (hooks, metadata, a Function's ctx) */
+    int hook_flags;                   /* MT_HOOK_*: which callbacks the engine makes for this node */
+    int no_materialize;               /* missing output gradients reach apply as NULL, not zeros */
+    mt_node *fn;                      /* CopySlices: the in-place op it wraps (strong) */
+    mt_geom *geom;                    /* [2] AsStridedBackward0 / CopySlices: base (input) and view */
 };
 
 /* graph.c */
@@ -61,13 +71,35 @@ int mt__requires_grad(const mt_tensor *t);
  * is NULL when nothing needs recording. */
 mt_status mt__record(const char *name, mt_backward_fn fn, int nin, mt_tensor *const *inputs, int nout,
                      mt_tensor *const *outputs, mt_node **node);
+mt_node *mt__node_new(const char *name, mt_backward_fn fn, int nin, int nout); /* refcount 1 */
+void mt__meta_of(const mt_tensor *t, mt_meta *m);
+mt_status mt__edge_of(mt_tensor *t, mt_edge *e); /* new reference to t's history (NULL: none) */
+void mt__set_grad_fn(mt_tensor *t, mt_node *n, int output_nr); /* retains n */
 mt_status mt__save(mt_node *n, int slot, mt_tensor *t, int is_output);
 mt_status mt__saved(mt_node *n, int slot, mt_tensor **out); /* new ref; error if freed or modified */
+void mt__release_saved(mt_node *n); /* backward ran without retain_graph */
 void mt__node_release(mt_node *n);
-/* Errors for in-place writes that autograd can't follow (leaf, view of a graph tensor). */
+/* PyTorch's errors for in-place writes it refuses (leaf, view of a leaf, no-grad view, inference tensor). */
 mt_status mt__check_inplace(mt_tensor *t);
-/* The in-place op's result history becomes t's history. */
-void mt__rebase(mt_tensor *t, mt_tensor *result);
+/* any write into t (out=, in place): grad says whether an input or t requires grad */
+mt_status mt__check_write(mt_tensor *t, int grad);
+/* The in-place op's result history becomes t's history. A view's base gets a CopySlices node
+ * instead, and the view's own history is regenerated from it (AsStridedBackward0). */
+mt_status mt__rebase(mt_tensor *t, mt_tensor *result);
+mt_status mt__rebase_history(mt_tensor *t, mt_node *fn, int output_nr);
+/* an op whose destination t was recorded with mt__record(outputs = &t) in place: rebase if t is a view */
+mt_status mt__inplace_recorded(mt_tensor *t);
+/* a view op made out from t: remember the base (views of views share the root base) */
+void mt__track_view(mt_tensor *out, mt_tensor *t);
+/* a view whose storage was written in place since its history was recorded gets it regenerated */
+mt_status mt__sync_view(mt_tensor *t);
+/* as_strided's node (x -> out) with PyTorch's as_strided backward */
+mt_status mt__record_as_strided(mt_tensor *x, mt_tensor *out);
+/* the engine's gradient conformance: summed to m's shape, cast to its dtype (new reference) */
+mt_status mt__conform(mt_tensor *g, const mt_meta *m, mt_tensor **out);
+/* the one way into Python (hooks, custom Functions); see mt_autograd_set_callback */
+mt_status mt__callback(void *handle, int kind, mt_node *n, int nin, mt_tensor *const *in, int nout, mt_tensor **out);
+int mt__anomaly_enabled(void); /* 0 off, 1 on, 2 on and checking NaN */
 mt_status mt__detached_alias(mt_tensor *t, mt_tensor **out);
 void mt__forget_retained(mt_tensor *t); /* a tensor that retained its grad is going away */
 

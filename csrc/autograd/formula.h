@@ -157,7 +157,9 @@ static inline mt_status out_arg_error(const char *name) {
 
 /* Run an elementwise op with out= / in place when autograd is involved: the
  * result is computed out of place (recorded), then copied into out, whose
- * history becomes the result's. */
+ * history becomes the result's (mt__rebase: a view's base gets CopySlices).
+ * An in-place op recorded directly on its destination (mt__record with
+ * outputs = &dst) calls mt__inplace_recorded(dst) after recording. */
 typedef mt_status (*oop_fn)(void *ctx, mt_tensor **result);
 static inline mt_status into_out(const char *name, mt_tensor *out, int is_inplace, oop_fn fn, void *ctx, mt_tensor **result) {
     if (!is_inplace) return out_arg_error(name);
@@ -168,7 +170,7 @@ static inline mt_status into_out(const char *name, mt_tensor *out, int is_inplac
     int prev = mt__grad_push(0);
     if (!st) st = mt__impl_copy_(out, r);
     mt__grad_pop(prev);
-    if (!st) mt__rebase(out, r);
+    if (!st) st = mt__rebase(out, r);
     mt_tensor_release(r);
     if (st) return st;
     mt_tensor_retain(out);

@@ -70,7 +70,7 @@ mt_status mt_unary(int op, mt_tensor *x, mt_tensor *out, mt_tensor **result) {
         unary_ctx u = {op, x};
         return into_out(mt_op_name(op), out, out == x, unary_oop, &u, result);
     }
-    if (grad && out) MT_TRY(mt__check_inplace(out));
+    if (out) MT_TRY(mt__check_write(out, grad));
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_unary(op, x, out, result);
     mt__grad_pop(prev);
@@ -206,7 +206,7 @@ mt_status mt_binary(int op, mt_tensor *a, mt_tensor *b, double alpha, mt_tensor 
         binary_ctx u = {op, a, b, 0, 0, 0, 0, alpha, 0};
         return into_out(mt_op_name(op), out, out == a || out == b, binary_oop, &u, result);
     }
-    if (grad && out) MT_TRY(mt__check_inplace(out));
+    if (out) MT_TRY(mt__check_write(out, grad));
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_binary(op, a, b, alpha, out, result);
     mt__grad_pop(prev);
@@ -223,7 +223,7 @@ mt_status mt_binary_scalar(int op, mt_tensor *a, double f, int64_t i, int kind, 
         binary_ctx u = {op, a, NULL, f, i, kind, reflected, alpha, 1};
         return into_out(mt_op_name(op), out, out == a, binary_oop, &u, result);
     }
-    if (grad && out) MT_TRY(mt__check_inplace(out));
+    if (out) MT_TRY(mt__check_write(out, grad));
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_binary_scalar(op, a, f, i, kind, reflected, alpha, out, result);
     mt__grad_pop(prev);
@@ -325,7 +325,7 @@ mt_status mt_ternary(int op, mt_tensor *a, mt_tensor *b, mt_tensor *c, double s,
         ternary_ctx u = {op, a, b, c, s};
         return into_out(mt_op_name(op), out, out == a || out == b || out == c, ternary_oop, &u, result);
     }
-    if (grad && out) MT_TRY(mt__check_inplace(out));
+    if (out) MT_TRY(mt__check_write(out, grad));
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_ternary(op, a, b, c, s, out, result);
     mt__grad_pop(prev);
@@ -553,7 +553,6 @@ static mt_status view_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **
     F c0 = {0}, *c = &c0;
     mt_tensor *g = grads[0];
     const mt_meta *m = &n->in_meta[0];
-    SAVED(c, n, 0); /* the base must not have been modified since the view was taken */
     switch (n->op) {
     case V_RESHAPE: GIVE(c, out, 0, RESHAPE(c, g, m)); break;
     case V_TRANSPOSE: {
@@ -591,7 +590,7 @@ static mt_status view_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **
     return END(c, out, 1);
 }
 
-/* Record a view: the output shares storage with x, and in-place writes to it are refused. */
+/* Record a view (its base is tracked by mt__track_view, for in-place writes into it). */
 static mt_status record_view(const char *name, int kind, mt_tensor *x, mt_tensor **result, const int64_t *args, int nargs) {
     mt_node *n;
     mt_tensor *r = *result;
@@ -600,8 +599,7 @@ static mt_status record_view(const char *name, int kind, mt_tensor *x, mt_tensor
     if (!n) return MT_OK;
     n->op = kind;
     for (int i = 0; i < nargs && i < MT_MAX_DIMS; i++) n->iv[i] = args[i];
-    if (r->storage == x->storage) r->is_view = 1;
-    return mt__save(n, 0, x, 0);
+    return MT_OK;
 }
 
 #define VIEW_WRAPPER(CALL, NAME, KIND, ARGS, NARGS)                                         \
@@ -609,12 +607,19 @@ static mt_status record_view(const char *name, int kind, mt_tensor *x, mt_tensor
     int prev = mt__grad_push(0);                                                           \
     mt_status st = CALL;                                                                   \
     mt__grad_pop(prev);                                                                    \
+    if (!st) mt__track_view(*out, t);                                                      \
     if (st || !grad) return st;                                                            \
     if ((st = record_view(NAME, KIND, t, out, ARGS, NARGS))) mt_tensor_release(*out);      \
     return st;
 
 mt_status mt_as_strided(mt_tensor *t, int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset, mt_tensor **out) {
-    VIEW_WRAPPER(mt__impl_as_strided(t, ndim, sizes, strides, offset, out), "AsStridedBackward0", V_NONE, NULL, 0)
+    int grad = mt__grad_enabled() && mt__requires_grad(t);
+    int prev = mt__grad_push(0);
+    mt_status st = mt__impl_as_strided(t, ndim, sizes, strides, offset, out);
+    mt__grad_pop(prev);
+    if (!st) mt__track_view(*out, t);
+    if (!st && grad && *out != t && (st = mt__record_as_strided(t, *out))) mt_tensor_release(*out);
+    return st;
 }
 mt_status mt_view(mt_tensor *t, int ndim, const int64_t *sizes, mt_tensor **out) {
     VIEW_WRAPPER(mt__impl_view(t, ndim, sizes, out), "ViewBackward0", V_RESHAPE, NULL, 0)
@@ -624,6 +629,7 @@ mt_status mt_reshape(mt_tensor *t, int ndim, const int64_t *sizes, mt_tensor **o
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_reshape(t, ndim, sizes, out);
     mt__grad_pop(prev);
+    if (!st) mt__track_view(*out, t);
     if (st || !grad) return st;
     int is_view = (*out)->storage == t->storage;
     if ((st = record_view(is_view ? "ViewBackward0" : "UnsafeViewBackward0", V_RESHAPE, t, out, NULL, 0)))
@@ -742,12 +748,12 @@ static mt_status record_overwrite(const char *name, mt_tensor *dst, mt_tensor *s
         n->index[i] = idx[i];
     }
     n->nindex = nidx;
-    return MT_OK;
+    return mt__inplace_recorded(dst);
 }
 
 mt_status mt_copy_(mt_tensor *dst, mt_tensor *src) {
     int grad = mt__grad_enabled() && (mt__requires_grad(dst) || mt__requires_grad(src));
-    if (grad) MT_TRY(mt__check_inplace(dst));
+    MT_TRY(mt__check_write(dst, grad));
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_copy_(dst, src);
     mt__grad_pop(prev);
@@ -757,7 +763,7 @@ mt_status mt_copy_(mt_tensor *dst, mt_tensor *src) {
 
 mt_status mt_fill(mt_tensor *t, double f, int64_t i, int kind) {
     int grad = mt__grad_enabled() && mt__requires_grad(t);
-    if (grad) MT_TRY(mt__check_inplace(t));
+    MT_TRY(mt__check_write(t, grad));
     MT_TRY(mt__impl_fill(t, f, i, kind));
     return grad ? record_overwrite("FillBackward0", t, NULL, 0, 0, 0, NULL) : MT_OK;
 }
@@ -792,7 +798,7 @@ mt_status mt_index(mt_tensor *t, int nidx, mt_tensor *const *indices, mt_tensor 
 
 mt_status mt_index_put_(mt_tensor *t, int nidx, mt_tensor *const *indices, mt_tensor *values, int accumulate) {
     int grad = mt__grad_enabled() && (mt__requires_grad(t) || mt__requires_grad(values));
-    if (grad) MT_TRY(mt__check_inplace(t));
+    MT_TRY(mt__check_write(t, grad));
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_index_put_(t, nidx, indices, values, accumulate);
     mt__grad_pop(prev);
@@ -801,7 +807,13 @@ mt_status mt_index_put_(mt_tensor *t, int nidx, mt_tensor *const *indices, mt_te
 }
 
 mt_status mt__unsafe_view(mt_tensor *t, int ndim, const int64_t *sizes, mt_tensor **out) {
-    VIEW_WRAPPER(mt__impl_view(t, ndim, sizes, out), "UnsafeViewBackward0", V_RESHAPE, NULL, 0)
+    int grad = mt__grad_enabled() && mt__requires_grad(t); /* not a view for autograd: no base */
+    int prev = mt__grad_push(0);
+    mt_status st = mt__impl_view(t, ndim, sizes, out);
+    mt__grad_pop(prev);
+    if (st || !grad) return st;
+    if ((st = record_view("UnsafeViewBackward0", V_RESHAPE, t, out, NULL, 0))) mt_tensor_release(*out);
+    return st;
 }
 
 /* dot(a, b) and mv(m, v): inputs saved in slots 0 and 1 */

@@ -3,8 +3,24 @@
 
 #include "autograd.h"
 
-static _Thread_local int grad_enabled = 1;
+static _Thread_local int grad_enabled = 1, inference_mode;
 static atomic_llong next_seq;
+static atomic_int anomaly_mode;
+static mt_autograd_callback py_callback;
+
+void mt_set_inference_mode(int on) { inference_mode = on != 0; }
+int mt_is_inference_mode_enabled(void) { return inference_mode; }
+int mt__inference_enabled(void) { return inference_mode; }
+int mt_tensor_is_inference(const mt_tensor *t) { return t->storage->inference; }
+void mt_set_anomaly_mode(int mode) { atomic_store(&anomaly_mode, mode); }
+int mt_anomaly_mode(void) { return atomic_load(&anomaly_mode); }
+int mt__anomaly_enabled(void) { return atomic_load_explicit(&anomaly_mode, memory_order_relaxed); }
+
+void mt_autograd_set_callback(mt_autograd_callback cb) { py_callback = cb; }
+mt_status mt__callback(void *handle, int kind, mt_node *n, int nin, mt_tensor *const *in, int nout, mt_tensor **out) {
+    if (!py_callback) return mt__error(MT_ERR_RUNTIME, "autograd: no Python callback is registered");
+    return py_callback(handle, kind, n, nin, in, nout, out);
+}
 
 int mt__grad_enabled(void) { return grad_enabled; }
 void mt_set_grad_enabled(int on) { grad_enabled = on != 0; }
@@ -12,7 +28,13 @@ int mt_is_grad_enabled(void) { return grad_enabled; }
 int mt__grad_push(int enabled) { int prev = grad_enabled; grad_enabled = enabled; return prev; }
 void mt__grad_pop(int prev) { grad_enabled = prev; }
 
-int mt__requires_grad(const mt_tensor *t) { return t && (t->requires_grad || t->grad_fn); }
+/* a view whose storage was written since its history was recorded takes its base's (regenerated on use) */
+static inline int view_stale(const mt_tensor *t) { return t->base && mt_tensor_version(t) != t->attr_version; }
+int mt__requires_grad(const mt_tensor *t) {
+    /* a view created in no-grad mode of a base that requires grad does too, with no history (PyTorch) */
+    return t && (t->requires_grad || t->grad_fn ||
+                 (t->base && (view_stale(t) || t->view_nograd) && mt__requires_grad(t->base)));
+}
 
 /* ---- node lifetime: released iteratively, so a 10^5-node chain can't overflow the stack ---- */
 
@@ -20,6 +42,9 @@ static _Thread_local mt_node **pending;
 static _Thread_local int npending, cap_pending, draining;
 
 static void node_free(mt_node *n) {
+    if (n->handle) mt__callback(n->handle, MT_CB_RELEASE, n, 0, NULL, 0, NULL);
+    if (n->fn) mt__node_release(n->fn);
+    free(n->geom);
     for (int i = 0; i < n->n_next; i++)
         if (n->next[i].node) mt__node_release(n->next[i].node);
     for (int i = 0; i < MT_NODE_SAVED; i++) mt_tensor_release(n->saved[i]);
@@ -49,7 +74,7 @@ void mt__node_release(mt_node *n) {
 }
 
 /* one allocation: the node, then its per-input and per-output arrays */
-static mt_node *node_new(const char *name, mt_backward_fn fn, int nin, int nout) {
+mt_node *mt__node_new(const char *name, mt_backward_fn fn, int nin, int nout) {
     size_t size = sizeof(mt_node) + nin * (sizeof(mt_edge) + sizeof(mt_meta)) + nout * sizeof(mt_meta) +
                   2 * nout * sizeof(mt_tensor *);
     mt_node *n = calloc(1, size);
@@ -69,7 +94,7 @@ static mt_node *node_new(const char *name, mt_backward_fn fn, int nin, int nout)
     return n;
 }
 
-static void meta_of(const mt_tensor *t, mt_meta *m) {
+void mt__meta_of(const mt_tensor *t, mt_meta *m) {
     m->ndim = t->ndim;
     m->dtype = t->dtype;
     memcpy(m->sizes, t->sizes, t->ndim * sizeof(int64_t));
@@ -78,26 +103,28 @@ static void meta_of(const mt_tensor *t, mt_meta *m) {
 static mt_status accumulate_grad(mt_node *n, mt_tensor *const *grads, mt_tensor **out);
 
 /* The edge into a tensor's history: its grad_fn, or its leaf accumulator. */
-static mt_status edge_of(mt_tensor *t, mt_edge *e) {
+mt_status mt__edge_of(mt_tensor *t, mt_edge *e) {
     e->node = NULL;
     e->input_nr = 0;
     if (!mt__requires_grad(t)) return MT_OK;
+    MT_TRY(mt__sync_view(t));
     if (t->grad_fn) {
         atomic_fetch_add(&t->grad_fn->refcount, 1);
         e->node = t->grad_fn;
         e->input_nr = t->output_nr;
         return MT_OK;
     }
+    if (t->base && !t->requires_grad) return MT_OK; /* a no-grad view: requires grad, no edge */
     if (t->grad_acc) {
         atomic_fetch_add(&t->grad_acc->refcount, 1);
         e->node = t->grad_acc;
         return MT_OK;
     }
-    mt_node *acc = node_new("AccumulateGrad", accumulate_grad, 0, 1);
+    mt_node *acc = mt__node_new("AccumulateGrad", accumulate_grad, 0, 1);
     if (!acc) return mt__error(MT_ERR_OOM, "out of memory recording autograd");
     mt_tensor_retain(t);
     acc->variable = t;
-    meta_of(t, &acc->out_meta[0]);
+    mt__meta_of(t, &acc->out_meta[0]);
     t->grad_acc = acc; /* weak: the node keeps the leaf, the leaf only points back */
     e->node = acc;
     return MT_OK;
@@ -110,23 +137,24 @@ mt_status mt__record(const char *name, mt_backward_fn fn, int nin, mt_tensor *co
     int any = 0;
     for (int i = 0; i < nin; i++) any |= mt__requires_grad(inputs[i]);
     if (!any) return MT_OK;
-    mt_node *n = node_new(name, fn, nin, nout);
+    mt_node *n = mt__node_new(name, fn, nin, nout);
     if (!n) return mt__error(MT_ERR_OOM, "out of memory recording autograd");
     for (int i = 0; i < nin; i++) {
-        mt_status st = edge_of(inputs[i], &n->next[i]);
+        mt_status st = mt__edge_of(inputs[i], &n->next[i]);
         if (st) { mt__node_release(n); return st; }
-        if (inputs[i]) meta_of(inputs[i], &n->in_meta[i]);
+        if (inputs[i]) mt__meta_of(inputs[i], &n->in_meta[i]);
     }
     atomic_store(&n->refcount, nout); /* one reference per output */
     for (int k = 0; k < nout; k++) {
         mt_tensor *o = outputs[k];
-        meta_of(o, &n->out_meta[k]);
+        mt__meta_of(o, &n->out_meta[k]);
         if (o->grad_fn) mt__node_release(o->grad_fn);
         o->grad_fn = n;
         o->output_nr = k;
         o->requires_grad = 0;
     }
     *node = n;
+    if (mt__anomaly_enabled()) mt__callback(NULL, MT_CB_ANOMALY_RECORD, n, 0, NULL, 0, NULL);
     return MT_OK;
 }
 
@@ -138,6 +166,12 @@ mt_status mt__detached_alias(mt_tensor *t, mt_tensor **out) {
 
 mt_status mt__save(mt_node *n, int slot, mt_tensor *t, int is_output) {
     if (!n || !t) return MT_OK;
+    if (t->storage->inference && !inference_mode)
+        return mt__error(MT_ERR_RUNTIME,
+                         "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+                         "inference mode in computation tracked by autograd. To work around this, you can make a "
+                         "clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
+                         "`torch.inference_mode()`.");
     mt_tensor *s = t;
     if (is_output) MT_TRY(mt__detached_alias(t, &s)); /* an output saved as itself would be a cycle */
     else mt_tensor_retain(t);
@@ -179,23 +213,59 @@ mt_status mt__saved(mt_node *n, int slot, mt_tensor **out) {
     return MT_OK;
 }
 
-mt_status mt__check_inplace(mt_tensor *t) {
-    if (!grad_enabled) return MT_OK;
+void mt__release_saved(mt_node *n) {
+    n->released = 1;
+    for (int k = 0; k < MT_NODE_SAVED; k++) { mt_tensor_release(n->saved[k]); n->saved[k] = NULL; }
+    if (n->fn) mt__release_saved(n->fn);
+    if (n->handle && (n->hook_flags & MT_HOOK_FUNCTION)) mt__callback(n->handle, MT_CB_FREE_SAVED, n, 0, NULL, 0, NULL);
+}
+
+mt_status mt__check_inplace(mt_tensor *t) { return mt__check_write(t, 1); }
+
+mt_status mt__check_write(mt_tensor *t, int grad) {
+    if (t->storage->inference && !inference_mode)
+        return mt__error(MT_ERR_RUNTIME,
+                         "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+                         "clone to get a normal tensor before doing inplace update.See "
+                         "https://github.com/pytorch/rfcs/pull/17 for more details.");
+    if (!grad_enabled || !grad) return MT_OK;
+    if (t->base) {
+        if (t->view_nograd)
+            return mt__error(MT_ERR_RUNTIME,
+                             "A view was created in no_grad mode and is being modified inplace with grad mode "
+                             "enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You "
+                             "can clarify your code by moving both the view and the inplace either both inside the "
+                             "no_grad block (if you don't want the inplace to be tracked) or both outside (if you "
+                             "want the inplace to be tracked).");
+        if (mt__requires_grad(t) && !t->base->grad_fn)
+            return mt__error(MT_ERR_RUNTIME,
+                             "a view of a leaf Variable that requires grad is being used in an in-place operation.");
+    }
     if (t->requires_grad && !t->grad_fn)
         return mt__error(MT_ERR_RUNTIME,
                          "a leaf Variable that requires grad is being used in an in-place operation.");
-    if (t->is_view && mt__requires_grad(t))
-        return mt__error(MT_ERR_NOT_IMPLEMENTED,
-                         "in-place operation on a view of a tensor that requires grad is not supported yet");
     return MT_OK;
 }
 
-void mt__rebase(mt_tensor *t, mt_tensor *result) {
-    if (!result->grad_fn) return;
-    atomic_fetch_add(&result->grad_fn->refcount, 1);
-    if (t->grad_fn) mt__node_release(t->grad_fn);
-    t->grad_fn = result->grad_fn;
-    t->output_nr = result->output_nr;
+mt_status mt__rebase(mt_tensor *t, mt_tensor *result) {
+    return result->grad_fn ? mt__rebase_history(t, result->grad_fn, result->output_nr) : MT_OK;
+}
+
+mt_status mt__inplace_recorded(mt_tensor *t) {
+    return t->base && t->grad_fn ? mt__rebase_history(t, t->grad_fn, t->output_nr) : MT_OK;
+}
+
+/* t's history becomes (n, nr); a tensor that retains its grad moves its slot along */
+void mt__set_grad_fn(mt_tensor *t, mt_node *n, int nr) {
+    if (n) atomic_fetch_add(&n->refcount, 1);
+    if (t->grad_fn) {
+        mt__forget_retained(t);
+        mt__node_release(t->grad_fn);
+    }
+    t->grad_fn = n;
+    t->output_nr = nr;
+    if (n) t->requires_grad = 0;
+    if (n && t->retains_grad && nr < n->n_out) n->retained[nr] = t;
 }
 
 /* AccumulateGrad: leaf.grad = grad (detached unless create_graph) or leaf.grad + grad */
@@ -226,10 +296,14 @@ static mt_status accumulate_grad(mt_node *n, mt_tensor *const *grads, mt_tensor 
 /* ---- the ABI: per-tensor autograd state ---- */
 
 int mt_tensor_requires_grad(const mt_tensor *t) { return mt__requires_grad(t); }
-int mt_tensor_is_leaf(const mt_tensor *t) { return t->grad_fn == NULL; }
+int mt_tensor_is_leaf(const mt_tensor *t) {
+    if (t->base) mt__sync_view((mt_tensor *)t); /* a view's regenerated history may make it a non-leaf */
+    return t->grad_fn == NULL;
+}
 int mt_tensor_retains_grad(const mt_tensor *t) { return t->retains_grad; }
 
 mt_status mt_tensor_set_requires_grad(mt_tensor *t, int on) {
+    MT_TRY(mt__sync_view(t));
     if (t->grad_fn) {
         if (on) return MT_OK;
         return mt__error(MT_ERR_RUNTIME,
@@ -238,6 +312,8 @@ mt_status mt_tensor_set_requires_grad(mt_tensor *t, int on) {
     }
     if (on && !mt__is_float(t->dtype))
         return mt__error(MT_ERR_RUNTIME, "only Tensors of floating point and complex dtype can require gradients");
+    if (on && t->storage->inference && !inference_mode)
+        return mt__error(MT_ERR_RUNTIME, "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.");
     t->requires_grad = on != 0;
     return MT_OK;
 }
@@ -245,6 +321,7 @@ mt_status mt_tensor_set_requires_grad(mt_tensor *t, int on) {
 mt_status mt_tensor_retain_grad(mt_tensor *t) {
     if (!mt__requires_grad(t))
         return mt__error(MT_ERR_RUNTIME, "can't retain_grad on Tensor that has requires_grad=False");
+    MT_TRY(mt__sync_view(t));
     if (t->grad_fn && t->output_nr < t->grad_fn->n_out) {
         t->retains_grad = 1;
         t->grad_fn->retained[t->output_nr] = t;
@@ -275,16 +352,28 @@ mt_status mt_tensor_set_grad(mt_tensor *t, mt_tensor *g) {
     return MT_OK;
 }
 
-const char *mt_tensor_grad_fn_name(const mt_tensor *t) { return t->grad_fn ? t->grad_fn->name : NULL; }
+const char *mt_tensor_grad_fn_name(const mt_tensor *t) {
+    if (t->base) mt__sync_view((mt_tensor *)t);
+    return t->grad_fn ? t->grad_fn->name : NULL;
+}
+
+void mt__tensor_autograd_free(mt_tensor *t) {
+    if (t->grad_fn) {
+        mt__forget_retained(t);
+        mt__node_release(t->grad_fn);
+    }
+    if (t->base) mt_tensor_release(t->base);
+    if (t->handle) mt__callback(t->handle, MT_CB_RELEASE, NULL, 0, NULL, 0, NULL);
+}
 
 mt_status mt_detach(mt_tensor *t, mt_tensor **out) { return mt__detached_alias(t, out); }
 
 /* detach_(): drop history in place */
 void mt_detach_(mt_tensor *t) {
-    if (t->grad_fn) mt__node_release(t->grad_fn);
-    t->grad_fn = NULL;
+    mt__set_grad_fn(t, NULL, 0);
     t->requires_grad = 0;
-    t->is_view = 0;
+    if (t->base) mt_tensor_release(t->base);
+    t->base = NULL;
 }
 
 /* t.data = src: t takes src's storage and layout, keeping its own autograd identity */
@@ -299,5 +388,7 @@ mt_status mt_tensor_set_data(mt_tensor *t, mt_tensor *src) {
     memcpy(t->sizes, src->sizes, sizeof t->sizes);
     memcpy(t->strides, src->strides, sizeof t->strides);
     mt__storage_release(old);
+    if (t->base) mt_tensor_release(t->base); /* no longer a view of it */
+    t->base = NULL;
     return MT_OK;
 }

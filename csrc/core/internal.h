@@ -24,6 +24,7 @@ typedef struct mt_storage {
     void (*deleter)(void *); /* external memory: called with ctx at the end */
     void *ctx;
     atomic_llong version;    /* shared by every view of this storage */
+    int inference;           /* allocated in inference mode: its tensors are inference tensors */
 } mt_storage;
 
 struct mt_tensor {
@@ -38,7 +39,11 @@ struct mt_tensor {
     int requires_grad;        /* a leaf that accumulates .grad */
     int retains_grad;         /* a non-leaf that keeps .grad (retain_grad()) */
     int output_nr;            /* which output of grad_fn this is */
-    int is_view;              /* a view recorded from a tensor that requires grad */
+    int view_nograd;          /* a view created with grad mode off */
+    struct mt_tensor *base;   /* a view: the (non-view) tensor it views, strong; in-place writes rebase it */
+    int64_t attr_version;     /* a view: storage version its grad_fn was recorded at (else regenerated) */
+    void *handle;             /* Python-side state (hooks), dropped through the autograd callback */
+    int hook_flags;
     struct mt_node *grad_fn;  /* strong reference */
     struct mt_node *grad_acc; /* weak: the leaf's AccumulateGrad node while one exists */
     mt_tensor *grad;          /* strong reference */
@@ -62,6 +67,10 @@ static inline char *mt__data(const mt_tensor *t) {
 mt_status mt__wrap_dim(int64_t *dim, int ndim);
 /* Format sizes as "[2, 3]" into buf. */
 const char *mt__fmt_sizes(char *buf, size_t cap, int ndim, const int64_t *sizes);
+
+/* autograd/graph.c: thread-local inference mode (storages remember it); a dying tensor's autograd state */
+int mt__inference_enabled(void);
+void mt__tensor_autograd_free(mt_tensor *t);
 
 /* ---- errors --------------------------------------------------------------- */
 

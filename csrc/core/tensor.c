@@ -27,6 +27,7 @@ static mt_status storage_new(int64_t nbytes, int device, mt_storage **out) {
     s->device = device;
     s->deleter = NULL;
     s->ctx = NULL;
+    s->inference = mt__inference_enabled();
     *out = s;
     return MT_OK;
 }
@@ -66,8 +67,11 @@ static mt_status header_new(mt_storage *s, int ndim, const int64_t *sizes, const
     t->dtype = dtype;
     t->device = s->device;
     t->wrapped = 0;
-    t->requires_grad = t->retains_grad = t->output_nr = t->is_view = 0;
+    t->requires_grad = t->retains_grad = t->output_nr = t->view_nograd = t->hook_flags = 0;
     t->grad_fn = t->grad_acc = NULL;
+    t->base = NULL;
+    t->handle = NULL;
+    t->attr_version = 0;
     t->grad = NULL;
     if (ndim) memcpy(t->sizes, sizes, ndim * sizeof(int64_t));
     if (strides) {
@@ -156,10 +160,7 @@ void mt_tensor_retain(mt_tensor *t) { atomic_fetch_add_explicit(&t->refcount, 1,
 void mt_tensor_release(mt_tensor *t) {
     if (!t) return;
     if (atomic_fetch_sub_explicit(&t->refcount, 1, memory_order_acq_rel) == 1) {
-        if (t->grad_fn) {
-            mt__forget_retained(t);
-            mt__node_release(t->grad_fn);
-        }
+        if (t->grad_fn || t->base || t->handle) mt__tensor_autograd_free(t);
         if (t->grad) mt_tensor_release(t->grad);
         mt__storage_release(t->storage);
         atomic_fetch_sub_explicit(&live_tensors, 1, memory_order_relaxed);

@@ -202,6 +202,66 @@ mt_status mt_backward(int nroots, mt_tensor *const *roots, mt_tensor *const *gra
                       int create_graph, int ninputs, mt_tensor *const *inputs, mt_tensor **input_grads,
                       int accumulate);
 
+/* ---- autograd: graph nodes, hooks, custom Functions, modes (csrc/autograd/node_api.c) ----
+ * Nodes (grad_fn, AccumulateGrad) are reference counted like tensors. The engine reaches
+ * Python (tensor/node hooks, a custom Function's backward, anomaly traces) only through the
+ * one callback registered with mt_autograd_set_callback, passing the opaque handle that
+ * Python attached to the node or tensor; the core never looks inside a handle. The callback
+ * returns an mt_status; out[] entries are new references (NULL: keep / none). */
+typedef struct mt_node mt_node;
+enum mt_callback_kind {
+    MT_CB_RELEASE = 0,         /* the node (or tensor, node == NULL) owning handle is gone */
+    MT_CB_TENSOR_PRE = 1,      /* in: node's summed output gradients [n_out]; out: replacements */
+    MT_CB_NODE_PRE = 2,        /* in: grad_outputs [n_out]; out: replacements */
+    MT_CB_NODE_POST = 3,       /* in: grad_inputs [n_next] then grad_outputs [n_out]; out: replacements [n_next] */
+    MT_CB_POST_ACCUMULATE = 4, /* in[0]: the leaf, after its .grad was written */
+    MT_CB_BACKWARD = 5,        /* a Function: in: grad_outputs [n_out]; out: grad_inputs [n_next] */
+    MT_CB_FREE_SAVED = 6,      /* a Function: backward ran without retain_graph */
+    MT_CB_ANOMALY_RECORD = 7,  /* anomaly mode: node was just recorded (handle NULL) */
+    MT_CB_ANOMALY_REPORT = 8   /* anomaly mode: node's backward failed */
+};
+enum mt_hook_flag {
+    MT_HOOK_TENSOR_PRE = 1,
+    MT_HOOK_PRE = 2,
+    MT_HOOK_POST = 4,
+    MT_HOOK_POST_ACCUMULATE = 8,
+    MT_HOOK_FUNCTION = 16
+};
+typedef mt_status (*mt_autograd_callback)(void *handle, int kind, mt_node *node, int nin,
+                                          mt_tensor *const *in, int nout, mt_tensor **out);
+void mt_autograd_set_callback(mt_autograd_callback cb);
+void mt_node_retain(mt_node *n);
+void mt_node_release(mt_node *n);
+mt_node *mt_tensor_grad_fn(mt_tensor *t);          /* new reference, NULL for a leaf */
+int mt_tensor_output_nr(mt_tensor *t);
+mt_tensor *mt_tensor_base(mt_tensor *t);           /* a view's base (new reference) or NULL */
+int mt_tensor_is_inference(const mt_tensor *t);
+const char *mt_node_name(const mt_node *n);
+int64_t mt_node_seq(const mt_node *n);
+int mt_node_num_next(const mt_node *n);
+mt_node *mt_node_next(mt_node *n, int i, int *input_nr); /* new reference or NULL */
+int mt_node_num_outputs(const mt_node *n);
+mt_tensor *mt_node_variable(mt_node *n);           /* AccumulateGrad's leaf (new reference) or NULL */
+void *mt_node_handle(const mt_node *n);
+/* attach Python state (released with MT_CB_RELEASE when the node dies) and the hooks it has */
+void mt_node_set_handle(mt_node *n, void *handle, int hook_flags);
+void *mt_tensor_handle(const mt_tensor *t);
+void mt_tensor_set_handle(mt_tensor *t, void *handle, int hook_flags);
+/* A custom Function's node: one input per tensor argument (NULL allowed); each output with
+ * differentiable[k] gets the node as grad_fn (dirty[k]: an input modified in place, which is
+ * rebased). Backward runs MT_CB_BACKWARD with handle. *node is borrowed (the outputs own it). */
+mt_status mt_function_record(const char *name, void *handle, int nin, mt_tensor *const *inputs, int nout,
+                             mt_tensor *const *outputs, const int *differentiable, const int *dirty,
+                             int materialize_grads, mt_node **node);
+/* t (a detached alias of n's output output_nr) re-attached to n, as an unpacked saved output */
+mt_status mt_node_attach(mt_node *n, mt_tensor *t, int output_nr, mt_tensor **out);
+/* thread-local inference mode: tensors allocated in it are inference tensors */
+void mt_set_inference_mode(int on);
+int mt_is_inference_mode_enabled(void);
+/* anomaly mode (process-wide, as PyTorch): 0 off, 1 on, 2 on and checking backward NaN */
+void mt_set_anomaly_mode(int mode);
+int mt_anomaly_mode(void);
+
 /* ---- random numbers (core/rng.c, kernels/cpu/random.c) ------------------
  * A CPU generator reproducing PyTorch's CPUGeneratorImpl bit for bit (mt19937
  * plus the cached Box-Muller value; get/set_state in PyTorch's 5056-byte

@@ -1,8 +1,14 @@
-"""torch.autograd: backward, grad, grad modes (the engine and formulas run in the C core)."""
+"""torch.autograd: backward, grad, grad modes, Function, hooks (the engine and formulas run in the C core)."""
 from .._C import ffi, lib
-from .._core import raise_status
+from . import _callback
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
-                        set_grad_enabled)
+                        set_grad_enabled, set_multithreading_enabled)
+from . import graph
+from .function import Function, FunctionCtx, InplaceFunction, NestedIOFunction, once_differentiable
+from .anomaly_mode import detect_anomaly, set_detect_anomaly
+from .gradcheck import gradcheck, gradgradcheck
+from . import functional
+from . import forward_ad
 
 
 def _tensors(x):
@@ -46,53 +52,58 @@ def _run(roots, grads, retain_graph, create_graph, inputs, accumulate):
         retain_graph = create_graph
     n = len(inputs)
     results = ffi.new("mt_tensor *[]", max(n, 1))
+    _callback.take_pending()
     st = lib.mt_backward(len(roots), [r._h for r in roots], [g._h for g in grads], int(bool(retain_graph)),
                          int(bool(create_graph)), n, [t._h for t in inputs] if n else ffi.NULL,
                          results if n else ffi.NULL, accumulate)
-    if st:
-        raise_status(st)
+    _callback.check(st)
     return [wrap(results[i]) if results[i] != ffi.NULL else None for i in range(n)]
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None, inputs=None):
-    roots = _tensors(tensors)
-    if grad_tensors is None:
+    """Accumulate the gradients of tensors into the leaves' .grad (or only into inputs' .grad)."""
+    if grad_variables is not None:
+        if grad_tensors is not None:
+            raise RuntimeError("'grad_tensors' and 'grad_variables' (deprecated) arguments both passed to "
+                               "backward(). Please only use 'grad_tensors'.")
         grad_tensors = grad_variables
-    ins = _tensors(inputs)
-    got = _run(roots, grad_tensors, retain_graph, create_graph, ins, 1)
-    for t in got:
-        if t is not None:
-            t._h  # gradients were accumulated into the leaves by the core
-    return None
+    if inputs is not None and not _tensors(inputs):
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    roots = _tensors(tensors)
+    _run(roots, grad_tensors, retain_graph, create_graph, _tensors(inputs), 1)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
          allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """The gradients of outputs with respect to inputs (nothing is accumulated into .grad)."""
     from .._creation import zeros_like
-    roots, ins = _tensors(outputs), _tensors(inputs)
-    if is_grads_batched:
-        raise NotImplementedError("autograd.grad(is_grads_batched=True) is not implemented")
+    from .._tensor import Tensor
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, but got: "
+                         "allow_unused=False.")
     if allow_unused is None:
         allow_unused = materialize_grads
+    if is_grads_batched:
+        raise NotImplementedError("torch.autograd.grad(is_grads_batched=True) is not implemented")
+    single = isinstance(inputs, Tensor)
+    roots, ins = _tensors(outputs), _tensors(inputs)
+    if not ins:
+        raise RuntimeError("grad requires non-empty inputs.")
     got = _run(roots, grad_outputs, retain_graph, create_graph, ins, 0)
     out = []
     for i, (t, g) in enumerate(zip(ins, got)):
         if g is None:
             if not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
-                                   "Set allow_unused=True if this is the desired behavior.")
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in the "
+                                   "graph. Set allow_unused=True if this is the desired behavior.")
             if materialize_grads:
                 g = zeros_like(t)
         out.append(g)
     return tuple(out)
 
 
-class Function:
-    """torch.autograd.Function arrives with the autograd issue's custom-function support."""
+def _is_checkpoint_valid():
+    return True
 
-    def __init__(self, *args, **kwargs):
-        raise NotImplementedError("torch.autograd.Function is not implemented yet")
 
-    @classmethod
-    def apply(cls, *args, **kwargs):
-        raise NotImplementedError("torch.autograd.Function.apply is not implemented yet")
+from .._tensor import Tensor as Variable  # noqa: E402

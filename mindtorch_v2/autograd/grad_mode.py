@@ -8,24 +8,41 @@ def is_grad_enabled():
     return bool(lib.mt_is_grad_enabled())
 
 
-class _GradMode:
-    """A context manager that is also a decorator."""
+def is_inference_mode_enabled():
+    return bool(lib.mt_is_inference_mode_enabled())
 
-    enabled = True
 
-    def __enter__(self):
-        self._prev = lib.mt_is_grad_enabled()
-        lib.mt_set_grad_enabled(1 if self.enabled else 0)
-        return self
-
-    def __exit__(self, *exc):
-        lib.mt_set_grad_enabled(self._prev)
-        return False
+class _DecoratorContextManager:
+    """A context manager that is also a decorator (a fresh instance per call)."""
 
     def __call__(self, fn):
+        import inspect
+        if inspect.isclass(fn):
+            raise RuntimeError("Applying a grad mode decorator to a class is not supported")
+        if inspect.isgeneratorfunction(fn):
+            @functools.wraps(fn)
+            def gen_wrapper(*args, **kwargs):
+                gen = fn(*args, **kwargs)
+                with self.clone():
+                    response = gen.send(None)
+                while True:
+                    try:
+                        request = yield response
+                    except GeneratorExit:
+                        with self.clone():
+                            gen.close()
+                        raise
+                    except BaseException:
+                        with self.clone():
+                            response = gen.throw(*__import__("sys").exc_info())
+                    else:
+                        with self.clone():
+                            response = gen.send(request)
+            return gen_wrapper
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            with self.__class__():
+            with self.clone():
                 return fn(*args, **kwargs)
         return wrapper
 
@@ -33,41 +50,112 @@ class _GradMode:
         return self.__class__()
 
 
-class no_grad(_GradMode):
-    enabled = False
-
-    def __init__(self, orig_func=None):
-        pass
-
-
-class enable_grad(_GradMode):
+class _GradMode(_DecoratorContextManager):
     enabled = True
 
-
-class set_grad_enabled(_GradMode):
-    def __init__(self, mode):
-        self.enabled = bool(mode)
-        self._prev = lib.mt_is_grad_enabled()
-        lib.mt_set_grad_enabled(1 if mode else 0)  # takes effect as a plain call too
-
     def __enter__(self):
-        return self
+        self._prev = lib.mt_is_grad_enabled()
+        lib.mt_set_grad_enabled(1 if self.enabled else 0)
+        return None
 
     def __exit__(self, *exc):
         lib.mt_set_grad_enabled(self._prev)
         return False
 
+
+class _NoParamGradMode(_GradMode):
+    """Usable as @no_grad as well as @no_grad() and `with no_grad():`."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+    def __init__(self, orig_func=None):
+        pass
+
+
+class no_grad(_NoParamGradMode):
+    enabled = False
+
+
+class enable_grad(_NoParamGradMode):
+    enabled = True
+
+
+class set_grad_enabled(_DecoratorContextManager):
+    """Sets grad mode on call; as a context manager restores the previous mode on exit."""
+
+    def __init__(self, mode):
+        self.prev = lib.mt_is_grad_enabled()
+        self.mode = bool(mode)
+        lib.mt_set_grad_enabled(1 if mode else 0)
+
+    def __call__(self, fn):
+        lib.mt_set_grad_enabled(self.prev)  # as a decorator it must not change the mode now
+        return super().__call__(fn)
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        lib.mt_set_grad_enabled(self.prev)
+        return False
+
     def clone(self):
-        return self.__class__(self.enabled)
+        return self.__class__(self.mode)
 
 
-class inference_mode(_GradMode):
+class inference_mode(_DecoratorContextManager):
+    """Grad mode off, and tensors allocated inside are inference tensors."""
+
     def __init__(self, mode=True):
-        self.enabled = not mode
+        self.mode = bool(mode)
+
+    def __new__(cls, mode=True):
+        if isinstance(mode, bool):
+            return super().__new__(cls)
+        return cls()(mode)  # used as a bare decorator: @inference_mode
+
+    def __enter__(self):
+        self._prev = (lib.mt_is_grad_enabled(), lib.mt_is_inference_mode_enabled())
+        if self.mode:
+            lib.mt_set_grad_enabled(0)
+            lib.mt_set_inference_mode(1)
+        else:
+            lib.mt_set_inference_mode(0)
+        return None
+
+    def __exit__(self, *exc):
+        lib.mt_set_grad_enabled(self._prev[0])
+        lib.mt_set_inference_mode(self._prev[1])
+        return False
 
     def clone(self):
-        return self.__class__(not self.enabled)
+        return self.__class__(self.mode)
 
 
-def is_inference_mode_enabled():
-    return False
+def _enter_inference_mode(mode):
+    m = inference_mode(mode)
+    m.__enter__()
+    return m
+
+
+def _exit_inference_mode(m):
+    m.__exit__(None, None, None)
+
+
+class set_multithreading_enabled(_DecoratorContextManager):
+    """The engine runs on the calling thread; the setting is accepted and has no effect."""
+
+    def __init__(self, mode):
+        self.mode = bool(mode)
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+    def clone(self):
+        return self.__class__(self.mode)

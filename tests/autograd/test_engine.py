@@ -1,0 +1,398 @@
+"""Engine semantics against live PyTorch: each case runs the same code on both libraries."""
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import mindtorch_v2 as mt
+
+torch = pytest.importorskip("torch")
+
+LIBS = pytest.mark.parametrize("L", [mt, torch], ids=["mt", "torch"])
+
+
+def grads_of(fn):
+    """fn(L) -> list of tensors/values; run on both libraries and compare."""
+    got, want = fn(mt), fn(torch)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        if w is None or isinstance(w, (bool, str, int, float)):
+            assert g == w, (g, w)
+        else:
+            np.testing.assert_allclose(np.array(g.tolist(), dtype=float), np.array(w.detach().tolist(), dtype=float),
+                                       rtol=1e-6, atol=1e-9)
+
+
+def test_tensor_used_twice_by_one_op():
+    def f(L):
+        b = L.tensor([1.5, -2.0, 3.0], dtype=L.float64, requires_grad=True)
+        (b * b).sum().backward()
+        return [b.grad]
+    grads_of(f)
+
+
+def test_diamond():
+    def f(L):
+        x = L.tensor([0.5, 1.0, 2.0], dtype=L.float64, requires_grad=True)
+        a = x.exp()
+        left, right = a * 2, a.sin()
+        (left * right).sum().backward()
+        return [x.grad]
+    grads_of(f)
+
+
+def test_long_chain_no_recursion():
+    x = mt.tensor([1.0], requires_grad=True)
+    y = x
+    for _ in range(100000):
+        y = y * 1.0
+    y.backward()
+    assert x.grad.tolist() == [1.0]
+    del y  # a 10^5-node graph freed without recursion
+
+
+def test_retain_graph():
+    def f(L):
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        y = (x * x).sum()
+        y.backward(retain_graph=True)
+        y.backward()
+        msg = None
+        try:
+            y.backward()
+        except RuntimeError as e:
+            msg = str(e)
+        return [x.grad, msg]
+    grads_of(f)
+
+
+def test_double_backward_of_cube():
+    def f(L):
+        x = L.tensor([2.0, -1.0], dtype=L.float64, requires_grad=True)
+        g, = L.autograd.grad((x ** 3).sum(), x, create_graph=True)
+        g2, = L.autograd.grad(g.sum(), x, create_graph=True)
+        g3, = L.autograd.grad(g2.sum(), x)
+        return [g, g2, g3]
+    grads_of(f)
+
+
+def test_version_error():
+    def f(L):
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 2
+        z = y * y
+        y.add_(1)
+        try:
+            z.sum().backward()
+        except RuntimeError as e:
+            return [str(e).split(":")[0]]
+    grads_of(f)
+
+
+def test_leaf_inplace_errors():
+    def f(L):
+        out = []
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        for fn in (lambda: x.add_(1), lambda: x[:1].mul_(2)):
+            try:
+                fn()
+            except RuntimeError as e:
+                out.append(str(e))
+        return out
+    grads_of(f)
+
+
+def test_no_grad_inside_graph():
+    def f(L):
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 3
+        with L.no_grad():
+            c = y * 10  # a constant for the graph
+        z = (y * c).sum()
+        z.backward()
+        return [x.grad, c.requires_grad, c.grad_fn is None]
+    grads_of(f)
+
+
+def test_hook_on_tensor_used_twice_sees_the_sum_once():
+    def f(L):
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 2
+        seen = []
+        y.register_hook(lambda g: seen.append(g.clone()))
+        (y * 3 + y.sin()).sum().backward()
+        return [len(seen), seen[0], x.grad]
+    grads_of(f)
+
+
+def test_hook_replaces_gradient_and_remove():
+    def f(L):
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 2
+        h = y.register_hook(lambda g: g * 10)
+        y.sum().backward(retain_graph=True)
+        first = x.grad.clone()
+        h.remove()
+        y.sum().backward()
+        return [first, x.grad]
+    grads_of(f)
+
+
+def test_leaf_hooks_and_post_accumulate():
+    def f(L):
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        x.register_hook(lambda g: g + 1)
+        seen = []
+        x.register_post_accumulate_grad_hook(lambda p: seen.append(p.grad.clone()))
+        (x * 3).sum().backward()
+        (x * 3).sum().backward()
+        return [x.grad, len(seen), seen[0], seen[1]]
+    grads_of(f)
+
+
+def test_hook_errors():
+    def f(L):
+        out = []
+        for fn in (lambda: L.ones(2).register_hook(lambda g: g),
+                   lambda: (L.ones(2, requires_grad=True) * 2).register_post_accumulate_grad_hook(lambda p: p)):
+            try:
+                fn()
+            except RuntimeError as e:
+                out.append(str(e))
+        return out
+    grads_of(f)
+
+
+def test_hook_exception_propagates():
+    for L in (mt, torch):
+        x = L.ones(2, requires_grad=True)
+        y = x * 2
+
+        def boom(g):
+            raise KeyError("from hook")
+        y.register_hook(boom)
+        with pytest.raises(KeyError):
+            y.sum().backward()
+
+
+def test_retain_grad_with_hooks_and_autograd_grad():
+    def f(L):
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 2
+        y.retain_grad()
+        y.register_hook(lambda g: g * 3)
+        y.sum().backward(retain_graph=True)
+        first = y.grad.clone()
+        L.autograd.grad(y.sum(), x)  # retain_grad hooks also run for autograd.grad
+        return [first, y.grad, x.grad]
+    grads_of(f)
+
+
+def test_node_hooks():
+    def f(L):
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 2
+        calls = []
+        fn = y.grad_fn
+        fn.register_prehook(lambda go: (go[0] * 5,))
+        h = fn.register_hook(lambda gi, go: calls.append((len(gi), len(go))))
+        y.sum().backward(retain_graph=True)
+        h.remove()
+        y.sum().backward()
+        return [x.grad, calls]
+    got_x, calls = f(mt)
+    want_x, want_calls = f(torch)
+    assert got_x.tolist() == want_x.tolist() and calls == want_calls
+
+
+def test_grad_fn_objects():
+    for L in (mt, torch):
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 2 + 1
+        fn = y.grad_fn
+        assert fn.name() == "AddBackward0" and type(fn).__name__ == "AddBackward0"
+        assert y.grad_fn is fn or y.grad_fn == fn
+        (mul, nr), = [e for e in fn.next_functions if e[0] is not None]
+        assert mul.name() == "MulBackward0" and nr == 0
+        acc, _ = mul.next_functions[0]
+        assert type(acc).__name__ == "AccumulateGrad"
+        assert acc.name() == "torch::autograd::AccumulateGrad"
+        assert acc.variable.tolist() == [1.0, 2.0]
+        fn.metadata["k"] = 1
+        assert y.grad_fn.metadata == {"k": 1}
+        assert isinstance(fn, L.autograd.graph.Node)
+        assert x.grad_fn is None
+
+
+def test_autograd_grad_signature():
+    def f(L):
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        w = L.tensor([3.0], requires_grad=True)
+        out = []
+        try:
+            L.autograd.grad((x * 2).sum(), [x, w])
+        except RuntimeError as e:
+            out.append(str(e))
+        gx, gw = L.autograd.grad((x * 2).sum(), [x, w], allow_unused=True)
+        out += [gx, gw]
+        gx, gw = L.autograd.grad((x * 2).sum(), [x, w], materialize_grads=True)
+        out += [gx, gw]
+        try:
+            L.autograd.grad((x * 2).sum(), [x], allow_unused=False, materialize_grads=True)
+        except ValueError as e:
+            out.append(str(e))
+        return out
+    grads_of(f)
+    with pytest.raises(NotImplementedError):
+        x = mt.ones(2, requires_grad=True)
+        mt.autograd.grad((x * 2,), x, mt.eye(2), is_grads_batched=True)
+
+
+def test_backward_inputs():
+    def f(L):
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        w = L.tensor([3.0, 4.0], requires_grad=True)
+        y = x * w
+        y.sum().backward(inputs=[w], retain_graph=True)
+        gx = x.grad
+        L.autograd.backward([y.sum()], inputs=w)
+        z = x * 3
+        L.autograd.backward(z, grad_tensors=L.ones(2), inputs=[z])
+        return [gx, w.grad, z.grad]
+    grads_of(f)
+
+
+def test_non_scalar_backward_error():
+    def f(L):
+        x = L.ones(2, requires_grad=True)
+        try:
+            (x * 2).backward()
+        except RuntimeError as e:
+            return [str(e)]
+    grads_of(f)
+
+
+def test_reentrant_backward_in_hook():
+    def f(L):
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        inner = []
+
+        def hook(g):  # hooks run with grad mode off (create_graph=False): as checkpointing does
+            a = L.tensor([3.0], requires_grad=True)
+            with L.enable_grad():
+                (a * a).sum().backward()
+            inner.append(a.grad)
+            return g
+        y = x * 2
+        y.register_hook(hook)
+        y.sum().backward()
+        return [x.grad, inner[0]]
+    grads_of(f)
+
+
+# ---- grad modes ------------------------------------------------------------------------
+
+@LIBS
+def test_set_grad_enabled_forms(L):
+    x = L.ones(1, requires_grad=True)
+    L.set_grad_enabled(False)
+    assert not L.is_grad_enabled()
+    L.set_grad_enabled(True)
+    with L.set_grad_enabled(False):
+        assert not (x * 2).requires_grad
+    assert L.is_grad_enabled()
+
+    @L.set_grad_enabled(False)
+    def f():
+        return L.is_grad_enabled()
+    assert L.is_grad_enabled() and f() is False and L.is_grad_enabled()
+
+    @L.no_grad
+    def g():
+        return L.is_grad_enabled()
+    assert g() is False
+
+    @L.enable_grad()
+    def h():
+        return L.is_grad_enabled()
+    with L.no_grad():
+        assert h() is True
+
+
+@LIBS
+def test_grad_mode_is_thread_local(L):
+    seen = {}
+
+    def worker():
+        seen["worker"] = L.is_grad_enabled()
+        with L.no_grad():
+            seen["inner"] = L.is_grad_enabled()
+
+    with L.no_grad():
+        t = threading.Thread(target=worker)
+        t.start()
+        t.join()
+        assert not L.is_grad_enabled()
+    assert seen == {"worker": True, "inner": False}
+
+
+def test_inference_mode():
+    def f(L):
+        x = L.ones(2, requires_grad=True)
+        with L.inference_mode():
+            t = L.ones(2)
+            inside = (L.is_inference_mode_enabled(), L.is_grad_enabled(), (x * 2).requires_grad)
+        out = [t.is_inference(), x.is_inference(), L.is_inference_mode_enabled()] + list(inside)
+        for fn in (lambda: t.add_(1), lambda: t.requires_grad_(), lambda: x * t):
+            try:
+                fn()
+                out.append("ok")
+            except RuntimeError as e:
+                out.append(str(e))
+        out.append((x + t).requires_grad)  # add saves nothing: allowed
+
+        @L.inference_mode()
+        def deco():
+            return L.is_inference_mode_enabled()
+        out.append(deco())
+        with L.inference_mode(False):
+            out.append(L.is_inference_mode_enabled())
+        return out
+    grads_of(f)
+
+
+def test_anomaly_mode_names_the_nan_node():
+    import warnings
+
+    def f(L):
+        x = L.tensor([0.0, 1.0], requires_grad=True)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            with L.autograd.detect_anomaly():
+                try:
+                    (x / x).sum().backward()
+                except RuntimeError as e:
+                    msg = str(e)
+        trace = [str(m.message) for m in w if "Error detected in" in str(m.message)]
+        return [msg, len(trace), trace[0].split(".")[0], "(x / x)" in trace[0], L.is_anomaly_enabled()]
+    grads_of(f)
+    L = mt
+    with L.autograd.set_detect_anomaly(True, check_nan=False):
+        assert L.is_anomaly_enabled() and not L.is_anomaly_check_nan_enabled()
+    assert not L.is_anomaly_enabled()
+
+
+def test_saved_tensors_hooks_say_not_implemented():
+    x = mt.ones(2, requires_grad=True)
+    with pytest.raises(NotImplementedError, match="saved_tensors_hooks"):
+        with mt.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+            pass
+    with pytest.raises(NotImplementedError, match="save_on_cpu"):
+        with mt.autograd.graph.save_on_cpu():
+            pass
+    with pytest.raises(RuntimeError, match="no hooks here"):
+        with mt.autograd.graph.disable_saved_tensors_hooks("no hooks here"):
+            with mt.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+                pass
+    assert (x * 2).requires_grad
