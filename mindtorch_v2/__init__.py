@@ -84,3 +84,10 @@ def set_num_threads(n):
 
 def get_num_threads():
     return _lib.mt_get_num_threads()
+
+
+# ---- serialization and interop: save/load, storages (issue 6) ----
+from . import _utils, serialization, storage  # noqa: E402
+from .serialization import save, load  # noqa: E402
+from .storage import UntypedStorage, TypedStorage  # noqa: E402
+globals().update(storage.LEGACY_CLASSES)  # FloatStorage, BFloat16Storage, ... (legacy storage types)
