@@ -30,6 +30,9 @@ def _parameter_class():
 
 def _rebuild_tensor(storage, storage_offset, size, stride):
     from ._tensor_serial import tensor_on_storage
+    from .storage import TypedStorage
+    if not isinstance(storage, TypedStorage):
+        raise TypeError(f"_rebuild_tensor: expected a storage, got {type(storage).__name__}")
     return tensor_on_storage(storage._untyped_storage, storage.dtype, storage_offset, size, stride)
 
 
