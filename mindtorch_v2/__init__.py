@@ -90,4 +90,5 @@ def get_num_threads():
 from . import _utils, serialization, storage  # noqa: E402
 from .serialization import save, load  # noqa: E402
 from .storage import UntypedStorage, TypedStorage  # noqa: E402
+from ._asarray import asarray  # noqa: E402
 globals().update(storage.LEGACY_CLASSES)  # FloatStorage, BFloat16Storage, ... (legacy storage types)

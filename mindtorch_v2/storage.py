@@ -215,7 +215,7 @@ class UntypedStorage:
         if not isinstance(src, UntypedStorage):
             raise TypeError(f"copy_(): expected a storage, got {type(source).__name__}")
         if src.nbytes() != self.nbytes():
-            raise RuntimeError(f"size mismatch, expected {self.nbytes()} bytes, got {src.nbytes()}")
+            raise RuntimeError(f"size does not match, self was {self.nbytes()} bytes but src was {src.nbytes()} bytes")
         self._t.copy_(src._t)
         return self
 
@@ -558,11 +558,7 @@ class TypedStorage:
 
     def __getitem__(self, idx):
         if isinstance(idx, slice):
-            start, stop, step = idx.indices(self._size())
-            if step != 1:
-                raise RuntimeError(f"slices are only supported in UntypedStorage.__getitem__, got step {step}")
-            k = self.dtype.itemsize
-            return self._new_wrapped_storage(self._untyped_storage[start * k:max(stop, start) * k])
+            raise RuntimeError("slices are only supported in UntypedStorage.__getitem__")
         n = self._size()
         i = int(idx)
         if not -n <= i < n:
