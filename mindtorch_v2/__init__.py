@@ -91,4 +91,6 @@ from . import _utils, serialization, storage  # noqa: E402
 from .serialization import save, load  # noqa: E402
 from .storage import UntypedStorage, TypedStorage  # noqa: E402
 from ._asarray import asarray  # noqa: E402
+from ._unsupported_dtypes import complex64, complex128  # noqa: E402  (names only: no complex tensors)
+cfloat, cdouble = complex64, complex128
 globals().update(storage.LEGACY_CLASSES)  # FloatStorage, BFloat16Storage, ... (legacy storage types)
