@@ -91,6 +91,8 @@ from . import _utils, serialization, storage  # noqa: E402
 from .serialization import save, load  # noqa: E402
 from .storage import UntypedStorage, TypedStorage  # noqa: E402
 from ._asarray import asarray  # noqa: E402
+from ._dlpack import from_dlpack  # noqa: E402
+from . import utils  # noqa: E402,F401
 from ._unsupported_dtypes import complex64, complex128  # noqa: E402  (names only: no complex tensors)
 cfloat, cdouble = complex64, complex128
 globals().update(storage.LEGACY_CLASSES)  # FloatStorage, BFloat16Storage, ... (legacy storage types)

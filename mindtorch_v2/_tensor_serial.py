@@ -151,8 +151,20 @@ def __deepcopy__(self, memo):
     return new
 
 
+def __array_wrap__(self, array, context=None, return_scalar=False):
+    """numpy ufuncs on tensors return tensors (bool results as uint8, as PyTorch does)."""
+    from ._interop import from_numpy
+    if array.dtype == bool:
+        array = array.astype("uint8")
+    return from_numpy(array)
+
+
 METHODS = {
+    "__array_wrap__": __array_wrap__,
     "untyped_storage": untyped_storage, "storage": storage, "_typed_storage": _typed_storage, "set_": set_,
     "__reduce_ex__": __reduce_ex__, "_reduce_ex_internal": _reduce_ex_internal, "__setstate__": __setstate__,
     "__deepcopy__": __deepcopy__,
 }
+
+from ._dlpack import METHODS as _DLPACK_METHODS  # noqa: E402
+METHODS.update(_DLPACK_METHODS)

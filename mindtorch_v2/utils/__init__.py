@@ -1,0 +1,2 @@
+"""torch.utils (only imports here: each submodule has its own owner)."""
+from . import dlpack  # noqa: F401
