@@ -3,7 +3,6 @@
 Files written by PyTorch name these as torch._utils.<name>; mindtorch_v2's save writes the
 same names, and load maps them here.
 """
-from collections import OrderedDict  # noqa: F401  (pickles reference collections.OrderedDict)
 import importlib
 
 
@@ -19,13 +18,18 @@ def _import_dotted_name(name):
     return obj
 
 
+_PARAMETER = []
+
+
 def _parameter_class():
-    """nn.Parameter if the nn package provides it (imported lazily: nn imports this package)."""
-    try:
-        from .nn.parameter import Parameter
-    except ImportError:
-        return None
-    return Parameter
+    """nn.Parameter if the nn package provides it (looked up once, lazily: nn imports this package)."""
+    if not _PARAMETER:
+        try:
+            from .nn.parameter import Parameter
+        except ImportError:
+            Parameter = None
+        _PARAMETER.append(Parameter)
+    return _PARAMETER[0]
 
 
 def _rebuild_tensor(storage, storage_offset, size, stride):

@@ -254,7 +254,7 @@ class UntypedStorage:
 
     def resize_(self, size):
         n = int(size)
-        if self._filename is not None or lib.mt_tensor_device(self._t._h) != lib.MT_CPU and n != self.nbytes():
+        if n != self.nbytes() and (self._filename is not None or self.device.type != "cpu"):
             raise RuntimeError("Trying to resize storage that is not resizable")
         if n < self.nbytes():
             raise NotImplementedError("UntypedStorage.resize_ to a smaller size is not implemented")
@@ -265,7 +265,7 @@ class UntypedStorage:
         return self
 
     def _to(self, dtype):
-        """A TypedStorage holding this storage's bytes converted... as PyTorch: bytes cast to dtype."""
+        """A TypedStorage of dtype holding this storage's byte values converted (PyTorch's _to)."""
         t = self._t.to(dtype)
         if t.data_ptr() == self._t.data_ptr() and t.numel():
             t = t.clone()
@@ -357,14 +357,14 @@ class UntypedStorage:
                                        f"<{nbytes}>")
                 os.ftruncate(fd, nbytes)
             if nbytes == 0:
-                return cls._wrap(_new_bytes(0), filename if shared else None, shared)
+                return cls._wrap(_new_bytes(0), filename if shared else None, True)
             flags = _mmap.MAP_SHARED if shared else _mmap.MAP_PRIVATE
             m = _mmap.mmap(fd, nbytes, flags=flags, prot=_mmap.PROT_READ | _mmap.PROT_WRITE)
         finally:
             os.close(fd)
         buf = ffi.from_buffer(m)
         u8 = _blob(int(ffi.cast("uintptr_t", buf)), nbytes, (m, buf))
-        return cls._wrap(u8, filename if shared else None, shared)
+        return cls._wrap(u8, filename if shared else None, True)  # PyTorch: file mappings count as shared
 
     @classmethod
     def from_buffer(cls, buffer, byte_order="native", count=-1, offset=0, dtype=None):

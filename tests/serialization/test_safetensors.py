@@ -78,7 +78,8 @@ def test_load_file_maps_the_file(tmp_path):
         st.save_file({"w": torch.arange(4096.0)}, "m.safetensors")
         w = st.load_file("m.safetensors")["w"]
         real = os.path.realpath("m.safetensors")
-        spans = [[int(x, 16) for x in l.split()[0].split("-")] for l in open("/proc/self/maps") if l.rstrip().endswith(real)]
+        spans = [[int(x, 16) for x in line.split()[0].split("-")] for line in open("/proc/self/maps")
+                 if line.rstrip().endswith(real)]
         print(any(lo <= w.data_ptr() < hi for lo, hi in spans), w[4095].item())
     """, tmp_path)
     assert out.split() == ["True", "4095.0"]

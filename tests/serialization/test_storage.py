@@ -183,6 +183,7 @@ def test_from_file(tmp_path):
     "L.UntypedStorage.from_file('/nonexistent/dir/x', False, 10)",
     "L.UntypedStorage.from_file(SMALL, False, 10)",
     "L.UntypedStorage.from_file(SMALL, False, 3).tolist()",
+    "(lambda s: (s.filename, s.is_shared(), s.nbytes()))(L.UntypedStorage.from_file(SMALL, False, 2))",
 ])
 def test_from_file_matches_torch(code, tmp_path):
     torch = pytest.importorskip("torch")
