@@ -834,9 +834,8 @@ def _legacy_load(f, map_location, pickle_module, **pickle_load_args):
             return _weights_only_unpickler.Unpickler(file, **pickle_load_args)
         return _unpickler_class(pickle_module)(file, **pickle_load_args)
 
-    def load_pickle(file):
-        return _weights_only_unpickler.load(file, **pickle_load_args) if weights_only else \
-            pickle_module.load(file, **pickle_load_args)
+    def load_pickle(file):  # (torch.* names map to mindtorch_v2 here too)
+        return make_unpickler(file).load()
 
     def legacy_tar_load(f):
         objects = {}

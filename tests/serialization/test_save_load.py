@@ -274,3 +274,39 @@ def test_crc_off_files_load_in_both(tmp_path):
 def test_pathlike_is_accepted():
     assert isinstance(pathlib.Path(FIXDIR) / "tensors.pt", os.PathLike)
     assert "float32" in mt.load(pathlib.Path(FIXDIR) / "tensors.pt")
+
+
+def test_legacy_tar_format(tmp_path):
+    """PyTorch's oldest (tar) format: storages, tensors and pickle members (built here as it wrote them)."""
+    import pickle
+    import tarfile
+
+    def pickled(obj):
+        b = io.BytesIO()
+        serialization._TorchPickler(b, 2, lambda o: None).dump(obj)  # torch.FloatStorage as PyTorch names it
+        return b.getvalue()
+
+    storages = pickled(1) + pickled(("s0", "cpu", mt.FloatStorage)) + (4).to_bytes(8, "little") + \
+        struct.pack("<4f", 1.0, 2.0, 3.0, 4.0) + pickled([])
+    tensors = pickled(1) + pickled((7, "s0", None)) + struct.pack("<ii", 2, 0) + struct.pack("<qqqqq", 2, 2, 1, 2, 0)
+
+    class Ref:  # the pickle names tensors by persistent id
+        def __reduce__(self):
+            return (int, (0,))
+
+    class P(pickle.Pickler):
+        def persistent_id(self, obj):
+            return "7" if isinstance(obj, Ref) else None
+
+    b = io.BytesIO()
+    P(b, protocol=2).dump({"w": Ref()})
+    path = tmp_path / "old.tar"
+    with tarfile.open(path, "w", format=tarfile.PAX_FORMAT) as tar:
+        for name, data in (("storages", storages), ("tensors", tensors), ("pickle", b.getvalue())):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    got = mt.load(path, weights_only=False)
+    assert got["w"].tolist() == [[1.0, 3.0], [2.0, 4.0]]
+    with pytest.raises(RuntimeError, match="Cannot use ``weights_only=True`` with files saved in the legacy .tar"):
+        mt.load(path)
