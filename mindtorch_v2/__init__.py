@@ -100,3 +100,14 @@ from ._higher_order import cond  # noqa: E402
 from ._deterministic import (are_deterministic_algorithms_enabled, get_deterministic_debug_mode,  # noqa: E402
                              is_deterministic_algorithms_warn_only_enabled, set_deterministic_debug_mode,
                              use_deterministic_algorithms)
+
+# ---- serialization and interop: save/load, storages (issue 6) ----
+from . import _utils, serialization, storage  # noqa: E402
+from .serialization import save, load  # noqa: E402
+from .storage import UntypedStorage, TypedStorage  # noqa: E402
+from ._asarray import asarray  # noqa: E402
+from ._dlpack import from_dlpack  # noqa: E402
+from . import utils  # noqa: E402,F401
+from ._unsupported_dtypes import complex64, complex128  # noqa: E402  (names only: no complex tensors)
+cfloat, cdouble = complex64, complex128
+globals().update(storage.LEGACY_CLASSES)  # FloatStorage, BFloat16Storage, ... (legacy storage types)

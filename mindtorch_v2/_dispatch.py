@@ -34,8 +34,8 @@ def scalar_kind(v):
         return scalar_kind(int(v))
     if isinstance(v, float):
         return float(v), 0, _FLOAT
-    # numpy scalars and other number types
-    if hasattr(v, "dtype") and hasattr(v, "item") and getattr(v, "ndim", 0) == 0:
+    # numpy scalars and other number types (a 0-dim ndarray is an array: numpy handles it, as in PyTorch)
+    if hasattr(v, "dtype") and hasattr(v, "item") and getattr(v, "ndim", 0) == 0 and type(v).__name__ != "ndarray":
         return scalar_kind(v.item())
     raise NotANumber(f"unsupported operand type: '{type(v).__name__}'")
 

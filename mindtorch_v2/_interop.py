@@ -32,6 +32,10 @@ def to_numpy(t, force=False):
     if t.is_meta:
         raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() to copy the tensor to "
                         "host memory first.")
+    if t.requires_grad:
+        if not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        t = t.detach()
     name = t.dtype._name
     if name not in _TYPESTR:
         raise TypeError(f"Got unsupported ScalarType {'BFloat16' if name == 'bfloat16' else name}")

@@ -252,6 +252,8 @@ METHODS.update({
     "bool": _caster(_dtype.bool), "cpu": lambda self, memory_format=None: to(self, "cpu"),
 })
 
+from ._tensor_serial import METHODS as _SERIAL_METHODS; METHODS.update(_SERIAL_METHODS)  # noqa: E402,E702
+
 PROPERTIES = {"T": v.T, "mT": v.mT, "H": v.T, "mH": v.mT}
 
 

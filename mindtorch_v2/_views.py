@@ -24,7 +24,9 @@ def _shaped(fn, name, self, shape):
     return wrap(out[0])
 
 
-def view(self, *shape):
+def view(self, *shape, dtype=None, size=None):
+    if dtype is not None or size is not None:  # the keyword forms view(dtype=...) / view(size=...)
+        shape = shape + ((dtype,) if dtype is not None else (size,))
     if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
         return call(lib.mt_view_dtype, self._h, shape[0]._id)
     return _shaped(lib.mt_view, "view", self, shape)
