@@ -1,3 +1,2 @@
-from . import _pytree, checkpoint  # noqa: F401
 """torch.utils (only imports here: each submodule has its own owner)."""
-from . import dlpack  # noqa: F401
+from . import _pytree, checkpoint, dlpack  # noqa: F401
