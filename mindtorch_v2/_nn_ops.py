@@ -119,11 +119,81 @@ def hardshrink(input, lambd=0.5):
     return _act(lib.MT_ACT_HARDSHRINK, input, float(lambd), fn="hardshrink")
 
 
+# ---- embedding, dropout, linear ---------------------------------------------------------------
+
+def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    if sparse:
+        raise NotImplementedError("embedding(sparse=True) is not implemented: mindtorch_v2 has no sparse tensors")
+    return call(lib.mt_embedding, weight._h, indices._h, int(padding_idx), 1 if scale_grad_by_freq else 0)
+
+
+def embedding_renorm_(input, indices, max_norm, norm_type):
+    st = lib.mt_embedding_renorm_(input._h, indices._h, float(max_norm), float(norm_type))
+    if st:
+        from ._core import raise_status
+        raise_status(st)
+    return input
+
+
+def _dropout(input, p, train, kind, inplace, fn, generator=None):
+    _check_tensor(fn, "input", 1, input)
+    if p == 0 or not train or input.numel() == 0:
+        if not 0 <= p <= 1:
+            raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
+        return input  # PyTorch hands back the input itself
+    gh = _NULL if generator is None else generator._h
+    res = _new("mt_tensor **")
+    st = lib.mt_dropout(input._h, float(p), 1 if train else 0, kind, 1 if inplace else 0, gh, res)
+    return finish(st, res, input if inplace else None)
+
+
+def dropout(input, p, train):
+    return _dropout(input, p, train, 0, False, "dropout")
+
+
+def dropout_(input, p, train):
+    return _dropout(input, p, train, 0, True, "dropout_")
+
+
+def feature_dropout(input, p, train):
+    return _dropout(input, p, train, lib.MT_DROPOUT_FEATURE, False, "feature_dropout")
+
+
+def feature_dropout_(input, p, train):
+    return _dropout(input, p, train, lib.MT_DROPOUT_FEATURE, True, "feature_dropout_")
+
+
+def alpha_dropout(input, p, train):
+    return _dropout(input, p, train, lib.MT_DROPOUT_ALPHA, False, "alpha_dropout")
+
+
+def alpha_dropout_(input, p, train):
+    return _dropout(input, p, train, lib.MT_DROPOUT_ALPHA, True, "alpha_dropout_")
+
+
+def feature_alpha_dropout(input, p, train):
+    return _dropout(input, p, train, lib.MT_DROPOUT_ALPHA | lib.MT_DROPOUT_FEATURE, False, "feature_alpha_dropout")
+
+
+def feature_alpha_dropout_(input, p, train):
+    return _dropout(input, p, train, lib.MT_DROPOUT_ALPHA | lib.MT_DROPOUT_FEATURE, True, "feature_alpha_dropout_")
+
+
+def linear(input, weight, bias=None):
+    _check_tensor("linear", "input", 1, input)
+    _check_tensor("linear", "weight", 2, weight)
+    return call(lib.mt_linear, input._h, weight._h, _h(bias))
+
+
 FUNCTIONS = {
     "softmax": softmax, "log_softmax": log_softmax, "_softmax_backward_data": _softmax_backward_data,
     "_log_softmax_backward_data": _log_softmax_backward_data, "layer_norm": layer_norm,
     "relu": relu, "relu_": relu_, "selu": selu, "selu_": selu_, "celu": celu, "celu_": celu_,
     "threshold": threshold, "threshold_": threshold_, "hardshrink": hardshrink,
+    "embedding": embedding, "embedding_renorm_": embedding_renorm_, "dropout": dropout, "dropout_": dropout_,
+    "feature_dropout": feature_dropout, "feature_dropout_": feature_dropout_, "alpha_dropout": alpha_dropout,
+    "alpha_dropout_": alpha_dropout_, "feature_alpha_dropout": feature_alpha_dropout,
+    "feature_alpha_dropout_": feature_alpha_dropout_,
 }
 
 METHODS = {

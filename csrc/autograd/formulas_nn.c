@@ -298,3 +298,63 @@ mt_status mt_activation(int act, mt_tensor *x, double a, double b, double c, mt_
     mt__grad_pop(prev);
     return st;
 }
+
+/* ---- embedding ---------------------------------------------------------------------------- */
+
+/* saved 0: indices; iv: num_weights, padding_idx, scale_grad_by_freq */
+static mt_status embedding_bw(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
+    F c0 = {0}, *c = &c0;
+    mt_tensor *idx = SAVED(c, n, 0), *r = NULL;
+    if (idx) KEEP(c, mt_embedding_backward(grads[0], idx, n->iv[0], n->iv[1], (int)n->iv[2], &r), r);
+    GIVE(c, out, 0, r);
+    return END(c, out, 1);
+}
+
+/* the backward's own derivative: the embedding of the incoming gradient with the padding rows
+ * zeroed (PyTorch's embedding_dense_double_backward, which ignores scale_grad_by_freq) */
+static mt_status embedding_dense_bw(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
+    F c0 = {0}, *c = &c0;
+    mt_tensor *idx = SAVED(c, n, 0), *r = NULL;
+    if (idx) r = KEEP(c, mt_embedding(grads[0], idx, -1, 0, &r), r);
+    if (r && n->iv[1] >= 0) {
+        mt_tensor *keepm = NULL, *ne = BS(c, MT_OP_NE, idx, (double)n->iv[1]);
+        if (ne) keepm = KEEP(c, mt_unsqueeze(ne, -1, &keepm), keepm);
+        r = WHERE(c, keepm, r, SCALAR(c, 0.0));
+    }
+    GIVE(c, out, 0, r);
+    return END(c, out, 1);
+}
+
+mt_status mt_embedding_backward(mt_tensor *grad, mt_tensor *indices, int64_t num_weights, int64_t padding_idx,
+                                int scale_grad_by_freq, mt_tensor **out) {
+    int rec = recorded(grad, NULL, NULL);
+    int prev = mt__grad_push(0);
+    mt_status st = mt__impl_embedding_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq, out);
+    mt__grad_pop(prev);
+    if (st || !rec) return st;
+    mt_node *n;
+    st = mt__record("EmbeddingDenseBackwardBackward0", embedding_dense_bw, 1, &grad, 1, out, &n);
+    if (!st && n) {
+        n->iv[0] = num_weights, n->iv[1] = padding_idx, n->iv[2] = scale_grad_by_freq;
+        st = mt__save(n, 0, indices, 0);
+    }
+    if (st) mt_tensor_release(*out);
+    return st;
+}
+
+mt_status mt_embedding(mt_tensor *weight, mt_tensor *indices, int64_t padding_idx, int scale_grad_by_freq,
+                       mt_tensor **out) {
+    int grad = mt__grad_enabled() && mt__requires_grad(weight);
+    int prev = mt__grad_push(0);
+    mt_status st = mt__impl_embedding(weight, indices, out);
+    mt__grad_pop(prev);
+    if (st || !grad || !mt__is_float(weight->dtype)) return st;
+    mt_node *n;
+    st = mt__record("EmbeddingBackward0", embedding_bw, 1, &weight, 1, out, &n);
+    if (!st && n) {
+        n->iv[0] = weight->sizes[0], n->iv[1] = padding_idx, n->iv[2] = scale_grad_by_freq;
+        st = mt__save(n, 0, indices, 0);
+    }
+    if (st) mt_tensor_release(*out);
+    return st;
+}

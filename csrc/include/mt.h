@@ -216,6 +216,27 @@ mt_status mt_activation(int act, mt_tensor *x, double a, double b, double c, mt_
 mt_status mt_activation_backward(int act, mt_tensor *grad, mt_tensor *input, double a, double b, double c,
                                  mt_tensor **result);
 
+/* embedding: rows of a 2-D weight by int64/int32 indices (padding_idx < 0: none); the backward
+ * sums gradient rows into [num_weights, D], skipping padding_idx, optionally / index frequency */
+mt_status mt_embedding(mt_tensor *weight, mt_tensor *indices, int64_t padding_idx, int scale_grad_by_freq,
+                       mt_tensor **out);
+mt_status mt_embedding_backward(mt_tensor *grad, mt_tensor *indices, int64_t num_weights, int64_t padding_idx,
+                                int scale_grad_by_freq, mt_tensor **out);
+/* rows of weight named by indices whose norm_type-norm exceeds max_norm are scaled down, in place */
+mt_status mt_embedding_renorm_(mt_tensor *weight, mt_tensor *indices, double max_norm, double norm_type);
+
+/* dropout (kind 0), feature dropout (channels of [N, C, ...]), alpha dropout, or both; masks drawn
+ * with bernoulli_ as PyTorch draws them; without train / with p == 0 the input itself comes back */
+struct mt_generator; /* the typedef is in the random numbers section */
+enum mt_dropout_kind {
+    MT_DROPOUT_FEATURE = 1,
+    MT_DROPOUT_ALPHA = 2
+};
+mt_status mt_dropout(mt_tensor *x, double p, int train, int kind, int inplace, struct mt_generator *g,
+                     mt_tensor **out);
+/* F.linear: input @ weight.T + bias (bias may be NULL), composed as PyTorch composes it */
+mt_status mt_linear(mt_tensor *x, mt_tensor *weight, mt_tensor *bias, mt_tensor **out);
+
 /* ---- autograd --------------------------------------------------------- */
 void mt_set_grad_enabled(int on);              /* thread-local */
 int mt_is_grad_enabled(void);

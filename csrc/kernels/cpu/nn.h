@@ -85,5 +85,8 @@ mt_status mt__impl_activation(int act, mt_tensor *x, double a, double b, double 
 mt_status mt__impl_activation_backward(int act, mt_tensor *grad, mt_tensor *x, double a, double b, double c,
                                        mt_tensor **result);
 const char *mt__act_name(int act);
+mt_status mt__impl_embedding(mt_tensor *weight, mt_tensor *indices, mt_tensor **out);
+mt_status mt__impl_embedding_backward(mt_tensor *grad, mt_tensor *indices, int64_t num_weights, int64_t padding_idx,
+                                      int scale_grad_by_freq, mt_tensor **out);
 
 #endif
