@@ -181,6 +181,62 @@ mt_status mt_dot(mt_tensor *a, mt_tensor *b, mt_tensor **result);
 mt_status mt_mv(mt_tensor *m, mt_tensor *v, mt_tensor **result);
 mt_status mt_matmul(mt_tensor *a, mt_tensor *b, mt_tensor **result);
 
+/* ---- NN kernels (kernels/cpu/softmax.c norm.c activation.c embedding.c dropout.c
+ *      attention.c; their autograd in autograd/formulas_nn.c) ------------------- */
+/* softmax (log = 0) or log_softmax (log = 1) along dim; dtype >= 0 converts the input first */
+mt_status mt_softmax(mt_tensor *x, int64_t dim, int log, int dtype, mt_tensor **out);
+/* _softmax_backward_data / _log_softmax_backward_data: the input's gradient from the output */
+mt_status mt_softmax_backward(mt_tensor *grad, mt_tensor *output, int64_t dim, int log, mt_tensor **out);
+/* layer_norm over the last nnorm dims (sizes in shape); weight and bias may be NULL */
+mt_status mt_layer_norm(mt_tensor *x, int nnorm, const int64_t *shape, mt_tensor *weight, mt_tensor *bias,
+                        double eps, mt_tensor **out);
+
+/* Elementwise activations; a, b, c are their scalar parameters. */
+enum mt_activation {
+    MT_ACT_RELU = 0,
+    MT_ACT_HARDTANH = 1,     /* a = min_val, b = max_val (relu6: 0, 6) */
+    MT_ACT_LEAKY_RELU = 2,   /* a = negative_slope */
+    MT_ACT_ELU = 3,          /* a = alpha, b = scale, c = input_scale (elu, selu) */
+    MT_ACT_CELU = 4,         /* elu with a = alpha, b = 1, c = 1 / alpha */
+    MT_ACT_SILU = 5,
+    MT_ACT_MISH = 6,
+    MT_ACT_GELU = 7,
+    MT_ACT_GELU_TANH = 8,
+    MT_ACT_SOFTPLUS = 9,     /* a = beta, b = threshold */
+    MT_ACT_HARDSIGMOID = 10,
+    MT_ACT_HARDSWISH = 11,
+    MT_ACT_SOFTSHRINK = 12,  /* a = lambd */
+    MT_ACT_HARDSHRINK = 13,  /* a = lambd */
+    MT_ACT_LOGSIGMOID = 14,
+    MT_ACT_THRESHOLD = 15    /* a = threshold, b = value */
+};
+/* out NULL: a new tensor; out == x: in place */
+mt_status mt_activation(int act, mt_tensor *x, double a, double b, double c, mt_tensor *out, mt_tensor **result);
+/* grad * f'(input) (relu: input is the forward's result), as PyTorch's <act>_backward */
+mt_status mt_activation_backward(int act, mt_tensor *grad, mt_tensor *input, double a, double b, double c,
+                                 mt_tensor **result);
+
+/* embedding: rows of a 2-D weight by int64/int32 indices (padding_idx < 0: none); the backward
+ * sums gradient rows into [num_weights, D], skipping padding_idx, optionally / index frequency */
+mt_status mt_embedding(mt_tensor *weight, mt_tensor *indices, int64_t padding_idx, int scale_grad_by_freq,
+                       mt_tensor **out);
+mt_status mt_embedding_backward(mt_tensor *grad, mt_tensor *indices, int64_t num_weights, int64_t padding_idx,
+                                int scale_grad_by_freq, mt_tensor **out);
+/* rows of weight named by indices whose norm_type-norm exceeds max_norm are scaled down, in place */
+mt_status mt_embedding_renorm_(mt_tensor *weight, mt_tensor *indices, double max_norm, double norm_type);
+
+/* dropout (kind 0), feature dropout (channels of [N, C, ...]), alpha dropout, or both; masks drawn
+ * with bernoulli_ as PyTorch draws them; without train / with p == 0 the input itself comes back */
+struct mt_generator; /* the typedef is in the random numbers section */
+enum mt_dropout_kind {
+    MT_DROPOUT_FEATURE = 1,
+    MT_DROPOUT_ALPHA = 2
+};
+mt_status mt_dropout(mt_tensor *x, double p, int train, int kind, int inplace, struct mt_generator *g,
+                     mt_tensor **out);
+/* F.linear: input @ weight.T + bias (bias may be NULL), composed as PyTorch composes it */
+mt_status mt_linear(mt_tensor *x, mt_tensor *weight, mt_tensor *bias, mt_tensor **out);
+
 /* ---- autograd --------------------------------------------------------- */
 void mt_set_grad_enabled(int on);              /* thread-local */
 int mt_is_grad_enabled(void);

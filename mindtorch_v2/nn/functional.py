@@ -1,1 +1,272 @@
-"""torch.nn.functional: PyTorch's names and signatures over the C core's NN kernels."""
+"""torch.nn.functional: PyTorch's names and signatures over the C core's NN kernels.
+
+Where PyTorch's own functional.py composes ops in Python (softsign, tanhshrink, the
+dropout1d/2d/3d reshaping, the implicit softmax dim) this does the same; everything
+else is one call into the core through mindtorch_v2._nn_ops."""
+import math
+import warnings
+
+from .. import _nn_ops as _ops
+from .._C import lib as _lib
+from .._tensor import Tensor
+
+# ---- softmax family --------------------------------------------------------------------------
+
+
+def _get_softmax_dim(name, ndim, stacklevel):
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. "
+                  "Change the call to include dim=X as an argument.", stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _get_softmax_dim("softmax", input.dim(), _stacklevel)
+    return _ops.softmax(input, dim, dtype)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _get_softmax_dim("softmin", input.dim(), _stacklevel)
+    return _ops.softmax(-input, dim, dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _get_softmax_dim("log_softmax", input.dim(), _stacklevel)
+    return _ops.log_softmax(input, dim, dtype)
+
+
+# ---- normalisation ---------------------------------------------------------------------------
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    if isinstance(normalized_shape, int) and not isinstance(normalized_shape, bool):
+        raise TypeError("layer_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, not int")
+    return _ops.layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+# ---- activations -----------------------------------------------------------------------------
+
+_act = _ops._act
+
+
+def relu(input, inplace=False):
+    return _ops.relu_(input) if inplace else _ops.relu(input)
+
+
+relu_ = _ops.relu_
+
+
+def relu6(input, inplace=False):
+    return _act(_lib.MT_ACT_HARDTANH, input, 0.0, 6.0, inplace=inplace, fn="relu6")
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _act(_lib.MT_ACT_HARDTANH, input, float(min_val), float(max_val), inplace=inplace, fn="hardtanh")
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    return _act(_lib.MT_ACT_LEAKY_RELU, input, float(negative_slope), inplace=inplace, fn="leaky_relu")
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    return _act(_lib.MT_ACT_ELU, input, float(alpha), 1.0, 1.0, inplace=inplace, fn="elu")
+
+
+def elu_(input, alpha=1.0):
+    return elu(input, alpha, inplace=True)
+
+
+def selu(input, inplace=False):
+    return _ops.selu_(input) if inplace else _ops.selu(input)
+
+
+selu_ = _ops.selu_
+
+
+def celu(input, alpha=1.0, inplace=False):
+    return _ops.celu_(input, alpha) if inplace else _ops.celu(input, alpha)
+
+
+celu_ = _ops.celu_
+
+
+def threshold(input, threshold, value, inplace=False):
+    return _ops.threshold_(input, threshold, value) if inplace else _ops.threshold(input, threshold, value)
+
+
+threshold_ = _ops.threshold_
+
+
+def gelu(input, approximate="none"):
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    return _act(_lib.MT_ACT_GELU if approximate == "none" else _lib.MT_ACT_GELU_TANH, input, fn="gelu")
+
+
+def silu(input, inplace=False):
+    return _act(_lib.MT_ACT_SILU, input, inplace=inplace, fn="silu")
+
+
+def mish(input, inplace=False):
+    return _act(_lib.MT_ACT_MISH, input, inplace=inplace, fn="mish")
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    return _act(_lib.MT_ACT_SOFTPLUS, input, float(beta), float(threshold), fn="softplus")
+
+
+def hardsigmoid(input, inplace=False):
+    return _act(_lib.MT_ACT_HARDSIGMOID, input, inplace=inplace, fn="hardsigmoid")
+
+
+def hardswish(input, inplace=False):
+    return _act(_lib.MT_ACT_HARDSWISH, input, inplace=inplace, fn="hardswish")
+
+
+def softshrink(input, lambd=0.5):
+    return _act(_lib.MT_ACT_SOFTSHRINK, input, float(lambd), fn="softshrink")
+
+
+hardshrink = _ops.hardshrink
+
+
+def logsigmoid(input):
+    return _act(_lib.MT_ACT_LOGSIGMOID, input, fn="log_sigmoid")
+
+
+def tanhshrink(input):
+    return input - input.tanh()
+
+
+def softsign(input):
+    return input / (input.abs() + 1)
+
+
+def sigmoid(input):
+    return input.sigmoid()
+
+
+def tanh(input):
+    return input.tanh()
+
+
+# ---- embedding ---------------------------------------------------------------------------------
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+              sparse=False):
+    if padding_idx is not None:
+        if padding_idx > 0:
+            assert padding_idx < weight.size(0), "Padding_idx must be within num_embeddings"
+        elif padding_idx < 0:
+            assert padding_idx >= -weight.size(0), "Padding_idx must be within num_embeddings"
+            padding_idx = weight.size(0) + padding_idx
+    else:
+        padding_idx = -1
+    if max_norm is not None:
+        input = input.contiguous()
+        from ..autograd.grad_mode import no_grad
+        with no_grad():
+            _ops.embedding_renorm_(weight, input, max_norm, norm_type)
+    return _ops.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
+
+
+# ---- dropout -----------------------------------------------------------------------------------
+
+
+def _check_p(p):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    _check_p(p)
+    return _ops.dropout_(input, p, training) if inplace else _ops.dropout(input, p, training)
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    _check_p(p)
+    return _ops.alpha_dropout_(input, p, training) if inplace else _ops.alpha_dropout(input, p, training)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    _check_p(p)
+    return (_ops.feature_alpha_dropout_(input, p, training) if inplace
+            else _ops.feature_alpha_dropout(input, p, training))
+
+
+def _feature(input, p, training, inplace):
+    return _ops.feature_dropout_(input, p, training) if inplace else _ops.feature_dropout(input, p, training)
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    _check_p(p)
+    inp_dim = input.dim()
+    if inp_dim not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {inp_dim}D input. "
+                           "Note that dropout1d exists to provide channel-wise dropout on inputs with 1 "
+                           "spatial dimension, a channel dimension, and an optional batch dimension "
+                           "(i.e. 2D or 3D inputs).")
+    is_batched = inp_dim == 3
+    if not is_batched:
+        input = input.unsqueeze_(0) if inplace else input.unsqueeze(0)
+    result = _feature(input, p, training, inplace)
+    if not is_batched:
+        result = result.squeeze_(0) if inplace else result.squeeze(0)
+    return result
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    _check_p(p)
+    inp_dim = input.dim()
+    if inp_dim not in (3, 4):
+        warnings.warn(f"dropout2d: Received a {inp_dim}-D input to dropout2d, which is deprecated "
+                      "and will result in an error in a future release. To retain the behavior "
+                      "and silence this warning, please use dropout instead. Note that dropout2d "
+                      "exists to provide channel-wise dropout on inputs with 2 spatial dimensions, "
+                      "a channel dimension, and an optional batch dimension (i.e. 3D or 4D inputs).", stacklevel=2)
+    if inp_dim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise "
+                      "1D dropout behavior is desired - input is interpreted as shape (N, C, L), where C "
+                      "is the channel dim. This behavior will change in a future release to interpret the "
+                      "input as one without a batch dimension, i.e. shape (C, H, W). To maintain the 1D "
+                      "channel-wise dropout behavior, please switch to using dropout1d instead.", stacklevel=2)
+    return _feature(input, p, training, inplace)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    _check_p(p)
+    inp_dim = input.dim()
+    if inp_dim not in (4, 5):
+        warnings.warn(f"dropout3d: Received a {inp_dim}-D input to dropout3d, which is deprecated "
+                      "and will result in an error in a future release. To retain the behavior "
+                      "and silence this warning, please use dropout instead. Note that dropout3d "
+                      "exists to provide channel-wise dropout on inputs with 3 spatial dimensions, "
+                      "a channel dimension, and an optional batch dimension (i.e. 4D or 5D inputs).", stacklevel=2)
+    is_batched = inp_dim == 5
+    if not is_batched:
+        input = input.unsqueeze_(0) if inplace else input.unsqueeze(0)
+    result = _feature(input, p, training, inplace)
+    if not is_batched:
+        result = result.squeeze_(0) if inplace else result.squeeze(0)
+    return result
+
+
+# ---- linear ------------------------------------------------------------------------------------
+
+linear = _ops.linear
+
+
+# ---- re-exports from sibling modules ----

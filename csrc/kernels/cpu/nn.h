@@ -1,0 +1,92 @@
+/* nn.h — what the NN kernels (softmax.c, norm.c, activation.c, embedding.c,
+ * attention.c) share, and their no-autograd entry points for
+ * csrc/autograd/formulas_nn.c (internal to the core).
+ *
+ * The kernels compute float32 and float64 directly; float16/bfloat16 inputs
+ * are widened to float32 once, computed there and rounded once at the end, as
+ * PyTorch's CPU kernels do (their opmath type is float). */
+#ifndef MT_NN_H
+#define MT_NN_H
+
+#include <math.h>
+
+#include "../../core/internal.h"
+
+/* Reductions in lanes so GCC vectorises them without -ffast-math (PyTorch's
+ * Vectorized<> reductions also sum in lanes). */
+#define MT_LANES 16
+
+#define MT_DEF_ROW_REDUCE(SUF, T)                                                        \
+    static inline T mt__rsum_##SUF(const T *x, int64_t n) {                              \
+        T acc[MT_LANES] = {0};                                                           \
+        int64_t i = 0;                                                                   \
+        for (; i + MT_LANES <= n; i += MT_LANES)                                         \
+            for (int l = 0; l < MT_LANES; l++) acc[l] += x[i + l];                       \
+        T s = 0;                                                                         \
+        for (; i < n; i++) s += x[i];                                                    \
+        for (int l = 0; l < MT_LANES; l++) s += acc[l];                                  \
+        return s;                                                                        \
+    }                                                                                    \
+    static inline T mt__rdot_##SUF(const T *x, const T *y, int64_t n) {                  \
+        T acc[MT_LANES] = {0};                                                           \
+        int64_t i = 0;                                                                   \
+        for (; i + MT_LANES <= n; i += MT_LANES)                                         \
+            for (int l = 0; l < MT_LANES; l++) acc[l] += x[i + l] * y[i + l];            \
+        T s = 0;                                                                         \
+        for (; i < n; i++) s += x[i] * y[i];                                             \
+        for (int l = 0; l < MT_LANES; l++) s += acc[l];                                  \
+        return s;                                                                        \
+    }                                                                                    \
+    /* max propagating NaN (a NaN row gives NaN everywhere, as in PyTorch) */            \
+    static inline T mt__rmax_##SUF(const T *x, int64_t n) {                              \
+        T acc[MT_LANES];                                                                 \
+        for (int l = 0; l < MT_LANES; l++) acc[l] = -(T)INFINITY;                        \
+        int64_t i = 0;                                                                   \
+        for (; i + MT_LANES <= n; i += MT_LANES)                                         \
+            for (int l = 0; l < MT_LANES; l++) {                                         \
+                T v = x[i + l];                                                          \
+                acc[l] = (v > acc[l] || v != v) ? v : acc[l];                            \
+            }                                                                            \
+        T m = -(T)INFINITY;                                                              \
+        for (; i < n; i++) m = (x[i] > m || x[i] != x[i]) ? x[i] : m;                    \
+        for (int l = 0; l < MT_LANES; l++) m = (acc[l] > m || acc[l] != acc[l]) ? acc[l] : m; \
+        return m;                                                                        \
+    }
+MT_DEF_ROW_REDUCE(f, float)
+MT_DEF_ROW_REDUCE(d, double)
+
+/* float16/bfloat16 are computed in float32 */
+static inline int mt__nn_compute_dtype(int dt) { return dt == MT_F64 ? MT_F64 : MT_F32; }
+
+/* from csrc/autograd/formula.h: the copy kernels without autograd */
+mt_status mt__impl_copy_(mt_tensor *dst, mt_tensor *src);
+mt_status mt__impl_to_dtype(mt_tensor *t, int dtype, int copy, mt_tensor **out);
+mt_status mt__impl_contiguous(mt_tensor *t, mt_tensor **out);
+
+/* a contiguous copy of t in dtype (t itself, retained, when it already is one) */
+mt_status mt__nn_contig(mt_tensor *t, int dtype, mt_tensor **out);
+/* round/convert a compute-dtype result r into dtype (r is consumed) */
+mt_status mt__nn_narrow(mt_tensor *r, int dtype, mt_tensor **out);
+/* PyTorch's "not implemented for" error */
+mt_status mt__nn_not_implemented(const char *kernel, int dtype);
+
+/* ---- the kernels without autograd -------------------------------------------- */
+mt_status mt__impl_softmax(mt_tensor *x, int64_t dim, int log, int dtype, mt_tensor **out);
+mt_status mt__impl_softmax_backward(mt_tensor *grad, mt_tensor *output, int64_t dim, int log, mt_tensor **out);
+/* mean/rstd (may be NULL): [rows] in the compute dtype, for the backward */
+mt_status mt__impl_layer_norm(mt_tensor *x, int nnorm, const int64_t *shape, mt_tensor *weight, mt_tensor *bias,
+                              double eps, mt_tensor **out, mt_tensor **mean, mt_tensor **rstd);
+/* mask: bit 0 input, bit 1 weight, bit 2 bias gradient */
+mt_status mt__impl_layer_norm_backward(mt_tensor *grad, mt_tensor *x, int nnorm, mt_tensor *mean, mt_tensor *rstd,
+                                       mt_tensor *weight, mt_tensor *bias, int mask, mt_tensor **gx, mt_tensor **gw,
+                                       mt_tensor **gb);
+mt_status mt__impl_activation(int act, mt_tensor *x, double a, double b, double c, mt_tensor *out,
+                              mt_tensor **result);
+mt_status mt__impl_activation_backward(int act, mt_tensor *grad, mt_tensor *x, double a, double b, double c,
+                                       mt_tensor **result);
+const char *mt__act_name(int act);
+mt_status mt__impl_embedding(mt_tensor *weight, mt_tensor *indices, mt_tensor **out);
+mt_status mt__impl_embedding_backward(mt_tensor *grad, mt_tensor *indices, int64_t num_weights, int64_t padding_idx,
+                                      int scale_grad_by_freq, mt_tensor **out);
+
+#endif

@@ -1,0 +1,201 @@
+"""NN ops at torch level (torch.softmax, torch.relu, torch.layer_norm, ...) and as Tensor
+methods: one core call each (csrc/kernels/cpu/{softmax,norm,activation,...}.c).
+torch.nn.functional builds on these."""
+import math
+
+from ._C import ffi, lib
+from ._dispatch import call, finish
+from ._tensor import Tensor
+
+_NULL = ffi.NULL
+_new = ffi.new
+
+
+def _h(t):
+    return _NULL if t is None else t._h
+
+
+def _dtype_id(dtype):
+    return -1 if dtype is None else dtype._id
+
+
+def _check_tensor(fn, name, pos, v):
+    if not isinstance(v, Tensor):
+        raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be Tensor, not {type(v).__name__}")
+
+
+# ---- softmax -------------------------------------------------------------------------------
+
+def softmax(input, dim, dtype=None, *, _log=0):
+    _check_tensor("log_softmax" if _log else "softmax", "input", 1, input)
+    if isinstance(dim, bool) or not isinstance(dim, int):
+        dim = int(dim)
+    return call(lib.mt_softmax, input._h, dim, _log, _dtype_id(dtype))
+
+
+def log_softmax(input, dim, dtype=None):
+    return softmax(input, dim, dtype, _log=1)
+
+
+def _softmax_backward_data(grad_output, output, dim, input_dtype):
+    r = call(lib.mt_softmax_backward, grad_output._h, output._h, dim, 0)
+    return r if r.dtype is input_dtype else r.to(input_dtype)
+
+
+def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
+    r = call(lib.mt_softmax_backward, grad_output._h, output._h, dim, 1)
+    return r if r.dtype is input_dtype else r.to(input_dtype)
+
+
+# ---- layer_norm ----------------------------------------------------------------------------
+
+def _int_list(fn, name, pos, v):
+    if isinstance(v, int) and not isinstance(v, bool):
+        return [v]
+    try:
+        return [int(s) for s in v]
+    except TypeError:
+        raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be tuple of ints, not "
+                        f"{type(v).__name__}") from None
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
+    shape = _int_list("layer_norm", "normalized_shape", 2, normalized_shape)
+    return call(lib.mt_layer_norm, input._h, len(shape), ffi.new("int64_t[]", shape or [0]), _h(weight), _h(bias),
+                float(eps))
+
+
+# ---- activations ---------------------------------------------------------------------------
+
+def _act(act, x, a=0.0, b=0.0, c=0.0, inplace=False, fn="relu"):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fn}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
+    res = _new("mt_tensor **")
+    st = lib.mt_activation(act, x._h, a, b, c, x._h if inplace else _NULL, res)
+    return finish(st, res, x if inplace else None)
+
+
+def relu(input):
+    return _act(lib.MT_ACT_RELU, input)
+
+
+def relu_(input):
+    return _act(lib.MT_ACT_RELU, input, inplace=True, fn="relu_")
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(input):
+    return _act(lib.MT_ACT_ELU, input, _SELU_ALPHA, _SELU_SCALE, 1.0, fn="selu")
+
+
+def selu_(input):
+    return _act(lib.MT_ACT_ELU, input, _SELU_ALPHA, _SELU_SCALE, 1.0, inplace=True, fn="selu_")
+
+
+def celu(input, alpha=1.0):
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError")
+    return _act(lib.MT_ACT_CELU, input, float(alpha), 1.0, 1.0 / alpha, fn="celu")
+
+
+def celu_(input, alpha=1.0):
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError")
+    return _act(lib.MT_ACT_CELU, input, float(alpha), 1.0, 1.0 / alpha, inplace=True, fn="celu_")
+
+
+def threshold(input, threshold, value):
+    return _act(lib.MT_ACT_THRESHOLD, input, float(threshold), float(value), fn="threshold")
+
+
+def threshold_(input, threshold, value):
+    return _act(lib.MT_ACT_THRESHOLD, input, float(threshold), float(value), inplace=True, fn="threshold_")
+
+
+def hardshrink(input, lambd=0.5):
+    return _act(lib.MT_ACT_HARDSHRINK, input, float(lambd), fn="hardshrink")
+
+
+# ---- embedding, dropout, linear ---------------------------------------------------------------
+
+def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    if sparse:
+        raise NotImplementedError("embedding(sparse=True) is not implemented: mindtorch_v2 has no sparse tensors")
+    return call(lib.mt_embedding, weight._h, indices._h, int(padding_idx), 1 if scale_grad_by_freq else 0)
+
+
+def embedding_renorm_(input, indices, max_norm, norm_type):
+    st = lib.mt_embedding_renorm_(input._h, indices._h, float(max_norm), float(norm_type))
+    if st:
+        from ._core import raise_status
+        raise_status(st)
+    return input
+
+
+def _dropout(input, p, train, kind, inplace, fn, generator=None):
+    _check_tensor(fn, "input", 1, input)
+    if p == 0 or not train or input.numel() == 0:
+        if not 0 <= p <= 1:
+            raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
+        return input  # PyTorch hands back the input itself
+    gh = _NULL if generator is None else generator._h
+    res = _new("mt_tensor **")
+    st = lib.mt_dropout(input._h, float(p), 1 if train else 0, kind, 1 if inplace else 0, gh, res)
+    return finish(st, res, input if inplace else None)
+
+
+def dropout(input, p, train):
+    return _dropout(input, p, train, 0, False, "dropout")
+
+
+def dropout_(input, p, train):
+    return _dropout(input, p, train, 0, True, "dropout_")
+
+
+def feature_dropout(input, p, train):
+    return _dropout(input, p, train, lib.MT_DROPOUT_FEATURE, False, "feature_dropout")
+
+
+def feature_dropout_(input, p, train):
+    return _dropout(input, p, train, lib.MT_DROPOUT_FEATURE, True, "feature_dropout_")
+
+
+def alpha_dropout(input, p, train):
+    return _dropout(input, p, train, lib.MT_DROPOUT_ALPHA, False, "alpha_dropout")
+
+
+def alpha_dropout_(input, p, train):
+    return _dropout(input, p, train, lib.MT_DROPOUT_ALPHA, True, "alpha_dropout_")
+
+
+def feature_alpha_dropout(input, p, train):
+    return _dropout(input, p, train, lib.MT_DROPOUT_ALPHA | lib.MT_DROPOUT_FEATURE, False, "feature_alpha_dropout")
+
+
+def feature_alpha_dropout_(input, p, train):
+    return _dropout(input, p, train, lib.MT_DROPOUT_ALPHA | lib.MT_DROPOUT_FEATURE, True, "feature_alpha_dropout_")
+
+
+def linear(input, weight, bias=None):
+    _check_tensor("linear", "input", 1, input)
+    _check_tensor("linear", "weight", 2, weight)
+    return call(lib.mt_linear, input._h, weight._h, _h(bias))
+
+
+FUNCTIONS = {
+    "softmax": softmax, "log_softmax": log_softmax, "_softmax_backward_data": _softmax_backward_data,
+    "_log_softmax_backward_data": _log_softmax_backward_data, "layer_norm": layer_norm,
+    "relu": relu, "relu_": relu_, "selu": selu, "selu_": selu_, "celu": celu, "celu_": celu_,
+    "threshold": threshold, "threshold_": threshold_, "hardshrink": hardshrink,
+    "embedding": embedding, "embedding_renorm_": embedding_renorm_, "dropout": dropout, "dropout_": dropout_,
+    "feature_dropout": feature_dropout, "feature_dropout_": feature_dropout_, "alpha_dropout": alpha_dropout,
+    "alpha_dropout_": alpha_dropout_, "feature_alpha_dropout": feature_alpha_dropout,
+    "feature_alpha_dropout_": feature_alpha_dropout_,
+}
+
+METHODS = {
+    "softmax": softmax, "log_softmax": log_softmax, "relu": relu, "relu_": relu_, "hardshrink": hardshrink,
+}
