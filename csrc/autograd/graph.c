@@ -237,7 +237,8 @@ mt_status mt__check_write(mt_tensor *t, int grad) {
                              "can clarify your code by moving both the view and the inplace either both inside the "
                              "no_grad block (if you don't want the inplace to be tracked) or both outside (if you "
                              "want the inplace to be tracked).");
-        if (mt__requires_grad(t) && !t->base->grad_fn)
+        /* a view made before its base required grad is a leaf of its own (the check below) */
+        if (mt__requires_grad(t) && !t->base->grad_fn && mt__requires_grad(t->base))
             return mt__error(MT_ERR_RUNTIME,
                              "a view of a leaf Variable that requires grad is being used in an in-place operation.");
     }
