@@ -1,0 +1,3 @@
+"""torch.utils."""
+from . import hooks  # noqa: F401
+from . import data  # noqa: F401
