@@ -10,6 +10,7 @@ import warnings
 import weakref
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
+from typing import TypeVar
 
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
@@ -154,6 +155,10 @@ def register_module_full_backward_hook(hook):
     _no_backward_hooks("register_module_full_backward_hook")
 
 
+def _no_device(name):
+    raise NotImplementedError(f"Module.{name}: mindtorch_v2 has no {name} device (only cpu and meta)")
+
+
 def _forward_unimplemented(self, *input):
     raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
@@ -198,6 +203,7 @@ class Module:
     training: bool
     call_super_init = False
     _compiled_call_impl = None
+    T_destination = TypeVar("T_destination", bound=dict)
 
     def __init__(self, *args, **kwargs):
         if self.call_super_init is False and bool(kwargs):
@@ -389,7 +395,16 @@ class Module:
         return self
 
     def cuda(self, device=None):
-        return self._apply(lambda t: t.cuda(device))
+        return self._apply(lambda t: _no_device("cuda"))
+
+    def ipu(self, device=None):
+        return self._apply(lambda t: _no_device("ipu"))
+
+    def xpu(self, device=None):
+        return self._apply(lambda t: _no_device("xpu"))
+
+    def mtia(self, device=None):
+        return self._apply(lambda t: _no_device("mtia"))
 
     def cpu(self):
         return self._apply(lambda t: t.cpu())
@@ -440,6 +455,21 @@ class Module:
 
     def register_full_backward_hook(self, hook, prepend=False):
         _no_backward_hooks("Module.register_full_backward_hook")
+
+    def _get_backward_hooks(self):
+        full, non_full = [], []
+        if _global_is_full_backward_hook is True:
+            full += _global_backward_hooks.values()
+        if self._is_full_backward_hook is True:
+            full += self._backward_hooks.values()
+        if _global_is_full_backward_hook is False:
+            non_full += _global_backward_hooks.values()
+        if self._is_full_backward_hook is False:
+            non_full += self._backward_hooks.values()
+        return full, non_full
+
+    def _get_backward_pre_hooks(self):
+        return [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()]
 
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
         handle = RemovableHandle(self._forward_pre_hooks, extra_dict=self._forward_pre_hooks_with_kwargs)
