@@ -84,3 +84,7 @@ def set_num_threads(n):
 
 def get_num_threads():
     return _lib.mt_get_num_threads()
+
+
+# ---- the layer users train with: nn, optim, utils (data, hooks), testing ----
+from . import nn, optim, utils, testing  # noqa: E402,F401

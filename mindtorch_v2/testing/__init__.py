@@ -1,0 +1,1 @@
+"""torch.testing (assert_close, make_tensor): written below."""

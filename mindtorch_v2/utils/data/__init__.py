@@ -1,0 +1,1 @@
+"""torch.utils.data (written below)."""
