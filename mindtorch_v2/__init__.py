@@ -113,3 +113,6 @@ from . import utils  # noqa: E402,F401
 from ._unsupported_dtypes import complex64, complex128  # noqa: E402  (names only: no complex tensors)
 cfloat, cdouble = complex64, complex128
 globals().update(storage.LEGACY_CLASSES)  # FloatStorage, BFloat16Storage, ... (legacy storage types)
+
+# ---- the layer users train with: nn, optim, utils (data, hooks), testing ----
+from . import nn, optim, utils, testing  # noqa: E402,F401

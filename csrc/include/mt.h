@@ -371,6 +371,41 @@ const char *mt_rand_take_warning(void);
 mt_status mt_normal_tensors(mt_tensor *mean, mt_tensor *std, double mean_s, double std_s, mt_generator *g,
                             mt_tensor **out);
 
+/* ---- optimizer steps (kernels/cpu/optim.c) --------------------------------
+ * One call updates one parameter in place with PyTorch's single-tensor
+ * (foreach=False) formula of torch.optim.<Name>, element by element: param,
+ * grad and state tensors share shape and floating dtype (float16/bfloat16
+ * compute in float32, rounded to the dtype where PyTorch materialises a
+ * tensor). step is the step count after this step's increment. */
+enum mt_optim_flag {
+    MT_OPTIM_MAXIMIZE = 1,
+    MT_OPTIM_AMSGRAD = 2,
+    MT_OPTIM_DECOUPLED = 4,    /* decoupled weight decay (AdamW, NAdam/RAdam decoupled_weight_decay) */
+    MT_OPTIM_NESTEROV = 8,
+    MT_OPTIM_CENTERED = 16,
+    MT_OPTIM_FIRST = 32        /* SGD: the momentum buffer is new (it becomes a copy of the grad) */
+};
+mt_status mt_sgd_step(mt_tensor *param, mt_tensor *grad, mt_tensor *momentum_buffer, double lr, double momentum,
+                      double dampening, double weight_decay, int flags);
+mt_status mt_adam_step(mt_tensor *param, mt_tensor *grad, mt_tensor *exp_avg, mt_tensor *exp_avg_sq,
+                       mt_tensor *max_exp_avg_sq, double lr, double beta1, double beta2, double eps,
+                       double weight_decay, double step, int flags);
+mt_status mt_adagrad_step(mt_tensor *param, mt_tensor *grad, mt_tensor *state_sum, double lr, double weight_decay,
+                          double lr_decay, double eps, double step, int flags);
+mt_status mt_rmsprop_step(mt_tensor *param, mt_tensor *grad, mt_tensor *square_avg, mt_tensor *grad_avg,
+                          mt_tensor *momentum_buffer, double lr, double alpha, double eps, double weight_decay,
+                          double momentum, int flags);
+mt_status mt_adadelta_step(mt_tensor *param, mt_tensor *grad, mt_tensor *square_avg, mt_tensor *acc_delta,
+                           double lr, double rho, double eps, double weight_decay, int flags);
+mt_status mt_adamax_step(mt_tensor *param, mt_tensor *grad, mt_tensor *exp_avg, mt_tensor *exp_inf, double lr,
+                         double beta1, double beta2, double eps, double weight_decay, double step, int flags);
+/* mu, mu_next and mu_product (already multiplied by mu) as torch.optim.NAdam computes them */
+mt_status mt_nadam_step(mt_tensor *param, mt_tensor *grad, mt_tensor *exp_avg, mt_tensor *exp_avg_sq, double lr,
+                        double beta1, double beta2, double eps, double weight_decay, double step, double mu,
+                        double mu_next, double mu_product, int flags);
+mt_status mt_radam_step(mt_tensor *param, mt_tensor *grad, mt_tensor *exp_avg, mt_tensor *exp_avg_sq, double lr,
+                        double beta1, double beta2, double eps, double weight_decay, double step, int flags);
+
 /* ---- BEGIN GENERATED OPS (tools/gen_ops.py from csrc/ops.tbl; do not edit) ---- */
 enum mt_op {
     MT_OP_ABS = 0,

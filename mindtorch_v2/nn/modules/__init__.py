@@ -1,0 +1,6 @@
+"""torch.nn.modules."""
+from .module import Module  # noqa: F401
+from .container import Container, ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential  # noqa: F401
+from .linear import Bilinear, Identity, LazyLinear, Linear  # noqa: F401
+from .flatten import Flatten, Unflatten  # noqa: F401
+from .lazy import LazyModuleMixin  # noqa: F401

@@ -1,0 +1,2 @@
+"""Helpers of torch.utils.data: collate, fetch, worker."""
+from . import collate, fetch, worker  # noqa: F401

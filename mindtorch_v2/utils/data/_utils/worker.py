@@ -1,0 +1,221 @@
+"""DataLoader worker processes: seeding, WorkerInfo, the fetch loop, and tensor transport.
+
+Tensors cross the process boundary as their bytes (dtype, shape) and are rebuilt in the main process;
+everything else is pickled as is.
+"""
+import os
+import queue
+import random
+import sys
+import traceback
+from dataclasses import dataclass
+
+import mindtorch_v2 as torch
+
+MP_STATUS_CHECK_INTERVAL = 5.0
+
+_worker_info = None
+
+
+@dataclass(frozen=True)
+class WorkerInfo:
+    id: int
+    num_workers: int
+    seed: int
+    dataset: object
+
+
+def get_worker_info():
+    """In a DataLoader worker: its id, num_workers, seed and dataset copy; None in the main process."""
+    return _worker_info
+
+
+@dataclass(frozen=True)
+class _IterableDatasetStopIteration:
+    worker_id: int
+
+
+@dataclass(frozen=True)
+class _ResumeIteration:
+    seed: object = None
+
+
+class ExceptionWrapper:
+    """An exception raised in a worker, re-raised in the main process with the worker's traceback."""
+
+    def __init__(self, exc_info=None, where="in background"):
+        if exc_info is None:
+            exc_info = sys.exc_info()
+        self.exc_type = exc_info[0]
+        self.exc_msg = "".join(traceback.format_exception(*exc_info))
+        self.where = where
+
+    def reraise(self):
+        msg = f"Caught {self.exc_type.__name__} {self.where}.\nOriginal {self.exc_msg}"
+        if self.exc_type is KeyError:
+            msg = KeyErrorMessage(msg)
+        try:
+            exception = self.exc_type(msg)
+        except Exception:
+            raise RuntimeError(msg) from None
+        raise exception
+
+
+class KeyErrorMessage(str):
+    def __repr__(self):
+        return self
+
+
+def _generate_state(base_seed, worker_id):
+    """numpy's seed for a worker: PyTorch's SeedSequence-style hash of (worker_id, base_seed)."""
+    INIT_A, MULT_A, INIT_B, MULT_B = 0x43B0D7E5, 0x931E8875, 0x8B51F9DD, 0x58F38DED
+    MIX_MULT_L, MIX_MULT_R, XSHIFT, MASK32 = 0xCA01F9DD, 0x4973F715, 4 * 8 // 2, 0xFFFFFFFF
+    entropy = [worker_id, base_seed & MASK32, base_seed >> 32, 0]
+    pool = [0] * 4
+    hash_const_A = INIT_A
+
+    def hash(value):
+        nonlocal hash_const_A
+        value = (value ^ hash_const_A) & MASK32
+        hash_const_A = (hash_const_A * MULT_A) & MASK32
+        value = (value * hash_const_A) & MASK32
+        return (value ^ (value >> XSHIFT)) & MASK32
+
+    def mix(x, y):
+        result = ((MIX_MULT_L * x) & MASK32) - ((MIX_MULT_R * y) & MASK32) & MASK32
+        return (result ^ (result >> XSHIFT)) & MASK32
+
+    for i in range(len(pool)):
+        pool[i] = hash(entropy[i])
+    for i_src in range(len(pool)):
+        for i_dst in range(len(pool)):
+            if i_src != i_dst:
+                pool[i_dst] = mix(pool[i_dst], hash(pool[i_src]))
+    hash_const_B = INIT_B
+    state = []
+    for i_dst in range(4):
+        data_val = pool[i_dst]
+        data_val = (data_val ^ hash_const_B) & MASK32
+        hash_const_B = (hash_const_B * MULT_B) & MASK32
+        data_val = (data_val * hash_const_B) & MASK32
+        state.append((data_val ^ (data_val >> XSHIFT)) & MASK32)
+    return state
+
+
+# ---- tensor transport ---------------------------------------------------------------------------
+
+class _TensorBytes:
+    __slots__ = ("data", "dtype", "shape", "requires_grad")
+
+    def __init__(self, t):
+        from mindtorch_v2._C import ffi, lib
+        t = t.detach().contiguous()
+        self.dtype, self.shape, self.requires_grad = str(t.dtype)[6:], tuple(t.shape), t.requires_grad
+        n = t.numel() * t.element_size()
+        self.data = bytes(ffi.buffer(lib.mt_tensor_data_ptr(t._h), n)) if n else b""
+
+    def __getstate__(self):
+        return (self.data, self.dtype, self.shape, self.requires_grad)
+
+    def __setstate__(self, s):
+        self.data, self.dtype, self.shape, self.requires_grad = s
+
+    def rebuild(self):
+        dtype = getattr(torch, self.dtype)
+        if not self.data:
+            t = torch.empty(self.shape, dtype=dtype)
+        else:
+            t = torch.frombuffer(bytearray(self.data), dtype=dtype).reshape(self.shape)
+        return t.requires_grad_() if self.requires_grad else t
+
+
+def _walk(obj, leaf, fn):
+    """obj with every leaf-typed value replaced by fn(value), through lists, tuples, namedtuples and dicts."""
+    if isinstance(obj, leaf):
+        return fn(obj)
+    if isinstance(obj, tuple) and hasattr(obj, "_fields"):
+        return type(obj)(*(_walk(o, leaf, fn) for o in obj))
+    if isinstance(obj, (list, tuple)):
+        out = [_walk(o, leaf, fn) for o in obj]
+        try:
+            return type(obj)(out)
+        except TypeError:
+            return out
+    if isinstance(obj, dict):
+        out = {k: _walk(v, leaf, fn) for k, v in obj.items()}
+        try:
+            r = type(obj)()
+            r.update(out)
+            return r
+        except TypeError:
+            return out
+    return obj
+
+
+def _pack(obj):
+    return _walk(obj, torch.Tensor, _TensorBytes)
+
+
+def _unpack(obj):
+    return _walk(obj, _TensorBytes, lambda b: b.rebuild())
+
+
+# ---- the worker loop ----------------------------------------------------------------------------
+
+def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, auto_collation, collate_fn, drop_last,
+                 base_seed, init_fn, worker_id, num_workers, persistent_workers):
+    from ..dataloader import _DatasetKind
+    try:
+        torch.set_num_threads(1)
+        seed = base_seed + worker_id
+        random.seed(seed)
+        torch.manual_seed(seed)
+        try:
+            import numpy as np
+            np.random.seed(_generate_state(base_seed, worker_id))
+        except ImportError:
+            pass
+        global _worker_info
+        _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed, dataset=dataset)
+        init_exception = None
+        try:
+            if init_fn is not None:
+                init_fn(worker_id)
+            fetcher = _DatasetKind.create_fetcher(dataset_kind, dataset, auto_collation, collate_fn, drop_last)
+        except Exception:
+            init_exception = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
+        iteration_end = False
+        manager_pid = os.getppid()
+        while os.getppid() == manager_pid:
+            try:
+                r = index_queue.get(timeout=MP_STATUS_CHECK_INTERVAL)
+            except queue.Empty:
+                continue
+            if isinstance(r, _ResumeIteration):
+                data_queue.put((r, None))
+                iteration_end = False
+                fetcher = _DatasetKind.create_fetcher(dataset_kind, dataset, auto_collation, collate_fn, drop_last)
+                continue
+            elif r is None:
+                break
+            elif done_event.is_set() or iteration_end:
+                continue
+            idx, index = r
+            if init_exception is not None:
+                data, init_exception = init_exception, None
+            else:
+                try:
+                    data = _pack(fetcher.fetch(index))
+                except Exception as e:
+                    if isinstance(e, StopIteration) and dataset_kind == _DatasetKind.Iterable:
+                        data = _IterableDatasetStopIteration(worker_id)
+                        iteration_end = True
+                    else:
+                        data = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
+            data_queue.put((idx, data))
+            del data, idx, index, r
+    except KeyboardInterrupt:
+        pass
+    if done_event.is_set():
+        data_queue.cancel_join_thread()
+        data_queue.close()
