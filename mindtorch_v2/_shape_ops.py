@@ -1,6 +1,8 @@
 """Shape and index ops: one core call each (csrc/kernels/cpu/{shape,scatter,sort}.c); the ones
 PyTorch itself composes (hstack, tile, take_along_dim, argsort, meshgrid, ...) are composed here
 from them the same way."""
+import warnings
+
 from ._C import ffi, lib
 from . import _elementwise as ew
 from ._core import raise_status
@@ -289,9 +291,17 @@ def _legacy_reduce(reduce):
     return _LEGACY_REDUCE[reduce]
 
 
+def _warn_legacy_reduce(src, reduce):
+    if reduce is not None and isinstance(src, Tensor):
+        warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in a "
+                      "future PyTorch release. Use torch.scatter_reduce instead for more reduction options.",
+                      UserWarning, stacklevel=3)
+
+
 def scatter(input, dim, index, src=None, *, value=None, reduce=None, out=None):
     if src is None:
         src = value
+    _warn_legacy_reduce(src, reduce)
     r = _scatter(lib.MT_SCATTER, input, dim, index, src, _legacy_reduce(reduce), True, False)
     return _finish_out(r, out)
 
@@ -299,6 +309,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None, out=None):
 def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
     if src is None:
         src = value
+    _warn_legacy_reduce(src, reduce)
     _scatter(lib.MT_SCATTER, self, dim, index, src, _legacy_reduce(reduce), True, True)
     return self
 
@@ -411,8 +422,9 @@ def where(condition, input=None, other=None, *, out=None):
 # ---- sorting ----------------------------------------------------------------------------------
 
 
-def sort(input, dim=-1, descending=False, *, stable=False, out=None):
-    r = _pair(lib.mt_sort, input._h, dim.__index__(), int(bool(descending)), int(bool(stable)), cls=return_types.sort)
+def sort(input, dim=-1, descending=False, *, stable=None, out=None):
+    st = -1 if stable is None else int(bool(stable))  # -1: the overload without `stable`
+    r = _pair(lib.mt_sort, input._h, dim.__index__(), int(bool(descending)), st, cls=return_types.sort)
     return r if out is None else _pair_out(r, out)
 
 
@@ -422,7 +434,7 @@ def _pair_out(r, out):
     return type(r)(out[0], out[1])
 
 
-def argsort(input, dim=-1, descending=False, *, stable=False):
+def argsort(input, dim=-1, descending=False, *, stable=None):
     return sort(input, dim, descending, stable=stable).indices
 
 
@@ -465,6 +477,8 @@ def meshgrid(*tensors, indexing=None):
         if t.dim() > 1:
             raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}")
     if indexing is None:
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
+                      UserWarning, stacklevel=2)
         indexing = "ij"
     elif indexing not in ("ij", "xy"):
         raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')

@@ -372,8 +372,8 @@ static mt_status record_selecting(const char *name, int kind, mt_tensor *t, int6
 }
 
 mt_status mt_sort(mt_tensor *t, int64_t dim, int descending, int stable, mt_tensor **values, mt_tensor **indices) {
-    MT_TRY(NOGRAD(mt__impl_sort(t, dim, descending, stable, values, indices)));
-    return record_selecting("SortBackward0", G_SELECTING, t, dim, 1, values, indices);
+    MT_TRY(NOGRAD(mt__impl_sort(t, dim, descending, stable > 0, values, indices)));
+    return record_selecting(stable < 0 ? "SortBackward0" : "SortBackward1", G_SELECTING, t, dim, 1, values, indices);
 }
 
 mt_status mt_topk(mt_tensor *t, int64_t k, int64_t dim, int largest, int sorted, mt_tensor **values, mt_tensor **indices) {

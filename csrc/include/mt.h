@@ -181,6 +181,7 @@ mt_status mt_index_op(int kind, mt_tensor *self, int64_t dim, mt_tensor *index, 
 mt_status mt_masked_select(mt_tensor *t, mt_tensor *mask, mt_tensor **out);
 mt_status mt_masked_scatter(mt_tensor *t, mt_tensor *mask, mt_tensor *source, int inplace, mt_tensor **out);
 mt_status mt_nonzero(mt_tensor *t, mt_tensor **out); /* int64 [count, ndim], column-major as PyTorch's */
+/* stable: 1 stable, 0 not, -1 not given (PyTorch's overload without it: another grad_fn name) */
 mt_status mt_sort(mt_tensor *t, int64_t dim, int descending, int stable, mt_tensor **values, mt_tensor **indices);
 mt_status mt_topk(mt_tensor *t, int64_t k, int64_t dim, int largest, int sorted, mt_tensor **values,
                   mt_tensor **indices);
