@@ -504,10 +504,22 @@ def meshgrid(*tensors, indexing=None):
 
 
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
-    if repeats is None:  # torch.repeat_interleave(repeats): the indices each count repeats
-        raise NotImplementedError("repeat_interleave(repeats) with a tensor of counts is not implemented yet")
+    if repeats is None:  # torch.repeat_interleave(repeats): each index repeated its count of times
+        return call(lib.mt_repeat_interleave, input._h, -1 if output_size is None else output_size.__index__())
     if isinstance(repeats, Tensor):
-        raise NotImplementedError("repeat_interleave with tensor repeats is not implemented yet")
+        x = input.flatten() if dim is None else input
+        d = _wrap_dim(0 if dim is None else dim, x.dim())
+        size = x.shape[d] if x.dim() else 1
+        if repeats.dim() == 0 or (repeats.dim() == 1 and repeats.shape[0] == 1):
+            repeats = repeats.reshape(1).expand(size)
+        elif repeats.dim() == 1:
+            if repeats.shape[0] != size:
+                raise RuntimeError("repeats must have the same size as input along dim, but got repeats.size(0) = "
+                                   f"{repeats.shape[0]} and input.size({d}) = {size}")
+        else:
+            raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+        idx = call(lib.mt_repeat_interleave, repeats._h, -1 if output_size is None else output_size.__index__())
+        return index_select(x, d, idx)
     repeats = repeats.__index__()
     x = input if dim is not None else input.flatten()
     d = _wrap_dim(dim if dim is not None else 0, input.dim())
@@ -522,6 +534,58 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     return x.expand(shape).contiguous().flatten(d, d + 1)
 
 
+# ---- unique / searchsorted / isin / bincount ---------------------------------------------------
+
+
+def _unique(input, consecutive, return_inverse, return_counts, dim):
+    outs = [_new("mt_tensor **") for _ in range(3)]
+    st = lib.mt_unique(input._h, int(consecutive), int(dim is not None), 0 if dim is None else dim.__index__(), *outs)
+    if st:
+        raise_status(st)
+    vals, inv, cnt = (wrap(o[0]) for o in outs)
+    if not return_inverse and not return_counts:
+        return vals
+    return (vals,) + ((inv,) if return_inverse else ()) + ((cnt,) if return_counts else ())
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    return _unique(input, False, return_inverse, return_counts, dim)
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    return _unique(input, True, return_inverse, return_counts, dim)
+
+
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, out=None, sorter=None):
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")
+        if right and side == "left":
+            raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, got side of left while "
+                               "right was True")
+        right = side == "right"
+    values = input if isinstance(input, Tensor) else as_tensor_operand(input)
+    r = call(lib.mt_searchsorted, sorted_sequence._h, values._h, int(bool(out_int32)), int(bool(right)),
+             _NULL if sorter is None else sorter._h)
+    return _finish_out(r, out)
+
+
+def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
+    if boundaries.dim() != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.dim()})")
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right, out=out)
+
+
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    e = elements if isinstance(elements, Tensor) else as_tensor_operand(elements)
+    t = test_elements if isinstance(test_elements, Tensor) else as_tensor_operand(test_elements)
+    return call(lib.mt_isin, e._h, t._h, int(bool(invert)))
+
+
+def bincount(input, weights=None, minlength=0):
+    return call(lib.mt_bincount, input._h, _NULL if weights is None else weights._h, minlength.__index__())
+
+
 FUNCTIONS = {
     "cat": cat, "concat": concat, "concatenate": concatenate, "stack": stack, "hstack": hstack, "vstack": vstack,
     "row_stack": row_stack, "dstack": dstack, "atleast_1d": atleast_1d, "atleast_2d": atleast_2d,
@@ -533,12 +597,14 @@ FUNCTIONS = {
     "index_fill": index_fill, "index_put": index_put, "index_put_": index_put_, "masked_select": masked_select,
     "masked_scatter": masked_scatter, "nonzero": nonzero, "argwhere": argwhere, "where": where, "sort": sort,
     "argsort": argsort, "msort": msort, "topk": topk, "kthvalue": kthvalue, "cummax": cummax, "cummin": cummin,
-    "meshgrid": meshgrid, "repeat_interleave": repeat_interleave,
+    "meshgrid": meshgrid, "repeat_interleave": repeat_interleave, "unique": unique,
+    "unique_consecutive": unique_consecutive, "searchsorted": searchsorted, "bucketize": bucketize, "isin": isin,
+    "bincount": bincount,
 }
 
 METHODS = {name: fn for name, fn in FUNCTIONS.items()
            if name not in ("cat", "concat", "concatenate", "stack", "hstack", "vstack", "row_stack", "dstack",
-                           "atleast_1d", "atleast_2d", "atleast_3d", "meshgrid", "where")}
+                           "atleast_1d", "atleast_2d", "atleast_3d", "meshgrid", "where", "searchsorted", "isin")}
 METHODS.update({
     "flip": flip, "repeat": repeat, "tril_": tril_, "triu_": triu_, "scatter_": scatter_,
     "scatter_add_": scatter_add_, "scatter_reduce_": scatter_reduce_, "index_add_": index_add_,

@@ -613,3 +613,36 @@ mt_status mt_masked_scatter(mt_tensor *t, mt_tensor *mask, mt_tensor *source, in
 }
 
 mt_status mt_nonzero(mt_tensor *t, mt_tensor **out) { return mt__impl_nonzero(t, out); }
+
+/* ---- unique, bincount: results PyTorch does not differentiate ---------------------------- */
+
+static mt_status not_differentiable(mt_node *n, mt_tensor *const *g, mt_tensor **out) {
+    (void)g, (void)out;
+    static const char *const ops[] = {"_unique2", "unique_dim", "unique_consecutive"};
+    if (n->op < 3) return mt__error(MT_ERR_NOT_IMPLEMENTED, "the derivative for '%s' is not implemented.", ops[n->op]);
+    return mt__error(MT_ERR_RUNTIME, "derivative for aten::bincount is not implemented");
+}
+
+mt_status mt_unique(mt_tensor *t, int consecutive, int has_dim, int64_t dim, mt_tensor **values, mt_tensor **inverse,
+                    mt_tensor **counts) {
+    MT_TRY(NOGRAD(mt__impl_unique(t, consecutive, has_dim, dim, values, inverse, counts)));
+    if (!mt__grad_enabled() || !mt__requires_grad(t)) return MT_OK;
+    int kind = consecutive ? 2 : has_dim;
+    static const char *const names[] = {"Unique2Backward0", "UniqueDimBackward0", "UniqueConsecutiveBackward0"};
+    mt_node *n;
+    mt_status st = rec(names[kind], not_differentiable, 1, &t, *values, &n);
+    if (!st && n) n->op = kind;
+    if (st) { mt_tensor_release(*values); mt_tensor_release(*inverse); mt_tensor_release(*counts); }
+    return st;
+}
+
+mt_status mt_bincount(mt_tensor *t, mt_tensor *weights, int64_t minlength, mt_tensor **out) {
+    MT_TRY(NOGRAD(mt__impl_bincount(t, weights, minlength, out)));
+    if (!weights || !mt__grad_enabled() || !mt__requires_grad(weights)) return MT_OK;
+    mt_node *n;
+    mt_tensor *ins[2] = {NULL, weights};
+    mt_status st = rec("NotImplemented", not_differentiable, 2, ins, *out, &n);
+    if (!st && n) n->op = 3;
+    if (st) mt_tensor_release(*out);
+    return st;
+}

@@ -187,6 +187,18 @@ mt_status mt_topk(mt_tensor *t, int64_t k, int64_t dim, int largest, int sorted,
                   mt_tensor **indices);
 mt_status mt_kthvalue(mt_tensor *t, int64_t k, int64_t dim, int keepdim, mt_tensor **values, mt_tensor **indices);
 mt_status mt_cummax(int is_min, mt_tensor *t, int64_t dim, mt_tensor **values, mt_tensor **indices);
+/* unique over all elements, or (has_dim) over the slices along dim; always sorted (as PyTorch's CPU
+ * kernels), or grouped as they come when consecutive. inverse and counts are always computed. */
+mt_status mt_unique(mt_tensor *t, int consecutive, int has_dim, int64_t dim, mt_tensor **values, mt_tensor **inverse,
+                    mt_tensor **counts);
+/* right: upper bound; sorter may be NULL */
+mt_status mt_searchsorted(mt_tensor *boundaries, mt_tensor *input, int out_int32, int right, mt_tensor *sorter,
+                          mt_tensor **out);
+mt_status mt_isin(mt_tensor *elements, mt_tensor *test_elements, int invert, mt_tensor **out);
+mt_status mt_bincount(mt_tensor *t, mt_tensor *weights, int64_t minlength, mt_tensor **out); /* weights may be NULL */
+/* the index each position of a 1-D count tensor repeats into (torch.repeat_interleave(repeats));
+ * output_size < 0: computed */
+mt_status mt_repeat_interleave(mt_tensor *repeats, int64_t output_size, mt_tensor **out);
 
 /* ---- elementwise ops (the op enum below comes from csrc/ops.tbl) ------ */
 /* out may be NULL (a new tensor) or a tensor to write into (out= / in-place). */

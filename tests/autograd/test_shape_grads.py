@@ -189,3 +189,18 @@ def test_modified_diagonal_base_is_detected():
     b.add_(1) if hasattr(b, "add_") else None
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         (d * 2).sum().backward()
+
+
+def test_unique_and_bincount_are_not_differentiable():
+    for L in (mt, torch):
+        a = L.tensor([1.0, 2.0, 1.0], requires_grad=True)
+        for f, name, msg in [(lambda: L.unique(a), "Unique2Backward0", "_unique2"),
+                             (lambda: L.unique(a, dim=0), "UniqueDimBackward0", "unique_dim"),
+                             (lambda: L.unique_consecutive(a), "UniqueConsecutiveBackward0", "unique_consecutive")]:
+            r = f()
+            assert type(r.grad_fn).__name__ == name
+            with pytest.raises(NotImplementedError, match=f"the derivative for '{msg}' is not implemented."):
+                r.sum().backward()
+        r = L.bincount(L.tensor([0, 1, 1]), a)
+        with pytest.raises(RuntimeError, match="derivative for aten::bincount is not implemented"):
+            r.sum().backward()

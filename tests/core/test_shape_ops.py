@@ -421,16 +421,12 @@ def ties(shape, dtype, seed=0):
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_sort_family(dtype):
     x = ties((5, 40), dtype)
-    stable_dtypes = ("float32", "float64", "int32", "int64")  # PyTorch's unstable sort there is x86-simd-sort
     for p in (x, nc(x)):
         for d in (0, 1, -1):
             for desc in (False, True):
                 run(lambda L, x: L.sort(x, dim=d, descending=desc, stable=True), p)
                 run(lambda L, x: L.argsort(x, dim=d, descending=desc, stable=True), p)
-                if dtype not in stable_dtypes:
-                    run(lambda L, x: L.sort(x, d, desc), p)
-                else:
-                    sort_values_match(p, d, desc)
+                run(lambda L, x: L.sort(x, d, desc), p)  # libstdc++'s introsort: the same tie order
         run(lambda L, x: L.msort(x), p)
         for k in (1, 3, 5):
             for largest in (True, False):
@@ -444,6 +440,9 @@ def test_sort_family(dtype):
             run(lambda L, x: L.kthvalue(x, k, 0, keepdim=True), p)
         run(lambda L, x: L.cummax(x, 0), p)
         run(lambda L, x: L.cummin(x, 1), p)
+    big = rnd((40000,), dtype, 9)  # 1-D integers ascending: PyTorch's radix sort (stable)
+    run(lambda L, x: L.sort(x), big)
+    run(lambda L, x: L.argsort(x, descending=True), big)
     long_row = ties((2, 300), dtype, 3)
     for k in (1, 4, 150):
         run(lambda L, x: L.topk(x, k), long_row)
@@ -458,14 +457,6 @@ def test_sort_family(dtype):
     run(lambda L, x: L.topk(x, 0, 0), e)
     run(lambda L, x: L.cummin(x, 0), e)
     run(lambda L, x: L.sort(x.expand(3, 5)), rnd((1, 5), dtype))  # stride-0 rows are left as they are
-
-
-def sort_values_match(p, d, desc):
-    """the default (unstable) sort: values equal PyTorch's; indices point at the same values"""
-    m, t = p
-    rm, rt = mt.sort(m, d, desc), torch.sort(t, dim=d, descending=desc)
-    check(rm.values, rt.values)
-    check(m.gather(d, rm.indices), t.gather(d, rt.indices))
 
 
 def test_sort_errors():
@@ -497,3 +488,97 @@ def test_meshgrid_narrow_copy_repeat_interleave(dtype):
               lambda L, x: x.repeat_interleave(-1)]:
         run(f, x)
     run(lambda L, x: L.meshgrid(x, x), x, message=False)  # PyTorch prints the tensor C++-style
+
+
+# ---- unique / searchsorted / bucketize / isin / bincount / repeat_interleave(tensor) --------------
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_unique(dtype):
+    x = ties((4, 6), dtype, 2)
+    for p in (x, nc(x)):
+        for inv in (False, True):
+            for cnt in (False, True):
+                run(lambda L, x: L.unique(x, return_inverse=inv, return_counts=cnt), p)
+                run(lambda L, x: L.unique_consecutive(x, return_inverse=inv, return_counts=cnt), p)
+                run(lambda L, x: x.unique(sorted=False, return_inverse=inv, return_counts=cnt), p)
+    rows = rnd((5, 3), dtype, 4, 0, 2)
+    rows = (mt.cat([rows[0], rows[0][:2]]), torch.cat([rows[1], rows[1][:2]]))
+    for p in (rows, nc(rows)):
+        for d in (0, 1, -1):
+            run(lambda L, x: L.unique(x, dim=d, return_inverse=True, return_counts=True), p)
+            run(lambda L, x: L.unique_consecutive(x, dim=d, return_inverse=True, return_counts=True), p)
+    s = rnd((), dtype)
+    run(lambda L, x: L.unique(x, return_inverse=True, return_counts=True), s)
+    run(lambda L, x: L.unique(x[:0], return_inverse=True, return_counts=True), x)
+    run(lambda L, x: L.unique(x[:0], dim=0, return_inverse=True, return_counts=True), x)
+    run(lambda L, x: L.unique(x[:0], dim=1), x)
+
+
+@pytest.mark.parametrize("dtype", [d for d in DTYPES if d != "bool"])
+def test_searchsorted_bucketize(dtype):
+    b = T([-2, 0, 0, 1, 3, 3, 4], dtype)
+    v = rnd((3, 5), dtype, 6)
+    for right in (False, True):
+        for p in (v, nc(v)):
+            run(lambda L, b, v: L.searchsorted(b, v, right=right), b, p)
+            run(lambda L, b, v: L.searchsorted(b, v, side="right" if right else "left", out_int32=True), b, p)
+            run(lambda L, b, v: L.bucketize(v, b, right=right), b, p)
+        b2 = T([[-2, 0, 1], [0, 0, 4], [1, 3, 3]], dtype)
+        run(lambda L, b, v: L.searchsorted(b, v, right=right), b2, v)
+        run(lambda L, b, v: L.searchsorted(b, v[:, :2].t()), b2, v)
+        run(lambda L, b, v: L.searchsorted(b.flip(0), v, sorter=L.arange(6, -1, -1), right=right), b, v)
+        run(lambda L, b: L.searchsorted(b, 1, right=right), b)
+        run(lambda L, b: L.bucketize(2.5, b, right=right), b)
+    run(lambda L, b, v: L.searchsorted(b.double(), v), b, v)  # promoted comparison
+    nan = float("nan")
+    run(lambda L, b, v: L.searchsorted(b, v), T([1.0, 3.0, nan]), T([3.5, nan, 0.0]))
+    run(lambda L, b, v: L.searchsorted(b, v, right=True), T([1.0, 3.0, nan]), T([3.5, nan, 0.0]))
+
+
+def test_searchsorted_errors():
+    b, v = T([1, 3, 5, 7], "int64"), T([3, 6, 9], "int64")
+    for f in [lambda L, b, v: L.searchsorted(b, v, side="left", right=True), lambda L, b, v: L.searchsorted(b, v, side="foo"),
+              lambda L, b, v: L.searchsorted(b.reshape(2, 2), v[:2].reshape(1, 2)), lambda L, b, v: L.searchsorted(b[0], v),
+              lambda L, b, v: L.searchsorted(b, v, sorter=L.tensor([1, 3, 0, 4])),
+              lambda L, b, v: L.searchsorted(b, v, sorter=L.tensor([1, 3, 0])),
+              lambda L, b, v: L.searchsorted(b, v, sorter=L.tensor([1, 3, 0, 2], dtype=L.int32)),
+              lambda L, b, v: L.searchsorted(b.reshape(2, 2), v[0]), lambda L, b, v: L.bucketize(v, b.reshape(2, 2)),
+              lambda L, b, v: L.searchsorted(b > 0, v > 0)]:
+        run(f, b, v)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_isin_bincount(dtype):
+    e, t = rnd((3, 4), dtype, 1), rnd((5,), dtype, 2)
+    for p in (e, nc(e)):
+        run(lambda L, e, t: L.isin(e, t), p, t)
+        run(lambda L, e, t: L.isin(e, t, invert=True), p, t)
+        run(lambda L, e, t: L.isin(e, t.float()), p, t)
+        run(lambda L, e, t: L.isin(e, 2), p, t)
+        run(lambda L, e, t: L.isin(1, t), p, t)
+    x = rnd((20,), dtype, 3, 0, 7)
+    w = rnd((20,), dtype, 4)
+    run(lambda L, x: L.bincount(x), x)
+    run(lambda L, x: L.bincount(x, minlength=10), x)
+    run(lambda L, x: L.bincount(x[::2]), x)
+    run(lambda L, x, w: L.bincount(x, w), rnd((20,), "int64", 3, 0, 7), w)
+    run(lambda L, x, w: L.bincount(x[:0], w[:0], minlength=3), rnd((20,), "int64", 3, 0, 7), w)
+    for f in [lambda L, x: L.bincount(x - 1), lambda L, x: L.bincount(x.reshape(4, 5)), lambda L, x: L.bincount(x, minlength=-1),
+              lambda L, x: L.bincount(x, L.ones(3))]:
+        run(f, x)
+    nan = float("nan")
+    run(lambda L, e, t: L.isin(e, t), T([1.0, nan, 2.0]), T([nan, 1.0]))
+
+
+def test_repeat_interleave_tensor():
+    x = rnd((3, 4), "float32")
+    r = I([1, 0, 2])
+    for f in [lambda L, x, r: L.repeat_interleave(r), lambda L, x, r: L.repeat_interleave(r.int()),
+              lambda L, x, r: L.repeat_interleave(r, output_size=3), lambda L, x, r: x.repeat_interleave(r, dim=0),
+              lambda L, x, r: x.repeat_interleave(r[2:], dim=1), lambda L, x, r: x.repeat_interleave(r[2]),
+              lambda L, x, r: x.t().repeat_interleave(L.tensor([1, 2, 0, 1]), dim=0),
+              lambda L, x, r: L.repeat_interleave(r - 1), lambda L, x, r: L.repeat_interleave(r.reshape(1, 3)),
+              lambda L, x, r: L.repeat_interleave(r.float()), lambda L, x, r: L.repeat_interleave(r, output_size=4),
+              lambda L, x, r: x.repeat_interleave(r[:2], dim=0), lambda L, x, r: x.repeat_interleave(r.reshape(3, 1))]:
+        run(f, x, r)

@@ -57,4 +57,9 @@ mt_status mt__impl_topk(mt_tensor *t, int64_t k, int64_t dim, int largest, int s
 mt_status mt__impl_kthvalue(mt_tensor *t, int64_t k, int64_t dim, int keepdim, mt_tensor **values, mt_tensor **indices);
 mt_status mt__impl_cummax(int is_min, mt_tensor *t, int64_t dim, mt_tensor **values, mt_tensor **indices);
 
+/* unique.c */
+mt_status mt__impl_unique(mt_tensor *t, int consecutive, int has_dim, int64_t dim, mt_tensor **values,
+                          mt_tensor **inverse, mt_tensor **counts);
+mt_status mt__impl_bincount(mt_tensor *t, mt_tensor *weights, int64_t minlength, mt_tensor **out);
+
 #endif

@@ -331,9 +331,8 @@ mt_status mt__impl_sort(mt_tensor *t, int64_t dim, int descending, int stable, m
     if (st) { mt_tensor_release(*values); return st; }
     if (!t->storage->data) return MT_OK;
     row_job j = {.desc = descending, .stable = stable, .fn = sort_row};
-    /* PyTorch's CPU std::sort paths; float32/float64/int32/int64 unstable sorts are x86-simd-sort
-     * there, whose tie order is its own: a stable order is one of the valid answers */
-    if (t->dtype == MT_F32 || t->dtype == MT_F64 || t->dtype == MT_I32 || t->dtype == MT_I64) j.stable = 1;
+    /* PyTorch sorts big 1-D integer tensors ascending with fbgemm's radix sort: a stable order */
+    if (t->ndim == 1 && !descending && mt__is_int(t->dtype) && t->sizes[0] >= MT_GRAIN_SIZE) j.stable = 1;
     if ((st = run_rows(&j, t, (int)dim, *values, *indices))) {
         mt_tensor_release(*values);
         mt_tensor_release(*indices);
