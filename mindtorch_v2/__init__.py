@@ -20,6 +20,7 @@ from ._reduce import FUNCTIONS as _REDUCTIONS, return_types
 from ._linalg import FUNCTIONS as _LINALG
 from ._random import FUNCTIONS as _RANDOM, Generator, default_generator
 from ._nn_ops import FUNCTIONS as _NN_OPS
+from ._shape_ops import FUNCTIONS as _SHAPE_OPS
 from . import random
 from . import autograd
 from . import nn
@@ -32,6 +33,7 @@ globals().update(_REDUCTIONS)
 globals().update(_LINALG)
 globals().update(_RANDOM)
 globals().update(_NN_OPS)
+globals().update(_SHAPE_OPS)
 swapaxes = swapdims = transpose
 moveaxis = movedim
 absolute = _GENERATED["abs"]

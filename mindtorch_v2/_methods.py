@@ -5,6 +5,7 @@ from ._core import check, raise_status
 from ._device import core_id
 from ._dispatch import NotANumber, _binary, _unary, as_tensor_operand, call, scalar_kind
 from ._tensor import Tensor, wrap
+from . import _shape_ops
 
 # ---- conversions and copies -------------------------------------------------------
 
@@ -218,6 +219,7 @@ METHODS.update(_reduce.FUNCTIONS)
 METHODS.update(_linalg.FUNCTIONS)
 METHODS.update(_random.METHODS)
 METHODS.update(_nn_ops.METHODS)
+METHODS.update(_shape_ops.METHODS)
 METHODS.update({
     # elementwise
     "add": ew.add, "sub": ew.sub, "subtract": ew.sub, "div": ew.div, "divide": ew.div,

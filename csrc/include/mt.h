@@ -138,6 +138,68 @@ mt_status mt_index(mt_tensor *t, int n, mt_tensor *const *indices, mt_tensor **o
 mt_status mt_index_put_(mt_tensor *t, int n, mt_tensor *const *indices, mt_tensor *values,
                         int accumulate);
 
+/* ---- shape and index ops (kernels/cpu/shape.c, scatter.c, sort.c; autograd/formulas_shape.c) ----
+ * PyTorch's semantics and error texts; results are new tensors unless `inplace` (then self
+ * is written and returned). Index tensors are int64 (int32 where PyTorch accepts it). */
+mt_status mt_cat(int n, mt_tensor *const *tensors, int64_t dim, mt_tensor **out);
+mt_status mt_stack(int n, mt_tensor *const *tensors, int64_t dim, mt_tensor **out);
+mt_status mt_flip(mt_tensor *t, int ndims, const int64_t *dims, mt_tensor **out);
+/* ndims = 0 with one shift: roll the flattened tensor */
+mt_status mt_roll(mt_tensor *t, int nshifts, const int64_t *shifts, int ndims, const int64_t *dims, mt_tensor **out);
+mt_status mt_repeat(mt_tensor *t, int n, const int64_t *repeats, mt_tensor **out);
+mt_status mt_rot90(mt_tensor *t, int64_t k, int64_t dim0, int64_t dim1, mt_tensor **out);
+mt_status mt_narrow_copy(mt_tensor *t, int64_t dim, int64_t start, int64_t length, mt_tensor **out);
+/* tril (upper = 0) or triu (upper = 1); out NULL for a new tensor, or t itself for tril_/triu_ */
+mt_status mt_tril(mt_tensor *t, int64_t diagonal, int upper, mt_tensor *out, mt_tensor **result);
+mt_status mt_diagonal(mt_tensor *t, int64_t offset, int64_t dim1, int64_t dim2, mt_tensor **out); /* a view */
+mt_status mt_diag_embed(mt_tensor *t, int64_t offset, int64_t dim1, int64_t dim2, mt_tensor **out);
+mt_status mt_diag(mt_tensor *t, int64_t diagonal, mt_tensor **out);
+mt_status mt_trace(mt_tensor *t, mt_tensor **out);
+mt_status mt_index_select(mt_tensor *t, int64_t dim, mt_tensor *index, mt_tensor **out);
+mt_status mt_gather(mt_tensor *t, int64_t dim, mt_tensor *index, mt_tensor **out);
+mt_status mt_take(mt_tensor *t, mt_tensor *index, mt_tensor **out);
+enum mt_scatter_kind {
+    MT_SCATTER = 0,        /* scatter (reduce NONE, or the legacy SUM 'add' / PROD 'multiply') */
+    MT_SCATTER_ADD = 1,
+    MT_SCATTER_REDUCE = 2
+};
+enum mt_scatter_reduce {
+    MT_SR_NONE = 0,
+    MT_SR_SUM = 1,
+    MT_SR_PROD = 2,
+    MT_SR_MEAN = 3,
+    MT_SR_AMAX = 4,
+    MT_SR_AMIN = 5
+};
+/* src is a tensor, or with is_value a 0-dim tensor holding the value */
+mt_status mt_scatter(int kind, mt_tensor *self, int64_t dim, mt_tensor *index, mt_tensor *src, int is_value,
+                     int reduce, int include_self, int inplace, mt_tensor **out);
+enum mt_index_op { MT_INDEX_ADD = 0, MT_INDEX_COPY = 1, MT_INDEX_FILL = 2 };
+/* source: index_add's/index_copy's source, or index_fill's 0-dim value; alpha: index_add's */
+mt_status mt_index_op(int kind, mt_tensor *self, int64_t dim, mt_tensor *index, mt_tensor *source, double alpha,
+                      int inplace, mt_tensor **out);
+mt_status mt_masked_select(mt_tensor *t, mt_tensor *mask, mt_tensor **out);
+mt_status mt_masked_scatter(mt_tensor *t, mt_tensor *mask, mt_tensor *source, int inplace, mt_tensor **out);
+mt_status mt_nonzero(mt_tensor *t, mt_tensor **out); /* int64 [count, ndim], column-major as PyTorch's */
+/* stable: 1 stable, 0 not, -1 not given (PyTorch's overload without it: another grad_fn name) */
+mt_status mt_sort(mt_tensor *t, int64_t dim, int descending, int stable, mt_tensor **values, mt_tensor **indices);
+mt_status mt_topk(mt_tensor *t, int64_t k, int64_t dim, int largest, int sorted, mt_tensor **values,
+                  mt_tensor **indices);
+mt_status mt_kthvalue(mt_tensor *t, int64_t k, int64_t dim, int keepdim, mt_tensor **values, mt_tensor **indices);
+mt_status mt_cummax(int is_min, mt_tensor *t, int64_t dim, mt_tensor **values, mt_tensor **indices);
+/* unique over all elements, or (has_dim) over the slices along dim; always sorted (as PyTorch's CPU
+ * kernels), or grouped as they come when consecutive. inverse and counts are always computed. */
+mt_status mt_unique(mt_tensor *t, int consecutive, int has_dim, int64_t dim, mt_tensor **values, mt_tensor **inverse,
+                    mt_tensor **counts);
+/* right: upper bound; sorter may be NULL */
+mt_status mt_searchsorted(mt_tensor *boundaries, mt_tensor *input, int out_int32, int right, mt_tensor *sorter,
+                          mt_tensor **out);
+mt_status mt_isin(mt_tensor *elements, mt_tensor *test_elements, int invert, mt_tensor **out);
+mt_status mt_bincount(mt_tensor *t, mt_tensor *weights, int64_t minlength, mt_tensor **out); /* weights may be NULL */
+/* the index each position of a 1-D count tensor repeats into (torch.repeat_interleave(repeats));
+ * output_size < 0: computed */
+mt_status mt_repeat_interleave(mt_tensor *repeats, int64_t output_size, mt_tensor **out);
+
 /* ---- elementwise ops (the op enum below comes from csrc/ops.tbl) ------ */
 /* out may be NULL (a new tensor) or a tensor to write into (out= / in-place). */
 mt_status mt_unary(int op, mt_tensor *x, mt_tensor *out, mt_tensor **result);

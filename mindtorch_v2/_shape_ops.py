@@ -1,0 +1,613 @@
+"""Shape and index ops: one core call each (csrc/kernels/cpu/{shape,scatter,sort}.c); the ones
+PyTorch itself composes (hstack, tile, take_along_dim, argsort, meshgrid, ...) are composed here
+from them the same way."""
+import warnings
+
+from ._C import ffi, lib
+from . import _elementwise as ew
+from ._core import raise_status
+from ._creation import parse_size
+from ._dispatch import as_tensor_operand, call
+from ._reduce import _return_type, return_types
+from ._tensor import Tensor, _wrap_dim, wrap
+
+_new = ffi.new
+_NULL = ffi.NULL
+
+for _name in ("sort", "topk", "kthvalue", "cummax", "cummin"):
+    setattr(return_types, _name, _return_type(_name))
+
+
+def _pair(fn, *args, cls):
+    vals, idx = _new("mt_tensor **"), _new("mt_tensor **")
+    st = fn(*args, vals, idx)
+    if st:
+        raise_status(st)
+    return cls(wrap(vals[0]), wrap(idx[0]))
+
+
+def _tensor_list(name, tensors):
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
+                        f"{type(tensors).__name__}")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
+    return tensors
+
+
+def _ints(v, name="dims"):
+    if isinstance(v, (list, tuple)):
+        return [d.__index__() for d in v]
+    return [v.__index__()]
+
+
+def _finish_out(result, out):
+    """out=: PyTorch resizes out to the result and copies it in."""
+    if out is None:
+        return result
+    if out.requires_grad or result.requires_grad:
+        raise RuntimeError("functions with out=... arguments don't support automatic differentiation, but one of "
+                           "the arguments requires grad.")
+    if tuple(out.shape) != tuple(result.shape):
+        out.resize_(result.shape)
+    return out.copy_(result)
+
+
+# ---- cat / stack ----------------------------------------------------------------------
+
+
+def cat(tensors, dim=0, *, out=None):
+    ts = _tensor_list("cat", tensors)
+    r = call(lib.mt_cat, len(ts), [t._h for t in ts], dim.__index__())
+    return _finish_out(r, out)
+
+
+concat = concatenate = cat
+
+
+def stack(tensors, dim=0, *, out=None):
+    ts = _tensor_list("stack", tensors)
+    r = call(lib.mt_stack, len(ts), [t._h for t in ts], dim.__index__())
+    return _finish_out(r, out)
+
+
+def _atleast(n, name):
+    def fn(*tensors):
+        if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+            return tuple(fn(t) for t in tensors[0])
+        if len(tensors) > 1:
+            return tuple(fn(t) for t in tensors)
+        t = tensors[0]
+        nd = t.dim()
+        if nd >= n:
+            return t
+        if n == 1 or nd == 0:
+            return t.reshape([1] * n)
+        if n == 2:
+            return t.unsqueeze(0)
+        return t.unsqueeze(0).unsqueeze(-1) if nd == 1 else t.unsqueeze(-1)
+    fn.__name__ = name
+    return fn
+
+
+atleast_1d, atleast_2d, atleast_3d = _atleast(1, "atleast_1d"), _atleast(2, "atleast_2d"), _atleast(3, "atleast_3d")
+
+
+def hstack(tensors, *, out=None):
+    ts = [atleast_1d(t) for t in _tensor_list("hstack", tensors)]
+    if not ts:
+        raise RuntimeError("hstack expects a non-empty TensorList")
+    return cat(ts, 0 if ts[0].dim() == 1 else 1, out=out)
+
+
+def vstack(tensors, *, out=None):
+    ts = [atleast_2d(t) for t in _tensor_list("vstack", tensors)]
+    if not ts:
+        raise RuntimeError("vstack expects a non-empty TensorList")
+    return cat(ts, 0, out=out)
+
+
+row_stack = vstack
+
+
+def dstack(tensors, *, out=None):
+    ts = [atleast_3d(t) for t in _tensor_list("dstack", tensors)]
+    if not ts:
+        raise RuntimeError("dstack expects a non-empty TensorList")
+    return cat(ts, 2, out=out)
+
+
+# ---- flip / roll / repeat ----------------------------------------------------------------
+
+
+def flip(input, *dims):
+    dims = _ints(dims[0] if len(dims) == 1 else dims)
+    return call(lib.mt_flip, input._h, len(dims), dims)
+
+
+def fliplr(input):
+    if input.dim() < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return flip(input, [1])
+
+
+def flipud(input):
+    if input.dim() < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return flip(input, [0])
+
+
+def roll(input, shifts, dims=None):
+    shifts = _ints(shifts)
+    dims = [] if dims is None else _ints(dims)
+    return call(lib.mt_roll, input._h, len(shifts), shifts, len(dims), dims)
+
+
+def rot90(input, k=1, dims=(0, 1)):
+    dims = _ints(dims)
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if input.dim() < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.dim()}")
+    if _wrap_dim(dims[0], input.dim()) == _wrap_dim(dims[1], input.dim()):
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} and dim1 = {dims[1]}")
+    return call(lib.mt_rot90, input._h, k.__index__(), dims[0], dims[1])
+
+
+def repeat(self, *sizes):
+    sizes = parse_size(sizes, "repeat")
+    return call(lib.mt_repeat, self._h, len(sizes), sizes)
+
+
+def tile(input, dims):
+    dims = _ints(dims)
+    if len(dims) < input.dim():
+        dims = [1] * (input.dim() - len(dims)) + dims
+    return repeat(input, dims)
+
+
+def narrow_copy(input, dim, start, length):
+    return call(lib.mt_narrow_copy, input._h, dim.__index__(), start.__index__(), length.__index__())
+
+
+# ---- triangles and diagonals -------------------------------------------------------------
+
+
+def tril(input, diagonal=0, *, out=None):
+    return _finish_out(call(lib.mt_tril, input._h, diagonal.__index__(), 0, _NULL), out)
+
+
+def triu(input, diagonal=0, *, out=None):
+    return _finish_out(call(lib.mt_tril, input._h, diagonal.__index__(), 1, _NULL), out)
+
+
+def tril_(self, diagonal=0):
+    call(lib.mt_tril, self._h, diagonal.__index__(), 0, self._h)
+    return self
+
+
+def triu_(self, diagonal=0):
+    call(lib.mt_tril, self._h, diagonal.__index__(), 1, self._h)
+    return self
+
+
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    return call(lib.mt_diagonal, input._h, offset, dim1, dim2)
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    return call(lib.mt_diag_embed, input._h, offset, dim1, dim2)
+
+
+def diag(input, diagonal=0, *, out=None):
+    return _finish_out(call(lib.mt_diag, input._h, diagonal.__index__()), out)
+
+
+def diagflat(input, offset=0):
+    return diag_embed(input.contiguous().view(-1), offset, 0, 1)
+
+
+def trace(input):
+    return call(lib.mt_trace, input._h)
+
+
+# ---- gathers -------------------------------------------------------------------------------
+
+
+def index_select(input, dim, index, *, out=None):
+    return _finish_out(call(lib.mt_index_select, input._h, dim.__index__(), index._h), out)
+
+
+def gather(input, dim, index, *, sparse_grad=False, out=None):
+    if sparse_grad:
+        raise NotImplementedError("gather(sparse_grad=True): sparse tensors are not supported")
+    return _finish_out(call(lib.mt_gather, input._h, dim.__index__(), index._h), out)
+
+
+def take(input, index):
+    return call(lib.mt_take, input._h, index._h)
+
+
+def _broadcast_shape(a, b):
+    n = max(len(a), len(b))
+    a, b = [1] * (n - len(a)) + list(a), [1] * (n - len(b)) + list(b)
+    out = []
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton "
+                               f"dimension {i}")
+        out.append(y if x == 1 else x)
+    return out
+
+
+def take_along_dim(input, indices, dim=None, *, out=None):
+    if dim is None:
+        return _finish_out(gather(input.view(-1), 0, indices.view(-1)), out)
+    if input.dim() != indices.dim():
+        raise RuntimeError("torch.take_along_dim(): input and indices should have the same number of dimensions, "
+                           f"but got {input.dim()} dimensions for input, and {indices.dim()} dimensions for indices")
+    if str(indices.dtype) != "torch.int64":
+        raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
+                           f"{_dtype_name(indices)}")
+    d = _wrap_dim(dim, input.dim())
+    ssz, isz = list(input.shape), list(indices.shape)
+    if ssz:
+        ssz[d] = indices.shape[d]
+    idx = indices.broadcast_to(_broadcast_shape(ssz, indices.shape))
+    if isz:
+        isz[d] = input.shape[d]
+    src = input.broadcast_to(_broadcast_shape(isz, input.shape))
+    return _finish_out(gather(src, d, idx), out)
+
+
+def _dtype_name(t):
+    return {
+        "torch.float32": "Float", "torch.float64": "Double", "torch.float16": "Half", "torch.bfloat16": "BFloat16",
+        "torch.int64": "Long", "torch.int32": "Int", "torch.int16": "Short", "torch.int8": "Char",
+        "torch.uint8": "Byte", "torch.bool": "Bool"}[str(t.dtype)]
+
+
+# ---- scatters ------------------------------------------------------------------------------
+
+_LEGACY_REDUCE = {"add": lib.MT_SR_SUM, "multiply": lib.MT_SR_PROD}
+_REDUCE = {"sum": lib.MT_SR_SUM, "prod": lib.MT_SR_PROD, "mean": lib.MT_SR_MEAN, "amax": lib.MT_SR_AMAX,
+           "amin": lib.MT_SR_AMIN, "max": lib.MT_SR_AMAX, "min": lib.MT_SR_AMIN}  # PyTorch also takes max/min
+
+
+def _scatter(kind, self, dim, index, src, reduce, include_self, inplace):
+    is_value = not isinstance(src, Tensor)
+    if is_value:
+        src = as_tensor_operand(src)
+    return call(lib.mt_scatter, kind, self._h, dim.__index__(), index._h, src._h, int(is_value), reduce,
+                int(bool(include_self)), int(inplace))
+
+
+def _legacy_reduce(reduce):
+    if reduce is None:
+        return lib.MT_SR_NONE
+    if reduce not in _LEGACY_REDUCE:
+        raise RuntimeError("reduce argument must be either add or multiply.")
+    return _LEGACY_REDUCE[reduce]
+
+
+def _warn_legacy_reduce(src, reduce):
+    if reduce is not None and isinstance(src, Tensor):
+        warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in a "
+                      "future PyTorch release. Use torch.scatter_reduce instead for more reduction options.",
+                      UserWarning, stacklevel=3)
+
+
+def scatter(input, dim, index, src=None, *, value=None, reduce=None, out=None):
+    if src is None:
+        src = value
+    _warn_legacy_reduce(src, reduce)
+    r = _scatter(lib.MT_SCATTER, input, dim, index, src, _legacy_reduce(reduce), True, False)
+    return _finish_out(r, out)
+
+
+def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
+    if src is None:
+        src = value
+    _warn_legacy_reduce(src, reduce)
+    _scatter(lib.MT_SCATTER, self, dim, index, src, _legacy_reduce(reduce), True, True)
+    return self
+
+
+def scatter_add(input, dim, index, src, *, out=None):
+    return _finish_out(_scatter(lib.MT_SCATTER_ADD, input, dim, index, src, lib.MT_SR_SUM, True, False), out)
+
+
+def scatter_add_(self, dim, index, src):
+    _scatter(lib.MT_SCATTER_ADD, self, dim, index, src, lib.MT_SR_SUM, True, True)
+    return self
+
+
+def _reduce_op(reduce):
+    if reduce not in _REDUCE:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    return _REDUCE[reduce]
+
+
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=None):
+    r = _scatter(lib.MT_SCATTER_REDUCE, input, dim, index, src, _reduce_op(reduce), include_self, False)
+    return _finish_out(r, out)
+
+
+def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
+    _scatter(lib.MT_SCATTER_REDUCE, self, dim, index, src, _reduce_op(reduce), include_self, True)
+    return self
+
+
+def _index_op(kind, self, dim, index, source, alpha, inplace):
+    return call(lib.mt_index_op, kind, self._h, dim.__index__(), index._h, source._h, float(alpha), int(inplace))
+
+
+def index_add(input, dim, index, source, *, alpha=1, out=None):
+    return _finish_out(_index_op(lib.MT_INDEX_ADD, input, dim, index, source, alpha, False), out)
+
+
+def index_add_(self, dim, index, source, *, alpha=1):
+    _index_op(lib.MT_INDEX_ADD, self, dim, index, source, alpha, True)
+    return self
+
+
+def index_copy(input, dim, index, source, *, out=None):
+    return _finish_out(_index_op(lib.MT_INDEX_COPY, input, dim, index, source, 1, False), out)
+
+
+def index_copy_(self, dim, index, source):
+    _index_op(lib.MT_INDEX_COPY, self, dim, index, source, 1, True)
+    return self
+
+
+def index_fill(input, dim, index, value):
+    return _index_op(lib.MT_INDEX_FILL, input, dim, index, as_tensor_operand(value), 1, False)
+
+
+def index_fill_(self, dim, index, value):
+    _index_op(lib.MT_INDEX_FILL, self, dim, index, as_tensor_operand(value), 1, True)
+    return self
+
+
+def index_put_(self, indices, values, accumulate=False):
+    if not isinstance(indices, (list, tuple)):
+        raise TypeError(f"index_put_(): argument 'indices' (position 1) must be tuple of Tensors, not "
+                        f"{type(indices).__name__}")
+    values = as_tensor_operand(values)
+    idx = [_NULL if i is None else i._h for i in indices]
+    st = lib.mt_index_put_(self._h, len(idx), idx, values._h, int(bool(accumulate)))
+    if st:
+        raise_status(st)
+    return self
+
+
+def index_put(input, indices, values, accumulate=False):
+    return index_put_(input.clone(), indices, values, accumulate)
+
+
+def masked_select(input, mask, *, out=None):
+    return _finish_out(call(lib.mt_masked_select, input._h, mask._h), out)
+
+
+def masked_scatter(input, mask, source):
+    return call(lib.mt_masked_scatter, input._h, mask._h, source._h, 0)
+
+
+def masked_scatter_(self, mask, source):
+    call(lib.mt_masked_scatter, self._h, mask._h, source._h, 1)
+    return self
+
+
+# ---- nonzero / where ------------------------------------------------------------------------
+
+
+def nonzero(input, *, out=None, as_tuple=False):
+    if as_tuple:
+        t = input.unsqueeze(0) if input.dim() == 0 else input
+        return call(lib.mt_nonzero, t._h).unbind(1)
+    return _finish_out(call(lib.mt_nonzero, input._h), out)
+
+
+def argwhere(input):
+    return call(lib.mt_nonzero, input._h)
+
+
+def where(condition, input=None, other=None, *, out=None):
+    if input is None and other is None:
+        return nonzero(condition, as_tuple=True)
+    return ew.where(condition, input, other, out=out)
+
+
+# ---- sorting ----------------------------------------------------------------------------------
+
+
+def sort(input, dim=-1, descending=False, *, stable=None, out=None):
+    st = -1 if stable is None else int(bool(stable))  # -1: the overload without `stable`
+    r = _pair(lib.mt_sort, input._h, dim.__index__(), int(bool(descending)), st, cls=return_types.sort)
+    return r if out is None else _pair_out(r, out)
+
+
+def _pair_out(r, out):
+    _finish_out(r[0], out[0])
+    _finish_out(r[1], out[1])
+    return type(r)(out[0], out[1])
+
+
+def argsort(input, dim=-1, descending=False, *, stable=None):
+    return sort(input, dim, descending, stable=stable).indices
+
+
+def msort(input, *, out=None):
+    return _finish_out(sort(input, 0).values, out)
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
+    r = _pair(lib.mt_topk, input._h, k.__index__(), dim.__index__(), int(bool(largest)), int(bool(sorted)),
+              cls=return_types.topk)
+    return r if out is None else _pair_out(r, out)
+
+
+def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
+    r = _pair(lib.mt_kthvalue, input._h, k.__index__(), dim.__index__(), int(bool(keepdim)),
+              cls=return_types.kthvalue)
+    return r if out is None else _pair_out(r, out)
+
+
+def cummax(input, dim, *, out=None):
+    r = _pair(lib.mt_cummax, 0, input._h, dim.__index__(), cls=return_types.cummax)
+    return r if out is None else _pair_out(r, out)
+
+
+def cummin(input, dim, *, out=None):
+    r = _pair(lib.mt_cummax, 1, input._h, dim.__index__(), cls=return_types.cummin)
+    return r if out is None else _pair_out(r, out)
+
+
+# ---- meshgrid -------------------------------------------------------------------------------
+
+
+def meshgrid(*tensors, indexing=None):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tensors[0]
+    ts = list(tensors)
+    if not ts:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    for t in ts:
+        if t.dim() > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}")
+    if indexing is None:
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
+                      UserWarning, stacklevel=2)
+        indexing = "ij"
+    elif indexing not in ("ij", "xy"):
+        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
+    for i in range(1, len(ts)):
+        if ts[i].dtype != ts[0].dtype:
+            raise RuntimeError("torch.meshgrid: Expected all tensors in the tensor list to have the same dtype.")
+    swap = indexing == "xy" and len(ts) >= 2
+    if swap:
+        ts[0], ts[1] = ts[1], ts[0]
+    shape = [t.numel() for t in ts]
+    n = len(ts)
+    out = []
+    for i, t in enumerate(ts):
+        view = [1] * n
+        view[i] = -1
+        out.append(t.view(view).expand(shape))
+    if swap:
+        out[0], out[1] = out[1], out[0]
+    return tuple(out)
+
+
+# ---- repeat_interleave ------------------------------------------------------------------------
+
+
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    if repeats is None:  # torch.repeat_interleave(repeats): each index repeated its count of times
+        return call(lib.mt_repeat_interleave, input._h, -1 if output_size is None else output_size.__index__())
+    if isinstance(repeats, Tensor):
+        x = input.flatten() if dim is None else input
+        d = _wrap_dim(0 if dim is None else dim, x.dim())
+        size = x.shape[d] if x.dim() else 1
+        if repeats.dim() == 0 or (repeats.dim() == 1 and repeats.shape[0] == 1):
+            repeats = repeats.reshape(1).expand(size)
+        elif repeats.dim() == 1:
+            if repeats.shape[0] != size:
+                raise RuntimeError("repeats must have the same size as input along dim, but got repeats.size(0) = "
+                                   f"{repeats.shape[0]} and input.size({d}) = {size}")
+        else:
+            raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+        idx = call(lib.mt_repeat_interleave, repeats._h, -1 if output_size is None else output_size.__index__())
+        return index_select(x, d, idx)
+    repeats = repeats.__index__()
+    x = input if dim is not None else input.flatten()
+    d = _wrap_dim(dim if dim is not None else 0, input.dim())
+    if repeats < 0:
+        raise RuntimeError("Repeats must be non-negative")
+    x = x.unsqueeze(d + 1)
+    shape = list(x.shape)
+    shape[d + 1] = repeats
+    if output_size is not None and output_size != repeats * shape[d]:
+        raise RuntimeError(f"repeat_interleave: Invalid output_size, expected {repeats * shape[d]} but got "
+                           f"{output_size}")
+    return x.expand(shape).contiguous().flatten(d, d + 1)
+
+
+# ---- unique / searchsorted / isin / bincount ---------------------------------------------------
+
+
+def _unique(input, consecutive, return_inverse, return_counts, dim):
+    outs = [_new("mt_tensor **") for _ in range(3)]
+    st = lib.mt_unique(input._h, int(consecutive), int(dim is not None), 0 if dim is None else dim.__index__(), *outs)
+    if st:
+        raise_status(st)
+    vals, inv, cnt = (wrap(o[0]) for o in outs)
+    if not return_inverse and not return_counts:
+        return vals
+    return (vals,) + ((inv,) if return_inverse else ()) + ((cnt,) if return_counts else ())
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    return _unique(input, False, return_inverse, return_counts, dim)
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    return _unique(input, True, return_inverse, return_counts, dim)
+
+
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, out=None, sorter=None):
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")
+        if right and side == "left":
+            raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, got side of left while "
+                               "right was True")
+        right = side == "right"
+    values = input if isinstance(input, Tensor) else as_tensor_operand(input)
+    r = call(lib.mt_searchsorted, sorted_sequence._h, values._h, int(bool(out_int32)), int(bool(right)),
+             _NULL if sorter is None else sorter._h)
+    return _finish_out(r, out)
+
+
+def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
+    if boundaries.dim() != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.dim()})")
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right, out=out)
+
+
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    e = elements if isinstance(elements, Tensor) else as_tensor_operand(elements)
+    t = test_elements if isinstance(test_elements, Tensor) else as_tensor_operand(test_elements)
+    return call(lib.mt_isin, e._h, t._h, int(bool(invert)))
+
+
+def bincount(input, weights=None, minlength=0):
+    return call(lib.mt_bincount, input._h, _NULL if weights is None else weights._h, minlength.__index__())
+
+
+FUNCTIONS = {
+    "cat": cat, "concat": concat, "concatenate": concatenate, "stack": stack, "hstack": hstack, "vstack": vstack,
+    "row_stack": row_stack, "dstack": dstack, "atleast_1d": atleast_1d, "atleast_2d": atleast_2d,
+    "atleast_3d": atleast_3d, "flip": flip, "fliplr": fliplr, "flipud": flipud, "roll": roll, "rot90": rot90,
+    "tile": tile, "narrow_copy": narrow_copy, "tril": tril, "triu": triu, "diagonal": diagonal,
+    "diag_embed": diag_embed, "diag": diag, "diagflat": diagflat, "trace": trace, "index_select": index_select,
+    "gather": gather, "take": take, "take_along_dim": take_along_dim, "scatter": scatter,
+    "scatter_add": scatter_add, "scatter_reduce": scatter_reduce, "index_add": index_add, "index_copy": index_copy,
+    "index_fill": index_fill, "index_put": index_put, "index_put_": index_put_, "masked_select": masked_select,
+    "masked_scatter": masked_scatter, "nonzero": nonzero, "argwhere": argwhere, "where": where, "sort": sort,
+    "argsort": argsort, "msort": msort, "topk": topk, "kthvalue": kthvalue, "cummax": cummax, "cummin": cummin,
+    "meshgrid": meshgrid, "repeat_interleave": repeat_interleave, "unique": unique,
+    "unique_consecutive": unique_consecutive, "searchsorted": searchsorted, "bucketize": bucketize, "isin": isin,
+    "bincount": bincount,
+}
+
+METHODS = {name: fn for name, fn in FUNCTIONS.items()
+           if name not in ("cat", "concat", "concatenate", "stack", "hstack", "vstack", "row_stack", "dstack",
+                           "atleast_1d", "atleast_2d", "atleast_3d", "meshgrid", "where", "searchsorted", "isin")}
+METHODS.update({
+    "flip": flip, "repeat": repeat, "tril_": tril_, "triu_": triu_, "scatter_": scatter_,
+    "scatter_add_": scatter_add_, "scatter_reduce_": scatter_reduce_, "index_add_": index_add_,
+    "index_copy_": index_copy_, "index_fill_": index_fill_, "masked_scatter_": masked_scatter_,
+    "where": lambda self, condition, other: ew.where(condition, self, other),
+})
