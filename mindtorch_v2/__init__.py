@@ -22,6 +22,7 @@ from ._random import FUNCTIONS as _RANDOM, Generator, default_generator
 from . import random
 from . import autograd
 from . import nn
+from . import linalg
 from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
                                  is_inference_mode_enabled)
 

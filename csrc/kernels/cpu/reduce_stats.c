@@ -1,0 +1,587 @@
+/* reduce_stats.c — reductions that look at a whole row of reduced elements:
+ * var/std (two passes in double), vector norms, logsumexp, median/nanmedian,
+ * mode, quantile; and the row kernels of prod's and cumprod's backward.
+ *
+ * Each output's reduced elements are gathered (converted) into a contiguous
+ * double row (int64 for integer order statistics), one buffer per thread, and
+ * a row function turns the row into the output values. The gather is one cast
+ * loop per innermost run, so rows of any layout cost one pass; the kept dims
+ * are split across threads. Shape/dtype inference and output allocation come
+ * first and are all a meta tensor gets. */
+#include <math.h>
+#include <stdio.h>
+
+#include "loops.h"
+#include "reduce.h"
+
+/* ---- rows: plan, gather, run ------------------------------------------------ */
+
+typedef struct rows_t rows_t;
+/* row o of count elements (double or int64); idx[i] is element i's position along the dim
+ * when the plan reduces a single dim (NULL otherwise) */
+typedef void (*row_fn)(const rows_t *r, int64_t o, void *row, int64_t *idx);
+
+struct rows_t {
+    inner_t in;
+    int kn;
+    int64_t ksz[MT_MAX_DIMS], kst[MT_MAX_DIMS]; /* kept dims, bytes */
+    int64_t count, nout;
+    char *base;
+    int acc;             /* MT_F64 or MT_I64 */
+    int want_idx;
+    mt_loop_fn load;
+    row_fn fn;
+    void *ctx;
+};
+
+static void plan_rows(rows_t *r, const mt_tensor *x, const int *reduced, int acc) {
+    memset(r, 0, sizeof *r);
+    mt__reduce_inner(x, reduced, &r->in);
+    r->count = 1;
+    for (int i = 0; i < r->in.n; i++) r->count *= r->in.size[i];
+    int isz = mt_dtype_itemsize(x->dtype);
+    for (int d = 0; d < x->ndim; d++)
+        if (!reduced[d]) r->ksz[r->kn] = x->sizes[d], r->kst[r->kn++] = x->strides[d] * isz;
+    r->nout = mt__numel(r->kn, r->ksz);
+    r->base = x->storage->data ? mt__data(x) : NULL;
+    r->acc = acc;
+    r->load = mt__cast_loop(acc, x->dtype);
+}
+
+static void gather(const rows_t *r, const char *p, int d, char **dst) {
+    const int64_t esz = 8;
+    if (r->in.n == 0) { /* nothing reduced: the element itself */
+        r->load((char *[]){*dst, (char *)p}, (const int64_t[]){esz, 0}, 1, NULL);
+        *dst += esz;
+        return;
+    }
+    int64_t n = r->in.size[d], s = r->in.stride[d];
+    if (d == r->in.n - 1) {
+        r->load((char *[]){*dst, (char *)p}, (const int64_t[]){esz, s}, n, NULL);
+        *dst += n * esz;
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) gather(r, p + i * s, d + 1, dst);
+}
+
+static void rows_chunk(void *p, int64_t b, int64_t e) {
+    const rows_t *r = p;
+    int64_t n = r->count ? r->count : 1;
+    char *row = malloc((size_t)n * 8);
+    int64_t *idx = r->want_idx ? malloc((size_t)n * 8) : NULL;
+    if (!row || (r->want_idx && !idx)) { free(row); free(idx); return; } /* caller pre-checked memory */
+    for (int64_t o = b; o < e; o++) {
+        int64_t rem = o, off = 0;
+        for (int d = r->kn - 1; d >= 0; d--) {
+            off += (rem % r->ksz[d]) * r->kst[d];
+            rem /= r->ksz[d];
+        }
+        char *dst = row;
+        if (r->count) gather(r, r->base + off, 0, &dst);
+        if (idx) for (int64_t i = 0; i < r->count; i++) idx[i] = i;
+        r->fn(r, o, row, idx);
+    }
+    free(row);
+    free(idx);
+}
+
+static mt_status run_rows(rows_t *r, row_fn fn, void *ctx) {
+    if (!r->base || r->nout == 0) return MT_OK; /* meta or empty: shapes only */
+    r->fn = fn, r->ctx = ctx;
+    void *probe = malloc((size_t)(r->count ? r->count : 1) * 16);
+    if (!probe) return mt__error(MT_ERR_OOM, "out of memory");
+    free(probe);
+    int64_t grain = r->count > 0 ? (MT_GRAIN_SIZE + r->count - 1) / r->count : r->nout;
+    mt__parallel_for(r->nout, grain, rows_chunk, r);
+    return MT_OK;
+}
+
+/* output sizes of a reduction: reduced dims dropped, or kept as 1 */
+static int out_sizes(const mt_tensor *x, const int *reduced, int keepdim, int64_t *osz) {
+    int n = 0;
+    for (int d = 0; d < x->ndim; d++) {
+        if (!reduced[d]) osz[n++] = x->sizes[d];
+        else if (keepdim) osz[n++] = 1;
+    }
+    return n;
+}
+
+static void store_f(mt_tensor *t, int64_t i, double v) {
+    static const int64_t z[2] = {0, 0};
+    mt__cast_loop(t->dtype, MT_F64)((char *[]){mt__data(t) + i * mt_dtype_itemsize(t->dtype), (char *)&v}, z, 1, NULL);
+}
+static void store_i(mt_tensor *t, int64_t i, int64_t v) {
+    static const int64_t z[2] = {0, 0};
+    mt__cast_loop(t->dtype, MT_I64)((char *[]){mt__data(t) + i * mt_dtype_itemsize(t->dtype), (char *)&v}, z, 1, NULL);
+}
+
+static mt_status alloc2(int n, const int64_t *sz, int dt1, int dt2, int device, mt_tensor **a, mt_tensor **b) {
+    MT_TRY(mt__alloc(n, sz, NULL, dt1, device, a));
+    if (!b) return MT_OK;
+    mt_status st = mt__alloc(n, sz, NULL, dt2, device, b);
+    if (st) { mt_tensor_release(*a); *a = NULL; }
+    return st;
+}
+
+/* ---- var / std ---------------------------------------------------------------- */
+
+typedef struct { double correction; int take_sqrt; mt_tensor *var, *mean; } var_ctx;
+
+static void var_row(const rows_t *r, int64_t o, void *row, int64_t *idx) {
+    (void)idx;
+    const var_ctx *c = r->ctx;
+    const double *v = row;
+    int64_t n = r->count;
+    double s = 0, m2 = 0;
+    for (int64_t i = 0; i < n; i++) s += v[i];
+    double mean = s / (double)n; /* NaN for an empty row, as PyTorch */
+    for (int64_t i = 0; i < n; i++) m2 += (v[i] - mean) * (v[i] - mean);
+    double div = (double)n > c->correction ? (double)n - c->correction : 0;
+    double var = n ? m2 / div : NAN;
+    store_f(c->var, o, c->take_sqrt ? sqrt(var) : var);
+    if (c->mean) store_f(c->mean, o, mean);
+}
+
+mt_status mt__impl_var(mt_tensor *x, int ndims, const int64_t *dims, double correction, int keepdim, int take_sqrt,
+                       mt_tensor **result, mt_tensor **mean) {
+    if (!mt__is_float(x->dtype))
+        return mt__error(MT_ERR_RUNTIME, "std and var only support floating point and complex dtypes");
+    int reduced[MT_MAX_DIMS];
+    MT_TRY(mt__reduce_dims(x, ndims, dims, reduced));
+    int64_t osz[MT_MAX_DIMS];
+    int ond = out_sizes(x, reduced, keepdim, osz);
+    MT_TRY(alloc2(ond, osz, x->dtype, x->dtype, x->device, result, mean));
+    rows_t r;
+    plan_rows(&r, x, reduced, MT_F64);
+    var_ctx c = {correction, take_sqrt, *result, mean ? *mean : NULL};
+    mt_status st = run_rows(&r, var_row, &c);
+    if (st) { mt_tensor_release(*result); if (mean) mt_tensor_release(*mean); }
+    return st;
+}
+
+/* ---- vector norm --------------------------------------------------------------- */
+
+typedef struct { double p; mt_tensor *out; } norm_ctx;
+
+static void norm_row(const rows_t *r, int64_t o, void *row, int64_t *idx) {
+    (void)idx;
+    const norm_ctx *c = r->ctx;
+    const double *v = row;
+    int64_t n = r->count;
+    double p = c->p, acc = 0;
+    if (p == 0) {
+        for (int64_t i = 0; i < n; i++) acc += v[i] != 0;
+    } else if (isinf(p)) { /* max / min of |x|, NaN propagates */
+        acc = p > 0 ? 0 : INFINITY;
+        for (int64_t i = 0; i < n; i++) {
+            double a = fabs(v[i]);
+            if (a != a || acc != acc) acc = acc != acc ? acc : a;
+            else acc = p > 0 ? (a > acc ? a : acc) : (a < acc ? a : acc);
+        }
+    } else if (p == 1) {
+        for (int64_t i = 0; i < n; i++) acc += fabs(v[i]);
+    } else if (p == 2) {
+        for (int64_t i = 0; i < n; i++) acc += v[i] * v[i];
+        acc = sqrt(acc);
+    } else {
+        for (int64_t i = 0; i < n; i++) acc += pow(fabs(v[i]), p);
+        acc = pow(acc, 1.0 / p);
+    }
+    store_f(c->out, o, acc);
+}
+
+static void fmt_ord(char *buf, size_t cap, double p) {
+    if (isinf(p)) snprintf(buf, cap, "%s", p > 0 ? "inf" : "-inf");
+    else snprintf(buf, cap, "%g", p);
+}
+
+mt_status mt__impl_vector_norm(mt_tensor *x, double p, int ndims, const int64_t *dims, int keepdim, int dtype,
+                               mt_tensor **result) {
+    if (!mt__is_float(x->dtype))
+        return mt__error(MT_ERR_RUNTIME, "linalg.vector_norm: Expected a floating point or complex tensor as input. Got %s",
+                         mt_dtype_names[x->dtype]);
+    if (dtype >= 0 && dtype != x->dtype) {
+        if (!mt__is_float(dtype) || mt_promote_types(x->dtype, dtype) != dtype)
+            return mt__error(MT_ERR_RUNTIME,
+                             "linalg.vector_norm: the dtype of the input (%s) should be convertible without narrowing to "
+                             "the specified dtype (%s)", mt_dtype_names[x->dtype], mt_dtype_names[dtype]);
+    }
+    int reduced[MT_MAX_DIMS];
+    MT_TRY(mt__reduce_dims(x, ndims, dims, reduced));
+    if (p < 0 || isinf(p)) { /* no identity: empty reductions are errors */
+        char ord[32];
+        fmt_ord(ord, sizeof ord, p);
+        if (ndims <= 0 && mt_tensor_numel(x) == 0)
+            return mt__error(MT_ERR_RUNTIME, "linalg.vector_norm cannot compute the %s norm on an empty tensor because "
+                             "the operation does not have an identity", ord);
+        for (int k = 0; k < ndims && x->ndim; k++) {
+            int64_t d = dims[k] < 0 ? dims[k] + x->ndim : dims[k];
+            if (x->sizes[d] == 0)
+                return mt__error(MT_ERR_RUNTIME, "linalg.vector_norm cannot compute the %s norm on the dimension %lld"
+                                 "because this dimension is empty and the operation does not have an identity",
+                                 ord, (long long)d);
+        }
+    }
+    int64_t osz[MT_MAX_DIMS];
+    int ond = out_sizes(x, reduced, keepdim, osz);
+    MT_TRY(mt__alloc(ond, osz, NULL, dtype >= 0 ? dtype : x->dtype, x->device, result));
+    rows_t r;
+    plan_rows(&r, x, reduced, MT_F64);
+    norm_ctx c = {p, *result};
+    mt_status st = run_rows(&r, norm_row, &c);
+    if (st) mt_tensor_release(*result);
+    return st;
+}
+
+/* ---- logsumexp ------------------------------------------------------------------ */
+
+static void lse_row(const rows_t *r, int64_t o, void *row, int64_t *idx) {
+    (void)idx;
+    const double *v = row;
+    int64_t n = r->count;
+    double m = -INFINITY, s = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (v[i] != v[i] || m != m) m = m != m ? m : v[i];
+        else if (v[i] > m) m = v[i];
+    }
+    double shift = isinf(m) ? 0 : m; /* PyTorch masks an infinite maximum to 0 */
+    for (int64_t i = 0; i < n; i++) s += exp(v[i] - shift);
+    store_f(r->ctx, o, log(s) + shift);
+}
+
+mt_status mt__impl_logsumexp(mt_tensor *x, int ndims, const int64_t *dims, int keepdim, mt_tensor **result) {
+    int reduced[MT_MAX_DIMS];
+    MT_TRY(mt__reduce_dims(x, ndims, dims, reduced));
+    int64_t osz[MT_MAX_DIMS];
+    int ond = out_sizes(x, reduced, keepdim, osz);
+    MT_TRY(mt__alloc(ond, osz, NULL, mt__is_float(x->dtype) ? x->dtype : mt__default_float(), x->device, result));
+    rows_t r;
+    plan_rows(&r, x, reduced, MT_F64);
+    mt_status st = run_rows(&r, lse_row, *result);
+    if (st) mt_tensor_release(*result);
+    return st;
+}
+
+/* ---- median / nanmedian / mode ------------------------------------------------------ */
+
+/* Order statistics over (value, index) pairs; NaN sorts last (equal to NaN). */
+#define ORDER_FNS(TAG, T, ISNAN)                                                          \
+    static inline int lt_##TAG(T a, T b) { return ISNAN(b) ? !ISNAN(a) : a < b; }        \
+    /* k-th smallest of v[0..n) into place k (quickselect, median of three) */           \
+    static void select_##TAG(T *v, int64_t *ix, int64_t n, int64_t k) {                   \
+        int64_t lo = 0, hi = n - 1;                                                       \
+        while (hi > lo) {                                                                 \
+            int64_t mid = lo + (hi - lo) / 2;                                             \
+            if (lt_##TAG(v[hi], v[lo])) SWAP2(T, v, ix, hi, lo);                          \
+            if (lt_##TAG(v[mid], v[lo])) SWAP2(T, v, ix, mid, lo);                        \
+            if (lt_##TAG(v[hi], v[mid])) SWAP2(T, v, ix, hi, mid);                        \
+            T pv = v[mid];                                                                \
+            int64_t i = lo, j = hi;                                                       \
+            while (i <= j) {                                                              \
+                while (lt_##TAG(v[i], pv)) i++;                                           \
+                while (lt_##TAG(pv, v[j])) j--;                                           \
+                if (i <= j) { SWAP2(T, v, ix, i, j); i++; j--; }                          \
+            }                                                                             \
+            if (k <= j) hi = j;                                                           \
+            else if (k >= i) lo = i;                                                      \
+            else return;                                                                  \
+        }                                                                                 \
+    }                                                                                     \
+    /* stable sort of the pairs by value (merge sort through tmp) */                      \
+    static void msort_##TAG(T *v, int64_t *ix, int64_t n, T *tv, int64_t *ti) {          \
+        if (n < 2) return;                                                                \
+        int64_t h = n / 2;                                                                \
+        msort_##TAG(v, ix, h, tv, ti);                                                    \
+        msort_##TAG(v + h, ix + h, n - h, tv, ti);                                        \
+        int64_t i = 0, j = h, k = 0;                                                      \
+        while (i < h && j < n) {                                                          \
+            if (lt_##TAG(v[j], v[i])) { tv[k] = v[j]; ti[k++] = ix[j++]; }               \
+            else { tv[k] = v[i]; ti[k++] = ix[i++]; }                                     \
+        }                                                                                 \
+        while (i < h) { tv[k] = v[i]; ti[k++] = ix[i++]; }                                \
+        while (j < n) { tv[k] = v[j]; ti[k++] = ix[j++]; }                                \
+        memcpy(v, tv, n * sizeof(T));                                                     \
+        memcpy(ix, ti, n * sizeof(int64_t));                                              \
+    }
+
+#define SWAP2(T, v, ix, a, b)                                   \
+    do {                                                        \
+        T t_ = v[a]; v[a] = v[b]; v[b] = t_;                    \
+        int64_t u_ = ix[a]; ix[a] = ix[b]; ix[b] = u_;          \
+    } while (0)
+#define ISNAN_F(x) ((x) != (x))
+#define ISNAN_I(x) 0
+ORDER_FNS(f, double, ISNAN_F)
+ORDER_FNS(i, int64_t, ISNAN_I)
+
+typedef struct { int op; mt_tensor *values, *indices; } sel_ctx;
+
+/* the lower median; median: the first NaN if there is one; nanmedian: of the non-NaN values */
+static void median_row(const rows_t *r, int64_t o, void *row, int64_t *ix) {
+    const sel_ctx *c = r->ctx;
+    int64_t n = r->count;
+    if (n == 0) { store_f(c->values, o, NAN); return; } /* PyTorch's NaN, cast (INT64_MIN for long) */
+    if (r->acc == MT_I64) {
+        int64_t *v = row, k = (n - 1) / 2;
+        select_i(v, ix, n, k);
+        store_i(c->values, o, v[k]);
+        if (c->indices) store_i(c->indices, o, ix[k]);
+        return;
+    }
+    double *v = row;
+    int64_t valid = 0, first_nan = -1;
+    for (int64_t i = 0; i < n; i++) { /* non-NaN values to the front */
+        if (v[i] != v[i]) { if (first_nan < 0) first_nan = ix[i]; continue; }
+        SWAP2(double, v, ix, valid, i);
+        valid++;
+    }
+    if (first_nan >= 0 && (c->op == MT_SEL_MEDIAN || valid == 0)) {
+        store_f(c->values, o, NAN);
+        if (c->indices) store_i(c->indices, o, first_nan);
+        return;
+    }
+    int64_t k = (valid - 1) / 2;
+    select_f(v, ix, valid, k);
+    store_f(c->values, o, v[k]);
+    if (c->indices) store_i(c->indices, o, ix[k]);
+}
+
+/* the most frequent value (the smallest of equally frequent ones) and its last index */
+static void mode_row(const rows_t *r, int64_t o, void *row, int64_t *idx) {
+    const sel_ctx *c = r->ctx;
+    int64_t n = r->count;
+    void *tv = malloc((size_t)n * 8);
+    int64_t *ti = malloc((size_t)n * 8);
+    if (!tv || !ti) { free(tv); free(ti); return; }
+    int64_t best = 0, best_freq = 0, run = 0;
+    if (r->acc == MT_I64) {
+        int64_t *v = row;
+        msort_i(v, idx, n, tv, ti);
+        for (int64_t i = 0; i < n; i++) {
+            run++;
+            if (i == n - 1 || v[i] != v[i + 1]) { if (run > best_freq) best_freq = run, best = i; run = 0; }
+        }
+        store_i(c->values, o, v[best]);
+    } else {
+        double *v = row;
+        msort_f(v, idx, n, tv, ti);
+        for (int64_t i = 0; i < n; i++) {
+            run++;
+            int differ = i == n - 1 || (v[i] != v[i + 1] && !(v[i] != v[i] && v[i + 1] != v[i + 1]));
+            if (differ) { if (run > best_freq) best_freq = run, best = i; run = 0; }
+        }
+        store_f(c->values, o, v[best]);
+    }
+    store_i(c->indices, o, idx[best]);
+    free(tv);
+    free(ti);
+}
+
+mt_status mt__impl_median(int op, mt_tensor *x, int has_dim, int64_t dim, int keepdim, mt_tensor **values,
+                          mt_tensor **indices) {
+    static const char *names[] = {"median", "nanmedian", "mode"};
+    static const char *kernels[] = {"median_cpu", "nanmedian_cpu", "mode_cpu"};
+    if ((unsigned)op > MT_SEL_MODE) return mt__error(MT_ERR_VALUE, "unknown order statistic %d", op);
+    if (x->dtype == MT_BOOL && op != MT_SEL_MODE)
+        return mt__error(MT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for 'Bool'", kernels[op]);
+    int reduced[MT_MAX_DIMS] = {0};
+    if (has_dim) {
+        MT_TRY(mt__reduce_dims(x, 1, &dim, reduced));
+        if (dim < 0) dim += x->ndim ? x->ndim : 1;
+        if (x->ndim && x->sizes[dim] == 0)
+            return mt__error(MT_ERR_INDEX, "%s(): Expected reduction dim %lld to have non-zero size.", names[op],
+                             (long long)dim);
+    } else {
+        MT_TRY(mt__reduce_dims(x, 0, NULL, reduced));
+    }
+    int64_t osz[MT_MAX_DIMS];
+    int ond = out_sizes(x, reduced, has_dim && keepdim, osz);
+    MT_TRY(alloc2(ond, osz, x->dtype, MT_I64, x->device, values, has_dim ? indices : NULL));
+    rows_t r;
+    plan_rows(&r, x, reduced, mt__is_float(x->dtype) ? MT_F64 : MT_I64);
+    r.want_idx = 1;
+    sel_ctx c = {op, *values, has_dim ? *indices : NULL};
+    mt_status st = run_rows(&r, op == MT_SEL_MODE ? mode_row : median_row, &c);
+    if (st) { mt_tensor_release(*values); if (has_dim) mt_tensor_release(*indices); }
+    return st;
+}
+
+/* ---- quantile -------------------------------------------------------------------------- */
+
+typedef struct { const double *q; int64_t nq; int interp, ignore_nan, f32; mt_tensor *out; int64_t ostride; } q_ctx;
+
+static double lerp_(double a, double b, double w, int f32) { /* PyTorch's lerp, in the tensor's precision */
+    if (f32) {
+        float fa = (float)a, fb = (float)b, fw = (float)w;
+        return fabsf(fw) < 0.5f ? fa + fw * (fb - fa) : fb - (fb - fa) * (1.0f - fw);
+    }
+    return fabs(w) < 0.5 ? a + w * (b - a) : b - (b - a) * (1.0 - w);
+}
+
+static int cmp_nan_last(const void *pa, const void *pb) {
+    double a = *(const double *)pa, b = *(const double *)pb;
+    if (a != a) return b != b ? 0 : 1;
+    if (b != b) return -1;
+    return a < b ? -1 : a > b;
+}
+
+static void quantile_row(const rows_t *r, int64_t o, void *row, int64_t *idx) {
+    (void)idx;
+    const q_ctx *c = r->ctx;
+    double *v = row;
+    int64_t n = r->count;
+    qsort(v, (size_t)n, sizeof(double), cmp_nan_last);
+    int64_t valid = 0;
+    while (valid < n && v[valid] == v[valid]) valid++;
+    for (int64_t j = 0; j < c->nq; j++) {
+        double res;
+        if ((!c->ignore_nan && valid < n) || valid == 0) {
+            res = NAN;
+        } else {
+            double q = c->q[j];
+            double rank = c->f32 ? (double)((float)q * (float)(valid - 1)) : q * (double)(valid - 1);
+            int64_t below = (int64_t)rank, above = (int64_t)ceil(rank);
+            if (above > valid - 1) above = valid - 1;
+            switch (c->interp) {
+            case MT_QUANTILE_LOWER: res = v[below]; break;
+            case MT_QUANTILE_HIGHER: res = v[above]; break;
+            case MT_QUANTILE_NEAREST: res = v[(int64_t)nearbyint(rank)]; break;
+            case MT_QUANTILE_MIDPOINT: res = lerp_(v[below], v[above], 0.5, c->f32); break;
+            default: {
+                double w = c->f32 ? (double)((float)rank - (float)below) : rank - (double)below;
+                res = lerp_(v[below], v[above], w, c->f32);
+            }
+            }
+        }
+        store_f(c->out, j * c->ostride + o, res);
+    }
+}
+
+mt_status mt__impl_quantile(mt_tensor *x, mt_tensor *q, double qs, int has_dim, int64_t dim, int keepdim, int interp,
+                            int ignore_nan, mt_tensor **result) {
+    const char *name = ignore_nan ? "nanquantile" : "quantile";
+    if (x->dtype != MT_F32 && x->dtype != MT_F64)
+        return mt__error(MT_ERR_RUNTIME, "%s() input tensor must be either float or double dtype", name);
+    if ((unsigned)interp > MT_QUANTILE_NEAREST)
+        return mt__error(MT_ERR_RUNTIME, "%s() interpolation must be one of linear, lower, higher, midpoint or nearest", name);
+    int64_t nq = 1;
+    double *qv = NULL;
+    if (q) {
+        if (q->ndim > 1) return mt__error(MT_ERR_RUNTIME, "%s() q must be a scalar or 1D tensor", name);
+        if (q->dtype != x->dtype)
+            return mt__error(MT_ERR_RUNTIME, "%s() q tensor must be same dtype as the input tensor", name);
+        if (q->device != x->device)
+            return mt__error(MT_ERR_RUNTIME, "%s() q tensor must be on the same device as the input tensor", name);
+        nq = mt_tensor_numel(q);
+    } else if (!(qs >= 0 && qs <= 1)) {
+        return mt__error(MT_ERR_RUNTIME, "%s() q must be in the range [0, 1] but got %g", name, qs);
+    }
+    if (mt_tensor_numel(x) == 0) return mt__error(MT_ERR_RUNTIME, "%s() input tensor must be non-empty", name);
+    int reduced[MT_MAX_DIMS];
+    MT_TRY(mt__reduce_dims(x, has_dim ? 1 : 0, has_dim ? &dim : NULL, reduced));
+    /* result: q's dim first, then the reduced shape (keepdim without dim keeps every dim as 1) */
+    int64_t osz[MT_MAX_DIMS + 1];
+    int ond = 0;
+    if (q && q->ndim == 1) osz[ond++] = nq;
+    ond += out_sizes(x, reduced, keepdim, osz + ond);
+    if (x->device != MT_CPU) return mt__alloc(ond, osz, NULL, x->dtype, x->device, result);
+    qv = malloc((size_t)(nq ? nq : 1) * sizeof(double));
+    if (!qv) return mt__error(MT_ERR_OOM, "out of memory");
+    if (q) {
+        mt_status st = mt_read(q, MT_F64, qv, nq);
+        if (st) { free(qv); return st; }
+        for (int64_t j = 0; j < nq; j++)
+            if (!(qv[j] >= 0 && qv[j] <= 1)) {
+                free(qv);
+                return mt__error(MT_ERR_RUNTIME, "%s() q values must be in the range [0, 1]", name);
+            }
+    } else {
+        qv[0] = qs;
+    }
+    mt_status st = mt__alloc(ond, osz, NULL, x->dtype, x->device, result);
+    if (st) { free(qv); return st; }
+    rows_t r;
+    plan_rows(&r, x, reduced, MT_F64);
+    q_ctx c = {qv, nq, interp, ignore_nan, x->dtype == MT_F32, *result, r.nout};
+    st = run_rows(&r, quantile_row, &c);
+    free(qv);
+    if (st) mt_tensor_release(*result);
+    return st;
+}
+
+/* ---- backward kernels: products of the other elements along a line ---------------------- */
+
+/* out[i] = prod_{j != i} x[j] along dim (prod's gradient where x has zeros) */
+typedef struct { mt_tensor *x, *g, *out; int64_t dim; int cumprod; } line_ctx;
+
+static void line_walk(mt_tensor *t, int64_t dim, int64_t o, int64_t *off) {
+    int64_t rem = o;
+    *off = 0;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        if (d == dim) continue;
+        *off += (rem % t->sizes[d]) * t->strides[d];
+        rem /= t->sizes[d];
+    }
+}
+
+static void lines_chunk(void *p, int64_t b, int64_t e) {
+    const line_ctx *c = p;
+    int64_t n = c->x->ndim ? c->x->sizes[c->dim] : 1;
+    double *xv = malloc((size_t)n * 8 * 3);
+    if (!xv) return;
+    double *gv = xv + n, *res = xv + 2 * n;
+    mt_loop_fn lx = mt__cast_loop(MT_F64, c->x->dtype), st = mt__cast_loop(c->out->dtype, MT_F64);
+    int xs = mt_dtype_itemsize(c->x->dtype), os = mt_dtype_itemsize(c->out->dtype);
+    for (int64_t o = b; o < e; o++) {
+        int64_t xo, oo, go = 0;
+        line_walk(c->x, c->dim, o, &xo);
+        line_walk(c->out, c->dim, o, &oo);
+        int64_t sx = c->x->ndim ? c->x->strides[c->dim] : 0, so = c->out->ndim ? c->out->strides[c->dim] : 0;
+        lx((char *[]){(char *)xv, mt__data(c->x) + xo * xs}, (const int64_t[]){8, sx * xs}, n, NULL);
+        if (c->cumprod) {
+            line_walk(c->g, c->dim, o, &go);
+            int64_t sg = c->g->ndim ? c->g->strides[c->dim] : 0, gs = mt_dtype_itemsize(c->g->dtype);
+            mt__cast_loop(MT_F64, c->g->dtype)((char *[]){(char *)gv, mt__data(c->g) + go * gs},
+                                               (const int64_t[]){8, sg * gs}, n, NULL);
+            /* d/dx_k of sum_j g_j prod_{i<=j} x_i, exact around the first zero z */
+            int64_t z = 0;
+            while (z < n && xv[z] != 0) z++;
+            double pre = 1, acc = 0;
+            for (int64_t k = 0; k < n; k++) res[k] = 0;
+            double *P = malloc((size_t)(z + 1) * 8);
+            if (!P) { free(xv); return; }
+            for (int64_t k = 0; k < z; k++) { pre *= xv[k]; P[k] = pre; }
+            for (int64_t k = z - 1; k >= 0; k--) { acc += gv[k] * P[k]; res[k] = acc / xv[k]; }
+            if (z < n) {
+                double before = z ? P[z - 1] : 1, q = 1, s = 0;
+                for (int64_t j = z; j < n; j++) { if (j > z) q *= xv[j]; s += gv[j] * q; }
+                res[z] = before * s;
+            }
+            free(P);
+        } else {
+            double pre = 1;
+            for (int64_t k = 0; k < n; k++) { res[k] = pre; pre *= xv[k]; }
+            double suf = 1;
+            for (int64_t k = n - 1; k >= 0; k--) { res[k] *= suf; suf *= xv[k]; }
+        }
+        st((char *[]){mt__data(c->out) + oo * os, (char *)res}, (const int64_t[]){so * os, 8}, n, NULL);
+    }
+    free(xv);
+}
+
+static mt_status run_lines(mt_tensor *x, mt_tensor *g, int64_t dim, int cumprod, mt_tensor **out) {
+    MT_TRY(mt__wrap_dim(&dim, x->ndim));
+    MT_TRY(mt__alloc(x->ndim, x->sizes, NULL, x->dtype, x->device, out));
+    if (x->device != MT_CPU || mt_tensor_numel(x) == 0) return MT_OK;
+    int64_t n = x->ndim ? x->sizes[dim] : 1, lines = mt_tensor_numel(x) / n;
+    line_ctx c = {x, g, *out, dim, cumprod};
+    mt__parallel_for(lines, (MT_GRAIN_SIZE + n - 1) / n, lines_chunk, &c);
+    return MT_OK;
+}
+
+/* product of the other elements along dim (prod's backward where the input has zeros) */
+mt_status mt__prod_others(mt_tensor *x, int64_t dim, mt_tensor **out) { return run_lines(x, NULL, dim, 0, out); }
+/* cumprod's input gradient for output gradient g along dim (any zeros in x) */
+mt_status mt__cumprod_grad(mt_tensor *x, mt_tensor *g, int64_t dim, mt_tensor **out) {
+    return run_lines(x, g, dim, 1, out);
+}
