@@ -1,6 +1,7 @@
 """Reductions: sum, mean, prod, amax, amin, all, any, max/min (with indices), argmax/argmin,
 var/std (+ _mean), norms, logsumexp, cumulative ops, nansum/nanmean, count_nonzero, aminmax,
 median/nanmedian/mode, quantile, dist. One core call each; shape checks only in Python."""
+import builtins
 import math
 import warnings
 from collections import namedtuple
@@ -179,6 +180,8 @@ def _dof_warning(name, input, dims, correction):
     if dims:
         n = 1
         for d in dims:
+            if not -len(shape) <= d < builtins.max(len(shape), 1):
+                return  # the core raises PyTorch's error
             n *= shape[d] if shape else 1
     else:
         n = input.numel()
@@ -240,6 +243,8 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
 
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+    if ord not in ("fro", "nuc", math.inf, -math.inf, 1, -1, 2, -2):
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     if A.dim() < 2:
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
     if not A.dtype.is_floating_point:
@@ -265,7 +270,10 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
         if not keepdim and d0 < d1:
             d1 -= 1
         s = vector_norm(A, 1, d0, keepdim, dtype=dtype)
-        r = amax(s, d1, keepdim) if ord > 0 else amin(s, d1, keepdim)
+        if ord > 0 and s.shape[d1] == 0:  # the max of no column sums: 0, as PyTorch gives
+            r = sum(s, d1, keepdim)
+        else:
+            r = amax(s, d1, keepdim) if ord > 0 else amin(s, d1, keepdim)
     elif ord in (2, -2):
         raise NotImplementedError("linalg.matrix_norm(ord=2/-2) needs singular values (linalg.svdvals), "
                                   "which mindtorch_v2 does not implement yet")
@@ -285,7 +293,8 @@ def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
     elif ord is not None and A.dim() not in (1, 2):
         raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. "
                            f"Got {A.dim()}D.")
-    if ord is not None and ((dim is not None and len(dim) == 2) or (dim is None and A.dim() == 2)):
+    if isinstance(ord, str) or (ord is not None and ((dim is not None and len(dim) == 2) or
+                                                     (dim is None and A.dim() == 2))):
         return matrix_norm(A, ord, (-2, -1) if dim is None else dim, keepdim, dtype=dtype, out=out)
     return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype, out=out)
 
@@ -314,6 +323,8 @@ def _dtype_name(dt):
     return _DT_NAMES[dt._id]
 
 
+_CPP_NAMES = ["bool", "unsigned char", "signed char", "short int", "int", "long int", "c10::Half", "c10::BFloat16",
+              "float", "double"]
 _DT_NAMES = ["Bool", "Byte", "Char", "Short", "Int", "Long", "Half", "BFloat16", "Float", "Double"]
 
 
@@ -356,8 +367,8 @@ def logcumsumexp(input, dim, *, out=None):
 
 def _scan_(op, self, dim, dtype):
     if dtype is not None and dtype is not self.dtype:
-        raise RuntimeError(f"Bad in-place call: input tensor dtype {str(self.dtype)[6:]} and output tensor dtype "
-                           f"{str(dtype)[6:]} should match")
+        raise RuntimeError(f"Bad in-place call: input tensor dtype {_CPP_NAMES[self.dtype._id]} and output tensor "
+                           f"dtype {_CPP_NAMES[dtype._id]} should match")
     return _scan(op, self, dim, self.dtype, self)
 
 
@@ -395,7 +406,7 @@ def aminmax(input, *, dim=None, keepdim=False):
         if not hasattr(dim, "__index__"):
             raise TypeError(f"aminmax(): argument 'dim' must be int, not {type(dim).__name__}")
         d = dim.__index__()
-        if input.dim() and input.shape[d] == 0:
+        if input.dim() and -input.dim() <= d < input.dim() and input.shape[d] == 0:
             raise IndexError(f"aminmax: Expected reduction dim {d % input.dim()} to have non-zero size.")
     elif input.numel() == 0:
         raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.")

@@ -145,7 +145,8 @@ static void var_row(const rows_t *r, int64_t o, void *row, int64_t *idx) {
 mt_status mt__impl_var(mt_tensor *x, int ndims, const int64_t *dims, double correction, int keepdim, int take_sqrt,
                        mt_tensor **result, mt_tensor **mean) {
     if (!mt__is_float(x->dtype))
-        return mt__error(MT_ERR_RUNTIME, "std and var only support floating point and complex dtypes");
+        return mt__error(MT_ERR_RUNTIME, "%s only support floating point and complex dtypes",
+                         mean ? (take_sqrt ? "std_mean" : "var_mean") : "std and var");
     int reduced[MT_MAX_DIMS];
     MT_TRY(mt__reduce_dims(x, ndims, dims, reduced));
     int64_t osz[MT_MAX_DIMS];
@@ -219,7 +220,7 @@ mt_status mt__impl_vector_norm(mt_tensor *x, double p, int ndims, const int64_t 
             if (x->sizes[d] == 0)
                 return mt__error(MT_ERR_RUNTIME, "linalg.vector_norm cannot compute the %s norm on the dimension %lld"
                                  "because this dimension is empty and the operation does not have an identity",
-                                 ord, (long long)d);
+                                 ord, (long long)dims[k]);
         }
     }
     int64_t osz[MT_MAX_DIMS];
@@ -267,41 +268,27 @@ mt_status mt__impl_logsumexp(mt_tensor *x, int ndims, const int64_t *dims, int k
 /* Order statistics over (value, index) pairs; NaN sorts last (equal to NaN). */
 #define ORDER_FNS(TAG, T, ISNAN)                                                          \
     static inline int lt_##TAG(T a, T b) { return ISNAN(b) ? !ISNAN(a) : a < b; }        \
-    /* k-th smallest of v[0..n) into place k (quickselect, median of three) */           \
+    /* (value, index) order of non-NaN values: PyTorch's median comparator, a total order */ \
+    static inline int lti_##TAG(T a, int64_t ia, T b, int64_t ib) { return a < b || (a == b && ia < ib); } \
+    /* k-th smallest of the non-NaN v[0..n) into place k (quickselect, median of three) */ \
     static void select_##TAG(T *v, int64_t *ix, int64_t n, int64_t k) {                   \
         int64_t lo = 0, hi = n - 1;                                                       \
         while (hi > lo) {                                                                 \
             int64_t mid = lo + (hi - lo) / 2;                                             \
-            if (lt_##TAG(v[hi], v[lo])) SWAP2(T, v, ix, hi, lo);                          \
-            if (lt_##TAG(v[mid], v[lo])) SWAP2(T, v, ix, mid, lo);                        \
-            if (lt_##TAG(v[hi], v[mid])) SWAP2(T, v, ix, hi, mid);                        \
+            if (lti_##TAG(v[hi], ix[hi], v[lo], ix[lo])) SWAP2(T, v, ix, hi, lo);         \
+            if (lti_##TAG(v[mid], ix[mid], v[lo], ix[lo])) SWAP2(T, v, ix, mid, lo);      \
+            if (lti_##TAG(v[hi], ix[hi], v[mid], ix[mid])) SWAP2(T, v, ix, hi, mid);      \
             T pv = v[mid];                                                                \
-            int64_t i = lo, j = hi;                                                       \
+            int64_t pi = ix[mid], i = lo, j = hi;                                         \
             while (i <= j) {                                                              \
-                while (lt_##TAG(v[i], pv)) i++;                                           \
-                while (lt_##TAG(pv, v[j])) j--;                                           \
+                while (lti_##TAG(v[i], ix[i], pv, pi)) i++;                               \
+                while (lti_##TAG(pv, pi, v[j], ix[j])) j--;                               \
                 if (i <= j) { SWAP2(T, v, ix, i, j); i++; j--; }                          \
             }                                                                             \
             if (k <= j) hi = j;                                                           \
             else if (k >= i) lo = i;                                                      \
             else return;                                                                  \
         }                                                                                 \
-    }                                                                                     \
-    /* stable sort of the pairs by value (merge sort through tmp) */                      \
-    static void msort_##TAG(T *v, int64_t *ix, int64_t n, T *tv, int64_t *ti) {          \
-        if (n < 2) return;                                                                \
-        int64_t h = n / 2;                                                                \
-        msort_##TAG(v, ix, h, tv, ti);                                                    \
-        msort_##TAG(v + h, ix + h, n - h, tv, ti);                                        \
-        int64_t i = 0, j = h, k = 0;                                                      \
-        while (i < h && j < n) {                                                          \
-            if (lt_##TAG(v[j], v[i])) { tv[k] = v[j]; ti[k++] = ix[j++]; }               \
-            else { tv[k] = v[i]; ti[k++] = ix[i++]; }                                     \
-        }                                                                                 \
-        while (i < h) { tv[k] = v[i]; ti[k++] = ix[i++]; }                                \
-        while (j < n) { tv[k] = v[j]; ti[k++] = ix[j++]; }                                \
-        memcpy(v, tv, n * sizeof(T));                                                     \
-        memcpy(ix, ti, n * sizeof(int64_t));                                              \
     }
 
 #define SWAP2(T, v, ix, a, b)                                   \
@@ -315,6 +302,31 @@ ORDER_FNS(f, double, ISNAN_F)
 ORDER_FNS(i, int64_t, ISNAN_I)
 
 typedef struct { int op; mt_tensor *values, *indices; } sel_ctx;
+
+/* Which element libstdc++'s std::nth_element(first, first, last) leaves first when all n
+ * elements are equivalent (PyTorch's nanmedian of an all-NaN row): its introselect's
+ * pivot and partition swaps, replayed on positions. */
+static int64_t all_equal_nth0(int64_t n) {
+    int64_t *p = malloc((size_t)n * sizeof(int64_t)), r = 0;
+    if (!p) return 0;
+    for (int64_t i = 0; i < n; i++) p[i] = i;
+    int64_t hi = n, depth = 0;
+    for (int64_t m = n; m > 1; m >>= 1) depth += 2;
+    while (hi > 3 && depth-- > 0) {
+        int64_t t = p[0]; p[0] = p[hi / 2]; p[hi / 2] = t; /* median of three: the middle */
+        int64_t f = 1, l = hi;
+        for (;;) { /* unguarded partition: nothing compares less, so every pair swaps */
+            l--;
+            if (f >= l) break;
+            t = p[f]; p[f] = p[l]; p[l] = t;
+            f++;
+        }
+        hi = f; /* the cut is past nth = 0 */
+    }
+    r = p[0];
+    free(p);
+    return r;
+}
 
 /* the lower median; median: the first NaN if there is one; nanmedian: of the non-NaN values */
 static void median_row(const rows_t *r, int64_t o, void *row, int64_t *ix) {
@@ -337,7 +349,7 @@ static void median_row(const rows_t *r, int64_t o, void *row, int64_t *ix) {
     }
     if (first_nan >= 0 && (c->op == MT_SEL_MEDIAN || valid == 0)) {
         store_f(c->values, o, NAN);
-        if (c->indices) store_i(c->indices, o, first_nan);
+        if (c->indices) store_i(c->indices, o, c->op == MT_SEL_MEDIAN ? first_nan : all_equal_nth0(n));
         return;
     }
     int64_t k = (valid - 1) / 2;
@@ -346,44 +358,135 @@ static void median_row(const rows_t *r, int64_t o, void *row, int64_t *ix) {
     if (c->indices) store_i(c->indices, o, ix[k]);
 }
 
-/* the most frequent value (the smallest of equally frequent ones) and its last index */
-static void mode_row(const rows_t *r, int64_t o, void *row, int64_t *idx) {
-    const sel_ctx *c = r->ctx;
-    int64_t n = r->count;
-    void *tv = malloc((size_t)n * 8);
-    int64_t *ti = malloc((size_t)n * 8);
-    if (!tv || !ti) { free(tv); free(ti); return; }
-    int64_t best = 0, best_freq = 0, run = 0;
-    if (r->acc == MT_I64) {
-        int64_t *v = row;
-        msort_i(v, idx, n, tv, ti);
-        for (int64_t i = 0; i < n; i++) {
-            run++;
-            if (i == n - 1 || v[i] != v[i + 1]) { if (run > best_freq) best_freq = run, best = i; run = 0; }
-        }
-        store_i(c->values, o, v[best]);
-    } else {
-        double *v = row;
-        msort_f(v, idx, n, tv, ti);
-        for (int64_t i = 0; i < n; i++) {
-            run++;
-            int differ = i == n - 1 || (v[i] != v[i + 1] && !(v[i] != v[i] && v[i + 1] != v[i + 1]));
-            if (differ) { if (run > best_freq) best_freq = run, best = i; run = 0; }
-        }
-        store_f(c->values, o, v[best]);
+/* libstdc++'s std::sort (introsort, then insertion sort), replayed step for step on
+ * (value, index) pairs with a value-only comparator, as PyTorch's mode kernel sorts: equal
+ * values end up in the order it leaves them, so the index PyTorch reports is the same. */
+#define GNU_SORT(TAG, T)                                                                   \
+    typedef struct { T v; int64_t i; } pr_##TAG;                                           \
+    static void adjust_heap_##TAG(pr_##TAG *f, int64_t hole, int64_t len, pr_##TAG val) {  \
+        int64_t top = hole, child = hole;                                                  \
+        while (child < (len - 1) / 2) {                                                    \
+            child = 2 * (child + 1);                                                       \
+            if (f[child].v < f[child - 1].v) child--;                                      \
+            f[hole] = f[child];                                                            \
+            hole = child;                                                                  \
+        }                                                                                  \
+        if ((len & 1) == 0 && child == (len - 2) / 2) {                                    \
+            child = 2 * (child + 1);                                                       \
+            f[hole] = f[child - 1];                                                        \
+            hole = child - 1;                                                              \
+        }                                                                                  \
+        int64_t parent = (hole - 1) / 2;                                                   \
+        while (hole > top && f[parent].v < val.v) {                                        \
+            f[hole] = f[parent];                                                           \
+            hole = parent;                                                                 \
+            parent = (hole - 1) / 2;                                                       \
+        }                                                                                  \
+        f[hole] = val;                                                                     \
+    }                                                                                      \
+    static void heap_sort_##TAG(pr_##TAG *f, int64_t len) {                                \
+        for (int64_t parent = (len - 2) / 2; len >= 2; parent--) {                         \
+            adjust_heap_##TAG(f, parent, len, f[parent]);                                  \
+            if (parent == 0) break;                                                        \
+        }                                                                                  \
+        for (int64_t last = len - 1; last > 0; last--) {                                   \
+            pr_##TAG val = f[last];                                                        \
+            f[last] = f[0];                                                                \
+            adjust_heap_##TAG(f, 0, last, val);                                            \
+        }                                                                                  \
+    }                                                                                      \
+    static void introsort_##TAG(pr_##TAG *f, int64_t n, int depth) {                       \
+        while (n > 16) {                                                                   \
+            if (depth == 0) { heap_sort_##TAG(f, n); return; }                             \
+            depth--;                                                                       \
+            pr_##TAG *a = f + 1, *b = f + n / 2, *c = f + n - 1, *m, t;                    \
+            if (a->v < b->v) m = b->v < c->v ? b : (a->v < c->v ? c : a);                  \
+            else m = a->v < c->v ? a : (b->v < c->v ? c : b);                              \
+            t = *f; *f = *m; *m = t;                                                       \
+            int64_t lo = 1, hi = n;                                                        \
+            for (;;) {                                                                     \
+                while (f[lo].v < f[0].v) lo++;                                             \
+                hi--;                                                                      \
+                while (f[0].v < f[hi].v) hi--;                                             \
+                if (!(lo < hi)) break;                                                     \
+                t = f[lo]; f[lo] = f[hi]; f[hi] = t;                                       \
+                lo++;                                                                      \
+            }                                                                              \
+            introsort_##TAG(f + lo, n - lo, depth);                                        \
+            n = lo;                                                                        \
+        }                                                                                  \
+    }                                                                                      \
+    static void linear_insert_##TAG(pr_##TAG *f, int64_t k) {                              \
+        pr_##TAG val = f[k];                                                               \
+        while (val.v < f[k - 1].v) { f[k] = f[k - 1]; k--; }                               \
+        f[k] = val;                                                                        \
+    }                                                                                      \
+    static void insertion_sort_##TAG(pr_##TAG *f, int64_t n) {                             \
+        for (int64_t k = 1; k < n; k++) {                                                  \
+            if (f[k].v < f[0].v) {                                                         \
+                pr_##TAG val = f[k];                                                       \
+                memmove(f + 1, f, (size_t)k * sizeof *f);                                  \
+                f[0] = val;                                                                \
+            } else {                                                                       \
+                linear_insert_##TAG(f, k);                                                 \
+            }                                                                              \
+        }                                                                                  \
+    }                                                                                      \
+    static void gnu_sort_##TAG(pr_##TAG *f, int64_t n) {                                   \
+        if (n < 2) return;                                                                 \
+        int lg = 63 - __builtin_clzll((unsigned long long)n);                             \
+        introsort_##TAG(f, n, 2 * lg);                                                     \
+        if (n > 16) {                                                                      \
+            insertion_sort_##TAG(f, 16);                                                   \
+            for (int64_t k = 16; k < n; k++) linear_insert_##TAG(f, k);                    \
+        } else {                                                                           \
+            insertion_sort_##TAG(f, n);                                                    \
+        }                                                                                  \
+    }                                                                                      \
+    /* the most frequent value (the smallest of equally frequent ones), PyTorch's index */ \
+    static void mode_##TAG(const T *v, int64_t n, T *mode, int64_t *modei) {               \
+        pr_##TAG *f = malloc((size_t)n * sizeof *f);                                       \
+        if (!f) return;                                                                    \
+        for (int64_t k = 0; k < n; k++) f[k].v = v[k], f[k].i = k;                         \
+        gnu_sort_##TAG(f, n);                                                              \
+        int64_t freq = 0, best = 0;                                                        \
+        *mode = 0, *modei = 0;                                                             \
+        for (int64_t k = 0; k < n; k++) {                                                  \
+            freq++;                                                                        \
+            if (k == n - 1 || f[k].v != f[k + 1].v) {                                      \
+                if (freq > best) *mode = f[k].v, *modei = f[k].i, best = freq;             \
+                freq = 0;                                                                  \
+            }                                                                              \
+        }                                                                                  \
+        free(f);                                                                           \
     }
-    store_i(c->indices, o, idx[best]);
-    free(tv);
-    free(ti);
+GNU_SORT(f, double)
+GNU_SORT(i, int64_t)
+
+static void mode_row(const rows_t *r, int64_t o, void *row, int64_t *idx) {
+    (void)idx;
+    const sel_ctx *c = r->ctx;
+    int64_t mi = 0;
+    if (r->acc == MT_I64) {
+        int64_t m = 0;
+        mode_i(row, r->count, &m, &mi);
+        store_i(c->values, o, m);
+    } else {
+        double m = 0;
+        mode_f(row, r->count, &m, &mi);
+        store_f(c->values, o, m);
+    }
+    store_i(c->indices, o, mi);
 }
 
 mt_status mt__impl_median(int op, mt_tensor *x, int has_dim, int64_t dim, int keepdim, mt_tensor **values,
                           mt_tensor **indices) {
-    static const char *names[] = {"median", "nanmedian", "mode"};
-    static const char *kernels[] = {"median_cpu", "nanmedian_cpu", "mode_cpu"};
+    static const char *names[] = {"median", "median", "mode"}; /* PyTorch says median() for nanmedian too */
+    static const char *kernels[] = {"median_cpu", "median_out"};
     if ((unsigned)op > MT_SEL_MODE) return mt__error(MT_ERR_VALUE, "unknown order statistic %d", op);
-    if (x->dtype == MT_BOOL && op != MT_SEL_MODE)
-        return mt__error(MT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for 'Bool'", kernels[op]);
+    int bool_err = x->dtype == MT_BOOL && op != MT_SEL_MODE; /* after the dim checks; median() of empty is NaN */
+    if (bool_err && !has_dim && mt_tensor_numel(x) > 0)
+        return mt__error(MT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for 'Bool'", kernels[0]);
     int reduced[MT_MAX_DIMS] = {0};
     if (has_dim) {
         MT_TRY(mt__reduce_dims(x, 1, &dim, reduced));
@@ -391,6 +494,7 @@ mt_status mt__impl_median(int op, mt_tensor *x, int has_dim, int64_t dim, int ke
         if (x->ndim && x->sizes[dim] == 0)
             return mt__error(MT_ERR_INDEX, "%s(): Expected reduction dim %lld to have non-zero size.", names[op],
                              (long long)dim);
+        if (bool_err) return mt__error(MT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for 'Bool'", kernels[1]);
     } else {
         MT_TRY(mt__reduce_dims(x, 0, NULL, reduced));
     }
@@ -459,24 +563,24 @@ static void quantile_row(const rows_t *r, int64_t o, void *row, int64_t *idx) {
 
 mt_status mt__impl_quantile(mt_tensor *x, mt_tensor *q, double qs, int has_dim, int64_t dim, int keepdim, int interp,
                             int ignore_nan, mt_tensor **result) {
-    const char *name = ignore_nan ? "nanquantile" : "quantile";
-    if (x->dtype != MT_F32 && x->dtype != MT_F64)
-        return mt__error(MT_ERR_RUNTIME, "%s() input tensor must be either float or double dtype", name);
+    const char *name = "quantile"; /* PyTorch's checks say quantile() for nanquantile too */
     if ((unsigned)interp > MT_QUANTILE_NEAREST)
         return mt__error(MT_ERR_RUNTIME, "%s() interpolation must be one of linear, lower, higher, midpoint or nearest", name);
     int64_t nq = 1;
     double *qv = NULL;
+    if (!q && !(qs >= 0 && qs <= 1))
+        return mt__error(MT_ERR_RUNTIME, "%s() q must be in the range [0, 1] but got %g", name, qs);
+    if (mt_tensor_numel(x) == 0) return mt__error(MT_ERR_RUNTIME, "%s() input tensor must be non-empty", name);
+    if (q && q->ndim > 1) return mt__error(MT_ERR_RUNTIME, "%s() q must be a scalar or 1D tensor", name);
+    if (x->dtype != MT_F32 && x->dtype != MT_F64)
+        return mt__error(MT_ERR_RUNTIME, "%s() input tensor must be either float or double dtype", name);
     if (q) {
-        if (q->ndim > 1) return mt__error(MT_ERR_RUNTIME, "%s() q must be a scalar or 1D tensor", name);
         if (q->dtype != x->dtype)
             return mt__error(MT_ERR_RUNTIME, "%s() q tensor must be same dtype as the input tensor", name);
         if (q->device != x->device)
             return mt__error(MT_ERR_RUNTIME, "%s() q tensor must be on the same device as the input tensor", name);
         nq = mt_tensor_numel(q);
-    } else if (!(qs >= 0 && qs <= 1)) {
-        return mt__error(MT_ERR_RUNTIME, "%s() q must be in the range [0, 1] but got %g", name, qs);
     }
-    if (mt_tensor_numel(x) == 0) return mt__error(MT_ERR_RUNTIME, "%s() input tensor must be non-empty", name);
     int reduced[MT_MAX_DIMS];
     MT_TRY(mt__reduce_dims(x, has_dim ? 1 : 0, has_dim ? &dim : NULL, reduced));
     /* result: q's dim first, then the reduced shape (keepdim without dim keeps every dim as 1) */
