@@ -122,8 +122,13 @@ def tensordot(a, b, dims=2, out=None):
         if len(dims) != 2:
             raise RuntimeError(f"tensordot expects dims to be a pair of dimension lists, got {dims}")
         da, db = dims
-        da = [da] if isinstance(da, int) else list(da)
-        db = [db] if isinstance(db, int) else list(db)
+        if not isinstance(da, (list, tuple)):
+            raise TypeError(f"tensordot(): argument 'dims_self' (position 3) must be tuple of ints, not "
+                            f"{type(da).__name__}")
+        if not isinstance(db, (list, tuple)):
+            raise TypeError(f"tensordot(): argument 'dims_other' (position 4) must be tuple of ints, not "
+                            f"{type(db).__name__}")
+        da, db = list(da), list(db)
     else:
         dims = dims.__index__()
         if dims < 0:
@@ -145,7 +150,8 @@ def kron(input, other, *, out=None):
     return _into((input.reshape(ar) * other.reshape(br)).reshape(rr), out)
 
 
-_DT = ["Bool", "Byte", "Char", "Short", "Int", "Long", "Half", "BFloat16", "Float", "Double"]
+_CPP = ["bool", "unsigned char", "signed char", "short int", "int", "long int", "c10::Half", "c10::BFloat16", "float",
+        "double"]
 
 
 def multi_dot(tensors, *, out=None):
@@ -163,7 +169,7 @@ def multi_dot(tensors, *, out=None):
     for i in range(1, n):
         if tensors[i].dtype is not first.dtype:
             raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor 0 is "
-                               f"{_DT[first.dtype._id]} and tensor {i} is {_DT[tensors[i].dtype._id]}")
+                               f"{_CPP[first.dtype._id]} and tensor {i} {_CPP[tensors[i].dtype._id]}")
     mats = list(tensors)
     if first.dim() == 1:
         mats[0] = first.unsqueeze(0)
@@ -237,10 +243,11 @@ def _sublist(args):
                     raise ValueError(f"einsum(): subscript in subscript list is not within the valid range [0, 52)")
                 s += chr(ord("A") + x) if x < 26 else chr(ord("a") + x - 26)
         return s
-    ops, terms = list(args[0::2]), [term(s) for s in args[1::2]]
-    eq = ",".join(terms[:len(ops)])
-    if len(terms) > len(ops):
-        eq += "->" + terms[-1]
+    n = len(args) // 2  # (operand, sublist) pairs, then an optional output sublist
+    ops, terms = list(args[0:2 * n:2]), [term(s) for s in args[1:2 * n:2]]
+    eq = ",".join(terms)
+    if len(args) % 2:
+        eq += "->" + term(args[-1])
     return eq, ops
 
 

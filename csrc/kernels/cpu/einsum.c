@@ -34,7 +34,8 @@ static mt_status parse_term(const char *s, int b, int e, int operand, term_t *t)
         if (ch == ' ') continue;
         if (ch == '.') {
             if (t->has_ell) {
-                if (operand >= 0) return mt__error(MT_ERR_RUNTIME, "einsum(): found more than one ellipsis for operand %d", operand);
+                if (operand >= 0)
+                    return mt__error(MT_ERR_RUNTIME, "einsum(): found '.' for operand %d for which an ellipsis was already found", operand);
                 return mt__error(MT_ERR_RUNTIME, "einsum(): found more than one ellipsis in the output");
             }
             if (i + 2 >= e + 0 || s[i + 1] != '.' || s[i + 2] != '.') {
@@ -137,12 +138,12 @@ mt_status mt_einsum(const char *eq, int n, mt_tensor *const *ops, mt_tensor **re
     int nterm = 0, b = 0;
     for (int i = 0; i <= lhs_end && !st; i++) {
         if (i < lhs_end && eq[i] != ',') continue;
-        if (nterm >= n) { st = mt__error(MT_ERR_RUNTIME, "einsum(): more operands were provided than specified in the equation"); break; }
+        if (nterm >= n) { st = mt__error(MT_ERR_RUNTIME, "einsum(): fewer operands were provided than specified in the equation"); break; }
         st = parse_term(eq, b, i, nterm, &terms[nterm]);
         nterm++;
         b = i + 1;
     }
-    if (!st && nterm < n) st = mt__error(MT_ERR_RUNTIME, "einsum(): fewer operands were provided than specified in the equation");
+    if (!st && nterm < n) st = mt__error(MT_ERR_RUNTIME, "einsum(): more operands were provided than specified in the equation");
     /* label counts and the ellipsis width */
     int count[NLAB] = {0}, ell = 0;
     for (int k = 0; k < n && !st; k++) {
@@ -204,7 +205,7 @@ mt_status mt_einsum(const char *eq, int n, mt_tensor *const *ops, mt_tensor **re
                 if (lab[c] != lab[a]) continue;
                 if (x->sizes[a] != x->sizes[c]) {
                     st = mt__error(MT_ERR_RUNTIME, "einsum(): subscript %c is repeated for operand %d but the sizes don't "
-                                   "match, %lld != %lld", label_char(lab[a]), k, (long long)x->sizes[a], (long long)x->sizes[c]);
+                                   "match, %lld != %lld", label_char(lab[a]), k, (long long)x->sizes[c], (long long)x->sizes[a]);
                     break;
                 }
                 mt_tensor *dg;
