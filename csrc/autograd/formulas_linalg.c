@@ -113,10 +113,8 @@ mt_status mt_vdot(mt_tensor *a, mt_tensor *b, mt_tensor **result) {
     LINALG_WRAPPER("vdot", VdotBackward0, self, a, b, 1, 1, 0, mt__impl_vdot(a, b, result))
 }
 mt_status mt_cross(mt_tensor *a, mt_tensor *b, int64_t dim, mt_tensor **result) {
-    mt_tensor *out = NULL, *self = NULL;
-    int64_t d = dim;
-    if (a->ndim) mt__wrap_dim(&d, a->ndim);
-    LINALG_WRAPPER("linalg_cross", LinalgCrossBackward0, self, a, b, 1, 1, d, mt__impl_cross(a, b, dim, result))
+    mt_tensor *out = NULL, *self = NULL; /* dim as given: it refers to the broadcast shape, as the grad's */
+    LINALG_WRAPPER("linalg_cross", LinalgCrossBackward0, self, a, b, 1, 1, dim, mt__impl_cross(a, b, dim, result))
 }
 
 /* ---- einsum's diagonal: dims d0 < d1 of equal size merged into d0 (a view) ---------------- */

@@ -134,14 +134,15 @@ mt_status mt__nansum_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **o
 
 /* ---- var / std / var_mean / std_mean ---------------------------------------------------- */
 
-/* saved: 0 input, 1 result (var or std); s[0] correction, iv[0] take_sqrt */
+/* saved: 0 result (var or std: a saved output's slot is its output number), 1 input;
+ * s[0] correction, iv[0] take_sqrt */
 static mt_status var_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
     F c0 = {0}, *c = &c0;
     const mt_meta *m = &n->in_meta[0];
-    mt_tensor *x = SAVED(c, n, 0), *g = KD(c, n, grads[0]);
+    mt_tensor *x = SAVED(c, n, 1), *g = KD(c, n, grads[0]);
     double N = count_of(n);
     if (n->iv[0]) { /* std: grad / (2 std), 0 where std == 0 */
-        mt_tensor *y = KD(c, n, SAVED(c, n, 1));
+        mt_tensor *y = KD(c, n, SAVED(c, n, 0));
         g = WHERE(c, BS(c, MT_OP_EQ, y, 0.0), SCALAR(c, 0.0), B(c, MT_OP_DIV, g, BS(c, MT_OP_MUL, y, 2.0)));
     }
     mt_tensor *mean = BS(c, MT_OP_DIV, SUMK(c, n, x), N);
@@ -167,8 +168,8 @@ mt_status mt_var(mt_tensor *x, int ndims, const int64_t *dims, double correction
         set_dims(n, ndims, dims, keepdim);
         n->iv[0] = take_sqrt;
         n->s[0] = correction;
-        st = mt__save(n, 0, x, 0);
-        if (!st) st = mt__save(n, 1, *result, 1);
+        st = mt__save(n, 1, x, 0);
+        if (!st) st = mt__save(n, 0, *result, 1);
     }
     if (st) { mt_tensor_release(*result); if (mean) mt_tensor_release(*mean); }
     return st;
@@ -182,7 +183,7 @@ static mt_status norm_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **
     double p = n->s[0];
     mt_tensor *x = SAVED(c, n, 0), *y = KD(c, n, SAVED(c, n, 1)), *g = KD(c, n, grads[0]), *zero = SCALAR(c, 0.0), *r;
     if (p == 0) {
-        r = ZEROS(c, &n->in_meta[0]);
+        r = NULL; /* PyTorch's formula gives an undefined gradient: the input gets none */
     } else if (p == 1) {
         r = B(c, MT_OP_MUL, U(c, MT_OP_SIGN, x), g);
     } else if (p == 2) {

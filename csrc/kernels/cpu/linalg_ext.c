@@ -95,28 +95,31 @@ mt_status mt__impl_vdot(mt_tensor *a, mt_tensor *b, mt_tensor **result) { return
 mt_status mt__impl_cross(mt_tensor *a, mt_tensor *b, int64_t dim, mt_tensor **result) {
     if (a->ndim != b->ndim)
         return mt__error(MT_ERR_RUNTIME, "linalg.cross: inputs must have the same number of dimensions.");
-    int64_t d = dim;
-    MT_TRY(mt__wrap_dim(&d, a->ndim));
-    if (a->sizes[d] != 3 || b->sizes[d] != 3)
-        return mt__error(MT_ERR_RUNTIME, "linalg.cross: inputs dimension %lld must have length 3. Got %lld and %lld",
-                         (long long)dim, (long long)a->sizes[d], (long long)b->sizes[d]);
-    if (a->dtype != b->dtype)
-        return mt__error(MT_ERR_RUNTIME, "expected scalar type %s but found %s", mt_dtype_names[a->dtype],
-                         mt_dtype_names[b->dtype]);
+    /* dim is taken in the broadcast shape */
     mt_tensor *ins[2] = {a, b};
     int nd;
     int64_t sz[MT_MAX_DIMS];
     MT_TRY(mt__broadcast_shapes(2, ins, &nd, sz));
+    int64_t d = dim;
+    MT_TRY(mt__wrap_dim(&d, nd));
+    int64_t da = d - (nd - a->ndim), db = d - (nd - b->ndim);
+    int64_t la = da >= 0 ? a->sizes[da] : 1, lb = db >= 0 ? b->sizes[db] : 1;
+    if (la != 3 || lb != 3)
+        return mt__error(MT_ERR_RUNTIME, "linalg.cross: inputs dimension %lld must have length 3. Got %lld and %lld",
+                         (long long)dim, (long long)la, (long long)lb);
+    if (a->dtype != b->dtype)
+        return mt__error(MT_ERR_RUNTIME, "expected scalar type %s but found %s", mt_dtype_names[a->dtype],
+                         mt_dtype_names[b->dtype]);
     mt_tensor *r;
     MT_TRY(mt__alloc(nd, sz, NULL, a->dtype, a->device, &r));
     mt_status st = MT_OK;
     for (int i = 0; i < 3 && !st; i++) { /* r_i = a_j b_k - a_k b_j */
         int j = (i + 1) % 3, k = (i + 2) % 3;
         mt_tensor *aj = NULL, *ak = NULL, *bj = NULL, *bk = NULL, *p = NULL, *q = NULL, *ri = NULL, *w = NULL;
-        st = mt_select(a, d, j, &aj);
-        if (!st) st = mt_select(a, d, k, &ak);
-        if (!st) st = mt_select(b, d, j, &bj);
-        if (!st) st = mt_select(b, d, k, &bk);
+        st = mt_select(a, da, j, &aj);
+        if (!st) st = mt_select(a, da, k, &ak);
+        if (!st) st = mt_select(b, db, j, &bj);
+        if (!st) st = mt_select(b, db, k, &bk);
         if (!st) st = mt_select(r, d, i, &ri);
         if (!st) st = mt__impl_binary(MT_OP_MUL, aj, bk, 1, NULL, &p);
         if (!st) st = mt__impl_binary(MT_OP_MUL, ak, bj, 1, NULL, &q);
