@@ -288,8 +288,12 @@ def test_quantile(dtype):
             for q in (0.0, 0.3, 0.5, 1.0, [0.25, 0.75], 0.333):
                 for dim, keepdim in itertools.product([None] + list(range(len(shape))), (False, True)):
                     for name in ("quantile", "nanquantile"):
-                        agree(lambda L, x: getattr(L, name)(x, L.tensor(q, dtype=x.dtype) if isinstance(q, list)
-                                                            else q, dim, keepdim, interpolation=interp), pair)
+                        r = agree(lambda L, x: getattr(L, name)(x, L.tensor(q, dtype=x.dtype) if isinstance(q, list)
+                                                                else q, dim, keepdim, interpolation=interp), pair)
+                        if r is not None and interp == "linear":  # PyTorch's layout: q innermost
+                            t = getattr(torch, name)(pair[1], torch.tensor(q, dtype=pair[1].dtype)
+                                                     if isinstance(q, list) else q, dim, keepdim)
+                            assert r.stride() == t.stride()
     pair = make((3, 4), "float32")
     agree(lambda L, x: L.quantile(x, 1.5), pair)
     agree(lambda L, x: L.quantile(x, L.tensor([-0.1, 0.5])), pair)

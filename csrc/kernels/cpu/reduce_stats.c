@@ -512,7 +512,7 @@ mt_status mt__impl_median(int op, mt_tensor *x, int has_dim, int64_t dim, int ke
 
 /* ---- quantile -------------------------------------------------------------------------- */
 
-typedef struct { const double *q; int64_t nq; int interp, ignore_nan, f32; mt_tensor *out; int64_t ostride; } q_ctx;
+typedef struct { const double *q; int64_t nq; int interp, ignore_nan, f32; mt_tensor *out; } q_ctx;
 
 static double lerp_(double a, double b, double w, int f32) { /* PyTorch's lerp, in the tensor's precision */
     if (f32) {
@@ -557,7 +557,7 @@ static void quantile_row(const rows_t *r, int64_t o, void *row, int64_t *idx) {
             }
             }
         }
-        store_f(c->out, j * c->ostride + o, res);
+        store_f(c->out, o * c->nq + j, res); /* q innermost in memory */
     }
 }
 
@@ -588,7 +588,15 @@ mt_status mt__impl_quantile(mt_tensor *x, mt_tensor *q, double qs, int has_dim, 
     int ond = 0;
     if (q && q->ndim == 1) osz[ond++] = nq;
     ond += out_sizes(x, reduced, keepdim, osz + ond);
-    if (x->device != MT_CPU) return mt__alloc(ond, osz, NULL, x->dtype, x->device, result);
+    /* PyTorch's layout: computed with q innermost, then q's dim moved to the front */
+    int64_t ost[MT_MAX_DIMS + 1];
+    mt__contiguous_strides(ond, osz, ost);
+    if (q && q->ndim == 1) {
+        int64_t step = 1;
+        for (int d = ond - 1; d >= 1; d--) { ost[d] = step * nq; step *= osz[d]; }
+        ost[0] = 1;
+    }
+    if (x->device != MT_CPU) return mt__alloc(ond, osz, ost, x->dtype, x->device, result);
     qv = malloc((size_t)(nq ? nq : 1) * sizeof(double));
     if (!qv) return mt__error(MT_ERR_OOM, "out of memory");
     if (q) {
@@ -602,11 +610,11 @@ mt_status mt__impl_quantile(mt_tensor *x, mt_tensor *q, double qs, int has_dim, 
     } else {
         qv[0] = qs;
     }
-    mt_status st = mt__alloc(ond, osz, NULL, x->dtype, x->device, result);
+    mt_status st = mt__alloc(ond, osz, ost, x->dtype, x->device, result);
     if (st) { free(qv); return st; }
     rows_t r;
     plan_rows(&r, x, reduced, MT_F64);
-    q_ctx c = {qv, nq, interp, ignore_nan, x->dtype == MT_F32, *result, r.nout};
+    q_ctx c = {qv, nq, interp, ignore_nan, x->dtype == MT_F32, *result};
     st = run_rows(&r, quantile_row, &c);
     free(qv);
     if (st) mt_tensor_release(*result);
