@@ -80,7 +80,7 @@ static int any_true(F *c, mt_tensor *mask) { /* host read of any(mask) */
     mt_tensor *r = NULL;
     double f = 0;
     int64_t i = 0;
-    if (!OK2(mask, 1)) return 0;
+    if (!OK2(mask, 1) || mask->device == MT_META) return 0; /* meta: no values, the general formula */
     r = KEEP(c, mt_reduce(MT_RED_ANY, mask, 0, NULL, 0, -1, NULL, &r), r);
     if (r && !c->st) c->st = mt_item(r, &f, &i);
     return !c->st && i != 0;

@@ -123,23 +123,107 @@ static mt_status alloc2(int n, const int64_t *sz, int dt1, int dt2, int device, 
     return st;
 }
 
-/* ---- var / std ---------------------------------------------------------------- */
+/* ---- streaming reductions: var/std, norms, logsumexp ------------------------------------
+ * A row that is one strided run (the common case, and every contiguous full reduction) is
+ * cut into blocks of SBLK elements: each block folds into a partial state (in double), the
+ * partial states of a row combine in order. Blocks of all rows are split across threads, so
+ * a full reduction of a big tensor is parallel too and needs no row-sized buffer. Rows that
+ * are not one run are gathered whole and folded as one block. */
+
+#define SBLK 4096
+typedef struct { double a, b, c; } part_t;
+typedef struct {
+    void (*fold)(const void *ctx, const double *v, int64_t n, part_t *s); /* s <- the state of v[0, n) */
+    void (*comb)(const void *ctx, part_t *s, const part_t *t);            /* s <- s then t */
+    void (*fin)(const void *ctx, int64_t o, const part_t *s);            /* store output o */
+    const void *ctx;
+} stream_ops;
+
+typedef struct { const rows_t *r; const stream_ops *ops; int64_t nblk; part_t *parts; } stream_task;
+
+static int64_t row_offset(const rows_t *r, int64_t o) {
+    int64_t rem = o, off = 0;
+    for (int d = r->kn - 1; d >= 0; d--) {
+        off += (rem % r->ksz[d]) * r->kst[d];
+        rem /= r->ksz[d];
+    }
+    return off;
+}
+
+static void stream_chunk(void *p, int64_t b, int64_t e) {
+    const stream_task *t = p;
+    const rows_t *r = t->r;
+    int run = r->in.n <= 1;
+    double *buf = malloc((size_t)(run ? SBLK : (r->count ? r->count : 1)) * sizeof(double));
+    if (!buf) return; /* run_stream probed the memory */
+    for (int64_t u = b; u < e; u++) {
+        int64_t o = u / t->nblk, k = u % t->nblk, n;
+        const char *base = r->base + row_offset(r, o);
+        if (run) {
+            int64_t lo = k * SBLK, st = r->in.n ? r->in.stride[0] : 0;
+            n = r->count - lo < SBLK ? r->count - lo : SBLK;
+            if (n > 0) r->load((char *[]){(char *)buf, (char *)base + lo * st}, (const int64_t[]){8, st}, n, NULL);
+        } else {
+            char *dst = (char *)buf;
+            if (r->count) gather(r, base, 0, &dst);
+            n = r->count;
+        }
+        t->ops->fold(t->ops->ctx, buf, n > 0 ? n : 0, &t->parts[u]);
+    }
+    free(buf);
+}
+
+static void stream_finish(void *p, int64_t b, int64_t e) {
+    const stream_task *t = p;
+    for (int64_t o = b; o < e; o++) {
+        part_t s = t->parts[o * t->nblk];
+        for (int64_t k = 1; k < t->nblk; k++) t->ops->comb(t->ops->ctx, &s, &t->parts[o * t->nblk + k]);
+        t->ops->fin(t->ops->ctx, o, &s);
+    }
+}
+
+static mt_status run_stream(const rows_t *r, const stream_ops *ops) {
+    if (!r->base || r->nout == 0) return MT_OK; /* meta or empty: shapes only */
+    int64_t nblk = r->in.n <= 1 && r->count > SBLK ? (r->count + SBLK - 1) / SBLK : 1;
+    part_t *parts = malloc((size_t)(r->nout * nblk) * sizeof(part_t));
+    void *probe = malloc((size_t)(r->in.n <= 1 ? SBLK : (r->count ? r->count : 1)) * sizeof(double));
+    if (!parts || !probe) { free(parts); free(probe); return mt__error(MT_ERR_OOM, "out of memory"); }
+    free(probe);
+    stream_task t = {r, ops, nblk, parts};
+    int64_t per = r->count < SBLK ? (r->count ? r->count : 1) : SBLK;
+    mt__parallel_for(r->nout * nblk, (MT_GRAIN_SIZE + per - 1) / per, stream_chunk, &t);
+    mt__parallel_for(r->nout, nblk > 1 ? 64 : MT_GRAIN_SIZE, stream_finish, &t);
+    free(parts);
+    return MT_OK;
+}
+
+/* ---- var / std: per block (n, mean, M2) by two passes, blocks combined by Chan's formula ---- */
 
 typedef struct { double correction; int take_sqrt; mt_tensor *var, *mean; } var_ctx;
 
-static void var_row(const rows_t *r, int64_t o, void *row, int64_t *idx) {
-    (void)idx;
-    const var_ctx *c = r->ctx;
-    const double *v = row;
-    int64_t n = r->count;
-    double s = 0, m2 = 0;
-    for (int64_t i = 0; i < n; i++) s += v[i];
-    double mean = s / (double)n; /* NaN for an empty row, as PyTorch */
+static void var_fold(const void *ctx, const double *v, int64_t n, part_t *s) {
+    (void)ctx;
+    double sum = 0, m2 = 0;
+    for (int64_t i = 0; i < n; i++) sum += v[i];
+    double mean = n ? sum / (double)n : 0;
     for (int64_t i = 0; i < n; i++) m2 += (v[i] - mean) * (v[i] - mean);
-    double div = (double)n > c->correction ? (double)n - c->correction : 0;
-    double var = n ? m2 / div : NAN;
+    *s = (part_t){(double)n, mean, m2};
+}
+static void var_comb(const void *ctx, part_t *s, const part_t *t) {
+    (void)ctx;
+    if (t->a == 0) return;
+    if (s->a == 0) { *s = *t; return; }
+    double n = s->a + t->a, d = t->b - s->b;
+    s->c += t->c + d * d * s->a * t->a / n;
+    s->b += d * t->a / n;
+    s->a = n;
+}
+static void var_fin(const void *ctx, int64_t o, const part_t *s) {
+    const var_ctx *c = ctx;
+    double n = s->a, div = n > c->correction ? n - c->correction : 0;
+    double var = n ? s->c / div : NAN; /* NaN for an empty row, as PyTorch */
     store_f(c->var, o, c->take_sqrt ? sqrt(var) : var);
-    if (c->mean) store_f(c->mean, o, mean);
+    if (c->mean) store_f(c->mean, o, n ? s->b : NAN);
 }
 
 mt_status mt__impl_var(mt_tensor *x, int ndims, const int64_t *dims, double correction, int keepdim, int take_sqrt,
@@ -155,7 +239,8 @@ mt_status mt__impl_var(mt_tensor *x, int ndims, const int64_t *dims, double corr
     rows_t r;
     plan_rows(&r, x, reduced, MT_F64);
     var_ctx c = {correction, take_sqrt, *result, mean ? *mean : NULL};
-    mt_status st = run_rows(&r, var_row, &c);
+    stream_ops ops = {var_fold, var_comb, var_fin, &c};
+    mt_status st = run_stream(&r, &ops);
     if (st) { mt_tensor_release(*result); if (mean) mt_tensor_release(*mean); }
     return st;
 }
@@ -164,31 +249,35 @@ mt_status mt__impl_var(mt_tensor *x, int ndims, const int64_t *dims, double corr
 
 typedef struct { double p; mt_tensor *out; } norm_ctx;
 
-static void norm_row(const rows_t *r, int64_t o, void *row, int64_t *idx) {
-    (void)idx;
-    const norm_ctx *c = r->ctx;
-    const double *v = row;
-    int64_t n = r->count;
-    double p = c->p, acc = 0;
+/* max / min of |x| with NaN propagating */
+static double ext_abs(double acc, double a, int is_max) {
+    if (a != a || acc != acc) return acc != acc ? acc : a;
+    return is_max ? (a > acc ? a : acc) : (a < acc ? a : acc);
+}
+static void norm_fold(const void *ctx, const double *v, int64_t n, part_t *s) {
+    double p = ((const norm_ctx *)ctx)->p, acc = 0;
     if (p == 0) {
         for (int64_t i = 0; i < n; i++) acc += v[i] != 0;
-    } else if (isinf(p)) { /* max / min of |x|, NaN propagates */
+    } else if (isinf(p)) {
         acc = p > 0 ? 0 : INFINITY;
-        for (int64_t i = 0; i < n; i++) {
-            double a = fabs(v[i]);
-            if (a != a || acc != acc) acc = acc != acc ? acc : a;
-            else acc = p > 0 ? (a > acc ? a : acc) : (a < acc ? a : acc);
-        }
+        for (int64_t i = 0; i < n; i++) acc = ext_abs(acc, fabs(v[i]), p > 0);
     } else if (p == 1) {
         for (int64_t i = 0; i < n; i++) acc += fabs(v[i]);
     } else if (p == 2) {
         for (int64_t i = 0; i < n; i++) acc += v[i] * v[i];
-        acc = sqrt(acc);
     } else {
         for (int64_t i = 0; i < n; i++) acc += pow(fabs(v[i]), p);
-        acc = pow(acc, 1.0 / p);
     }
-    store_f(c->out, o, acc);
+    s->a = acc;
+}
+static void norm_comb(const void *ctx, part_t *s, const part_t *t) {
+    double p = ((const norm_ctx *)ctx)->p;
+    s->a = isinf(p) ? ext_abs(s->a, t->a, p > 0) : s->a + t->a;
+}
+static void norm_fin(const void *ctx, int64_t o, const part_t *s) {
+    const norm_ctx *c = ctx;
+    double p = c->p, v = s->a;
+    store_f(c->out, o, p == 2 ? sqrt(v) : (p == 0 || p == 1 || isinf(p)) ? v : pow(v, 1.0 / p));
 }
 
 static void fmt_ord(char *buf, size_t cap, double p) {
@@ -229,25 +318,35 @@ mt_status mt__impl_vector_norm(mt_tensor *x, double p, int ndims, const int64_t 
     rows_t r;
     plan_rows(&r, x, reduced, MT_F64);
     norm_ctx c = {p, *result};
-    mt_status st = run_rows(&r, norm_row, &c);
+    stream_ops ops = {norm_fold, norm_comb, norm_fin, &c};
+    mt_status st = run_stream(&r, &ops);
     if (st) mt_tensor_release(*result);
     return st;
 }
 
 /* ---- logsumexp ------------------------------------------------------------------ */
 
-static void lse_row(const rows_t *r, int64_t o, void *row, int64_t *idx) {
-    (void)idx;
-    const double *v = row;
-    int64_t n = r->count;
-    double m = -INFINITY, s = 0;
+/* state (max m, sum of exp(x - shift(m))); shift(m) = m, or 0 where m is infinite (PyTorch's mask) */
+static double lse_shift(double m) { return isinf(m) ? 0 : m; }
+static void lse_fold(const void *ctx, const double *v, int64_t n, part_t *s) {
+    (void)ctx;
+    double m = -INFINITY, sum = 0;
     for (int64_t i = 0; i < n; i++) {
         if (v[i] != v[i] || m != m) m = m != m ? m : v[i];
         else if (v[i] > m) m = v[i];
     }
-    double shift = isinf(m) ? 0 : m; /* PyTorch masks an infinite maximum to 0 */
-    for (int64_t i = 0; i < n; i++) s += exp(v[i] - shift);
-    store_f(r->ctx, o, log(s) + shift);
+    double sh = lse_shift(m);
+    for (int64_t i = 0; i < n; i++) sum += exp(v[i] - sh);
+    s->a = m, s->b = sum;
+}
+static void lse_comb(const void *ctx, part_t *s, const part_t *t) {
+    (void)ctx;
+    double m = (s->a != s->a || t->a != t->a) ? NAN : (t->a > s->a ? t->a : s->a), sh = lse_shift(m);
+    double a = s->b == 0 ? 0 : s->b * exp(lse_shift(s->a) - sh), b = t->b == 0 ? 0 : t->b * exp(lse_shift(t->a) - sh);
+    s->a = m, s->b = a + b;
+}
+static void lse_fin(const void *ctx, int64_t o, const part_t *s) {
+    store_f((mt_tensor *)ctx, o, log(s->b) + lse_shift(s->a));
 }
 
 mt_status mt__impl_logsumexp(mt_tensor *x, int ndims, const int64_t *dims, int keepdim, mt_tensor **result) {
@@ -258,7 +357,8 @@ mt_status mt__impl_logsumexp(mt_tensor *x, int ndims, const int64_t *dims, int k
     MT_TRY(mt__alloc(ond, osz, NULL, mt__is_float(x->dtype) ? x->dtype : mt__default_float(), x->device, result));
     rows_t r;
     plan_rows(&r, x, reduced, MT_F64);
-    mt_status st = run_rows(&r, lse_row, *result);
+    stream_ops ops = {lse_fold, lse_comb, lse_fin, *result};
+    mt_status st = run_stream(&r, &ops);
     if (st) mt_tensor_release(*result);
     return st;
 }
