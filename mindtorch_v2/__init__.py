@@ -2,7 +2,7 @@
 from ._C import lib as _lib
 from ._dtype import (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
                      dtype, finfo, iinfo, get_default_dtype, set_default_dtype, promote_types, can_cast)
-from ._device import device
+from ._device import device, get_default_device, set_default_device
 from ._size import Size
 from ._tensor import Tensor
 from . import _methods  # noqa: F401  (attaches ops to Tensor)
@@ -24,6 +24,7 @@ from ._shape_ops import FUNCTIONS as _SHAPE_OPS
 from . import random
 from . import autograd
 from . import nn
+from . import linalg
 from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
                                  is_inference_mode_enabled)
 from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled

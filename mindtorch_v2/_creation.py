@@ -6,7 +6,7 @@ import operator
 from ._C import ffi, lib
 from ._core import check, raise_status
 from . import _dtype
-from ._device import core_id
+from ._device import core_id, get_default_device as _default_device
 from ._dispatch import call, scalar_kind
 from ._tensor import Tensor, wrap
 
@@ -307,8 +307,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         t = copy_preserving(t, t.dtype if dtype is None else dtype)
     else:
         t = _from_sequence(data, dtype_id)
-    if device is not None and core_id(device) != lib.MT_CPU:
-        t = t.to(device)
+    if core_id(device) != lib.MT_CPU:  # device=None: the default device
+        t = t.to(device if device is not None else _default_device())
     return t
 
 

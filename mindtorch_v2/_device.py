@@ -1,4 +1,6 @@
-"""torch.device."""
+"""torch.device, and the default device factories use (set_default_device, `with device(...)`)."""
+import threading
+
 from ._C import lib
 
 _KNOWN = ("cpu", "meta", "cuda", "mps", "xpu", "hip", "npu", "xla", "hpu", "privateuseone")
@@ -51,16 +53,40 @@ class device:
     def __reduce__(self):
         return (device, (self.type, self.index))
 
+    # `with torch.device("meta"):` makes it the default device of factories in this thread
+    def __enter__(self):
+        _state.stack = getattr(_state, "stack", [])
+        _state.stack.append(getattr(_state, "default", None))
+        _state.default = self
+        return self
+
+    def __exit__(self, *exc):
+        _state.default = _state.stack.pop()
+        return False
+
 
 CPU = device("cpu")
 META = device("meta")
 BY_CORE_ID = {lib.MT_CPU: CPU, lib.MT_META: META}
 
 
+_state = threading.local()  # PyTorch's default device is per thread as well
+
+
+def get_default_device():
+    return getattr(_state, "default", None) or CPU
+
+
+def set_default_device(dev):
+    _state.default = None if dev is None else device(dev)
+
+
 def core_id(dev):
-    """The core's device id for a device-like argument (None means cpu)."""
+    """The core's device id for a device-like argument (None: the default device)."""
     if dev is None:
-        return lib.MT_CPU
+        dev = getattr(_state, "default", None)
+        if dev is None:
+            return lib.MT_CPU
     if not isinstance(dev, device):
         dev = device(dev)
     try:

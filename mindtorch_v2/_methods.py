@@ -215,8 +215,8 @@ OPERATORS = {
 
 METHODS = dict(g.METHODS)
 METHODS.update(ew.INPLACE)
-METHODS.update(_reduce.FUNCTIONS)
-METHODS.update(_linalg.FUNCTIONS)
+METHODS.update(_reduce.METHODS)
+METHODS.update(_linalg.METHODS)
 METHODS.update(_random.METHODS)
 METHODS.update(_nn_ops.METHODS)
 METHODS.update(_shape_ops.METHODS)

@@ -291,7 +291,7 @@ def rand(*args, size=None, generator=None, out=None, dtype=None, layout=None, de
          pin_memory=False, names=None):
     sizes = _size(args, size, "rand")
     t = _new_random(_UNIFORM, sizes, lib.mt_get_default_dtype() if dtype is None else _dtype_id(dtype, 0, "rand"),
-                    lib.MT_CPU if device is None else core_id(device), 0.0, 1.0, 0, 0,
+                    core_id(device), 0.0, 1.0, 0, 0,
                     _NULL if generator is None else _gen(generator, "rand"))
     return t if out is None and not requires_grad else _finish(t, requires_grad, out)
 
@@ -300,7 +300,7 @@ def randn(*args, size=None, generator=None, out=None, dtype=None, layout=None, d
           pin_memory=False, names=None):
     sizes = _size(args, size, "randn")
     t = _new_random(_NORMAL, sizes, lib.mt_get_default_dtype() if dtype is None else _dtype_id(dtype, 0, "randn"),
-                    lib.MT_CPU if device is None else core_id(device), 0.0, 1.0, 0, 0,
+                    core_id(device), 0.0, 1.0, 0, 0,
                     _NULL if generator is None else _gen(generator, "randn"))
     return t if out is None and not requires_grad else _finish(t, requires_grad, out)
 

@@ -1,4 +1,9 @@
-"""Reductions: sum, mean, prod, amax, amin, all, any, max/min (with indices), argmax/argmin."""
+"""Reductions: sum, mean, prod, amax, amin, all, any, max/min (with indices), argmax/argmin,
+var/std (+ _mean), norms, logsumexp, cumulative ops, nansum/nanmean, count_nonzero, aminmax,
+median/nanmedian/mode, quantile, dist. One core call each; shape checks only in Python."""
+import builtins
+import math
+import warnings
 from collections import namedtuple
 
 from ._C import ffi, lib
@@ -71,9 +76,27 @@ def _return_type(name):
     return ReturnType
 
 
+def _pair_type(name, fields):
+    base = namedtuple(name, fields)
+
+    class ReturnType(base):
+        __slots__ = ()
+
+        def __repr__(self):
+            return (f"torch.return_types.{name}(\n{fields[0]}={self[0]!r},\n{fields[1]}={self[1]!r})")
+
+    ReturnType.__name__ = ReturnType.__qualname__ = name
+    ReturnType.__module__ = "torch.return_types"
+    return ReturnType
+
+
 class return_types:
     max = _return_type("max")
     min = _return_type("min")
+    median = _return_type("median")
+    nanmedian = _return_type("nanmedian")
+    mode = _return_type("mode")
+    aminmax = _pair_type("aminmax", ["min", "max"])
 
 
 def _extreme(is_min, input, dim, keepdim, other):
@@ -125,5 +148,339 @@ def argmin(input, dim=None, keepdim=False):
     return _arg(True, input, dim, keepdim)
 
 
+# ---- var / std ------------------------------------------------------------------------
+
+
+def _var_args(name, input, args, kwargs):
+    """PyTorch's three overloads: (dim, unbiased, keepdim), (dim, *, correction, keepdim), (unbiased)."""
+    dim, unbiased, keepdim, correction = None, None, False, None
+    args = list(args)
+    if args and isinstance(args[0], bool):
+        unbiased = args.pop(0)
+        if args:
+            raise TypeError(f"{name}() received an invalid combination of arguments")
+    elif args:
+        dim = args.pop(0)
+        if args:
+            unbiased = args.pop(0)
+        if args:
+            keepdim = args.pop(0)
+    dim = kwargs.pop("dim", dim)
+    unbiased = kwargs.pop("unbiased", unbiased)
+    keepdim = kwargs.pop("keepdim", keepdim)
+    correction = kwargs.pop("correction", None)
+    out = kwargs.pop("out", None)
+    if kwargs:
+        raise TypeError(f"{name}() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    if unbiased is not None and correction is not None:
+        raise TypeError(f"{name}() received an invalid combination of arguments - got unbiased and correction")
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    return _dims(dim), float(correction), keepdim, out
+
+
+def _dof_warning(name, input, dims, correction):
+    shape = input.shape
+    if dims:
+        n = 1
+        for d in dims:
+            if not -len(shape) <= d < builtins.max(len(shape), 1):
+                return  # the core raises PyTorch's error
+            n *= shape[d] if shape else 1
+    else:
+        n = input.numel()
+    if n - correction <= 0:
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
+                      "factor (input numel divided by output numel).", stacklevel=3)
+
+
+def _var(name, take_sqrt, with_mean, input, args, kwargs):
+    dims, correction, keepdim, out = _var_args(name, input, args, kwargs)
+    if input.dtype.is_floating_point:
+        _dof_warning(name, input, dims, correction)
+    res, mean_ = ffi.new("mt_tensor **"), ffi.new("mt_tensor **") if with_mean else ffi.NULL
+    st = lib.mt_var(input._h, len(dims), dims, correction, 1 if keepdim else 0, take_sqrt, res, mean_)
+    if st:
+        raise_status(st)
+    r = wrap(res[0])
+    if with_mean:
+        return r, wrap(mean_[0])
+    if out is not None:
+        out.resize_(r.shape).copy_(r)
+        return out
+    return r
+
+
+def var(input, *args, **kwargs):
+    return _var("var", 0, False, input, args, kwargs)
+
+
+def std(input, *args, **kwargs):
+    return _var("std", 1, False, input, args, kwargs)
+
+
+def var_mean(input, *args, **kwargs):
+    return _var("var_mean", 0, True, input, args, kwargs)
+
+
+def std_mean(input, *args, **kwargs):
+    return _var("std_mean", 1, True, input, args, kwargs)
+
+
+# ---- norms ---------------------------------------------------------------------------------
+
+
+def _ord(ord, name="linalg_vector_norm"):
+    if isinstance(ord, str) or not isinstance(ord, (int, float)) and not hasattr(ord, "__float__"):
+        raise TypeError(f"{name}(): argument 'ord' must be Number, not {type(ord).__name__}")
+    return float(ord)
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+    dims = _dims(dim)
+    r = call(lib.mt_vector_norm, x._h, _ord(ord), len(dims), dims, 1 if keepdim else 0,
+             -1 if dtype is None else dtype._id)
+    if out is not None:
+        out.resize_(r.shape).copy_(r)
+        return out
+    return r
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+    if ord not in ("fro", "nuc", math.inf, -math.inf, 1, -1, 2, -2):
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    if A.dim() < 2:
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+    if not A.dtype.is_floating_point:
+        raise RuntimeError(f"linalg.matrix_norm: Expected a floating point or complex tensor as input. Got "
+                           f"{_dtype_name(A.dtype)}")
+    dim = tuple(_dims(dim))
+    if len(dim) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dim))}")
+    d0, d1 = (d % A.dim() for d in dim)
+    if d0 == d1:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, {dim[1]})")
+    if isinstance(ord, str):
+        if ord == "fro":
+            r = vector_norm(A, 2, dim, keepdim, dtype=dtype)
+        elif ord == "nuc":
+            raise NotImplementedError("linalg.matrix_norm(ord='nuc') needs singular values (linalg.svdvals), "
+                                      "which mindtorch_v2 does not implement yet")
+        else:
+            raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    elif ord in (math.inf, -math.inf, 1, -1):
+        if ord in (math.inf, -math.inf):
+            d0, d1 = d1, d0
+        if not keepdim and d0 < d1:
+            d1 -= 1
+        s = vector_norm(A, 1, d0, keepdim, dtype=dtype)
+        if ord > 0 and s.shape[d1] == 0:  # the max of no column sums: 0, as PyTorch gives
+            r = sum(s, d1, keepdim)
+        else:
+            r = amax(s, d1, keepdim) if ord > 0 else amin(s, d1, keepdim)
+    elif ord in (2, -2):
+        raise NotImplementedError("linalg.matrix_norm(ord=2/-2) needs singular values (linalg.svdvals), "
+                                  "which mindtorch_v2 does not implement yet")
+    else:
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    if out is not None:
+        out.resize_(r.shape).copy_(r)
+        return out
+    return r
+
+
+def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
+    if dim is not None:
+        dim = tuple(_dims(dim))
+        if len(dim) not in (1, 2):
+            raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {list(dim)}")
+    elif ord is not None and A.dim() not in (1, 2):
+        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. "
+                           f"Got {A.dim()}D.")
+    if isinstance(ord, str) or (ord is not None and ((dim is not None and len(dim) == 2) or
+                                                     (dim is None and A.dim() == 2))):
+        return matrix_norm(A, ord, (-2, -1) if dim is None else dim, keepdim, dtype=dtype, out=out)
+    return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype, out=out)
+
+
+def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+    if isinstance(dim, str):
+        raise NotImplementedError("norm(): named dimensions are not supported")
+    if isinstance(p, str):
+        if p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2):
+            return vector_norm(input, 2, dim, keepdim, dtype=dtype, out=out)
+        return matrix_norm(input, p, tuple(range(input.dim())) if dim is None else dim, keepdim, dtype=dtype, out=out)
+    return vector_norm(input, 2.0 if p is None else p, dim, keepdim, dtype=dtype, out=out)
+
+
+def dist(input, other, p=2):
+    if not isinstance(other, Tensor):
+        raise TypeError(f"dist(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
+    d = input - other
+    if not d.dtype.is_floating_point:
+        raise RuntimeError(f"norm(): input dtype should be either floating point or complex. Got "
+                           f"{_dtype_name(d.dtype)} instead.")
+    return vector_norm(d, p)
+
+
+def _dtype_name(dt):
+    return _DT_NAMES[dt._id]
+
+
+_CPP_NAMES = ["bool", "unsigned char", "signed char", "short int", "int", "long int", "c10::Half", "c10::BFloat16",
+              "float", "double"]
+_DT_NAMES = ["Bool", "Byte", "Char", "Short", "Int", "Long", "Half", "BFloat16", "Float", "Double"]
+
+
+# ---- logsumexp, scans, counts -------------------------------------------------------------
+
+
+def logsumexp(input, dim, keepdim=False, *, out=None):
+    if dim is None:
+        raise TypeError("logsumexp(): argument 'dim' must be tuple of ints, not NoneType")
+    dims = _dims(dim)
+    if not dims and input.dim():
+        dims = list(range(input.dim()))
+    r = call(lib.mt_logsumexp, input._h, len(dims), dims, 1 if keepdim else 0)
+    if out is not None:
+        out.resize_(r.shape).copy_(r)
+        return out
+    return r
+
+
+def _scan(op, input, dim, dtype, out):
+    if dim is None or not hasattr(dim, "__index__"):
+        raise TypeError(f"argument 'dim' must be int, not {type(dim).__name__}")
+    res = ffi.new("mt_tensor **")
+    st = lib.mt_scan(op, input._h, dim.__index__(), -1 if dtype is None else dtype._id,
+                     ffi.NULL if out is None else out._h, res)
+    return finish(st, res, out)
+
+
+def cumsum(input, dim, *, dtype=None, out=None):
+    return _scan(lib.MT_SCAN_CUMSUM, input, dim, dtype, out)
+
+
+def cumprod(input, dim, *, dtype=None, out=None):
+    return _scan(lib.MT_SCAN_CUMPROD, input, dim, dtype, out)
+
+
+def logcumsumexp(input, dim, *, out=None):
+    return _scan(lib.MT_SCAN_LOGCUMSUMEXP, input, dim, None, out)
+
+
+def _scan_(op, self, dim, dtype):
+    if dtype is not None and dtype is not self.dtype:
+        raise RuntimeError(f"Bad in-place call: input tensor dtype {_CPP_NAMES[self.dtype._id]} and output tensor "
+                           f"dtype {_CPP_NAMES[dtype._id]} should match")
+    return _scan(op, self, dim, self.dtype, self)
+
+
+def cumsum_(self, dim, *, dtype=None):
+    return _scan_(lib.MT_SCAN_CUMSUM, self, dim, dtype)
+
+
+def cumprod_(self, dim, *, dtype=None):
+    return _scan_(lib.MT_SCAN_CUMPROD, self, dim, dtype)
+
+
+def count_nonzero(input, dim=None):
+    return _reduce(lib.MT_RED_COUNT_NONZERO, input, dim, False, None)
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    return _reduce(lib.MT_RED_NANSUM, input, dim, keepdim, dtype, out)
+
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
+                           f"{_DT_NAMES[input.dtype._id]}")
+    from . import _generated_ops as g
+    count = sum(g.logical_not(g.isnan(input)), dim, keepdim)
+    r = nansum(input, dim, keepdim, dtype=dtype) / count
+    if out is not None:
+        out.resize_(r.shape).copy_(r)
+        return out
+    return r
+
+
+def aminmax(input, *, dim=None, keepdim=False):
+    if dim is not None:
+        if not hasattr(dim, "__index__"):
+            raise TypeError(f"aminmax(): argument 'dim' must be int, not {type(dim).__name__}")
+        d = dim.__index__()
+        if input.dim() and -input.dim() <= d < input.dim() and input.shape[d] == 0:
+            raise IndexError(f"aminmax: Expected reduction dim {d % input.dim()} to have non-zero size.")
+    elif input.numel() == 0:
+        raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.")
+    dims = () if dim is None else dim
+    return return_types.aminmax(amin(input, dims, keepdim), amax(input, dims, keepdim))
+
+
+# ---- order statistics ----------------------------------------------------------------------
+
+
+def _median(op, cls, input, dim, keepdim):
+    vals = ffi.new("mt_tensor **")
+    if dim is None:
+        st = lib.mt_median(op, input._h, 0, 0, 0, vals, ffi.NULL)
+        if st:
+            raise_status(st)
+        return wrap(vals[0])
+    if not hasattr(dim, "__index__"):
+        raise TypeError(f"{cls.__name__}(): argument 'dim' must be int, not {type(dim).__name__}")
+    idx = ffi.new("mt_tensor **")
+    st = lib.mt_median(op, input._h, 1, dim.__index__(), 1 if keepdim else 0, vals, idx)
+    if st:
+        raise_status(st)
+    return cls(wrap(vals[0]), wrap(idx[0]))
+
+
+def median(input, dim=None, keepdim=False, *, out=None):
+    return _median(lib.MT_SEL_MEDIAN, return_types.median, input, dim, keepdim)
+
+
+def nanmedian(input, dim=None, keepdim=False, *, out=None):
+    return _median(lib.MT_SEL_NANMEDIAN, return_types.nanmedian, input, dim, keepdim)
+
+
+def mode(input, dim=-1, keepdim=False, *, out=None):
+    return _median(lib.MT_SEL_MODE, return_types.mode, input, dim, keepdim)
+
+
+_INTERP = {"linear": 0, "lower": 1, "higher": 2, "midpoint": 3, "nearest": 4}
+
+
+def _quantile(name, ignore_nan, input, q, dim, keepdim, interpolation, out):
+    if interpolation not in _INTERP:
+        raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, midpoint or nearest, "
+                           f"but got {interpolation}")
+    qt = q if isinstance(q, Tensor) else None
+    qs = 0.0 if qt is not None else float(q)
+    r = call(lib.mt_quantile, input._h, ffi.NULL if qt is None else qt._h, qs, 0 if dim is None else 1,
+             0 if dim is None else dim.__index__(), 1 if keepdim else 0, _INTERP[interpolation], ignore_nan)
+    if out is not None:
+        out.resize_(r.shape).copy_(r)
+        return out
+    return r
+
+
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+    return _quantile("quantile", 0, input, q, dim, keepdim, interpolation, out)
+
+
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+    return _quantile("nanquantile", 1, input, q, dim, keepdim, interpolation, out)
+
+
 FUNCTIONS = {"sum": sum, "mean": mean, "prod": prod, "amax": amax, "amin": amin, "all": all, "any": any,
              "max": max, "min": min, "argmax": argmax, "argmin": argmin}
+FUNCTIONS.update({"var": var, "std": std, "var_mean": var_mean, "std_mean": std_mean, "norm": norm, "dist": dist,
+                  "logsumexp": logsumexp, "cumsum": cumsum, "cumprod": cumprod, "logcumsumexp": logcumsumexp,
+                  "count_nonzero": count_nonzero, "nansum": nansum, "nanmean": nanmean, "aminmax": aminmax,
+                  "median": median, "nanmedian": nanmedian, "mode": mode, "quantile": quantile,
+                  "nanquantile": nanquantile})
+# Tensor methods: the functions PyTorch also has as methods, and the in-place forms
+METHODS = {k: f for k, f in FUNCTIONS.items() if k not in ("var_mean", "std_mean")}
+METHODS.update({"cumsum_": cumsum_, "cumprod_": cumprod_})

@@ -45,6 +45,10 @@ mt_status mt__impl_unfold(mt_tensor *t, int64_t dim, int64_t size, int64_t step,
 mt_status mt__impl_index(mt_tensor *t, int n, mt_tensor *const *indices, mt_tensor **out);
 mt_status mt__impl_index_put_(mt_tensor *t, int n, mt_tensor *const *indices, mt_tensor *values, int accumulate);
 
+/* formulas of reductions recorded by mt_reduce (formulas_reduce.c) */
+mt_status mt__prod_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out);
+mt_status mt__nansum_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out);
+
 /* ---- a small context for writing formulas: temporaries released at the end ---- */
 
 typedef struct {

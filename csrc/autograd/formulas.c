@@ -409,21 +409,24 @@ mt_status mt_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, int ke
     mt_status st = mt__impl_reduce(op, x, ndims, dims, keepdim, dtype, out, result);
     mt__grad_pop(prev);
     if (st || !grad || !mt__is_float((*result)->dtype)) return st;
-    static const char *names[] = {"SumBackward1", "ProdBackward1", "MeanBackward1", "AmaxBackward0", "AminBackward0"};
-    if (op > MT_RED_AMIN) return MT_OK; /* all/any: not differentiable */
+    static const char *names[] = {"SumBackward1", "ProdBackward1", "MeanBackward1", "AmaxBackward0", "AminBackward0",
+                                  NULL, NULL, "NansumBackward0"};
+    if (op > MT_RED_NANSUM || !names[op]) return MT_OK; /* all/any/count_nonzero: not differentiable */
     const char *name = ndims <= 0 && (op == MT_RED_SUM || op == MT_RED_MEAN || op == MT_RED_PROD)
                            ? (op == MT_RED_SUM ? "SumBackward0" : op == MT_RED_MEAN ? "MeanBackward0" : "ProdBackward0")
                            : names[op];
+    /* prod's and nansum's formulas live in formulas_reduce.c */
+    mt_backward_fn fn = op == MT_RED_PROD ? mt__prod_backward : op == MT_RED_NANSUM ? mt__nansum_backward : reduce_backward;
     mt_node *n;
-    st = mt__record(name, op == MT_RED_PROD ? no_formula : reduce_backward, 1, &x, 1, result, &n);
+    st = mt__record(name, fn, 1, &x, 1, result, &n);
     if (!st && n) {
         n->op = op;
         n->iv[1] = keepdim;
         n->niv = ndims > 0 ? ndims : 0;
         for (int i = 0; i < n->niv && i < MT_MAX_DIMS; i++) n->iv[2 + i] = dims[i];
-        if (op == MT_RED_AMAX || op == MT_RED_AMIN) {
+        if (op == MT_RED_AMAX || op == MT_RED_AMIN || op == MT_RED_PROD || op == MT_RED_NANSUM) {
             st = mt__save(n, 0, x, 0);
-            if (!st) st = mt__save(n, 1, *result, 1);
+            if (!st && op != MT_RED_NANSUM) st = mt__save(n, 1, *result, 1);
         }
     }
     if (st) mt_tensor_release(*result);

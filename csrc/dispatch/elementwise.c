@@ -78,8 +78,11 @@ static int overlaps(const mt_tensor *a, const mt_tensor *b) {
 }
 
 mt_status mt__impl_copy_(mt_tensor *dst, mt_tensor *src) {
-    if (dst->device != src->device && !src->wrapped && src->ndim)
-        return mt__error(MT_ERR_RUNTIME, "Expected all tensors to be on the same device");
+    if (dst->device != src->device && !src->wrapped && src->ndim) {
+        if (src->device == MT_META) return mt__error(MT_ERR_NOT_IMPLEMENTED, "Cannot copy out of meta tensor; no data!");
+        if (dst->device != MT_META) return mt__error(MT_ERR_RUNTIME, "Expected all tensors to be on the same device");
+        /* into a meta tensor: the shape checks only (the loop below skips a tensor with no data) */
+    }
     int ndim;
     int64_t sizes[MT_MAX_DIMS];
     mt_tensor *pair[2] = {dst, src};

@@ -223,7 +223,9 @@ enum mt_reduce_op {
     MT_RED_AMAX = 3,
     MT_RED_AMIN = 4,
     MT_RED_ALL = 5,
-    MT_RED_ANY = 6
+    MT_RED_ANY = 6,
+    MT_RED_NANSUM = 7,        /* sum with NaN counted as 0 */
+    MT_RED_COUNT_NONZERO = 8  /* int64 count */
 };
 /* ndims <= 0 reduces every dim; dtype < 0 means PyTorch's default result dtype. */
 mt_status mt_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, int keepdim, int dtype,
@@ -231,6 +233,56 @@ mt_status mt_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, int ke
 /* max (is_min = 0) or min along dim: values and int64 indices of the first extreme */
 mt_status mt_max_dim(int is_min, mt_tensor *x, int64_t dim, int keepdim, mt_tensor **values,
                      mt_tensor **indices);
+
+/* ---- statistics, norms, scans, order statistics, more linear algebra --------
+ * (kernels/cpu/reduce_stats.c, scan.c, linalg_ext.c, einsum.c; autograd in
+ * autograd/formulas_reduce.c, formulas_linalg.c). dims as in mt_reduce. */
+/* var (take_sqrt = 0) or std; mean != NULL also returns the mean (var_mean/std_mean) */
+mt_status mt_var(mt_tensor *x, int ndims, const int64_t *dims, double correction, int keepdim, int take_sqrt,
+                 mt_tensor **result, mt_tensor **mean);
+/* linalg.vector_norm: ord may be +-INFINITY; dtype < 0: the input's */
+mt_status mt_vector_norm(mt_tensor *x, double ord, int ndims, const int64_t *dims, int keepdim, int dtype,
+                         mt_tensor **result);
+mt_status mt_logsumexp(mt_tensor *x, int ndims, const int64_t *dims, int keepdim, mt_tensor **result);
+enum mt_scan_op {
+    MT_SCAN_CUMSUM = 0,
+    MT_SCAN_CUMPROD = 1,
+    MT_SCAN_LOGCUMSUMEXP = 2
+};
+/* cumulative op along dim; dtype < 0: PyTorch's default (int64 for integral inputs) */
+mt_status mt_scan(int op, mt_tensor *x, int64_t dim, int dtype, mt_tensor *out, mt_tensor **result);
+enum mt_select_op {
+    MT_SEL_MEDIAN = 0,
+    MT_SEL_NANMEDIAN = 1,
+    MT_SEL_MODE = 2
+};
+/* median/nanmedian/mode along dim (values, int64 indices); has_dim = 0: of all elements, values only */
+mt_status mt_median(int op, mt_tensor *x, int has_dim, int64_t dim, int keepdim, mt_tensor **values,
+                    mt_tensor **indices);
+enum mt_quantile_interp {
+    MT_QUANTILE_LINEAR = 0,
+    MT_QUANTILE_LOWER = 1,
+    MT_QUANTILE_HIGHER = 2,
+    MT_QUANTILE_MIDPOINT = 3,
+    MT_QUANTILE_NEAREST = 4
+};
+/* quantile/nanquantile (ignore_nan); q is a 0-dim/1-D tensor, or NULL and qs the Python float */
+mt_status mt_quantile(mt_tensor *x, mt_tensor *q, double qs, int has_dim, int64_t dim, int keepdim, int interpolation,
+                      int ignore_nan, mt_tensor **result);
+mt_status mt_addmv(mt_tensor *self, mt_tensor *mat, mt_tensor *vec, double beta, double alpha, mt_tensor *out,
+                   mt_tensor **result);
+mt_status mt_addr(mt_tensor *self, mt_tensor *vec1, mt_tensor *vec2, double beta, double alpha, mt_tensor *out,
+                  mt_tensor **result);
+mt_status mt_addbmm(mt_tensor *self, mt_tensor *batch1, mt_tensor *batch2, double beta, double alpha, mt_tensor *out,
+                    mt_tensor **result);
+mt_status mt_vdot(mt_tensor *a, mt_tensor *b, mt_tensor **result);
+/* linalg.cross along dim (size 3), broadcasting a and b */
+mt_status mt_cross(mt_tensor *a, mt_tensor *b, int64_t dim, mt_tensor **result);
+/* tensordot contracting dims_a[i] of a with dims_b[i] of b */
+mt_status mt_tensordot(mt_tensor *a, mt_tensor *b, int n, const int64_t *dims_a, const int64_t *dims_b,
+                       mt_tensor **result);
+/* einsum over n operands: permute/reshape/bmm, diagonals as views */
+mt_status mt_einsum(const char *equation, int n, mt_tensor *const *operands, mt_tensor **result);
 
 /* ---- linear algebra (OpenBLAS) ------------------------------------------ */
 mt_status mt_mm(mt_tensor *a, mt_tensor *b, mt_tensor *out, mt_tensor **result);

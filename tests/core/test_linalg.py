@@ -92,3 +92,151 @@ def test_error_texts(i):
     with pytest.raises(exc) as got:
         fn(mt)
     assert str(got.value) == str(expected.value)
+
+
+# ---- more products, einsum, tensordot, cross ----------------------------------------------------
+
+
+def agree(fn, *specs, dtype="float32"):
+    """fn(lib, *tensors) on both libraries (specs are (shape, dtype, seed)): same result or same error."""
+    ms, ts = zip(*[pair(*s) for s in specs]) if specs else ((), ())
+    try:
+        expected = fn(torch, *ts)
+    except Exception as e:  # noqa: BLE001 - the oracle's error is the spec
+        with pytest.raises(type(e)) as got:
+            fn(mt, *ms)
+        assert str(got.value).split("\n")[0] == str(e).split("\n")[0]
+        return
+    check(fn(mt, *ms), expected, dtype)
+
+
+PRODUCT_DTYPES = ["float32", "float64", "bfloat16", "float16", "int64", "int32"]
+
+
+@pytest.mark.parametrize("dtype", PRODUCT_DTYPES)
+def test_addmv_addr_addbmm(dtype):
+    for beta, alpha in ((1, 1), (0, 2), (2, 3)):
+        agree(lambda L, s, m, v: L.addmv(s, m, v, beta=beta, alpha=alpha), ((3,), dtype, 1), ((3, 4), dtype, 2),
+              ((4,), dtype, 3), dtype=dtype)
+        agree(lambda L, s, m, v: L.addmv(s, m.t(), v, beta=beta, alpha=alpha), ((1,), dtype, 1), ((4, 3), dtype, 2),
+              ((4,), dtype, 3), dtype=dtype)
+        agree(lambda L, s, a, b: L.addr(s, a, b, beta=beta, alpha=alpha), ((3, 4), dtype, 1), ((3,), dtype, 2),
+              ((4,), dtype, 3), dtype=dtype)
+        agree(lambda L, s, a, b: L.addbmm(s, a, b, beta=beta, alpha=alpha), ((3, 5), dtype, 1),
+              ((2, 3, 4), dtype, 2), ((2, 4, 5), dtype, 3), dtype=dtype)
+    agree(lambda L, s, m, v: L.addmv(s, m, v), ((), dtype, 1), ((3, 4), dtype, 2), ((4,), dtype, 3), dtype=dtype)
+    agree(lambda L, s, a, b: s.clone().addmv_(a, b, beta=2), ((3,), dtype, 1), ((3, 4), dtype, 2), ((4,), dtype, 3),
+          dtype=dtype)
+    agree(lambda L, s, a, b: s.clone().addr_(a, b), ((3, 4), dtype, 1), ((3,), dtype, 2), ((4,), dtype, 3),
+          dtype=dtype)
+    agree(lambda L, s, a, b: s.clone().addbmm_(a, b), ((3, 5), dtype, 1), ((2, 3, 4), dtype, 2),
+          ((2, 4, 5), dtype, 3), dtype=dtype)
+    agree(lambda L, s, a, b: s.clone().baddbmm_(a, b, alpha=2), ((2, 3, 5), dtype, 1), ((2, 3, 4), dtype, 2),
+          ((2, 4, 5), dtype, 3), dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", PRODUCT_DTYPES)
+def test_vector_products(dtype):
+    agree(lambda L, a, b: L.vdot(a, b), ((5,), dtype, 1), ((5,), dtype, 2), dtype=dtype)
+    agree(lambda L, a, b: L.outer(a, b), ((5,), dtype, 1), ((3,), dtype, 2), dtype=dtype)
+    agree(lambda L, a, b: L.ger(a, b), ((5,), dtype, 1), ((0,), dtype, 2), dtype=dtype)
+    agree(lambda L, a, b: L.inner(a, b), ((2, 3, 4), dtype, 1), ((5, 4), dtype, 2), dtype=dtype)
+    agree(lambda L, a, b: L.inner(a, b), ((), dtype, 1), ((5, 4), dtype, 2), dtype=dtype)
+    agree(lambda L, a, b: L.kron(a, b), ((2, 3), dtype, 1), ((4,), dtype, 2), dtype=dtype)
+    agree(lambda L, a, b: L.kron(a, b), ((2, 1, 3), dtype, 1), ((2, 2), dtype, 2), dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_tensordot_and_multi_dot(dtype):
+    a, b = ((3, 4, 5), dtype, 1), ((4, 5, 6), dtype, 2)
+    for dims in (2, 0, ([1, 2], [0, 1]), ([2, 1], [1, 0]), ([-1], [1]), (1, 0)):
+        agree(lambda L, x, y: L.tensordot(x, y, dims=dims), a, b, dtype=dtype)
+    agree(lambda L, x, y: L.tensordot(x, y, dims=([0], [2])), ((3, 1), dtype, 1), ((4, 2, 5), dtype, 2), dtype=dtype)
+    agree(lambda L, x, y: L.tensordot(x, y, dims=([1], [0])), ((3, 4), dtype, 1), ((1, 5), dtype, 2), dtype=dtype)
+    for shapes in ([(3, 4), (4,)], [(4,), (4, 3), (3, 5), (5,)], [(2, 3), (3, 4), (4, 5), (5, 6), (6, 2)],
+                   [(4,), (4,)], [(10, 2), (2, 30), (30, 3)]):
+        agree(lambda L, *ts: L.linalg.multi_dot(ts), *[(s, dtype, i) for i, s in enumerate(shapes)], dtype=dtype)
+    agree(lambda L, x, y: L.chain_matmul(x, y), ((3, 4), dtype, 1), ((4, 2), dtype, 2), dtype=dtype)
+
+
+EINSUM = [
+    ("ij,jk->ik", [(3, 4), (4, 5)]), ("ij,jk", [(3, 4), (4, 5)]), ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
+    ("ii", [(4, 4)]), ("ii->i", [(4, 4)]), ("ij->ji", [(3, 4)]), ("ij->", [(3, 4)]), ("i,i->", [(5,), (5,)]),
+    ("i,j->ij", [(3,), (4,)]), ("...ij,...jk->...ik", [(2, 3, 4), (4, 5)]), ("b...,b...->b", [(2, 3, 4), (2, 3, 4)]),
+    ("ij,ij->ij", [(3, 4), (3, 4)]), ("iij->ij", [(3, 3, 4)]), ("ijk,ikl,lm->jm", [(2, 3, 4), (2, 4, 5), (5, 6)]),
+    ("bhqd,bhkd->bhqk", [(2, 3, 4, 5), (2, 3, 6, 5)]), ("i,i,i->i", [(4,), (4,), (4,)]), ("...->...", [(2, 3)]),
+    ("ab,cd->abcd", [(2, 3), (4, 5)]), ("ba,ab", [(3, 4), (4, 3)]), ("...i,...i->...", [(1, 3, 4), (2, 1, 4)]),
+    ("Aa,aB->AB", [(2, 3), (3, 4)]), ("ijj,jk->ik", [(2, 3, 3), (3, 4)]), ("i,j,k->ijk", [(2,), (3,), (4,)]),
+    ("ij,kj->", [(3, 4), (5, 4)]), ("ij,jk->ik", [(0, 4), (4, 5)]), ("ij,jk->ik", [(3, 0), (0, 5)]),
+    # errors
+    ("ij,jk->ik", [(3, 4), (5, 6)]), ("ij->ik", [(3, 4)]), ("ij->ii", [(3, 4)]), ("ijk", [(3, 4)]),
+    ("ij,jk", [(3, 4)]), ("ij", [(3, 4), (4, 5)]), ("i.j", [(3, 4)]), ("i$", [(3, 4)]), ("ii", [(3, 4)]),
+    ("...i...", [(3, 4)]), ("ijkl", [(3, 4)]),
+]
+
+
+@pytest.mark.parametrize("eq,shapes", EINSUM)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_einsum(eq, shapes, dtype):
+    agree(lambda L, *ts: L.einsum(eq, *ts), *[(s, dtype, i) for i, s in enumerate(shapes)], dtype=dtype)
+    if len(shapes) == 2:
+        agree(lambda L, *ts: L.einsum(eq, list(ts)), *[(s, dtype, i) for i, s in enumerate(shapes)], dtype=dtype)
+
+
+def test_einsum_sublist_and_views():
+    agree(lambda L, a, b: L.einsum(a, [0, 1], b, [1, 2], [0, 2]), ((3, 4), "float32", 1), ((4, 5), "float32", 2))
+    agree(lambda L, a: L.einsum(a, [Ellipsis, 0, 0], [Ellipsis, 0]), ((2, 3, 3), "float32", 1))
+    ma, ta = pair((3, 4), "float32", 1)
+    assert mt.einsum("ij->ji", ma).stride() == torch.einsum("ij->ji", ta).stride()  # a view, as in PyTorch
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32", "bfloat16"])
+def test_cross(dtype):
+    agree(lambda L, a, b: L.linalg.cross(a, b), ((4, 3), dtype, 1), ((4, 3), dtype, 2), dtype=dtype)
+    agree(lambda L, a, b: L.linalg.cross(a, b, dim=0), ((3, 2), dtype, 1), ((3, 1), dtype, 2), dtype=dtype)
+    agree(lambda L, a, b: L.cross(a, b, dim=1), ((2, 3, 4), dtype, 1), ((2, 3, 4), dtype, 2), dtype=dtype)
+    agree(lambda L, a, b: L.linalg.cross(a.transpose(0, 1), b.transpose(0, 1), dim=0), ((4, 3), dtype, 1),
+          ((4, 3), dtype, 2), dtype=dtype)
+    agree(lambda L, a, b: L.linalg.cross(a, b), ((4, 4), dtype, 1), ((4, 4), dtype, 2), dtype=dtype)
+    agree(lambda L, a, b: L.linalg.cross(a, b), ((4, 3), dtype, 1), ((3,), dtype, 2), dtype=dtype)
+
+
+LINALG_ERRORS = [
+    lambda L: L.addmv(L.ones(3), L.ones(3, 4), L.ones(5)),
+    lambda L: L.addmv(L.ones(2), L.ones(3, 4), L.ones(4)),
+    lambda L: L.addmv(L.ones(3), L.ones(3, 4), L.ones(4, dtype=L.float64)),
+    lambda L: L.addmv(L.ones(3), L.ones(4), L.ones(4)),
+    lambda L: L.addr(L.ones(3, 4), L.ones(3, 4), L.ones(4)),
+    lambda L: L.addr(L.ones(3, 4), L.ones(3), L.ones(3, 4)),
+    lambda L: L.addr(L.ones(3, 4), L.ones(4), L.ones(3)),
+    lambda L: L.addbmm(L.ones(3, 5), L.ones(2, 3, 4), L.ones(3, 4, 5)),
+    lambda L: L.addbmm(L.ones(3, 5), L.ones(2, 3, 4), L.ones(2, 3, 4)),
+    lambda L: L.vdot(L.ones(3), L.ones(3, dtype=L.float64)),
+    lambda L: L.vdot(L.ones(3, 2), L.ones(3, 2)),
+    lambda L: L.vdot(L.ones(3), L.ones(4)),
+    lambda L: L.outer(L.ones(3, 2), L.ones(3)),
+    lambda L: L.inner(L.ones(3, 4), L.ones(3)),
+    lambda L: L.tensordot(L.ones(3, 4), L.ones(2, 3, 4), dims=1),
+    lambda L: L.tensordot(L.ones(3, 4), L.ones(2, 3, 4), dims=([0], [1, 2])),
+    lambda L: L.tensordot(L.ones(3, 4), L.ones(4, dtype=L.int32), dims=1),
+    lambda L: L.tensordot(L.ones(3, 4), L.ones(4), dims=-1),
+    lambda L: L.linalg.multi_dot([L.ones(3, 4)]),
+    lambda L: L.linalg.multi_dot([L.ones(3), L.ones(3, 4, 5)]),
+    lambda L: L.linalg.multi_dot([L.ones(2, 3, 4), L.ones(4)]),
+    lambda L: L.linalg.multi_dot([L.ones(3), L.ones(3, 4, 2), L.ones(2)]),
+    lambda L: L.linalg.multi_dot([L.ones(3, 4), L.ones(4, dtype=L.float64)]),
+    lambda L: L.linalg.cross(L.ones(3, 2), L.ones(3, 2, dtype=L.float64), dim=0),
+    lambda L: L.linalg.cross(L.ones(3, 3), L.ones(3)),
+    lambda L: L.bmm(L.ones(2, 3, 4), L.ones(2, 4, 5, dtype=L.float64)),
+    lambda L: L.bmm(L.ones(2, 3, 4, dtype=L.bool), L.ones(2, 4, 5, dtype=L.bool)),
+    lambda L: L.mm(L.ones(3, 4), L.ones(3, 4, dtype=L.float64)),
+    lambda L: L.mm(L.ones(3, 4), L.ones(4, 5, dtype=L.float64)),
+    lambda L: L.bmm(L.ones(2, 3, 4), L.ones(3, 4, 5)),
+    lambda L: L.dot(L.ones(3, dtype=L.bool), L.ones(3, dtype=L.bool)),
+    lambda L: L.baddbmm(L.ones(3, 3, 5), L.ones(2, 3, 4), L.ones(2, 4, 5)),
+]
+
+
+@pytest.mark.parametrize("i", range(len(LINALG_ERRORS)))
+def test_linalg_error_texts(i):
+    agree(lambda L: LINALG_ERRORS[i](L))

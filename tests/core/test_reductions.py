@@ -19,8 +19,9 @@ def make(shape, dtype, seed=0, transpose=False):
         data = rng.integers(0 if dtype == "uint8" else -5, 6, size=shape)
     else:
         data = rng.standard_normal(shape) * 3
-    t = torch.tensor(data.tolist() if shape else data.item(), dtype=getattr(torch, dtype))
-    m = mt.tensor(data.tolist() if shape else data.item(), dtype=getattr(mt, dtype))
+    flat = data.reshape(-1).tolist() if shape else data.item()
+    t = torch.tensor(flat, dtype=getattr(torch, dtype)).reshape(shape)
+    m = mt.tensor(flat, dtype=getattr(mt, dtype)).reshape(shape)
     if transpose and len(shape) >= 2:
         t, m = t.transpose(0, -1), m.transpose(0, -1)
     return m, t
@@ -110,3 +111,219 @@ def test_errors():
         mt.ones(0).max()
     with pytest.raises(IndexError, match="Expected reduction dim 0 to have non-zero size"):
         mt.ones(0, 3).amax(0)
+
+
+# ---- statistics, norms, scans, order statistics ---------------------------------------------
+
+
+def agree(fn, *pairs, exact=False, tol=None):
+    """fn(lib, *tensors) on both libraries: the same values/dtypes/shapes, or the same error type and text."""
+    ms, ts = [p[0] for p in pairs], [p[1] for p in pairs]
+    try:
+        expected = fn(torch, *ts)
+    except Exception as e:  # noqa: BLE001 - the oracle's error is the spec
+        with pytest.raises(type(e)) as got:
+            fn(mt, *ms)
+        assert str(got.value).split("\n")[0] == str(e).split("\n")[0]
+        return None
+    got = fn(mt, *ms)
+    if isinstance(expected, tuple):
+        assert type(got).__name__ == type(expected).__name__ and len(got) == len(expected)
+        for g, x in zip(got, expected):
+            same(g, x, exact=exact or not x.dtype.is_floating_point)
+    else:
+        same(got, expected, exact=exact)
+    return got
+
+
+FLOATS = ["float16", "bfloat16", "float32", "float64"]
+STAT_SHAPES = [(), (0,), (7,), (2, 3, 5), (2, 0, 3), (130, 67)]
+
+
+def dims_of(shape):
+    return [None] + list(range(-len(shape), len(shape))) + ([(0, -1)] if len(shape) >= 2 else [])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", ["var", "std", "var_mean", "std_mean"])
+def test_var_std(name, dtype):
+    for shape, tr in itertools.product(STAT_SHAPES, (False, True)):
+        pair = make(shape, dtype, transpose=tr)
+        for dim, keepdim in itertools.product(dims_of(shape), (False, True)):
+            for kw in ({}, {"correction": 0}, {"correction": 2}) if dim is None or dim == -1 else ({},):
+                agree(lambda L, x: getattr(L, name)(x, dim=dim, keepdim=keepdim, **kw), pair)
+    agree(lambda L, x: getattr(L, name)(x, 1, True, True), make((3, 4), dtype))
+    agree(lambda L, x: getattr(L, name)(x, False), make((3, 4), dtype))
+
+
+def test_var_is_accurate():
+    # a large offset: a one-pass E[x^2] - E[x]^2 loses every digit here
+    data = (np.arange(10000) % 7 + 1e4).tolist()
+    m, t = mt.tensor(data), torch.tensor(data)
+    np.testing.assert_allclose(m.var().item(), t.var().item(), rtol=1e-5)
+    np.testing.assert_allclose(m.std(0).item(), t.std(0).item(), rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_vector_norm(dtype):
+    for shape, tr in itertools.product(STAT_SHAPES, (False, True)):
+        pair = make(shape, dtype, transpose=tr)
+        for dim, ord in itertools.product(dims_of(shape), (2, 1, 0, 3, 0.5, -1, float("inf"), float("-inf"))):
+            keepdim = ord == 2
+            agree(lambda L, x: L.linalg.vector_norm(x, ord, dim, keepdim), pair)
+        agree(lambda L, x: L.norm(x), pair)
+        agree(lambda L, x: L.linalg.norm(x), pair)
+        agree(lambda L, x: x.norm(p=1), pair)
+    pair = make((3, 4), dtype)
+    for dt in ("float32", "float64", "float16"):
+        agree(lambda L, x: L.linalg.vector_norm(x, dtype=getattr(L, dt)), pair)
+        agree(lambda L, x: L.norm(x, dim=1, dtype=getattr(L, dt)), pair)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_matrix_norm_and_linalg_norm(dtype):
+    for shape in [(3, 4), (2, 3, 4), (0, 3)]:
+        pair = make(shape, dtype, seed=4)
+        for ord in ("fro", 1, -1, float("inf"), float("-inf"), "foo"):
+            agree(lambda L, x: L.linalg.matrix_norm(x, ord), pair)
+            agree(lambda L, x: L.linalg.matrix_norm(x, ord, keepdim=True), pair)
+            agree(lambda L, x: L.linalg.matrix_norm(x, ord, dim=(-1, 0)), pair)
+            agree(lambda L, x: L.linalg.norm(x, ord, dim=(0, 1)), pair)
+        agree(lambda L, x: L.linalg.norm(x, 2, dim=0), pair)
+        agree(lambda L, x: L.linalg.norm(x, "fro"), pair)
+        agree(lambda L, x: L.norm(x, "fro", dim=(0, 1)), pair)
+    agree(lambda L, x: L.linalg.matrix_norm(x), make((3,), "float32"))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_logsumexp(dtype):
+    for shape, tr in itertools.product(STAT_SHAPES[2:], (False, True)):
+        pair = make(shape, dtype, transpose=tr)
+        for dim, keepdim in itertools.product(dims_of(shape)[1:], (False, True)):
+            agree(lambda L, x: L.logsumexp(x, dim, keepdim), pair)
+    inf = [[float("inf"), 1.0], [float("-inf"), float("-inf")], [float("nan"), 0.0]]
+    agree(lambda L, x: L.logsumexp(x, 1), (mt.tensor(inf), torch.tensor(inf)))
+    agree(lambda L, x: L.logsumexp(x, 0), make((0, 3), "float32"))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", ["cumsum", "cumprod", "logcumsumexp"])
+def test_scans(name, dtype):
+    for shape, tr in itertools.product([(), (0,), (7,), (3, 4), (2, 3, 5), (2, 0, 3), (40, 300)], (False, True)):
+        m, t = make(shape, dtype, transpose=tr)
+        if name == "cumprod" and "float" in dtype:
+            m, t = m / 4 + 1, t / 4 + 1
+        for dim in list(range(-len(shape), len(shape))) or [0, -1]:
+            agree(lambda L, x: getattr(L, name)(x, dim), (m, t))
+            if name != "logcumsumexp":
+                for dt in ("float64", "int32"):
+                    agree(lambda L, x: getattr(L, name)(x, dim, dtype=getattr(L, dt)), (m, t))
+    agree(lambda L, x: getattr(L, name)(x, 5), make((2, 3), dtype))
+
+
+def test_scan_out_and_inplace():
+    agree(lambda L, x: L.cumsum(x, 0, out=L.empty(2, 3, dtype=L.float64)), make((2, 3), "float32"))
+    agree(lambda L, x: x.clone().cumsum_(1), make((2, 3), "int64"))
+    agree(lambda L, x: x.clone().cumprod_(0), make((2, 3), "float32"))
+    agree(lambda L, x: x.clone().cumsum_(0, dtype=L.float64), make((2, 3), "float32"))
+    agree(lambda L, x: x.cumsum(0), make((4, 3), "float16", transpose=True))
+
+
+def test_cumsum_accumulates_in_double():
+    m, t = mt.full((100000,), 0.1), torch.full((100000,), 0.1)
+    np.testing.assert_array_equal(np.array(m.cumsum(0).tolist()), np.array(t.cumsum(0).tolist()))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_counts_and_nan_reductions(dtype):
+    for shape, tr in itertools.product(STAT_SHAPES, (False, True)):
+        pair = make(shape, dtype, transpose=tr)
+        for dim, keepdim in itertools.product(dims_of(shape), (False, True)):
+            agree(lambda L, x: L.count_nonzero(x, dim), pair)
+            agree(lambda L, x: L.nansum(x, dim, keepdim), pair)
+            agree(lambda L, x: L.nanmean(x, dim, keepdim), pair)
+        agree(lambda L, x: L.aminmax(x), pair)
+        for d in range(len(shape)):
+            agree(lambda L, x: L.aminmax(x, dim=d, keepdim=True), pair, exact=True)
+    agree(lambda L, x: L.nansum(x, dtype=L.float32), make((3, 4), dtype))
+    nan = [[1.0, float("nan"), 3.0], [float("nan")] * 3]
+    agree(lambda L, x: L.nansum(x, 1), (mt.tensor(nan), torch.tensor(nan)))
+    agree(lambda L, x: L.nanmean(x, 1), (mt.tensor(nan), torch.tensor(nan)))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", ["median", "nanmedian", "mode"])
+def test_order_statistics(name, dtype):
+    # distinct values along each row (indices are then unambiguous), plus the shapes' edge cases
+    for shape, tr in itertools.product([(), (0,), (1,), (7,), (3, 4), (2, 3, 5), (2, 0, 3), (6, 50)], (False, True)):
+        n = int(np.prod(shape)) if shape else 1
+        data = (np.random.default_rng(1).permutation(n) % (2 if dtype == "bool" else 97)).reshape(shape)
+        if name == "mode":
+            data = data % 4
+        flat = data.reshape(-1).tolist() if shape else data.item()
+        t = torch.tensor(flat).reshape(shape).to(getattr(torch, dtype))
+        m = mt.tensor(flat).reshape(shape).to(getattr(mt, dtype))
+        if tr and len(shape) >= 2:
+            m, t = m.transpose(0, -1), t.transpose(0, -1)
+        if name != "mode":
+            agree(lambda L, x: getattr(L, name)(x), (m, t), exact=True)
+        for dim, keepdim in itertools.product(range(-len(shape), len(shape)) if shape else [0], (False, True)):
+            agree(lambda L, x: getattr(L, name)(x, dim, keepdim), (m, t), exact=True)
+
+
+def test_median_nan():
+    data = [[1.0, float("nan"), 2.0, float("nan")], [3.0, 1.0, 2.0, 0.5], [float("nan")] * 4]
+    pair = (mt.tensor(data), torch.tensor(data))
+    for name in ("median", "nanmedian"):
+        agree(lambda L, x: getattr(L, name)(x, 1), pair, exact=True)
+        agree(lambda L, x: getattr(L, name)(x), pair, exact=True)
+        agree(lambda L, x: getattr(L, name)(x[1]), pair, exact=True)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64"])
+def test_quantile(dtype):
+    for shape, tr in itertools.product([(), (7,), (3, 4), (2, 3, 5), (0, 3)], (False, True)):
+        pair = make(shape, dtype, transpose=tr)
+        for interp in ("linear", "lower", "higher", "midpoint", "nearest"):
+            for q in (0.0, 0.3, 0.5, 1.0, [0.25, 0.75], 0.333):
+                for dim, keepdim in itertools.product([None] + list(range(len(shape))), (False, True)):
+                    for name in ("quantile", "nanquantile"):
+                        r = agree(lambda L, x: getattr(L, name)(x, L.tensor(q, dtype=x.dtype) if isinstance(q, list)
+                                                                else q, dim, keepdim, interpolation=interp), pair)
+                        if r is not None and interp == "linear":  # PyTorch's layout: q innermost
+                            t = getattr(torch, name)(pair[1], torch.tensor(q, dtype=pair[1].dtype)
+                                                     if isinstance(q, list) else q, dim, keepdim)
+                            assert r.stride() == t.stride()
+    pair = make((3, 4), "float32")
+    agree(lambda L, x: L.quantile(x, 1.5), pair)
+    agree(lambda L, x: L.quantile(x, L.tensor([-0.1, 0.5])), pair)
+    agree(lambda L, x: L.quantile(x, L.tensor([0.5], dtype=L.float64)), pair)
+    agree(lambda L, x: L.quantile(x, L.tensor([[0.5]])), pair)
+    agree(lambda L, x: L.quantile(x, 0.5, interpolation="foo"), pair)
+    nan = [[1.0, float("nan"), 3.0, 2.0], [1.0, 2.0, 3.0, 4.0]]
+    for name in ("quantile", "nanquantile"):
+        agree(lambda L, x: getattr(L, name)(x, 0.4, dim=1), (mt.tensor(nan), torch.tensor(nan)))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_dist(dtype):
+    for p in (2, 1, 0, 3, float("inf")):
+        agree(lambda L, a, b: L.dist(a, b, p), make((3, 4), dtype), make((4,), dtype, seed=1))
+    agree(lambda L, a: L.dist(a, 1), make((3,), "float32"))
+
+
+def test_stat_errors():
+    pair = make((2, 3), "float32")
+    agree(lambda L, x: L.var(x, 5), pair)
+    agree(lambda L, x: L.var(x, (0, 0)), pair)
+    agree(lambda L, x: L.linalg.vector_norm(x, dtype=L.float16), pair)
+    agree(lambda L, x: L.linalg.vector_norm(x, ord="fro"), pair)
+    agree(lambda L, x: L.linalg.vector_norm(x, float("inf")), make((0,), "float32"))
+    agree(lambda L, x: L.linalg.vector_norm(x, -1, dim=(1, 2)), make((2, 0, 0), "float32"))
+    agree(lambda L, x: L.logsumexp(x, dim=None), pair)
+    agree(lambda L, x: L.median(x, dim=(0, 1)), pair)
+    agree(lambda L, x: L.aminmax(x, dim=0), make((0, 3), "float32"))
+    agree(lambda L, x: L.aminmax(x), make((0,), "float32"))
+    agree(lambda L, x: L.mode(x, 0), make((0, 3), "float32"))
+    with pytest.warns(UserWarning, match="degrees of freedom is <= 0"):
+        mt.var(mt.ones(1))

@@ -152,10 +152,10 @@ static mt_status addmm_impl(mt_tensor *self, mt_tensor *m1, mt_tensor *m2, doubl
                             mt_tensor **result) {
     if (m1->ndim != 2) return mt__error(MT_ERR_RUNTIME, "self must be a matrix");
     if (m2->ndim != 2) return mt__error(MT_ERR_RUNTIME, "mat2 must be a matrix");
-    MT_TRY(check_same_dtype(m1, m2));
-    if (m1->sizes[1] != m2->sizes[0])
+    if (m1->sizes[1] != m2->sizes[0]) /* PyTorch checks the shapes before the dtypes */
         return mt__error(MT_ERR_RUNTIME, "mat1 and mat2 shapes cannot be multiplied (%lldx%lld and %lldx%lld)",
                          (long long)m1->sizes[0], (long long)m1->sizes[1], (long long)m2->sizes[0], (long long)m2->sizes[1]);
+    MT_TRY(check_same_dtype(m1, m2));
     int64_t sz[2] = {m1->sizes[0], m2->sizes[1]};
     mt_tensor *r;
     MT_TRY(prepare_out(out, 2, sz, m1->dtype, m1->device, &r));
@@ -191,12 +191,18 @@ static mt_status baddbmm_impl(mt_tensor *self, mt_tensor *b1, mt_tensor *b2, dou
         return mt__error(MT_ERR_RUNTIME,
                          "Expected size for first two dimensions of batch2 tensor to be: [%lld, %lld] but got: [%lld, %lld].",
                          (long long)b1->sizes[0], (long long)b1->sizes[2], (long long)b2->sizes[0], (long long)b2->sizes[1]);
-    MT_TRY(check_same_dtype(b1, b2));
+    if (b1->dtype != b2->dtype)
+        return mt__error(MT_ERR_RUNTIME, "expected scalar type %s but found %s", mt_dtype_names[b1->dtype],
+                         mt_dtype_names[b2->dtype]);
+    if (b1->dtype == MT_BOOL)
+        return mt__error(MT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for 'Bool'", self ? "baddbmm" : "bmm");
     int64_t sz[3] = {b1->sizes[0], b1->sizes[1], b2->sizes[2]};
-    mt_tensor *r;
-    MT_TRY(prepare_out(out, 3, sz, b1->dtype, b1->device, &r));
-    mt_status st = MT_OK;
-    if (self && beta != 0) st = mt_copy_(r, self);
+    mt_tensor *r, *se = NULL;
+    if (self) MT_TRY(mt_expand(self, 3, sz, &se)); /* PyTorch's expand error for a self of the wrong shape */
+    mt_status st = prepare_out(out, 3, sz, b1->dtype, b1->device, &r);
+    if (st) { mt_tensor_release(se); return st; }
+    if (self && beta != 0) st = mt_copy_(r, se);
+    mt_tensor_release(se);
     if (!st) st = gemm3(b1, b2, r, self ? beta : 0, alpha);
     if (st) { mt_tensor_release(r); return st; }
     *result = r;
@@ -218,6 +224,7 @@ mt_status mt__impl_dot(mt_tensor *a, mt_tensor *b, mt_tensor **result) {
     if (a->dtype != b->dtype)
         return mt__error(MT_ERR_RUNTIME, "dot : expected both vectors to have same dtype, but found %s and %s",
                          mt_dtype_names[a->dtype], mt_dtype_names[b->dtype]);
+    if (a->dtype == MT_BOOL) return mt__error(MT_ERR_NOT_IMPLEMENTED, "\"dot\" not implemented for 'Bool'");
     if (a->sizes[0] != b->sizes[0])
         return mt__error(MT_ERR_RUNTIME,
                          "inconsistent tensor size, expected tensor [%lld] and src [%lld] to have the same number of "

@@ -8,12 +8,7 @@
 #include <math.h>
 
 #include "loops.h"
-
-typedef struct {
-    int n;                      /* reduced dims, outermost first, coalesced */
-    int64_t size[MT_MAX_DIMS];
-    int64_t stride[MT_MAX_DIMS]; /* bytes */
-} inner_t;
+#include "reduce.h"
 
 /* ---- per-dtype reducers: each returns its accumulator as double or int64 ---- */
 
@@ -61,10 +56,27 @@ typedef struct {
     DEF_FOLD(TAG, T, ACC, LOAD, all, (ACC)1, acc = acc && x != 0)                         \
     DEF_FOLD(TAG, T, ACC, LOAD, any, (ACC)0, acc = acc || x != 0)
 
-DEF_ALL(f16, uint16_t, float, mt__f16_to_f32)
-DEF_ALL(bf16, uint16_t, float, mt__bf16_to_f32)
-DEF_ALL(f32, float, float, ID)
-DEF_ALL(f64, double, double, ID)
+/* count_nonzero: an int64 count whatever the dtype */
+#define DEF_CNT(TAG, T, LOAD)                                                            \
+    static int64_t cntr_##TAG(const char *p, const inner_t *in, int d) {                 \
+        int64_t acc = 0, n = in->size[d], s = in->stride[d];                             \
+        if (d == in->n - 1)                                                              \
+            for (int64_t i = 0; i < n; i++) acc += LOAD(*(const T *)(p + i * s)) != 0;   \
+        else                                                                             \
+            for (int64_t i = 0; i < n; i++) acc += cntr_##TAG(p + i * s, in, d + 1);     \
+        return acc;                                                                      \
+    }
+
+/* nansum: NaN loads as 0 */
+#define NZ(x) ((x) != (x) ? 0 : (x))
+#define NZ_F16(x) NZ(mt__f16_to_f32(x))
+#define NZ_BF16(x) NZ(mt__bf16_to_f32(x))
+
+#define DEF_FLOAT(TAG, T, ACC, LOAD, NZLOAD) DEF_ALL(TAG, T, ACC, LOAD) DEF_SUM(nan_##TAG, T, ACC, NZLOAD) DEF_CNT(TAG, T, LOAD)
+DEF_FLOAT(f16, uint16_t, float, mt__f16_to_f32, NZ_F16)
+DEF_FLOAT(bf16, uint16_t, float, mt__bf16_to_f32, NZ_BF16)
+DEF_FLOAT(f32, float, float, ID, NZ)
+DEF_FLOAT(f64, double, double, ID, NZ)
 
 /* integers: int64 accumulators with wrap-around, min/max without infinities */
 #define DEF_INT(TAG, T)                                                                  \
@@ -81,7 +93,8 @@ DEF_ALL(f64, double, double, ID)
     DEF_FOLD(TAG, T, int64_t, ID, max, INT64_MIN, acc = x > acc ? x : acc)               \
     DEF_FOLD(TAG, T, int64_t, ID, min, INT64_MAX, acc = x < acc ? x : acc)               \
     DEF_FOLD(TAG, T, int64_t, ID, all, 1, acc = acc && x != 0)                           \
-    DEF_FOLD(TAG, T, int64_t, ID, any, 0, acc = acc || x != 0)
+    DEF_FOLD(TAG, T, int64_t, ID, any, 0, acc = acc || x != 0)                           \
+    DEF_CNT(TAG, T, ID)
 DEF_INT(bool, uint8_t)
 DEF_INT(u8, uint8_t)
 DEF_INT(i8, int8_t)
@@ -97,7 +110,8 @@ static acc_t reduce_block(int op, int dt, const char *p, const inner_t *in) {
     if (in->n == 0) { /* nothing reduced: the element itself */
         static const int64_t z[2] = {0, 0};
         mt__cast_loop(mt__is_float(dt) ? MT_F64 : MT_I64, dt)((char *[]){mt__is_float(dt) ? (char *)&a.f : (char *)&a.i, (char *)p}, z, 1, NULL);
-        if (op == MT_RED_ALL || op == MT_RED_ANY) a.i = mt__is_float(dt) ? a.f != 0 : a.i != 0;
+        if (op == MT_RED_ALL || op == MT_RED_ANY || op == MT_RED_COUNT_NONZERO) a.i = mt__is_float(dt) ? a.f != 0 : a.i != 0;
+        if (op == MT_RED_NANSUM && a.f != a.f) a.f = 0;
         return a;
     }
 #define CASE_F(TAG)                                                                      \
@@ -108,6 +122,8 @@ static acc_t reduce_block(int op, int dt, const char *p, const inner_t *in) {
     case MT_RED_AMIN: a.f = minr_##TAG(p, in, 0); break;                                 \
     case MT_RED_ALL: a.i = (int64_t)allr_##TAG(p, in, 0); break;                         \
     case MT_RED_ANY: a.i = (int64_t)anyr_##TAG(p, in, 0); break;                         \
+    case MT_RED_NANSUM: a.f = sumr_nan_##TAG(p, in, 0, 0, in->size[0]); break;           \
+    case MT_RED_COUNT_NONZERO: a.i = cntr_##TAG(p, in, 0); break;                        \
     }                                                                                    \
     break;
 #define CASE_I(TAG)                                                                      \
@@ -118,6 +134,8 @@ static acc_t reduce_block(int op, int dt, const char *p, const inner_t *in) {
     case MT_RED_AMIN: a.i = minr_##TAG(p, in, 0); break;                                 \
     case MT_RED_ALL: a.i = allr_##TAG(p, in, 0); break;                                  \
     case MT_RED_ANY: a.i = anyr_##TAG(p, in, 0); break;                                  \
+    case MT_RED_NANSUM: a.i = sumr_##TAG(p, in, 0, 0, in->size[0]); break;               \
+    case MT_RED_COUNT_NONZERO: a.i = cntr_##TAG(p, in, 0); break;                        \
     }                                                                                    \
     break;
     switch (dt) {
@@ -137,7 +155,7 @@ static acc_t reduce_block(int op, int dt, const char *p, const inner_t *in) {
 
 /* ---- planning: which dims are kept and which are reduced ------------------ */
 
-static mt_status parse_dims(const mt_tensor *x, int ndims, const int64_t *dims, int *reduced) {
+mt_status mt__reduce_dims(const mt_tensor *x, int ndims, const int64_t *dims, int *reduced) {
     memset(reduced, 0, MT_MAX_DIMS * sizeof(int));
     if (ndims <= 0) { /* all dims */
         for (int d = 0; d < x->ndim; d++) reduced[d] = 1;
@@ -153,7 +171,7 @@ static mt_status parse_dims(const mt_tensor *x, int ndims, const int64_t *dims, 
     return MT_OK;
 }
 
-static void make_inner(const mt_tensor *x, const int *reduced, inner_t *in) {
+void mt__reduce_inner(const mt_tensor *x, const int *reduced, inner_t *in) {
     int isz = mt_dtype_itemsize(x->dtype);
     in->n = 0;
     for (int d = 0; d < x->ndim; d++)
@@ -182,7 +200,7 @@ static void make_inner(const mt_tensor *x, const int *reduced, inner_t *in) {
 }
 
 static const char *red_name(int op) {
-    static const char *names[] = {"sum", "prod", "mean", "amax", "amin", "all", "any"};
+    static const char *names[] = {"sum", "prod", "mean", "amax", "amin", "all", "any", "nansum", "count_nonzero"};
     return (unsigned)op < sizeof names / sizeof *names ? names[op] : "reduce";
 }
 
@@ -222,12 +240,13 @@ static void reduce_chunk(void *p, int64_t b, int64_t e) {
 
 mt_status mt__impl_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, int keepdim, int dtype,
                     mt_tensor *out, mt_tensor **result) {
-    if ((unsigned)op > MT_RED_ANY) return mt__error(MT_ERR_VALUE, "unknown reduction %d", op);
+    if ((unsigned)op > MT_RED_COUNT_NONZERO) return mt__error(MT_ERR_VALUE, "unknown reduction %d", op);
     int reduced[MT_MAX_DIMS];
     /* result dtype, as PyTorch picks it */
     int res_dt;
     if (dtype >= 0) res_dt = dtype;
-    else if (op == MT_RED_SUM || op == MT_RED_PROD) res_dt = mt__is_float(x->dtype) ? x->dtype : MT_I64;
+    else if (op == MT_RED_COUNT_NONZERO) res_dt = MT_I64;
+    else if (op == MT_RED_SUM || op == MT_RED_PROD || op == MT_RED_NANSUM) res_dt = mt__is_float(x->dtype) ? x->dtype : MT_I64;
     else if (op == MT_RED_ALL || op == MT_RED_ANY) res_dt = x->dtype == MT_U8 ? MT_U8 : MT_BOOL;
     else res_dt = x->dtype;
     if (op == MT_RED_MEAN && !mt__is_float(res_dt))
@@ -235,7 +254,7 @@ mt_status mt__impl_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, 
                          "mean(): could not infer output dtype. %s dtype must be either a floating point or "
                          "complex dtype. Got: %s",
                          dtype >= 0 ? "Optional" : "Input", mt_dtype_names[res_dt]);
-    MT_TRY(parse_dims(x, ndims, dims, reduced));
+    MT_TRY(mt__reduce_dims(x, ndims, dims, reduced));
     if (ndims <= 0 && (op == MT_RED_AMAX || op == MT_RED_AMIN) && mt_tensor_numel(x) == 0)
         return mt__error(MT_ERR_RUNTIME,
                          "%s(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
@@ -251,7 +270,7 @@ mt_status mt__impl_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, 
     }
     /* sum/prod with dtype= convert the input first */
     mt_tensor *src = x, *tmp = NULL;
-    if ((op == MT_RED_SUM || op == MT_RED_PROD || op == MT_RED_MEAN) && dtype >= 0 && dtype != x->dtype) {
+    if ((op == MT_RED_SUM || op == MT_RED_PROD || op == MT_RED_MEAN || op == MT_RED_NANSUM) && dtype >= 0 && dtype != x->dtype) {
         MT_TRY(mt_to_dtype(x, dtype, 0, &tmp));
         src = tmp;
     }
@@ -260,7 +279,7 @@ mt_status mt__impl_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, 
     if (st) { mt_tensor_release(tmp); return st; }
     if (x->device == MT_CPU && mt_tensor_numel(buf) > 0) {
         inner_t in;
-        make_inner(src, reduced, &in);
+        mt__reduce_inner(src, reduced, &in);
         int64_t count = 1;
         for (int i = 0; i < in.n; i++) count *= in.size[i];
         /* kept dims of the input, with the output's element index running row-major */
@@ -273,7 +292,7 @@ mt_status mt__impl_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, 
         char *base = mt__data(src), *obase = mt__data(buf);
         int osize = mt_dtype_itemsize(res_dt), acc_float = mt__is_float(src->dtype);
         int out_from = acc_float ? MT_F64 : MT_I64;
-        if (op == MT_RED_ALL || op == MT_RED_ANY) out_from = MT_I64;
+        if (op == MT_RED_ALL || op == MT_RED_ANY || op == MT_RED_COUNT_NONZERO) out_from = MT_I64;
         mt_loop_fn store = mt__cast_loop(res_dt, out_from);
         reduce_task t = {op, src->dtype, res_dt, count, kn, ksz, kst, base, obase, osize, out_from, store, &in};
         int64_t grain = count > 0 ? (MT_GRAIN_SIZE + count - 1) / count : nout;

@@ -1,0 +1,125 @@
+/* scan.c — cumulative ops along one dim: cumsum, cumprod, logcumsumexp (and
+ * their reversed forms, which the backward formulas use).
+ *
+ * Accumulation follows PyTorch's CPU acc_type: double for float32/float64,
+ * float for float16/bfloat16 (rounded to the dtype at each store), int64 with
+ * wrap-around for integers. The input is first converted to the result dtype
+ * (cumsum(x, dtype=...) converts, as PyTorch does). Lines are split across
+ * threads; the result is contiguous. */
+#include <math.h>
+
+#include "loops.h"
+
+typedef struct {
+    int op, reverse;
+    const mt_tensor *x;
+    mt_tensor *out;
+    int64_t dim, n;
+} scan_task;
+
+static double log_add_exp(double x, double y) { /* PyTorch's _log_add_exp_helper */
+    if (x != x || y != y) return NAN;
+    double mn = x < y ? x : y, mx = x < y ? y : x;
+    if (mn != mx || isfinite(mn)) return log1p(exp(mn - mx)) + mx;
+    return x;
+}
+
+#define SCAN_LINE(T, ACC, LOAD, STORE)                                                          \
+    {                                                                                           \
+        ACC acc = c->op == MT_SCAN_CUMPROD ? (ACC)1 : (c->op == MT_SCAN_LOGCUMSUMEXP ? (ACC)-INFINITY : (ACC)0); \
+        for (int64_t j = 0; j < c->n; j++) {                                                    \
+            int64_t k = c->reverse ? c->n - 1 - j : j;                                          \
+            ACC v = (ACC)LOAD(*(const T *)(src + k * ss));                                      \
+            if (c->op == MT_SCAN_CUMSUM) acc = ADD(acc, v);                                     \
+            else if (c->op == MT_SCAN_CUMPROD) acc = MUL(acc, v);                               \
+            else acc = (ACC)log_add_exp((double)v, (double)acc);                                \
+            *(T *)(dst + k * ds) = STORE(acc);                                                  \
+        }                                                                                       \
+    }
+
+#define ADD(a, b) ((a) + (b))
+#define MUL(a, b) ((a) * (b))
+#define WADD(a, b) ((int64_t)((uint64_t)(a) + (uint64_t)(b)))
+#define WMUL(a, b) ((int64_t)((uint64_t)(a) * (uint64_t)(b)))
+
+static void scan_chunk(void *p, int64_t b, int64_t e) {
+    const scan_task *c = p;
+    const mt_tensor *x = c->x;
+    int isz = mt_dtype_itemsize(x->dtype);
+    int64_t ss = (x->ndim ? x->strides[c->dim] : 0) * isz, ds = (x->ndim ? c->out->strides[c->dim] : 0) * isz;
+    for (int64_t o = b; o < e; o++) {
+        int64_t rem = o, xo = 0, oo = 0;
+        for (int d = x->ndim - 1; d >= 0; d--) {
+            if (d == c->dim) continue;
+            int64_t i = rem % x->sizes[d];
+            rem /= x->sizes[d];
+            xo += i * x->strides[d];
+            oo += i * c->out->strides[d];
+        }
+        const char *src = mt__data(x) + xo * isz;
+        char *dst = mt__data(c->out) + oo * isz;
+        switch (x->dtype) {
+        case MT_F16: SCAN_LINE(uint16_t, float, mt__f16_to_f32, mt__f32_to_f16) break;
+        case MT_BF16: SCAN_LINE(uint16_t, float, mt__bf16_to_f32, mt__f32_to_bf16) break;
+        case MT_F32: SCAN_LINE(float, double, ID, (float)) break;
+        case MT_F64: SCAN_LINE(double, double, ID, ID) break;
+#undef ADD
+#undef MUL
+#define ADD WADD
+#define MUL WMUL
+        case MT_U8: SCAN_LINE(uint8_t, int64_t, ID, (uint8_t)) break;
+        case MT_I8: SCAN_LINE(int8_t, int64_t, ID, (int8_t)) break;
+        case MT_I16: SCAN_LINE(int16_t, int64_t, ID, (int16_t)) break;
+        case MT_I32: SCAN_LINE(int32_t, int64_t, ID, (int32_t)) break;
+        case MT_I64: SCAN_LINE(int64_t, int64_t, ID, ID) break;
+        case MT_BOOL: SCAN_LINE(uint8_t, int64_t, ID, TOBOOL) break;
+        }
+    }
+}
+
+static const char *scan_kernel(int op) {
+    return op == MT_SCAN_CUMSUM ? "cumsum_out_cpu" : op == MT_SCAN_CUMPROD ? "cumprod_out_cpu" : "logcumsumexp_out_cpu";
+}
+
+/* the result dtype of a scan (PyTorch: integral inputs give int64 unless dtype= says otherwise) */
+int mt__scan_dtype(int op, int xdt, int dtype) {
+    if (dtype >= 0) return dtype;
+    if (op != MT_SCAN_LOGCUMSUMEXP && !mt__is_float(xdt)) return MT_I64;
+    return xdt;
+}
+
+mt_status mt__impl_scan(int op, mt_tensor *x, int64_t dim, int dtype, int reverse, mt_tensor *out, mt_tensor **result) {
+    if ((unsigned)op > MT_SCAN_LOGCUMSUMEXP) return mt__error(MT_ERR_VALUE, "unknown scan %d", op);
+    MT_TRY(mt__wrap_dim(&dim, x->ndim));
+    int rdt = mt__scan_dtype(op, x->dtype, dtype);
+    if (out && out->dtype != rdt && dtype < 0 && op != MT_SCAN_LOGCUMSUMEXP) rdt = out->dtype; /* out= picks the dtype */
+    if (op == MT_SCAN_LOGCUMSUMEXP && !mt__is_float(rdt))
+        return mt__error(MT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", scan_kernel(op), mt_dtype_names[rdt]);
+    mt_tensor *src = x, *tmp = NULL, *buf = NULL;
+    if (x->dtype != rdt) {
+        MT_TRY(mt_to_dtype(x, rdt, 0, &tmp));
+        src = tmp;
+    }
+    mt_status st = mt__alloc(x->ndim, x->sizes, NULL, rdt, x->device, &buf);
+    if (!st && x->device == MT_CPU && mt_tensor_numel(x) > 0) {
+        int64_t n = x->ndim ? x->sizes[dim] : 1;
+        scan_task t = {op, reverse, src, buf, dim, n};
+        mt__parallel_for(mt_tensor_numel(x) / n, (MT_GRAIN_SIZE + n - 1) / n, scan_chunk, &t);
+    }
+    mt_tensor_release(tmp);
+    if (st) return st;
+    if (out) {
+        if (out->dtype != rdt) st = mt__error(MT_ERR_RUNTIME, "Expected out tensor to have dtype %s, but got %s instead",
+                                              mt_dtype_names[rdt], mt_dtype_names[out->dtype]);
+        if (!st && (out->ndim != buf->ndim || memcmp(out->sizes, buf->sizes, buf->ndim * sizeof(int64_t))))
+            st = mt_resize_(out, buf->ndim, buf->sizes);
+        if (!st) st = mt_copy_(out, buf);
+        mt_tensor_release(buf);
+        if (st) return st;
+        mt_tensor_retain(out);
+        *result = out;
+        return MT_OK;
+    }
+    *result = buf;
+    return MT_OK;
+}
