@@ -350,6 +350,33 @@ mt_status mt_dropout(mt_tensor *x, double p, int train, int kind, int inplace, s
                      mt_tensor **out);
 /* F.linear: input @ weight.T + bias (bias may be NULL), composed as PyTorch composes it */
 mt_status mt_linear(mt_tensor *x, mt_tensor *weight, mt_tensor *bias, mt_tensor **out);
+/* ---- losses and spatial ops --------------------------------------------
+ * Kernels in kernels/cpu/{loss,conv,pool,upsample,pad}.c, autograd wrappers and
+ * formulas in autograd/formulas_spatial.c. PyTorch's argument conventions:
+ * reduction is its enum (0 none, 1 mean, 2 sum), an absent optional tensor is
+ * NULL, spatial arguments are one int64 per spatial dim. */
+enum mt_reduction {
+    MT_REDUCTION_NONE = 0,
+    MT_REDUCTION_MEAN = 1,
+    MT_REDUCTION_SUM = 2
+};
+/* nll_loss as torch.nn.functional (nll_loss_nd: 1-D, 2-D, N-D inputs) */
+mt_status mt_nll_loss(mt_tensor *input, mt_tensor *target, mt_tensor *weight, int reduction, int64_t ignore_index,
+                      mt_tensor **out);
+/* class indices or probabilities (target shaped like input), label smoothing */
+mt_status mt_cross_entropy(mt_tensor *input, mt_tensor *target, mt_tensor *weight, int reduction,
+                           int64_t ignore_index, double label_smoothing, mt_tensor **out);
+enum mt_loss_kind {
+    MT_LOSS_MSE = 0,
+    MT_LOSS_SMOOTH_L1 = 1,   /* param: beta */
+    MT_LOSS_HUBER = 2,       /* param: delta */
+    MT_LOSS_BCE = 3,         /* weight */
+    MT_LOSS_BCE_LOGITS = 4,  /* weight, pos_weight */
+    MT_LOSS_SOFT_MARGIN = 5
+};
+/* the losses with a fused backward in PyTorch (MseLossBackward0, ...) */
+mt_status mt_pointwise_loss(int kind, mt_tensor *input, mt_tensor *target, mt_tensor *weight, mt_tensor *pos_weight,
+                            double param, int reduction, mt_tensor **out);
 
 /* ---- autograd --------------------------------------------------------- */
 void mt_set_grad_enabled(int on);              /* thread-local */

@@ -270,3 +270,5 @@ linear = _ops.linear
 
 
 # ---- re-exports from sibling modules ----
+from ._loss_functional import *  # noqa: E402,F401,F403  (losses)
+from ._conv_functional import *  # noqa: E402,F401,F403  (spatial ops)

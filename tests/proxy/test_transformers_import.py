@@ -10,8 +10,9 @@ import mindtorch_v2
 pytest.importorskip("transformers")
 
 
-@pytest.mark.skipif(not hasattr(mindtorch_v2.nn, "Module"),
-                    reason="needs torch.nn modules (nn.Module, Linear, Embedding, ...) from the nn work")
+@pytest.mark.xfail(not hasattr(mindtorch_v2.nn, "BCEWithLogitsLoss"), strict=True,
+                   reason="the nn layer modules over nn.functional (Embedding, LayerNorm, Dropout, activations, "
+                          "losses, conv) are not written yet (issue 5 item 4)")
 def test_import_transformers_bert_gpt2_llama():
     code = textwrap.dedent("""
         import torch_proxy

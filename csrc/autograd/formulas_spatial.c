@@ -1,0 +1,393 @@
+/* formulas_spatial.c — the autograd layer of the losses and spatial ops: each
+ * public entry point runs its kernel (kernels/cpu/{loss,conv,pool,upsample,pad}.c)
+ * with grad mode off and records a node named as PyTorch names it. Composite
+ * ops (cross_entropy, nll_loss over N-D input, the 1-D spatial ops) call public
+ * ops and record through their parts, as PyTorch's composites do. Backward
+ * kernels run with grad mode off; under create_graph their result gets a node
+ * that refuses a further backward (no double backward through them yet). */
+#include "formula.h"
+#include "../kernels/cpu/spatial.h"
+
+/* ---- helpers --------------------------------------------------------------- */
+
+static mt_tensor *RED(F *c, int op, mt_tensor *a, int nd, const int64_t *dims, int keepdim) {
+    mt_tensor *r = NULL;
+    return OK2(a, 1) ? KEEP(c, mt_reduce(op, a, nd, dims, keepdim, -1, NULL, &r), r) : NULL;
+}
+static mt_tensor *VIEWN(F *c, mt_tensor *a, int nd, const int64_t *sizes) {
+    mt_tensor *r = NULL;
+    return OK2(a, 1) ? KEEP(c, mt_view(a, nd, sizes, &r), r) : NULL;
+}
+static mt_tensor *MULS(F *c, mt_tensor *a, double s) { return BS(c, MT_OP_MUL, a, s); }
+/* loss reduced as PyTorch's apply_loss_reduction */
+static mt_tensor *REDUCE_LOSS(F *c, mt_tensor *l, int reduction) {
+    if (reduction == MT_REDUCTION_NONE) return l;
+    return RED(c, reduction == MT_REDUCTION_MEAN ? MT_RED_MEAN : MT_RED_SUM, l, 0, NULL, 0);
+}
+
+/* A backward kernel's result: under create_graph it gets a node that refuses double backward. */
+static mt_tensor *BWD(F *c, mt_status st, mt_tensor *r, const char *name, int nin, mt_tensor *const *ins) {
+    r = keep(c, st, r);
+    if (r && mt__grad_enabled()) {
+        mt_node *n;
+        mt_status s2 = mt__record(name, no_formula, nin, ins, 1, &r, &n);
+        if (s2 && !c->st) c->st = s2;
+    }
+    return r;
+}
+
+/* the node a public op just recorded, renamed: PyTorch's composites call the
+ * C++ overload (Tensor / Scalar is DivBackward1 there, DivBackward0 from Python) */
+static void rename_node(mt_tensor *t, const char *name) {
+    if (t && t->grad_fn) t->grad_fn->name = name;
+}
+
+/* PyTorch refuses at the forward an input its formula does not differentiate */
+static mt_status forbid_grad(const char *fn, const char *arg, const mt_tensor *t) {
+    if (t && mt__grad_enabled() && mt__requires_grad(t))
+        return mt__error(MT_ERR_RUNTIME, "The function '%s' is not differentiable with respect to argument '%s'. This "
+                         "input cannot have requires_grad True.", fn, arg);
+    return MT_OK;
+}
+
+/* ---- log_softmax for the losses ------------------------------------------- */
+
+static mt_status log_softmax_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
+    F c0 = {0}, *c = &c0;
+    mt_tensor *g = grads[0], *y = SAVED(c, n, 0);
+    int64_t dim = n->iv[0];
+    GIVE(c, out, 0, B(c, MT_OP_SUB, g, B(c, MT_OP_MUL, U(c, MT_OP_EXP, y), RED(c, MT_RED_SUM, g, 1, &dim, 1))));
+    return END(c, out, 1);
+}
+
+mt_status mt__log_softmax_for_loss(mt_tensor *x, int64_t dim, mt_tensor **out) {
+    int grad = mt__grad_enabled() && mt__requires_grad(x);
+    int prev = mt__grad_push(0);
+    mt_status st = mt__impl_log_softmax_for_loss(x, dim, out);
+    mt__grad_pop(prev);
+    if (st || !grad) return st;
+    mt_node *n;
+    if (!(st = mt__record("LogSoftmaxBackward0", log_softmax_backward, 1, &x, 1, out, &n)) && n) {
+        n->iv[0] = dim < 0 ? dim + (x->ndim ? x->ndim : 1) : dim;
+        st = mt__save(n, 0, *out, 1);
+    }
+    if (st) mt_tensor_release(*out);
+    return st;
+}
+
+/* ---- nll_loss --------------------------------------------------------------- */
+
+static mt_status nll_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
+    F c0 = {0}, *c = &c0;
+    mt_tensor *x = SAVED(c, n, 0), *t = SAVED(c, n, 1), *w = n->saved[2] ? SAVED(c, n, 2) : NULL, *tw = SAVED(c, n, 3);
+    if (needs(n, 0) && !c->st) {
+        mt_tensor *r = NULL;
+        int prev = mt__grad_push(0);
+        mt_status st = mt__impl_nll_loss_backward(grads[0], x, t, w, (int)n->iv[0], n->iv[1], tw, &r);
+        mt__grad_pop(prev);
+        mt_tensor *ins[1] = {grads[0]};
+        GIVE(c, out, 0, BWD(c, st, r, n->iv[2] ? "NllLoss2DBackwardBackward0" : "NllLossBackwardBackward0", 1, ins));
+    }
+    return END(c, out, 1);
+}
+
+/* nll_loss (two_d = 0) or nll_loss2d (two_d = 1), recorded */
+static mt_status nll_core(mt_tensor *x, mt_tensor *t, mt_tensor *w, int reduction, int64_t ignore_index, int two_d,
+                          mt_tensor **out) {
+    MT_TRY(forbid_grad(two_d ? "nll_loss2d_forward" : "nll_loss_forward", "weight", w));
+    int grad = mt__grad_enabled() && mt__requires_grad(x);
+    mt_tensor *tw = NULL;
+    int prev = mt__grad_push(0);
+    mt_status st = mt__impl_nll_loss(x, t, w, reduction, ignore_index, two_d, out, &tw);
+    mt__grad_pop(prev);
+    if (st) return st;
+    if (grad) {
+        mt_node *n;
+        if (!(st = mt__record(two_d ? "NllLoss2DBackward0" : "NllLossBackward0", nll_backward, 1, &x, 1, out, &n)) && n) {
+            n->iv[0] = reduction, n->iv[1] = ignore_index, n->iv[2] = two_d;
+            if (!st) st = mt__save(n, 0, x, 0);
+            if (!st) st = mt__save(n, 1, t, 0);
+            if (!st) st = mt__save(n, 2, w, 0);
+            if (!st) st = mt__save(n, 3, tw, 0);
+        }
+    }
+    mt_tensor_release(tw);
+    if (st) mt_tensor_release(*out);
+    return st;
+}
+
+/* PyTorch's nll_loss_nd: 1-D/2-D nll_loss, 4-D nll_loss2d, other ranks folded into 4-D */
+mt_status mt_nll_loss(mt_tensor *x, mt_tensor *t, mt_tensor *w, int reduction, int64_t ignore_index, mt_tensor **out) {
+    if (x->ndim < 1) return mt__error(MT_ERR_VALUE, "Expected 1 or more dimensions (got %d)", x->ndim);
+    if (x->ndim != 1 && (t->ndim < 1 || x->sizes[0] != t->sizes[0])) {
+        if (t->ndim < 1) return mt__error(MT_ERR_INDEX, "Dimension specified as 0 but tensor has no dimensions");
+        return mt__error(MT_ERR_VALUE, "Expected input batch_size (%lld) to match target batch_size (%lld).",
+                         (long long)x->sizes[0], (long long)t->sizes[0]);
+    }
+    if (x->ndim <= 2) return nll_core(x, t, w, reduction, ignore_index, 0, out);
+    if (x->ndim == 4) return nll_core(x, t, w, reduction, ignore_index, 1, out);
+    int64_t osz[MT_MAX_DIMS];
+    osz[0] = x->sizes[0];
+    for (int d = 2; d < x->ndim; d++) osz[d - 1] = x->sizes[d];
+    if (t->ndim != x->ndim - 1 || memcmp(t->sizes + 1, x->sizes + 2, (x->ndim - 2) * sizeof(int64_t))) {
+        char a[256], b[256];
+        return mt__error(MT_ERR_RUNTIME, "Expected target size %s, got %s", mt__fmt_sizes(a, sizeof a, x->ndim - 1, osz),
+                         MT_SZ(b, t));
+    }
+    F c0 = {0}, *c = &c0;
+    mt_tensor *xc = NULL, *tc = NULL, *r = NULL;
+    if (!c->st) xc = KEEP(c, mt_contiguous(x, &xc), xc);
+    if (!c->st) tc = KEEP(c, mt_contiguous(t, &tc), tc);
+    int64_t n = x->sizes[0], xs[4] = {n, x->sizes[1], 1, -1}, ts[3] = {n, 1, -1};
+    if (mt_tensor_numel(x) == 0) xs[2] = xs[3] = 0;
+    if (mt_tensor_numel(t) == 0) ts[1] = ts[2] = 0;
+    xc = VIEWN(c, xc, 4, xs);
+    tc = VIEWN(c, tc, 3, ts);
+    if (!c->st) r = KEEP(c, nll_core(xc, tc, w, reduction, ignore_index, 1, &r), r);
+    if (reduction == MT_REDUCTION_NONE) r = VIEWN(c, r, x->ndim - 1, osz);
+    GIVE(c, out, 0, r);
+    return END(c, out, 1);
+}
+
+/* ---- cross_entropy (PyTorch's cross_entropy_loss and its two helpers) --------- */
+
+static int same_shape(const mt_tensor *a, const mt_tensor *b) {
+    return a->ndim == b->ndim && !memcmp(a->sizes, b->sizes, a->ndim * sizeof(int64_t));
+}
+
+/* weight viewed as [1, C, 1, ...] to broadcast against input */
+static mt_tensor *WEIGHT_VIEW(F *c, mt_tensor *w, const mt_tensor *x, int class_dim) {
+    int64_t s[MT_MAX_DIMS];
+    if (x->ndim <= 1) return w;
+    for (int d = 0; d < x->ndim; d++) s[d] = 1;
+    s[class_dim] = w->sizes[0];
+    return VIEWN(c, w, x->ndim, s);
+}
+
+static mt_status ce_prob_target(F *c, mt_tensor *x, mt_tensor *t, mt_tensor *w, int reduction, double ls,
+                                mt_tensor **out) {
+    int class_dim = x->ndim == 1 ? 0 : 1;
+    int64_t cls = x->ndim ? x->sizes[class_dim] : 1, cd = class_dim;
+    char a[256];
+    if (w && (w->ndim != 1 || mt_tensor_numel(w) != cls))
+        return mt__error(MT_ERR_RUNTIME, "cross_entropy: weight tensor should be defined either for all %lld classes or "
+                         "no classes but got weight tensor of shape: %s", (long long)cls, MT_SZ(a, w));
+    mt_tensor *in = NULL, *r;
+    if (!c->st) in = KEEP(c, mt__log_softmax_for_loss(x, class_dim, &in), in);
+    if (ls > 0.0) {
+        if (ls > 1.0) return mt__error(MT_ERR_RUNTIME, "label_smoothing must be between 0.0 and 1.0. Got: %g", ls);
+        t = BS(c, MT_OP_ADD, MULS(c, t, 1 - ls), ls / (double)cls);
+    }
+    mt_tensor *prod = B(c, MT_OP_MUL, in, t);
+    if (w) prod = B(c, MT_OP_MUL, prod, WEIGHT_VIEW(c, w, x, class_dim));
+    if (reduction == MT_REDUCTION_NONE) r = U(c, MT_OP_NEG, RED(c, MT_RED_SUM, prod, 1, &cd, 0));
+    else r = U(c, MT_OP_NEG, RED(c, MT_RED_SUM, prod, 0, NULL, 0));
+    if (reduction == MT_REDUCTION_MEAN) {
+        int64_t numel = in ? mt_tensor_numel(in) : 0;
+        if (numel == 0 && r) { /* -(...).sum().fill_(NAN): keeps the Neg node */
+            r = U(c, MT_OP_NEG, MULS(c, U(c, MT_OP_NEG, r), NAN));
+        } else {
+            r = BS(c, MT_OP_DIV, r, (double)(numel / cls));
+            rename_node(r, "DivBackward1");
+        }
+    }
+    GIVE(c, out, 0, r);
+    return c->st;
+}
+
+static mt_status ce_label_smoothing(F *c, mt_tensor *x, mt_tensor *t, mt_tensor *w, int reduction, int64_t ignore_index,
+                                    double ls, mt_tensor **out) {
+    int class_dim = x->ndim == 1 ? 0 : 1;
+    int64_t cd = class_dim;
+    mt_tensor *in = NULL, *nll = NULL, *mask = NULL, *r = NULL;
+    if (!c->st) in = KEEP(c, mt__log_softmax_for_loss(x, class_dim, &in), in);
+    if (!c->st) nll = KEEP(c, mt_nll_loss(in, t, w, reduction, ignore_index, &nll), nll);
+    int64_t cls = x->sizes[class_dim];
+    if (!c->st) mask = KEEP(c, mt_binary_scalar(MT_OP_EQ, t, 0, ignore_index, MT_SCALAR_INT, 0, 1, NULL, &mask), mask);
+    mt_tensor *smooth = U(c, MT_OP_NEG, RED(c, MT_RED_SUM, w ? B(c, MT_OP_MUL, in, WEIGHT_VIEW(c, w, x, class_dim)) : in,
+                                             1, &cd, 0));
+    smooth = WHERE(c, mask, SCALAR(c, 0.0), smooth);
+    switch (reduction) {
+    case MT_REDUCTION_MEAN: {
+        mt_tensor *den;
+        if (w) { /* weights of the targets that are not ignored */
+            mt_tensor *ft = WHERE(c, mask, KEEP(c, mt_scalar_tensor(0, 0, MT_SCALAR_INT, MT_I64, 1, &den), den), t), *tw = NULL;
+            if (!c->st) tw = KEEP(c, mt_index(w, 1, &ft, &tw), tw);
+            den = RED(c, MT_RED_SUM, WHERE(c, mask, SCALAR(c, 0.0), tw), 0, NULL, 0);
+        } else {
+            den = RED(c, MT_RED_SUM, U(c, MT_OP_LOGICAL_NOT, mask), 0, NULL, 0);
+        }
+        r = B(c, MT_OP_DIV, RED(c, MT_RED_SUM, smooth, 0, NULL, 0), den);
+        break;
+    }
+    case MT_REDUCTION_SUM: r = RED(c, MT_RED_SUM, smooth, 0, NULL, 0); break;
+    default: r = smooth;
+    }
+    GIVE(c, out, 0, B(c, MT_OP_ADD, MULS(c, nll, 1 - ls), MULS(c, r, ls / (double)cls)));
+    return c->st;
+}
+
+mt_status mt_cross_entropy(mt_tensor *x, mt_tensor *t, mt_tensor *w, int reduction, int64_t ignore_index,
+                           double label_smoothing, mt_tensor **out) {
+    F c0 = {0}, *c = &c0;
+    *out = NULL;
+    mt_status st;
+    if (same_shape(x, t)) {
+        if (!mt__is_float(t->dtype))
+            return mt__error(MT_ERR_RUNTIME, "Expected floating point type for target with class probabilities, got %s",
+                             MT_DTNAME(t));
+        if (ignore_index >= 0) return mt__error(MT_ERR_RUNTIME, "ignore_index is not supported for floating point target");
+        st = ce_prob_target(c, x, t, w, reduction, label_smoothing, out);
+    } else if (label_smoothing > 0.0) {
+        if (label_smoothing > 1.0)
+            return mt__error(MT_ERR_RUNTIME, "label_smoothing must be between 0.0 and 1.0. Got: %g", label_smoothing);
+        st = ce_label_smoothing(c, x, t, w, reduction, ignore_index, label_smoothing, out);
+    } else {
+        mt_tensor *in = NULL;
+        if (!c->st) in = KEEP(c, mt__log_softmax_for_loss(x, x->ndim == 1 ? 0 : 1, &in), in);
+        if (!c->st) c->st = mt_nll_loss(in, t, w, reduction, ignore_index, out);
+        st = c->st;
+    }
+    if (st && !c->st) c->st = st;
+    return END(c, out, 1);
+}
+
+/* ---- losses with a fused backward ------------------------------------------------ */
+
+static const char *const loss_names[] = {"MseLossBackward0", "SmoothL1LossBackward0", "HuberLossBackward0",
+                                         "BinaryCrossEntropyBackward0", "BinaryCrossEntropyWithLogitsBackward0",
+                                         "SoftMarginLossBackward0"};
+
+/* log_sigmoid(x) = min(x, 0) - log1p(exp(-|x|)) */
+static mt_tensor *LOG_SIGMOID(F *c, mt_tensor *x) {
+    return B(c, MT_OP_SUB, BS(c, MT_OP_MINIMUM, x, 0.0),
+             U(c, MT_OP_LOG1P, U(c, MT_OP_EXP, U(c, MT_OP_NEG, U(c, MT_OP_ABS, x)))));
+}
+
+/* the elementwise loss (before reduction) */
+static mt_tensor *pointwise(F *c, int kind, mt_tensor *x, mt_tensor *t, mt_tensor *w, mt_tensor *pw, double p) {
+    mt_tensor *d, *ad, *l = NULL;
+    switch (kind) {
+    case MT_LOSS_MSE: d = B(c, MT_OP_SUB, x, t); return B(c, MT_OP_MUL, d, d);
+    case MT_LOSS_SMOOTH_L1:
+        ad = U(c, MT_OP_ABS, B(c, MT_OP_SUB, x, t));
+        return WHERE(c, BS(c, MT_OP_LT, ad, p), BS(c, MT_OP_DIV, MULS(c, B(c, MT_OP_MUL, ad, ad), 0.5), p),
+                     BS(c, MT_OP_SUB, ad, 0.5 * p));
+    case MT_LOSS_HUBER:
+        ad = U(c, MT_OP_ABS, B(c, MT_OP_SUB, x, t));
+        return WHERE(c, BS(c, MT_OP_LT, ad, p), MULS(c, B(c, MT_OP_MUL, ad, ad), 0.5), MULS(c, BS(c, MT_OP_SUB, ad, 0.5 * p), p));
+    case MT_LOSS_BCE: /* (t - 1) * max(log1p(-x), -100) - t * max(log(x), -100) */
+        l = B(c, MT_OP_SUB, B(c, MT_OP_MUL, BS(c, MT_OP_SUB, t, 1.0), BS(c, MT_OP_MAXIMUM, U(c, MT_OP_LOG1P, U(c, MT_OP_NEG, x)), -100.0)),
+              B(c, MT_OP_MUL, t, BS(c, MT_OP_MAXIMUM, U(c, MT_OP_LOG, x), -100.0)));
+        break;
+    case MT_LOSS_BCE_LOGITS: {
+        mt_tensor *ls = LOG_SIGMOID(c, x);
+        if (pw) ls = B(c, MT_OP_MUL, ls, BS(c, MT_OP_ADD, B(c, MT_OP_MUL, BS(c, MT_OP_SUB, pw, 1.0), t), 1.0));
+        l = B(c, MT_OP_SUB, B(c, MT_OP_MUL, SB(c, MT_OP_SUB, 1.0, t), x), ls);
+        break;
+    }
+    case MT_LOSS_SOFT_MARGIN: return U(c, MT_OP_LOG1P, U(c, MT_OP_EXP, B(c, MT_OP_MUL, U(c, MT_OP_NEG, x), t)));
+    }
+    return w ? B(c, MT_OP_MUL, l, w) : l;
+}
+
+static mt_status pointwise_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
+    F c0 = {0}, *c = &c0;
+    int kind = n->op, red = (int)n->iv[0];
+    double p = n->s[0], norm = red == MT_REDUCTION_MEAN ? 1.0 / (double)n->iv[1] : 1.0;
+    mt_tensor *g = grads[0], *x = SAVED(c, n, 0), *t = SAVED(c, n, 1);
+    mt_tensor *w = n->saved[2] ? SAVED(c, n, 2) : NULL, *pw = n->saved[3] ? SAVED(c, n, 3) : NULL;
+    mt_tensor *gx = NULL, *gt = NULL, *d, *one = SCALAR(c, 1.0);
+    if (norm != 1.0) g = MULS(c, g, norm);
+    switch (kind) {
+    case MT_LOSS_MSE: gx = B(c, MT_OP_MUL, MULS(c, B(c, MT_OP_SUB, x, t), 2.0), g); gt = U(c, MT_OP_NEG, gx); break;
+    case MT_LOSS_SMOOTH_L1: case MT_LOSS_HUBER: {
+        d = B(c, MT_OP_SUB, x, t);
+        double lim = kind == MT_LOSS_HUBER ? p : 1.0;
+        mt_tensor *inner = kind == MT_LOSS_HUBER ? d : BS(c, MT_OP_DIV, d, p);
+        mt_tensor *slope = WHERE(c, BS(c, MT_OP_LT, d, -p), SCALAR(c, -lim), WHERE(c, BS(c, MT_OP_GT, d, p), SCALAR(c, lim), inner));
+        gx = B(c, MT_OP_MUL, slope, g);
+        gt = U(c, MT_OP_NEG, gx);
+        break;
+    }
+    case MT_LOSS_BCE:
+        if (needs(n, 0))
+            gx = B(c, MT_OP_DIV, B(c, MT_OP_MUL, g, B(c, MT_OP_SUB, x, t)),
+                   BS(c, MT_OP_MAXIMUM, B(c, MT_OP_MUL, SB(c, MT_OP_SUB, 1.0, x), x), 1e-12));
+        if (needs(n, 1)) gt = B(c, MT_OP_MUL, g, B(c, MT_OP_SUB, U(c, MT_OP_LOG1P, U(c, MT_OP_NEG, x)), U(c, MT_OP_LOG, x)));
+        break;
+    case MT_LOSS_BCE_LOGITS:
+        if (needs(n, 0)) {
+            mt_tensor *sig = U(c, MT_OP_SIGMOID, x);
+            if (pw) {
+                mt_tensor *pt = B(c, MT_OP_MUL, pw, t);
+                gx = B(c, MT_OP_SUB, B(c, MT_OP_MUL, B(c, MT_OP_SUB, B(c, MT_OP_ADD, pt, one), t), sig), pt);
+            } else gx = B(c, MT_OP_SUB, sig, t);
+            gx = B(c, MT_OP_MUL, gx, g);
+        }
+        if (needs(n, 1)) {
+            gt = pw ? B(c, MT_OP_SUB, LOG_SIGMOID(c, U(c, MT_OP_NEG, x)), B(c, MT_OP_MUL, LOG_SIGMOID(c, x), pw))
+                    : U(c, MT_OP_NEG, x);
+            gt = B(c, MT_OP_MUL, gt, g);
+        }
+        break;
+    case MT_LOSS_SOFT_MARGIN: {
+        mt_tensor *z = U(c, MT_OP_EXP, B(c, MT_OP_MUL, U(c, MT_OP_NEG, t), x));
+        gx = B(c, MT_OP_MUL, B(c, MT_OP_DIV, B(c, MT_OP_MUL, U(c, MT_OP_NEG, t), z), BS(c, MT_OP_ADD, z, 1.0)), g);
+        break;
+    }
+    }
+    if (w) { gx = gx ? B(c, MT_OP_MUL, gx, w) : NULL; gt = gt ? B(c, MT_OP_MUL, gt, w) : NULL; }
+    if (needs(n, 0)) GIVE(c, out, 0, gx);
+    if (needs(n, 1)) GIVE(c, out, 1, gt);
+    return END(c, out, 2);
+}
+
+mt_status mt_pointwise_loss(int kind, mt_tensor *x, mt_tensor *t, mt_tensor *w, mt_tensor *pw, double p, int reduction,
+                            mt_tensor **out) {
+    *out = NULL;
+    if ((unsigned)kind > MT_LOSS_SOFT_MARGIN) return mt__error(MT_ERR_VALUE, "unknown loss %d", kind);
+    if ((unsigned)reduction > MT_REDUCTION_SUM) return mt__error(MT_ERR_VALUE, "%d is not a valid value for reduction", reduction);
+    if (kind == MT_LOSS_SMOOTH_L1 && p < 0)
+        return mt__error(MT_ERR_RUNTIME, "smooth_l1_loss does not support negative values for beta.");
+    if (kind == MT_LOSS_HUBER && !(p > 0))
+        return mt__error(MT_ERR_RUNTIME, "huber_loss does not support non-positive values for delta.");
+    int dt = mt_promote_types(x->dtype, t->dtype);
+    static const char *kname[] = {"mse_cpu", "smooth_l1_cpu", "huber_cpu", "binary_cross_entropy", "binary_cross_entropy_with_logits", "soft_margin_loss"};
+    if (!mt__is_float(dt) && kind != MT_LOSS_BCE_LOGITS && kind != MT_LOSS_SOFT_MARGIN)
+        return mt__error(MT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", kname[kind], mt_dtype_names[dt]);
+    if (kind == MT_LOSS_BCE) {
+        if (t->dtype != x->dtype)
+            return mt__error(MT_ERR_RUNTIME, "Found dtype %s but expected %s", MT_DTNAME(t), MT_DTNAME(x));
+    }
+    MT_TRY(forbid_grad(kname[kind], "weight", w));
+    MT_TRY(forbid_grad(kname[kind], "pos_weight", pw));
+    if (kind == MT_LOSS_SOFT_MARGIN) MT_TRY(forbid_grad(kname[kind], "target", t));
+    F c0 = {0}, *c = &c0;
+    int grad = mt__grad_enabled() && (mt__requires_grad(x) || mt__requires_grad(t));
+    int prev = mt__grad_push(0);
+    if (kind == MT_LOSS_BCE && x->device != MT_META) { /* PyTorch's kernel checks every element */
+        mt_tensor *okx = RED(c, MT_RED_ALL, B(c, MT_OP_LOGICAL_AND, BS(c, MT_OP_GE, x, 0.0), BS(c, MT_OP_LE, x, 1.0)), 0, NULL, 0);
+        mt_tensor *okt = RED(c, MT_RED_ALL, B(c, MT_OP_LOGICAL_AND, BS(c, MT_OP_GE, t, 0.0), BS(c, MT_OP_LE, t, 1.0)), 0, NULL, 0);
+        double f = 1, f2 = 1; int64_t i = 1, i2 = 1;
+        if (!c->st) c->st = mt_item(okx, &f, &i);
+        if (!c->st) c->st = mt_item(okt, &f2, &i2);
+        if (!c->st && !i) c->st = mt__error(MT_ERR_RUNTIME, "all elements of input should be between 0 and 1");
+        if (!c->st && !i2) c->st = mt__error(MT_ERR_RUNTIME, "all elements of target should be between 0 and 1");
+    }
+    mt_tensor *l = pointwise(c, kind, x, t, w, pw, p);
+    int64_t numel = l ? mt_tensor_numel(l) : 0;
+    mt_tensor *r = REDUCE_LOSS(c, l, reduction);
+    mt__grad_pop(prev);
+    GIVE(c, out, 0, r);
+    mt_status st = END(c, out, 1);
+    if (st || !grad) return st;
+    mt_node *n;
+    mt_tensor *ins[4] = {x, t, w, pw};
+    if (!(st = mt__record(loss_names[kind], pointwise_backward, 2, ins, 1, out, &n)) && n) {
+        n->op = kind, n->s[0] = p, n->iv[0] = reduction, n->iv[1] = numel;
+        for (int k = 0; k < 4 && !st; k++) st = mt__save(n, k, ins[k], 0);
+    }
+    if (st) { mt_tensor_release(*out); *out = NULL; }
+    return st;
+}

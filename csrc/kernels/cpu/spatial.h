@@ -1,0 +1,47 @@
+/* spatial.h — internal declarations shared by the loss and spatial kernels
+ * (loss.c, conv.c, pool.c, upsample.c, pad.c) and their autograd layer
+ * (autograd/formulas_spatial.c). Kernels compute float16/bfloat16 in float32:
+ * inputs are read through a contiguous float32/float64 copy (as_compute) and the
+ * result is rounded back once. */
+#ifndef MT_SPATIAL_H
+#define MT_SPATIAL_H
+
+#include "../../autograd/autograd.h"
+
+/* the dtype a kernel computes in: float64 stays, every other float is float32 */
+static inline int mt__compute_dtype(int dt) { return dt == MT_F64 ? MT_F64 : MT_F32; }
+
+/* t as a contiguous tensor of dtype (t itself, retained, when it already is one) */
+mt_status mt__as_contig(mt_tensor *t, int dtype, mt_tensor **out);
+/* r (contiguous, compute dtype) converted to dtype; r is consumed */
+mt_status mt__from_compute(mt_tensor *r, int dtype, mt_tensor **out);
+#define MT_SZ(buf, t) mt__fmt_sizes(buf, sizeof buf, (t)->ndim, (t)->sizes)
+/* "Float", "BFloat16" ... */
+#define MT_DTNAME(t) (mt_dtype_names[(t)->dtype])
+
+/* ---- losses (loss.c, logsoftmax_for_loss.c) ------------------------------- */
+mt_status mt__log_softmax_for_loss(mt_tensor *x, int64_t dim, mt_tensor **out); /* recorded */
+mt_status mt__impl_log_softmax_for_loss(mt_tensor *x, int64_t dim, mt_tensor **out);
+/* nll over input viewed as [N, C, S] (S = 1 for 1-D/2-D input); total_weight: 0-dim */
+mt_status mt__impl_nll_loss(mt_tensor *x, mt_tensor *target, mt_tensor *weight, int reduction, int64_t ignore_index,
+                            int two_d, mt_tensor **out, mt_tensor **total_weight);
+mt_status mt__impl_nll_loss_backward(mt_tensor *g, mt_tensor *x, mt_tensor *target, mt_tensor *weight, int reduction,
+                                     int64_t ignore_index, mt_tensor *total_weight, mt_tensor **out);
+
+/* ---- convolution (conv.c) ---------------------------------------------------- */
+typedef struct {
+    int nd;                    /* spatial dims: 1 or 2 (1-D runs as 2-D with height 1) */
+    int64_t stride[2], padding[2], dilation[2], output_padding[2];
+    int transposed;
+    int64_t groups;
+} mt_conv_args;
+mt_status mt__impl_convolution(mt_tensor *x, mt_tensor *w, mt_tensor *b, const mt_conv_args *a, mt_tensor **out);
+/* gradients for the inputs whose mask bit is set: 1 input, 2 weight, 4 bias */
+mt_status mt__impl_convolution_backward(mt_tensor *g, mt_tensor *x, mt_tensor *w, const mt_conv_args *a, int mask,
+                                        mt_tensor **gx, mt_tensor **gw, mt_tensor **gb);
+mt_status mt__impl_im2col(mt_tensor *x, const int64_t *k, const int64_t *d, const int64_t *p, const int64_t *s,
+                          mt_tensor **out);
+mt_status mt__impl_col2im(mt_tensor *x, const int64_t *osz, const int64_t *k, const int64_t *d, const int64_t *p,
+                          const int64_t *s, mt_tensor **out);
+
+#endif

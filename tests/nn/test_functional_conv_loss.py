@@ -1,0 +1,321 @@
+"""Losses and spatial ops of torch.nn.functional against live PyTorch: values, dtypes, shapes,
+grad_fn names, gradients of every differentiable input, non-contiguous and empty inputs, error texts."""
+import warnings
+
+import numpy as np
+import pytest
+
+import mindtorch_v2 as mt
+import mindtorch_v2.nn.functional as MF
+
+torch = pytest.importorskip("torch")
+TF = torch.nn.functional
+
+TOL = {"float64": (1e-7, 1e-7), "float32": (1e-5, 1e-5), "bfloat16": (2e-2, 2e-2), "float16": (2e-3, 2e-3)}
+
+
+class Arg:
+    """One tensor argument: its values, dtype, whether it requires grad, whether it is passed non-contiguous."""
+
+    def __init__(self, a, dtype=None, grad=False, noncontig=False):
+        self.a = np.asarray(a)
+        self.dtype = dtype or ("float64" if self.a.dtype.kind == "f" else "int64" if self.a.dtype.kind in "iu"
+                               else "bool")
+        self.grad, self.noncontig = grad, noncontig
+
+    def make(self, L):
+        dt = getattr(L, self.dtype)
+        a = self.a
+        if self.noncontig:  # same values through a strided view
+            t = L.tensor(np.stack([a, a], -1).reshape(-1).tolist(), dtype=dt).reshape(a.shape + (2,))[..., 1]
+        else:
+            t = L.tensor(a.reshape(-1).tolist(), dtype=dt).reshape(a.shape)
+        if self.grad:
+            t = t.detach().requires_grad_()
+        return t
+
+
+def F(L):
+    return MF if L is mt else TF
+
+
+def to_np(x):
+    if x.dtype in (torch.bfloat16, torch.float16) if isinstance(x, torch.Tensor) else str(x.dtype) in (
+            "torch.bfloat16", "torch.float16"):
+        x = x.float()
+    if isinstance(x, torch.Tensor):
+        x = x.detach()
+    return np.array(x.tolist(), dtype=float)
+
+
+def close(m, t, dtype):
+    assert str(m.dtype) == str(t.dtype), (m.dtype, t.dtype)
+    assert tuple(m.shape) == tuple(t.shape), (tuple(m.shape), tuple(t.shape))
+    rtol, atol = TOL.get(dtype, (0, 0))
+    np.testing.assert_allclose(to_np(m), to_np(t), rtol=rtol, atol=atol, equal_nan=True)
+
+
+def diff(fn, *args, dtype="float64", grad=True, seed=1):
+    """Run fn(L, *tensors) in both libraries; compare outputs, grad_fn names and input gradients."""
+    ms = [a.make(mt) if isinstance(a, Arg) else a for a in args]
+    ts = [a.make(torch) if isinstance(a, Arg) else a for a in args]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rt = fn(torch, *ts)
+        rm = fn(mt, *ms)
+    outs_t = rt if isinstance(rt, tuple) else (rt,)
+    outs_m = rm if isinstance(rm, tuple) else (rm,)
+    for m, t in zip(outs_m, outs_t):
+        close(m, t, dtype if t.dtype.is_floating_point else "int")
+    t0, m0 = outs_t[0], outs_m[0]
+    assert (m0.grad_fn is None) == (t0.grad_fn is None), (m0.grad_fn, t0.grad_fn)
+    if t0.grad_fn is None or not grad:
+        return rm, rt
+    assert type(m0.grad_fn).__name__ == type(t0.grad_fn).__name__, (m0.grad_fn, t0.grad_fn)
+    go = np.random.default_rng(seed).standard_normal(tuple(t0.shape))
+    t0.backward(torch.tensor(go.reshape(-1).tolist(), dtype=t0.dtype).reshape(go.shape))
+    m0.backward(mt.tensor(go.reshape(-1).tolist(), dtype=getattr(mt, str(t0.dtype).split(".")[1])).reshape(go.shape))
+    for a, m, t in zip(args, ms, ts):
+        if isinstance(a, Arg) and a.grad:
+            assert (m.grad is None) == (t.grad is None)
+            if t.grad is not None:
+                close(m.grad, t.grad, dtype)
+    return rm, rt
+
+
+def errors_match(fn, *args):
+    ms = [a.make(mt) if isinstance(a, Arg) else a for a in args]
+    ts = [a.make(torch) if isinstance(a, Arg) else a for a in args]
+    with pytest.raises(Exception) as et:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fn(torch, *ts)
+    with pytest.raises(Exception) as em:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fn(mt, *ms)
+    te, me = et.value, em.value
+    base = next(k for k in type(te).__mro__ if k.__module__ == "builtins")
+    assert isinstance(me, base), (type(me), type(te), str(me), str(te))
+    assert str(me) == str(te), (str(me), str(te))
+
+
+def rnd(*shape, seed=0, lo=None, hi=None):
+    r = np.random.default_rng(seed)
+    if lo is not None:
+        return r.uniform(lo, hi, shape)
+    return r.standard_normal(shape)
+
+
+def targets(n, c, *spatial, seed=0, ignore=None):
+    t = np.random.default_rng(seed).integers(0, c, (n,) + spatial)
+    if ignore is not None:
+        t.reshape(-1)[::3] = ignore
+    return t
+
+
+FLOATS = ["float64", "float32", "bfloat16", "float16"]
+REDUCTIONS = ["mean", "sum", "none"]
+
+
+# ---- nll_loss / cross_entropy -----------------------------------------------------------
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_cross_entropy_indices(reduction, dtype):
+    x, t = Arg(rnd(6, 5), dtype, grad=True), Arg(targets(6, 5))
+    diff(lambda L, x, t: F(L).cross_entropy(x, t, reduction=reduction), x, t, dtype=dtype)
+    w = Arg(rnd(5, lo=0.5, hi=2.0), dtype)
+    diff(lambda L, x, t, w: F(L).cross_entropy(x, t, weight=w, reduction=reduction), x, t, w, dtype=dtype)
+    ti = Arg(targets(6, 5, ignore=-100))
+    diff(lambda L, x, t, w: F(L).cross_entropy(x, t, weight=w, reduction=reduction), x, ti, w, dtype=dtype)
+    ti = Arg(targets(6, 5, ignore=2))
+    diff(lambda L, x, t: F(L).cross_entropy(x, t, ignore_index=2, reduction=reduction), x, ti, dtype=dtype)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("shape", [(5,), (3, 4, 6), (2, 4, 3, 5), (2, 4, 3, 2, 2)])
+def test_cross_entropy_kdim(reduction, shape):
+    x = Arg(rnd(*shape), grad=True, noncontig=True)
+    c = shape[0] if len(shape) == 1 else shape[1]
+    t = np.random.default_rng(2).integers(0, c, () if len(shape) == 1 else (shape[0],) + shape[2:])
+    if t.ndim:
+        t.reshape(-1)[::4] = -100
+    for ls in (0.0, 0.2):
+        diff(lambda L, x, t: F(L).cross_entropy(x, t, reduction=reduction, label_smoothing=ls), x, Arg(t))
+        w = Arg(rnd(c, lo=0.5, hi=2.0))
+        diff(lambda L, x, t, w: F(L).cross_entropy(x, t, w, reduction=reduction, label_smoothing=ls), x, Arg(t), w)
+        diff(lambda L, x, t: F(L).nll_loss(x, t, reduction=reduction), x, Arg(t))
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("dtype", ["float64", "float32", "bfloat16"])
+def test_cross_entropy_probabilities(reduction, dtype):
+    x = Arg(rnd(4, 5), dtype, grad=True)
+    p = rnd(4, 5, lo=0, hi=1)
+    p = Arg(p / p.sum(1, keepdims=True), dtype, grad=True)
+    w = Arg(rnd(5, lo=0.5, hi=2.0), dtype)
+    for ls in (0.0, 0.3):
+        diff(lambda L, x, p: F(L).cross_entropy(x, p, reduction=reduction, label_smoothing=ls), x, p, dtype=dtype)
+        diff(lambda L, x, p, w: F(L).cross_entropy(x, p, w, reduction=reduction, label_smoothing=ls), x, p, w,
+             dtype=dtype)
+    x4, p4 = Arg(rnd(2, 3, 2, 2), grad=True), Arg(rnd(2, 3, 2, 2, lo=0, hi=1))
+    diff(lambda L, x, p: F(L).cross_entropy(x, p, reduction=reduction), x4, p4)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_nll_loss(reduction):
+    x = Arg(rnd(6, 5), grad=True, noncontig=True)
+    diff(lambda L, x, t: F(L).nll_loss(x, t, reduction=reduction), x, Arg(targets(6, 5).astype(np.uint8), "uint8"))
+    w = Arg(rnd(5, lo=0.5, hi=2.0))
+    diff(lambda L, x, t, w: F(L).nll_loss(x, t, w, reduction=reduction, ignore_index=1), x, Arg(targets(6, 5)), w)
+    diff(lambda L, x, t: F(L).nll_loss(x, t, reduction=reduction), Arg(rnd(5), grad=True), Arg(np.array([3])),
+         grad=False)  # PyTorch's own backward fails on this shape pair
+    diff(lambda L, x, t: F(L).nll_loss(x, t, reduction=reduction), Arg(rnd(5), grad=True), Arg(np.array(3)))
+    diff(lambda L, x, t: F(L).nll_loss(x, t, reduction=reduction), Arg(rnd(4, 5), grad=True),
+         Arg(np.full(4, -100)))  # every target ignored: mean is nan
+    diff(lambda L, x, t: F(L).nll_loss(x, t, reduction=reduction, size_average=False), x, Arg(targets(6, 5)))
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_losses_empty_batch(reduction):
+    x = Arg(np.zeros((0, 5)), grad=True)
+    diff(lambda L, x, t: F(L).nll_loss(x, t, reduction=reduction), x, Arg(np.zeros(0, dtype=np.int64)))
+    diff(lambda L, x, t: F(L).cross_entropy(x, t, reduction=reduction), x, Arg(np.zeros(0, dtype=np.int64)))
+    diff(lambda L, x, t: F(L).cross_entropy(x, t, reduction=reduction), x, Arg(np.zeros((0, 5))))
+    diff(lambda L, x, t: F(L).nll_loss(x, t, reduction=reduction), Arg(np.zeros((0, 5, 2, 2)), grad=True),
+         Arg(np.zeros((0, 2, 2), dtype=np.int64)))
+    diff(lambda L, x, t: F(L).mse_loss(x, t, reduction=reduction), x, Arg(np.zeros((0, 5))))
+
+
+def test_nll_cross_entropy_errors():
+    x = Arg(rnd(4, 5))
+    t = Arg(np.array([1, 2, 3, 4]))
+    cases = [
+        (lambda L, x, t: F(L).nll_loss(x, t.int()), x, t),
+        (lambda L, x, t: F(L).nll_loss(x, t.float()), x, t),
+        (lambda L, x, t: F(L).nll_loss(x, t + 1), x, t),
+        (lambda L, x, t: F(L).nll_loss(x, t - 2), x, t),
+        (lambda L, x, t: F(L).nll_loss(x, t[:3]), x, t),
+        (lambda L, x, t: F(L).nll_loss(x[0, 0], t[0]), x, t),
+        (lambda L, x, t: F(L).nll_loss(x[0], t[:2]), x, t),
+        (lambda L, x, t: F(L).nll_loss(x, t.reshape(4, 1).expand(4, 2)), x, t),
+        (lambda L, x, t: F(L).nll_loss(x, t, weight=x[0, :4]), x, t),
+        (lambda L, x, t: F(L).nll_loss(x, t, weight=x[:1]), x, t),
+        (lambda L, x, t: F(L).nll_loss(x, t, weight=x[0].float()), x, t),
+        (lambda L, x, t: F(L).nll_loss(x.reshape(4, 5, 1), t.reshape(4, 1).expand(4, 2)), x, t),
+        (lambda L, x, t: F(L).nll_loss(x.reshape(2, 5, 2, 1), t.reshape(2, 2)), x, t),
+        (lambda L, x, t: F(L).nll_loss(x.reshape(1, 5, 2, 2), t.reshape(1, 4, 1)), x, t),
+        (lambda L, x, t: F(L).nll_loss(x.long(), t), x, t),
+        (lambda L, x, t: F(L).nll_loss(x, t, reduction="foo"), x, t),
+        (lambda L, x, t: F(L).cross_entropy(x, t.reshape(4, 1).expand(4, 5)), x, t),
+        (lambda L, x, t: F(L).cross_entropy(x, x, ignore_index=1), x, t),
+        (lambda L, x, t: F(L).cross_entropy(x, t, label_smoothing=1.5), x, t),
+        (lambda L, x, t: F(L).cross_entropy(x, x, label_smoothing=1.5), x, t),
+        (lambda L, x, t: F(L).cross_entropy(x, x, weight=x[0, :3]), x, t),
+        (lambda L, x, t: F(L).cross_entropy(x.long(), t), x, t),
+        (lambda L, x, t: F(L).cross_entropy(x[0, 0], t[0]), x, t),
+        (lambda L, x, t: F(L).cross_entropy(x, t, weight=x[0].detach().requires_grad_()), x, t),
+        (lambda L, x, t: F(L).nll_loss(x.reshape(1, 5, 2, 2), t.reshape(1, 2, 2), weight=x[0].requires_grad_()), x, t),
+    ]
+    for fn, *args in cases:
+        errors_match(fn, *args)
+
+
+# ---- losses with a fused backward, and their composed relatives ------------------------
+
+POINTWISE = {
+    "mse_loss": lambda F, x, y, r: F.mse_loss(x, y, reduction=r),
+    "l1_loss": lambda F, x, y, r: F.l1_loss(x, y, reduction=r),
+    "smooth_l1_loss": lambda F, x, y, r: F.smooth_l1_loss(x, y, reduction=r, beta=0.7),
+    "smooth_l1_loss_b0": lambda F, x, y, r: F.smooth_l1_loss(x, y, reduction=r, beta=0.0),
+    "huber_loss": lambda F, x, y, r: F.huber_loss(x, y, reduction=r, delta=0.6),
+    "soft_margin_loss": lambda F, x, y, r: F.soft_margin_loss(x, y.detach().sign(), reduction=r),
+    "bce_with_logits": lambda F, x, y, r: F.binary_cross_entropy_with_logits(x, y.sigmoid(), reduction=r),
+    "bce": lambda F, x, y, r: F.binary_cross_entropy(x.sigmoid(), y.sigmoid(), reduction=r),
+    "kl_div": lambda F, x, y, r: F.kl_div(x, y.sigmoid(), reduction=r),
+    "kl_div_log": lambda F, x, y, r: F.kl_div(x, y, reduction=r, log_target=True),
+    "hinge_embedding_loss": lambda F, x, y, r: F.hinge_embedding_loss(x, y.sign(), margin=0.5, reduction=r),
+    "poisson_nll_loss": lambda F, x, y, r: F.poisson_nll_loss(x, y.abs() * 3, reduction=r),
+    "poisson_nll_loss_full": lambda F, x, y, r: F.poisson_nll_loss(x.abs(), y.abs() * 3, log_input=False, full=True,
+                                                                  reduction=r),
+    "gaussian_nll_loss": lambda F, x, y, r: F.gaussian_nll_loss(x, y, y.abs() + 0.1, reduction=r),
+    "gaussian_nll_loss_full": lambda F, x, y, r: F.gaussian_nll_loss(x, y, 0.5, full=True, reduction=r),
+}
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS + ["batchmean"])
+@pytest.mark.parametrize("name", sorted(POINTWISE))
+def test_pointwise_losses(name, reduction):
+    if reduction == "batchmean" and not name.startswith("kl_div"):
+        return
+    fn = POINTWISE[name]
+    for dtype in ["float64", "float32"] + ([] if name.startswith("gaussian") else ["bfloat16"]):
+        x, y = Arg(rnd(4, 5, seed=1), dtype, grad=True, noncontig=True), Arg(rnd(4, 5, seed=2), dtype, grad=True)
+        diff(lambda L, x, y: fn(F(L), x, y, reduction), x, y, dtype=dtype)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_losses_with_weights(reduction):
+    x, y = Arg(rnd(4, 5, seed=1), grad=True), Arg(rnd(4, 5, seed=2), grad=True)
+    w, pw = Arg(rnd(4, 5, lo=0.5, hi=2)), Arg(rnd(5, lo=0.5, hi=2))
+    diff(lambda L, x, y, w: F(L).mse_loss(x, y, reduction=reduction, weight=w), x, y, w)
+    diff(lambda L, x, y, w: F(L).l1_loss(x, y, reduction=reduction, weight=w), x, y, w)
+    diff(lambda L, x, y, w: F(L).huber_loss(x, y, reduction=reduction, weight=w), x, y, w)
+    diff(lambda L, x, y, w: F(L).binary_cross_entropy(x.sigmoid(), y.sigmoid(), w[0], reduction=reduction), x, y, pw)
+    diff(lambda L, x, y, w, p: F(L).binary_cross_entropy_with_logits(x, y.sigmoid(), w, reduction=reduction,
+                                                                      pos_weight=p), x, y, w, pw)
+    diff(lambda L, x, y: F(L).mse_loss(x, y[:1], reduction=reduction), x, y)  # broadcast target
+    diff(lambda L, x, y: F(L).mse_loss(x, y.float(), reduction=reduction), x, y)  # promotion
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_embedding_and_ranking_losses(reduction):
+    a, b, c = (Arg(rnd(4, 6, seed=s), grad=True) for s in (1, 2, 3))
+    y = Arg(np.array([1, -1, 1, -1]))
+    diff(lambda L, a, b, y: F(L).cosine_embedding_loss(a, b, y, margin=0.1, reduction=reduction), a, b, y)
+    diff(lambda L, a, b, y: F(L).margin_ranking_loss(a[:, 0], b[:, 0], y.double(), margin=0.2, reduction=reduction),
+         a, b, y, grad=False)
+    for p, swap in ((2, False), (1, True), (3, False)):
+        diff(lambda L, a, b, c: F(L).triplet_margin_loss(a, b, c, p=p, swap=swap, reduction=reduction), a, b, c,
+             grad=False)
+
+
+def test_composed_loss_gradients():
+    """margin_ranking/triplet: values and gradients (their 'none' grad_fn is clamp_min's, named apart)."""
+    a, b, c = (Arg(rnd(4, 6, seed=s), grad=True) for s in (1, 2, 3))
+    y = Arg(np.array([1.0, -1, 1, -1]))
+    diff(lambda L, a, b, y: F(L).margin_ranking_loss(a[:, 0], b[:, 0], y, margin=0.2), a, b, y)
+    diff(lambda L, a, b, c: F(L).triplet_margin_loss(a, b, c, swap=True), a, b, c)
+
+
+def test_pointwise_loss_errors():
+    x = Arg(rnd(4, 5))
+    cases = [
+        lambda L, x: F(L).mse_loss(x, x[:, :3]),
+        lambda L, x: F(L).mse_loss(x.long(), x.long()),
+        lambda L, x: F(L).l1_loss(x.long(), x.long()),
+        lambda L, x: F(L).mse_loss(x, x, reduction="bad"),
+        lambda L, x: F(L).binary_cross_entropy(x, x.sigmoid()),
+        lambda L, x: F(L).binary_cross_entropy(x.sigmoid(), x),
+        lambda L, x: F(L).binary_cross_entropy(x.sigmoid(), x[:1].sigmoid()),
+        lambda L, x: F(L).binary_cross_entropy(x.sigmoid(), x.float().sigmoid()),
+        lambda L, x: F(L).binary_cross_entropy_with_logits(x, x[:1]),
+        lambda L, x: F(L).smooth_l1_loss(x, x, beta=-1.0),
+        lambda L, x: F(L).huber_loss(x, x, delta=0.0),
+        lambda L, x: F(L).mse_loss(x, x, weight=x[:1]),
+        lambda L, x: F(L).kl_div(x.long(), x.long()),
+        lambda L, x: F(L).triplet_margin_loss(x, x, x, margin=0.0),
+        lambda L, x: F(L).triplet_margin_loss(x, x, x[0]),
+        lambda L, x: F(L).margin_ranking_loss(x, x, x[0]),
+        lambda L, x: F(L).cosine_embedding_loss(x, x, x),
+        lambda L, x: F(L).cosine_embedding_loss(x, x, x[0, 0]),
+        lambda L, x: F(L).gaussian_nll_loss(x, x, x[:, :2].abs()),
+        lambda L, x: F(L).gaussian_nll_loss(x, x, -x.abs()),
+        lambda L, x: F(L).poisson_nll_loss(x, x, reduction="bad"),
+        lambda L, x: F(L).binary_cross_entropy(x.sigmoid(), x.sigmoid(), weight=x.detach().requires_grad_()),
+        lambda L, x: F(L).binary_cross_entropy_with_logits(x, x, pos_weight=x[0].detach().requires_grad_()),
+        lambda L, x: F(L).soft_margin_loss(x, x.detach().requires_grad_()),
+    ]
+    for fn in cases:
+        errors_match(fn, x)
