@@ -5,7 +5,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 python tools/gen_ops.py || exit 1
-export CC="ccache gcc" CCACHE_NOHASHDIR=1
+if command -v ccache >/dev/null; then export CC="ccache gcc" CCACHE_NOHASHDIR=1; fi
 log=$(mktemp)
 flock /tmp/mindtorch-build.lock python setup.py -q build_ext --inplace >"$log" 2>&1
 rc=$?

@@ -50,29 +50,7 @@ class Parameter(Tensor, metaclass=_ParameterMeta):
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()
 
-    def __reduce_ex__(self, proto):
-        state = _get_obj_state(self)
-        hooks = OrderedDict()  # hooks are never serialized
-        if not state:
-            return _rebuild_parameter, (self.data, self.requires_grad, hooks)
-        return _rebuild_parameter_with_state, (self.data, self.requires_grad, hooks, state)
-
-
-def _get_obj_state(obj):
-    """The Python-level attributes of a tensor subclass instance (torch._utils._get_obj_state)."""
-    return dict(obj.__dict__) if obj.__dict__ else None
-
-
-def _rebuild_parameter(data, requires_grad, backward_hooks):
-    param = Parameter(data, requires_grad)
-    param._backward_hooks = backward_hooks
-    return param
-
-
-def _rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
-    param = _rebuild_parameter(data, requires_grad, backward_hooks)
-    param.__dict__.update(state)
-    return param
+    # pickling: Tensor.__reduce_ex__ (_tensor_serial.py) writes torch._utils._rebuild_parameter
 
 
 class UninitializedTensorMixin:
