@@ -1,5 +1,4 @@
 """torch.nn.parameter: Parameter, Buffer and the uninitialized (lazy) variants."""
-from collections import OrderedDict
 
 from .._tensor import Tensor
 
