@@ -391,3 +391,106 @@ mt_status mt_pointwise_loss(int kind, mt_tensor *x, mt_tensor *t, mt_tensor *w, 
     if (st) { mt_tensor_release(*out); *out = NULL; }
     return st;
 }
+
+/* ---- convolution ---------------------------------------------------------------- */
+
+_Static_assert(sizeof(mt_conv_args) <= sizeof(((mt_node *)0)->iv), "conv args fit a node");
+
+static mt_status conv_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
+    F c0 = {0}, *c = &c0;
+    mt_conv_args a;
+    memcpy(&a, n->iv, sizeof a);
+    mt_tensor *x = SAVED(c, n, 0), *w = SAVED(c, n, 1), *r[3] = {NULL, NULL, NULL};
+    int mask = (needs(n, 0) ? 1 : 0) | (needs(n, 1) ? 2 : 0) | (needs(n, 2) ? 4 : 0);
+    if (!c->st) {
+        int prev = mt__grad_push(0);
+        c->st = mt__impl_convolution_backward(grads[0], x, w, &a, mask, &r[0], &r[1], &r[2]);
+        mt__grad_pop(prev);
+    }
+    int nr = 0;
+    mt_tensor *outs[3];
+    for (int i = 0; i < 3; i++) {
+        if (r[i]) outs[nr++] = keep(c, MT_OK, r[i]);
+    }
+    if (!c->st && nr && mt__grad_enabled()) { /* create_graph: no double backward through it yet */
+        mt_node *bn;
+        mt_tensor *ins[3] = {grads[0], x, w};
+        c->st = mt__record("ConvolutionBackwardBackward0", no_formula, 3, ins, nr, outs, &bn);
+    }
+    for (int i = 0; i < 3; i++) GIVE(c, out, i, r[i]);
+    return END(c, out, 3);
+}
+
+mt_status mt_convolution(mt_tensor *x, mt_tensor *w, mt_tensor *b, int nd, const int64_t *stride, const int64_t *padding,
+                         int pad_same, const int64_t *dilation, int transposed, const int64_t *output_padding,
+                         int64_t groups, mt_tensor **out) {
+    if (nd < 1 || nd > 2) return mt__error(MT_ERR_NOT_IMPLEMENTED, "convolution over %d spatial dims is not implemented", nd);
+    mt_conv_args a;
+    memset(&a, 0, sizeof a);
+    a.nd = nd, a.transposed = transposed, a.groups = groups;
+    for (int i = 0; i < nd; i++) {
+        a.stride[i] = stride[i], a.dilation[i] = dilation[i];
+        a.output_padding[i] = transposed ? output_padding[i] : 0;
+        if (!pad_same) { a.padding[i] = padding[i]; continue; }
+        if (stride[i] != 1) return mt__error(MT_ERR_RUNTIME, "padding='same' is not supported for strided convolutions");
+        if (w->ndim == nd + 2) { /* total d*(k-1): half before, the odd one after */
+            int64_t total = dilation[i] * (w->sizes[2 + i] - 1);
+            a.padding[i] = total / 2, a.pad_extra[i] = total % 2;
+        }
+    }
+    int grad = mt__grad_enabled() && (mt__requires_grad(x) || mt__requires_grad(w) || mt__requires_grad(b));
+    int prev = mt__grad_push(0);
+    mt_status st = mt__impl_convolution(x, w, b, &a, out);
+    mt__grad_pop(prev);
+    if (st || !grad) return st;
+    mt_node *n;
+    mt_tensor *ins[3] = {x, w, b};
+    if (!(st = mt__record("ConvolutionBackward0", conv_backward, 3, ins, 1, out, &n)) && n) {
+        memcpy(n->iv, &a, sizeof a);
+        st = mt__save(n, 0, x, 0);
+        if (!st) st = mt__save(n, 1, w, 0);
+    }
+    if (st) mt_tensor_release(*out);
+    return st;
+}
+
+/* ---- im2col / col2im: each the other's backward ------------------------------- */
+
+static mt_status cols_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
+    const int64_t *k = n->iv, *d = n->iv + 2, *p = n->iv + 4, *s = n->iv + 6;
+    if (n->op == 0) { /* im2col: back to the input's spatial size */
+        const mt_meta *m = &n->in_meta[0];
+        int64_t osz[2] = {m->sizes[m->ndim - 2], m->sizes[m->ndim - 1]};
+        return mt_col2im(grads[0], osz, k, d, p, s, &out[0]);
+    }
+    return mt_im2col(grads[0], k, d, p, s, &out[0]);
+}
+
+static mt_status record_cols(const char *name, int op, mt_tensor *x, const int64_t *k, const int64_t *d, const int64_t *p,
+                             const int64_t *s, mt_tensor **out) {
+    mt_node *n;
+    mt_status st = mt__record(name, cols_backward, 1, &x, 1, out, &n);
+    if (!st && n) {
+        n->op = op;
+        for (int i = 0; i < 2; i++) n->iv[i] = k[i], n->iv[2 + i] = d[i], n->iv[4 + i] = p[i], n->iv[6 + i] = s[i];
+    }
+    if (st) mt_tensor_release(*out);
+    return st;
+}
+
+mt_status mt_im2col(mt_tensor *x, const int64_t *k, const int64_t *d, const int64_t *p, const int64_t *s, mt_tensor **out) {
+    int grad = mt__grad_enabled() && mt__requires_grad(x);
+    int prev = mt__grad_push(0);
+    mt_status st = mt__impl_im2col(x, k, d, p, s, out);
+    mt__grad_pop(prev);
+    return st || !grad ? st : record_cols("Im2ColBackward0", 0, x, k, d, p, s, out);
+}
+
+mt_status mt_col2im(mt_tensor *x, const int64_t *osz, const int64_t *k, const int64_t *d, const int64_t *p,
+                    const int64_t *s, mt_tensor **out) {
+    int grad = mt__grad_enabled() && mt__requires_grad(x);
+    int prev = mt__grad_push(0);
+    mt_status st = mt__impl_col2im(x, osz, k, d, p, s, out);
+    mt__grad_pop(prev);
+    return st || !grad ? st : record_cols("Col2ImBackward0", 1, x, k, d, p, s, out);
+}

@@ -208,6 +208,16 @@ enum mt_loss_kind {
 /* the losses with a fused backward in PyTorch (MseLossBackward0, ...) */
 mt_status mt_pointwise_loss(int kind, mt_tensor *input, mt_tensor *target, mt_tensor *weight, mt_tensor *pos_weight,
                             double param, int reduction, mt_tensor **out);
+/* convolution (transposed = 0) or transposed convolution over nspatial = 1 or 2 dims of a
+ * batched input; pad_same: PyTorch's padding='same' (padding is then ignored) */
+mt_status mt_convolution(mt_tensor *input, mt_tensor *weight, mt_tensor *bias, int nspatial, const int64_t *stride,
+                         const int64_t *padding, int pad_same, const int64_t *dilation, int transposed,
+                         const int64_t *output_padding, int64_t groups, mt_tensor **out);
+/* im2col / col2im (F.unfold / F.fold); two values per argument (height, width) */
+mt_status mt_im2col(mt_tensor *input, const int64_t *kernel_size, const int64_t *dilation, const int64_t *padding,
+                    const int64_t *stride, mt_tensor **out);
+mt_status mt_col2im(mt_tensor *input, const int64_t *output_size, const int64_t *kernel_size, const int64_t *dilation,
+                    const int64_t *padding, const int64_t *stride, mt_tensor **out);
 
 /* ---- autograd --------------------------------------------------------- */
 void mt_set_grad_enabled(int on);              /* thread-local */
