@@ -494,3 +494,54 @@ mt_status mt_col2im(mt_tensor *x, const int64_t *osz, const int64_t *k, const in
     mt__grad_pop(prev);
     return st || !grad ? st : record_cols("Col2ImBackward0", 1, x, k, d, p, s, out);
 }
+
+/* ---- pooling ---------------------------------------------------------------------- */
+
+static mt_status pool_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
+    F c0 = {0}, *c = &c0;
+    int kind = n->op;
+    int is_max = kind == MT_POOL_MAX || kind == MT_POOL_ADAPTIVE_MAX;
+    mt_tensor *x = SAVED(c, n, 0), *ind = is_max ? SAVED(c, n, 1) : NULL, *r = NULL;
+    const int64_t *v = n->iv;
+    if (!c->st) {
+        int prev = mt__grad_push(0);
+        mt_status st = mt__impl_pool2d_backward(kind, grads[0], x, ind, v, v + 2, v + 4, v + 6, (int)v[8], (int)v[9],
+                                                v[10], &r);
+        mt__grad_pop(prev);
+        static const char *names[] = {"MaxPool2DWithIndicesBackwardBackward0", "AvgPool2DBackwardBackward0",
+                                      "AdaptiveMaxPool2DBackwardBackward0", "AdaptiveAvgPool2DBackwardBackward0"};
+        mt_tensor *ins[1] = {grads[0]};
+        GIVE(c, out, 0, BWD(c, st, r, names[kind], 1, ins));
+    }
+    return END(c, out, 1);
+}
+
+mt_status mt_pool2d(int kind, mt_tensor *x, const int64_t *k, const int64_t *s, const int64_t *p, const int64_t *d,
+                    int ceil, int count_include_pad, int64_t divisor, mt_tensor **out, mt_tensor **indices) {
+    static const char *names[] = {"MaxPool2DWithIndicesBackward0", "AvgPool2DBackward0", "AdaptiveMaxPool2DBackward0",
+                                  "AdaptiveAvgPool2DBackward0"};
+    int grad = mt__grad_enabled() && mt__requires_grad(x);
+    int64_t zero[2] = {0, 0}, one[2] = {1, 1};
+    int adaptive = kind == MT_POOL_ADAPTIVE_MAX || kind == MT_POOL_ADAPTIVE_AVG;
+    if (adaptive) s = one, p = zero, d = one;
+    if (kind == MT_POOL_AVG) d = one;
+    mt_tensor *ind = NULL;
+    int prev = mt__grad_push(0);
+    mt_status st = mt__impl_pool2d(kind, x, k, s, p, d, ceil, count_include_pad, divisor, out, &ind);
+    mt__grad_pop(prev);
+    if (st) return st;
+    if (grad) {
+        mt_node *n;
+        if (!(st = mt__record(names[kind], pool_backward, 1, &x, 1, out, &n)) && n) {
+            n->op = kind;
+            for (int i = 0; i < 2; i++) n->iv[i] = k[i], n->iv[2 + i] = s[i], n->iv[4 + i] = p[i], n->iv[6 + i] = d[i];
+            n->iv[8] = ceil, n->iv[9] = count_include_pad, n->iv[10] = divisor;
+            st = mt__save(n, 0, x, 0);
+            if (!st && ind) st = mt__save(n, 1, ind, 0);
+        }
+    }
+    if (st) { mt_tensor_release(*out); mt_tensor_release(ind); return st; }
+    if (indices) *indices = ind;
+    else mt_tensor_release(ind);
+    return MT_OK;
+}

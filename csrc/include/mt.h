@@ -218,6 +218,16 @@ mt_status mt_im2col(mt_tensor *input, const int64_t *kernel_size, const int64_t 
                     const int64_t *stride, mt_tensor **out);
 mt_status mt_col2im(mt_tensor *input, const int64_t *output_size, const int64_t *kernel_size, const int64_t *dilation,
                     const int64_t *padding, const int64_t *stride, mt_tensor **out);
+enum mt_pool_kind {
+    MT_POOL_MAX = 0,          /* kernel_size, stride, padding, dilation, ceil_mode */
+    MT_POOL_AVG = 1,          /* kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override (0: none) */
+    MT_POOL_ADAPTIVE_MAX = 2, /* kernel_size is the output size */
+    MT_POOL_ADAPTIVE_AVG = 3
+};
+/* 2-D pooling of a [N,] C, H, W input; indices (int64, max kinds only) may be NULL */
+mt_status mt_pool2d(int kind, mt_tensor *input, const int64_t *kernel_size, const int64_t *stride,
+                    const int64_t *padding, const int64_t *dilation, int ceil_mode, int count_include_pad,
+                    int64_t divisor_override, mt_tensor **out, mt_tensor **indices);
 
 /* ---- autograd --------------------------------------------------------- */
 void mt_set_grad_enabled(int on);              /* thread-local */

@@ -9,7 +9,10 @@ from .._C import ffi, lib
 from .._dispatch import call
 from .._tensor import Tensor
 
-__all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold"]
+__all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold", "max_pool1d", "max_pool2d",
+           "max_pool1d_with_indices", "max_pool2d_with_indices", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
+           "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool1d_with_indices",
+           "adaptive_max_pool2d_with_indices"]
 
 _NULL = ffi.NULL
 
@@ -114,3 +117,143 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     return call(lib.mt_col2im, input._h, _pair("output_size", output_size, "col2im"),
                 _pair("kernel_size", kernel_size, "col2im"), _pair("dilation", dilation, "col2im"),
                 _pair("padding", padding, "col2im"), _pair("stride", stride, "col2im"))
+
+
+# ---- pooling (the 1-D ops run the 2-D kernels on input.unsqueeze(-2), as PyTorch does) -----------
+
+def _pool_arg(fn, name, v, allow_none=False):
+    if v is None and allow_none:
+        return []
+    v = list(v) if isinstance(v, (list, tuple)) else [v]
+    if len(v) not in ((0, 1, 2) if allow_none else (1, 2)):
+        if name == "kernel_size":
+            raise RuntimeError(f"{fn}: kernel_size must either be a single int, or a tuple of two ints")
+        if name == "stride":
+            raise RuntimeError(f"{fn}: stride must either be omitted, a single int, or a tuple of two ints")
+        if name == "dilation":
+            raise RuntimeError(f"{fn}: dilation must be either a single int, or a tuple of two ints")
+        raise RuntimeError(f"{fn}: {name} must either be a single int, or a tuple of two ints")
+    return [x.__index__() for x in v] * (2 if len(v) == 1 else 1)
+
+
+def _pool2d(kind, fn, input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+            count_include_pad=True, divisor_override=None):
+    k = _pool_arg(fn, "kernel_size", kernel_size)
+    s = _pool_arg(fn, "stride", stride, allow_none=True) or k
+    p = _pool_arg(fn, "padding", padding)
+    d = _pool_arg(fn, "dilation", dilation)
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    out, ind = ffi.new("mt_tensor **"), ffi.new("mt_tensor **")
+    from .._core import raise_status
+    from .._tensor import wrap
+    st = lib.mt_pool2d(kind, input._h, k, s, p, d, 1 if ceil_mode else 0, 1 if count_include_pad else 0,
+                       divisor_override or 0, out, ind)
+    if st:
+        raise_status(st)
+    return wrap(out[0]), (wrap(ind[0]) if ind[0] != _NULL else None)
+
+
+def _check_1d(fn, input):
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional tensor for argument #1 "
+                           f"'self' (while checking arguments for {fn})")
+
+
+def _one(fn, name, v, allow_none=False):
+    if v is None and allow_none:
+        return None
+    v = list(v) if isinstance(v, (list, tuple)) else [v]
+    if len(v) != 1:
+        raise RuntimeError(f"{fn}() argument '{name}' should contain one int (got {len(v)})")
+    return v[0]
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    return _pool2d(lib.MT_POOL_MAX, "max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    out, ind = max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return (out, ind) if return_indices else out
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    if input.dim() not in (2, 3):
+        raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for "
+                           f"input, but got:{list(input.shape)}")
+    k = _one("max_pool1d", "kernel_size", kernel_size)
+    s = _one("max_pool1d", "stride", stride, allow_none=True)
+    out, ind = _pool2d(lib.MT_POOL_MAX, "max_pool2d", input.unsqueeze(-2), (1, k), None if s is None else (1, s),
+                       (0, _one("max_pool1d", "padding", padding)), (1, _one("max_pool1d", "dilation", dilation)),
+                       ceil_mode)
+    return out.squeeze(-2), ind.squeeze(-2)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    out, ind = max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return (out, ind) if return_indices else out
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    return _pool2d(lib.MT_POOL_AVG, "avg_pool2d", input, kernel_size, stride, padding, 1, ceil_mode,
+                   count_include_pad, divisor_override)[0]
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    _check_1d("avg_pool1d", input)
+    k = _one("avg_pool1d", "kernel_size", kernel_size)
+    s = _one("avg_pool1d", "stride", stride, allow_none=True)
+    out = _pool2d(lib.MT_POOL_AVG, "avg_pool2d", input.unsqueeze(-2), (1, k), None if s is None else (1, s),
+                  (0, _one("avg_pool1d", "padding", padding)), 1, ceil_mode, count_include_pad)[0]
+    return out.squeeze(-2)
+
+
+def _output_size(output_size, input):
+    if isinstance(output_size, (list, tuple)):
+        if len(output_size) != 2:
+            return list(output_size)
+        return [s if v is None else v for v, s in zip(output_size, input.shape[-2:])]
+    return [output_size, output_size]
+
+
+def adaptive_avg_pool2d(input, output_size):
+    size = _output_size(output_size, input)
+    if len(size) != 2:
+        raise RuntimeError("adaptive_avg_pool2d: output_size must be 2")
+    if size == [1, 1]:  # PyTorch takes the mean here
+        return input.mean((-1, -2), keepdim=True)
+    return _pool2d(lib.MT_POOL_ADAPTIVE_AVG, "adaptive_avg_pool2d", input, size, None, 0, 1)[0]
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
+    size = _output_size(output_size, input)
+    if len(size) != 2:
+        raise RuntimeError("adaptive_max_pool2d(): internal error: output_size.size() must be 2")
+    return _pool2d(lib.MT_POOL_ADAPTIVE_MAX, "adaptive_max_pool2d", input, size, None, 0, 1)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    out, ind = adaptive_max_pool2d_with_indices(input, output_size)
+    return (out, ind) if return_indices else out
+
+
+def adaptive_avg_pool1d(input, output_size):
+    _check_1d("adaptive_avg_pool1d", input)
+    return adaptive_avg_pool2d(input.unsqueeze(-2), (1, _one("adaptive_avg_pool1d", "output_size", output_size)))\
+        .squeeze(-2)
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
+    _check_1d("adaptive_max_pool1d", input)
+    out, ind = adaptive_max_pool2d_with_indices(
+        input.unsqueeze(-2), (1, _one("adaptive_max_pool1d", "output_size", output_size)))
+    return out.squeeze(-2), ind.squeeze(-2)
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    out, ind = adaptive_max_pool1d_with_indices(input, output_size)
+    return (out, ind) if return_indices else out

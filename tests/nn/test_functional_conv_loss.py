@@ -440,3 +440,80 @@ def test_unfold_fold_errors():
     ]
     for fn in cases:
         errors_match(fn, x)
+
+
+# ---- pooling ------------------------------------------------------------------------------
+
+POOLS = [  # (op, input shape, kwargs)
+    ("max_pool2d", (2, 3, 7, 6), dict(kernel_size=2)),
+    ("max_pool2d", (2, 3, 7, 6), dict(kernel_size=(3, 2), stride=(2, 1), padding=1, dilation=(1, 2), ceil_mode=True)),
+    ("max_pool2d", (3, 7, 6), dict(kernel_size=3, stride=2, ceil_mode=True, return_indices=True)),
+    ("max_pool2d", (0, 3, 4, 4), dict(kernel_size=2)),
+    ("max_pool1d", (2, 3, 9), dict(kernel_size=3, stride=2, padding=1, dilation=2, return_indices=True)),
+    ("max_pool1d", (3, 9), dict(kernel_size=2, ceil_mode=True)),
+    ("avg_pool2d", (2, 3, 7, 6), dict(kernel_size=2)),
+    ("avg_pool2d", (2, 3, 7, 6), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False)),
+    ("avg_pool2d", (2, 3, 7, 6), dict(kernel_size=(3, 2), padding=(1, 1), divisor_override=5)),
+    ("avg_pool2d", (3, 7, 6), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),
+    ("avg_pool1d", (2, 3, 9), dict(kernel_size=3, stride=2, padding=1, count_include_pad=False)),
+    ("avg_pool1d", (3, 9), dict(kernel_size=4, ceil_mode=True)),
+    ("adaptive_avg_pool2d", (2, 3, 7, 6), dict(output_size=(3, 4))),
+    ("adaptive_avg_pool2d", (2, 3, 7, 6), dict(output_size=1)),
+    ("adaptive_avg_pool2d", (3, 5, 6), dict(output_size=(None, 4))),
+    ("adaptive_avg_pool2d", (2, 3, 4, 4), dict(output_size=7)),
+    ("adaptive_avg_pool1d", (2, 3, 9), dict(output_size=4)),
+    ("adaptive_avg_pool1d", (3, 9), dict(output_size=1)),
+    ("adaptive_max_pool2d", (2, 3, 7, 6), dict(output_size=(3, 4), return_indices=True)),
+    ("adaptive_max_pool2d", (3, 5, 6), dict(output_size=(None, 4))),
+    ("adaptive_max_pool1d", (2, 3, 9), dict(output_size=4, return_indices=True)),
+    ("adaptive_max_pool1d", (3, 9), dict(output_size=2)),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "bfloat16", "float16"])
+@pytest.mark.parametrize("case", range(len(POOLS)))
+def test_pool(case, dtype):
+    op, shape, kw = POOLS[case]
+    x = Arg(rnd(*shape, seed=case), dtype, grad=True, noncontig=case % 2 == 0)
+    diff(lambda L, x: getattr(F(L), op)(x, **kw), x, dtype=dtype)
+
+
+def test_max_pool_nan_and_ties():
+    a = np.array([[[[1.0, np.nan, 3.0, np.nan], [2.0, 2.0, 2.0, 2.0], [5.0, 5.0, 1.0, 0.0], [0.0, 0.0, 0.0, 0.0]]]])
+    x = Arg(a, grad=True)
+    diff(lambda L, x: F(L).max_pool2d(x, 2, return_indices=True), x)
+    diff(lambda L, x: F(L).adaptive_max_pool2d(x, 3, return_indices=True), x)
+
+
+def test_pool_errors():
+    x = Arg(rnd(2, 3, 6, 6))
+    cases = [
+        lambda L, x: F(L).max_pool2d(x, 0),
+        lambda L, x: F(L).max_pool2d(x, 2, 0),
+        lambda L, x: F(L).max_pool2d(x, 0, 1),
+        lambda L, x: F(L).max_pool2d(x, 2, dilation=0),
+        lambda L, x: F(L).max_pool2d(x, 2, padding=2),
+        lambda L, x: F(L).max_pool2d(x[:, :, :1, :1], 3),
+        lambda L, x: F(L).max_pool2d(x[0, 0], 2),
+        lambda L, x: F(L).max_pool2d(x[None], 2),
+        lambda L, x: F(L).max_pool2d(x, (2, 2, 2)),
+        lambda L, x: F(L).max_pool2d(x, 2, (1, 1, 1)),
+        lambda L, x: F(L).max_pool2d(x[:, :0], 2),
+        lambda L, x: F(L).avg_pool2d(x, 2, padding=2),
+        lambda L, x: F(L).avg_pool2d(x, 2, divisor_override=0),
+        lambda L, x: F(L).avg_pool2d(x[:, :, :1, :1], 3),
+        lambda L, x: F(L).avg_pool2d(x[0, 0], 2),
+        lambda L, x: F(L).avg_pool1d(x, 2),
+        lambda L, x: F(L).avg_pool1d(x[0], (2, 2)),
+        lambda L, x: F(L).max_pool1d(x, 2),
+        lambda L, x: F(L).adaptive_avg_pool2d(x[0, 0], 2),
+        lambda L, x: F(L).adaptive_avg_pool2d(x, -1),
+        lambda L, x: F(L).adaptive_avg_pool2d(x, (1, 2, 3)),
+        lambda L, x: F(L).adaptive_max_pool2d(x[0, 0], 2),
+        lambda L, x: F(L).adaptive_max_pool2d(x[:, :0], 2),
+        lambda L, x: F(L).adaptive_max_pool2d(x, -1),
+        lambda L, x: F(L).adaptive_max_pool1d(x, 2),
+        lambda L, x: F(L).adaptive_avg_pool1d(x, 2),
+    ]
+    for fn in cases:
+        errors_match(fn, x)

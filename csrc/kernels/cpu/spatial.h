@@ -45,4 +45,11 @@ mt_status mt__impl_im2col(mt_tensor *x, const int64_t *k, const int64_t *d, cons
 mt_status mt__impl_col2im(mt_tensor *x, const int64_t *osz, const int64_t *k, const int64_t *d, const int64_t *p,
                           const int64_t *s, mt_tensor **out);
 
+/* ---- pooling (pool.c) ---------------------------------------------------------- */
+mt_status mt__impl_pool2d(int kind, mt_tensor *x, const int64_t *k, const int64_t *s, const int64_t *p, const int64_t *d,
+                          int ceil, int count_include_pad, int64_t divisor, mt_tensor **out, mt_tensor **indices);
+mt_status mt__impl_pool2d_backward(int kind, mt_tensor *g, mt_tensor *x, mt_tensor *indices, const int64_t *k,
+                                   const int64_t *s, const int64_t *p, const int64_t *d, int ceil, int count_include_pad,
+                                   int64_t divisor, mt_tensor **out);
+
 #endif
