@@ -545,3 +545,51 @@ mt_status mt_pool2d(int kind, mt_tensor *x, const int64_t *k, const int64_t *s, 
     else mt_tensor_release(ind);
     return MT_OK;
 }
+
+/* ---- padding -------------------------------------------------------------------------- */
+
+static mt_status pad_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
+    F c0 = {0}, *c = &c0;
+    int npad = (int)n->iv[0], mode = n->op;
+    const int64_t *pad = n->iv + 1;
+    if (mode == MT_PAD_CONSTANT) { /* the gradient cropped: constant_pad_nd with the pads negated */
+        int64_t neg[2 * MT_MAX_DIMS];
+        for (int i = 0; i < npad; i++) neg[i] = -pad[i];
+        mt_tensor *r = NULL;
+        if (!c->st) r = KEEP(c, mt_pad(grads[0], npad, neg, MT_PAD_CONSTANT, 0, &r), r);
+        GIVE(c, out, 0, r);
+        return END(c, out, 1);
+    }
+    mt_tensor *x = SAVED(c, n, 0), *r = NULL;
+    if (!c->st) {
+        int prev = mt__grad_push(0);
+        mt_status st = mt__impl_pad_backward(grads[0], x, npad, pad, mode, &r);
+        mt__grad_pop(prev);
+        mt_tensor *ins[1] = {grads[0]};
+        GIVE(c, out, 0, BWD(c, st, r, "PadBackwardBackward0", 1, ins));
+    }
+    return END(c, out, 1);
+}
+
+mt_status mt_pad(mt_tensor *x, int npad, const int64_t *pad, int mode, double value, mt_tensor **out) {
+    if (npad < 0 || npad > MT_MAX_DIMS)
+        return mt__error(MT_ERR_NOT_IMPLEMENTED, "pad with more than %d padding values is not implemented", MT_MAX_DIMS);
+    int grad = mt__grad_enabled() && mt__requires_grad(x);
+    int prev = mt__grad_push(0);
+    mt_status st = mt__impl_pad(x, npad, pad, mode, value, out);
+    mt__grad_pop(prev);
+    if (st || !grad || !mt__is_float(x->dtype)) return st;
+    static const char *names[4][3] = {{"ConstantPadNdBackward0", "ConstantPadNdBackward0", "ConstantPadNdBackward0"},
+                                      {"ReflectionPad1DBackward0", "ReflectionPad2DBackward0", "ReflectionPad3DBackward0"},
+                                      {"ReplicationPad1DBackward0", "ReplicationPad2DBackward0", "ReplicationPad3DBackward0"},
+                                      {"CopySlices", "CopySlices", "CopySlices"}}; /* circular: copies into slices */
+    int k = npad / 2;
+    mt_node *n;
+    if (!(st = mt__record(names[mode][k < 1 ? 0 : k > 3 ? 2 : k - 1], pad_backward, 1, &x, 1, out, &n)) && n) {
+        n->op = mode, n->iv[0] = npad;
+        for (int i = 0; i < npad; i++) n->iv[1 + i] = pad[i];
+        if (mode != MT_PAD_CONSTANT) st = mt__save(n, 0, x, 0);
+    }
+    if (st) mt_tensor_release(*out);
+    return st;
+}

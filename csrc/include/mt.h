@@ -228,6 +228,14 @@ enum mt_pool_kind {
 mt_status mt_pool2d(int kind, mt_tensor *input, const int64_t *kernel_size, const int64_t *stride,
                     const int64_t *padding, const int64_t *dilation, int ceil_mode, int count_include_pad,
                     int64_t divisor_override, mt_tensor **out, mt_tensor **indices);
+enum mt_pad_mode {
+    MT_PAD_CONSTANT = 0,
+    MT_PAD_REFLECT = 1,
+    MT_PAD_REPLICATE = 2,
+    MT_PAD_CIRCULAR = 3
+};
+/* F.pad: pad holds (left, right) pairs from the last dim backwards */
+mt_status mt_pad(mt_tensor *input, int npad, const int64_t *pad, int mode, double value, mt_tensor **out);
 
 /* ---- autograd --------------------------------------------------------- */
 void mt_set_grad_enabled(int on);              /* thread-local */

@@ -12,7 +12,7 @@ from .._tensor import Tensor
 __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold", "max_pool1d", "max_pool2d",
            "max_pool1d_with_indices", "max_pool2d_with_indices", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
            "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool1d_with_indices",
-           "adaptive_max_pool2d_with_indices"]
+           "adaptive_max_pool2d_with_indices", "pad"]
 
 _NULL = ffi.NULL
 
@@ -257,3 +257,22 @@ def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
 def adaptive_max_pool1d(input, output_size, return_indices=False):
     out, ind = adaptive_max_pool1d_with_indices(input, output_size)
     return (out, ind) if return_indices else out
+
+
+# ---- padding --------------------------------------------------------------------------------
+
+_PAD_MODES = {"constant": 0, "reflect": 1, "replicate": 2, "circular": 3}
+
+
+def pad(input, pad, mode="constant", value=None):
+    pads = list(pad)
+    for i, v in enumerate(pads):
+        if not hasattr(v, "__index__") or isinstance(v, bool):
+            raise TypeError(f"pad(): argument 'pad' (position 2) must be tuple of ints, but found element of type "
+                            f"{type(v).__name__} at pos {i}")
+    if mode not in _PAD_MODES:
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if mode != "constant" and value is not None and value != 0:
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    return call(lib.mt_pad, input._h, len(pads), [p.__index__() for p in pads], _PAD_MODES[mode],
+                float(0.0 if value is None else value))

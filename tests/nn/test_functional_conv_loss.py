@@ -517,3 +517,74 @@ def test_pool_errors():
     ]
     for fn in cases:
         errors_match(fn, x)
+
+
+# ---- padding --------------------------------------------------------------------------------
+
+PADS = [  # (input shape, pad, modes)
+    ((2, 3, 5), (1, 2), ("constant", "reflect", "replicate", "circular")),
+    ((3, 5), (2, 0), ("constant", "reflect", "replicate", "circular")),
+    ((2, 3, 4, 5), (1, 2, 3, 0), ("constant", "reflect", "replicate", "circular")),
+    ((3, 4, 5), (-1, 2, 1, -2), ("constant", "reflect", "replicate", "circular")),
+    ((1, 2, 3, 4, 5), (1, 1, 2, 0, 0, 2), ("constant", "reflect", "replicate", "circular")),
+    ((2, 3, 4, 5), (1, 1, 1, 1, 1, 1, 1, 1), ("constant",)),
+    ((2, 3), (0, 0, -1, 1), ("constant",)),
+    ((2, 3), (5, 6), ("replicate",)),
+    ((0, 3, 4), (1, 2), ("constant", "reflect", "replicate")),
+    ((), (), ("constant",)),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "bfloat16"])
+@pytest.mark.parametrize("case", range(len(PADS)))
+def test_pad(case, dtype):
+    shape, p, modes = PADS[case]
+    x = Arg(rnd(*shape, seed=case), dtype, grad=True, noncontig=case % 2 == 0)
+    for mode in modes:
+        value = 1.5 if mode == "constant" else None
+        diff(lambda L, x: F(L).pad(x, p, mode=mode, value=value), x, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool", "float16"])
+def test_pad_other_dtypes(dtype):
+    x = Arg((rnd(2, 3, 4) * 3).astype(np.int64) % 2 if dtype == "bool" else np.abs(rnd(2, 3, 4) * 3).astype(np.int64),
+            dtype)
+    for mode in ("constant", "reflect", "replicate", "circular"):
+        if dtype == "bool" and mode != "constant":
+            continue
+        diff(lambda L, x: F(L).pad(x, (1, 2, 2, 1), mode=mode, value=1 if mode == "constant" else None), x,
+             dtype=dtype)
+
+
+def test_pad_constant_double_backward():
+    x = Arg(rnd(2, 3), grad=True)
+    mx, tx = x.make(mt), x.make(torch)
+    for L, v in ((mt, mx), (torch, tx)):
+        y = F(L).pad(v, (1, 2, -1, 1), value=2.0)
+        (g,) = L.autograd.grad((y * y * y).sum(), v, create_graph=True)
+        g.sum().backward()
+    close(mx.grad, tx.grad, "float64")
+
+
+def test_pad_errors():
+    x, x4 = Arg(rnd(1, 3, 3)), Arg(rnd(1, 2, 3, 3))
+    cases = [
+        lambda L, x, y: F(L).pad(x, (1, 2, 3)),
+        lambda L, x, y: F(L).pad(x, (1,) * 8),
+        lambda L, x, y: F(L).pad(x, (0, -4)),
+        lambda L, x, y: F(L).pad(x, (3, 3), mode="reflect"),
+        lambda L, x, y: F(L).pad(y, (3, 3, 1, 1), mode="reflect"),
+        lambda L, x, y: F(L).pad(y, (1, 1, 3, 3), mode="reflect"),
+        lambda L, x, y: F(L).pad(x, (4, 1), mode="circular"),
+        lambda L, x, y: F(L).pad(x, (1, 1), mode="reflect", value=1.0),
+        lambda L, x, y: F(L).pad(x, (1, 1), mode="foo"),
+        lambda L, x, y: F(L).pad(x[0, 0], (1, 1), mode="reflect"),
+        lambda L, x, y: F(L).pad(y, (1, 1), mode="reflect"),
+        lambda L, x, y: F(L).pad(y[None], (1, 1, 1, 1), mode="replicate"),
+        lambda L, x, y: F(L).pad(x, (1, 1, 1, 1, 1, 1), mode="circular"),
+        lambda L, x, y: F(L).pad(x[:, :0], (1, 1), mode="reflect"),
+        lambda L, x, y: F(L).pad(x[:, :, :0], (1, 1), mode="replicate"),
+        lambda L, x, y: F(L).pad(x, (1.5, 1)),
+    ]
+    for fn in cases:
+        errors_match(fn, x, x4)

@@ -52,4 +52,8 @@ mt_status mt__impl_pool2d_backward(int kind, mt_tensor *g, mt_tensor *x, mt_tens
                                    const int64_t *s, const int64_t *p, const int64_t *d, int ceil, int count_include_pad,
                                    int64_t divisor, mt_tensor **out);
 
+/* ---- padding (pad.c) ------------------------------------------------------------- */
+mt_status mt__impl_pad(mt_tensor *x, int npad, const int64_t *pad, int mode, double value, mt_tensor **out);
+mt_status mt__impl_pad_backward(mt_tensor *g, mt_tensor *x, int npad, const int64_t *pad, int mode, mt_tensor **out);
+
 #endif
