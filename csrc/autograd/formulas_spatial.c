@@ -593,3 +593,39 @@ mt_status mt_pad(mt_tensor *x, int npad, const int64_t *pad, int mode, double va
     if (st) mt_tensor_release(*out);
     return st;
 }
+
+/* ---- interpolation ------------------------------------------------------------------------ */
+
+static mt_status upsample_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
+    F c0 = {0}, *c = &c0;
+    mt_tensor *x = SAVED(c, n, 0), *r = NULL;
+    int nd = (int)n->iv[0];
+    if (!c->st) {
+        int prev = mt__grad_push(0);
+        mt_status st = mt__impl_upsample_backward(grads[0], x, n->op, nd, n->iv + 2, n->s, (int)n->iv[1], &r);
+        mt__grad_pop(prev);
+        mt_tensor *ins[1] = {grads[0]};
+        GIVE(c, out, 0, BWD(c, st, r, "UpsampleBackwardBackward0", 1, ins));
+    }
+    return END(c, out, 1);
+}
+
+mt_status mt_upsample(mt_tensor *x, int mode, int nd, const int64_t *osz, const double *scales, int align,
+                      mt_tensor **out) {
+    static const char *names[3][2] = {{"UpsampleNearest1DBackward0", "UpsampleNearest2DBackward0"},
+                                      {"UpsampleNearestExact1DBackward0", "UpsampleNearestExact2DBackward0"},
+                                      {"UpsampleLinear1DBackward0", "UpsampleBilinear2DBackward0"}};
+    int grad = mt__grad_enabled() && mt__requires_grad(x);
+    int prev = mt__grad_push(0);
+    mt_status st = mt__impl_upsample(x, mode, nd, osz, scales, align, out);
+    mt__grad_pop(prev);
+    if (st || !grad) return st;
+    mt_node *n;
+    if (!(st = mt__record(names[mode][nd - 1], upsample_backward, 1, &x, 1, out, &n)) && n) {
+        n->op = mode, n->iv[0] = nd, n->iv[1] = align;
+        for (int i = 0; i < nd; i++) n->iv[2 + i] = osz[i], n->s[i] = scales[i];
+        st = mt__save(n, 0, x, 0);
+    }
+    if (st) mt_tensor_release(*out);
+    return st;
+}

@@ -236,6 +236,15 @@ enum mt_pad_mode {
 };
 /* F.pad: pad holds (left, right) pairs from the last dim backwards */
 mt_status mt_pad(mt_tensor *input, int npad, const int64_t *pad, int mode, double value, mt_tensor **out);
+enum mt_upsample_mode {
+    MT_UPSAMPLE_NEAREST = 0,
+    MT_UPSAMPLE_NEAREST_EXACT = 1,
+    MT_UPSAMPLE_LINEAR = 2   /* linear (1-D), bilinear (2-D) */
+};
+/* interpolate a [N, C, (H,) W] input to output_size (nspatial values); scales[i] > 0 is the
+ * scale_factor PyTorch passes on (0: none) */
+mt_status mt_upsample(mt_tensor *input, int mode, int nspatial, const int64_t *output_size, const double *scales,
+                      int align_corners, mt_tensor **out);
 
 /* ---- autograd --------------------------------------------------------- */
 void mt_set_grad_enabled(int on);              /* thread-local */

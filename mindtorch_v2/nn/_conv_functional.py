@@ -12,7 +12,8 @@ from .._tensor import Tensor
 __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold", "max_pool1d", "max_pool2d",
            "max_pool1d_with_indices", "max_pool2d_with_indices", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
            "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool1d_with_indices",
-           "adaptive_max_pool2d_with_indices", "pad"]
+           "adaptive_max_pool2d_with_indices", "pad", "interpolate", "upsample", "upsample_nearest",
+           "upsample_bilinear"]
 
 _NULL = ffi.NULL
 
@@ -276,3 +277,97 @@ def pad(input, pad, mode="constant", value=None):
         raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
     return call(lib.mt_pad, input._h, len(pads), [p.__index__() for p in pads], _PAD_MODES[mode],
                 float(0.0 if value is None else value))
+
+
+# ---- interpolation ----------------------------------------------------------------------------
+
+_UPSAMPLE = {"nearest": 0, "nearest-exact": 1, "linear": 2, "bilinear": 2}
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None,
+                antialias=False):
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating modes: "
+                             "linear | bilinear | bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    dim = input.dim() - 2
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        scale_factors = None
+        if isinstance(size, (list, tuple)):
+            if len(size) != dim:
+                raise ValueError("Input and output must have the same number of spatial dimensions, but got input "
+                                 f"with spatial dimensions of {list(input.shape[2:])} and output size of {size}. "
+                                 "Please provide input tensor in (N, C, d1, d2, ...,dK) format and output size in "
+                                 "(o1, o2, ...,oK) format.")
+            if not all(hasattr(x, "__index__") for x in size):
+                raise TypeError("expected size to be one of int or Tuple[int] or Tuple[int, int] or "
+                                f"Tuple[int, int, int], but got size with types {[type(x) for x in size]}")
+            output_size = [x.__index__() for x in size]
+        else:
+            output_size = [size.__index__()] * dim
+    elif scale_factor is not None:
+        output_size = None
+        if isinstance(scale_factor, (list, tuple)):
+            if len(scale_factor) != dim:
+                raise ValueError("Input and scale_factor must have the same number of spatial dimensions, but got "
+                                 f"input with spatial dimensions of {list(input.shape[2:])} and scale_factor of shape "
+                                 f"{scale_factor}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
+                                 "scale_factor in (s1, s2, ...,sK) format.")
+            scale_factors = [float(s) for s in scale_factor]
+        else:
+            scale_factors = [float(scale_factor)] * dim
+    else:
+        raise ValueError("either size or scale_factor should be defined")
+    if recompute_scale_factor is not None and recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+    if mode == "area" and output_size is None:
+        recompute_scale_factor = True
+    if recompute_scale_factor:
+        output_size = [int(input.shape[i + 2] * scale_factors[i]) for i in range(dim)]
+        scale_factors = None
+    if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.ndim == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a 4-D "
+                         "tensor as input")
+    if antialias:
+        raise NotImplementedError(f"interpolate(antialias=True) is not implemented (mode={mode})")
+    if mode == "area" and dim in (1, 2):
+        return (adaptive_avg_pool1d if dim == 1 else adaptive_avg_pool2d)(input, output_size)
+    supported = {("nearest", 1), ("nearest", 2), ("nearest-exact", 1), ("nearest-exact", 2), ("linear", 1),
+                 ("bilinear", 2)}
+    if (mode, dim) not in supported:
+        if mode in ("bicubic", "trilinear", "lanczos", "area") or dim == 3:
+            if (mode == "bicubic" and dim == 2) or (mode in ("trilinear", "nearest", "nearest-exact", "area") and dim == 3):
+                raise NotImplementedError(f"interpolate(mode='{mode}') on {input.dim()}-D input is not implemented")
+        for m, d, need in (("bilinear", 1, "4D"), ("trilinear", 1, "5D"), ("linear", 2, "3D"), ("trilinear", 2, "5D"),
+                           ("linear", 3, "3D"), ("bilinear", 3, "4D")):
+            if mode == m and dim == d:
+                raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {need} input")
+        raise NotImplementedError("Input Error: Only 3D, 4D and 5D input Tensors supported"
+                                  f" (got {input.dim()}D) for the modes: nearest | linear | bilinear | bicubic | "
+                                  f"trilinear | lanczos | area | nearest-exact (got {mode})")
+    if output_size is None:
+        output_size = [int(input.shape[i + 2] * scale_factors[i]) for i in range(dim)]
+    scales = scale_factors if scale_factors is not None else [0.0] * dim
+    return call(lib.mt_upsample, input._h, _UPSAMPLE[mode], dim, output_size, scales,
+                1 if align_corners else 0)
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    warnings.warn("nn.functional.upsample is deprecated. Use nn.functional.interpolate instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    warnings.warn("nn.functional.upsample_nearest is deprecated. Use nn.functional.interpolate instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    warnings.warn("nn.functional.upsample_bilinear is deprecated. Use nn.functional.interpolate instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)

@@ -588,3 +588,60 @@ def test_pad_errors():
     ]
     for fn in cases:
         errors_match(fn, x, x4)
+
+
+# ---- interpolation ----------------------------------------------------------------------------
+
+INTERP = [  # (input shape, kwargs)
+    ((2, 3, 5), dict(scale_factor=2, mode="nearest")),
+    ((2, 3, 5), dict(size=7, mode="nearest")),
+    ((2, 3, 7), dict(size=3, mode="nearest-exact")),
+    ((2, 3, 5), dict(scale_factor=1.7, mode="nearest-exact")),
+    ((2, 3, 5), dict(scale_factor=2.5, mode="linear")),
+    ((2, 3, 5), dict(size=8, mode="linear", align_corners=True)),
+    ((2, 3, 8), dict(size=3, mode="linear")),
+    ((2, 3, 4, 5), dict(scale_factor=2, mode="nearest")),
+    ((2, 3, 4, 5), dict(size=(7, 3), mode="nearest")),
+    ((2, 3, 4, 5), dict(scale_factor=(1.5, 0.6), mode="nearest-exact")),
+    ((2, 3, 4, 5), dict(scale_factor=1.3, mode="bilinear")),
+    ((2, 3, 4, 5), dict(scale_factor=1.3, mode="bilinear", recompute_scale_factor=True)),
+    ((2, 3, 4, 5), dict(size=(9, 2), mode="bilinear", align_corners=True)),
+    ((2, 3, 4, 5), dict(size=(1, 1), mode="bilinear", align_corners=True)),
+    ((2, 3, 6, 6), dict(size=(3, 2), mode="area")),
+    ((0, 3, 4, 5), dict(scale_factor=2, mode="bilinear")),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "bfloat16", "float16"])
+@pytest.mark.parametrize("case", range(len(INTERP)))
+def test_interpolate(case, dtype):
+    shape, kw = INTERP[case]
+    x = Arg(rnd(*shape, seed=case), dtype, grad=True, noncontig=case % 2 == 0)
+    diff(lambda L, x: F(L).interpolate(x, **kw), x, dtype=dtype)
+
+
+def test_upsample_aliases():
+    x = Arg(rnd(1, 2, 3, 4), grad=True)
+    diff(lambda L, x: F(L).upsample(x, scale_factor=2, mode="bilinear"), x)
+    diff(lambda L, x: F(L).upsample_nearest(x, size=(5, 6)), x)
+    diff(lambda L, x: F(L).upsample_bilinear(x, scale_factor=2), x)
+
+
+def test_interpolate_errors():
+    x = Arg(rnd(2, 3, 4, 5))
+    cases = [
+        lambda L, x: F(L).interpolate(x, size=3, scale_factor=2),
+        lambda L, x: F(L).interpolate(x),
+        lambda L, x: F(L).interpolate(x, size=(3, 4, 5)),
+        lambda L, x: F(L).interpolate(x, scale_factor=(2, 2, 2)),
+        lambda L, x: F(L).interpolate(x, size=3, mode="nearest", align_corners=True),
+        lambda L, x: F(L).interpolate(x, size=3, recompute_scale_factor=True),
+        lambda L, x: F(L).interpolate(x, size=3, mode="linear"),
+        lambda L, x: F(L).interpolate(x[0], size=3, mode="bilinear"),
+        lambda L, x: F(L).interpolate(x, size=3, mode="foo"),
+        lambda L, x: F(L).interpolate(x, size=3, mode="nearest", antialias=True),
+        lambda L, x: F(L).interpolate(x, size=0),
+        lambda L, x: F(L).interpolate(x[:, :0], size=3),
+    ]
+    for fn in cases:
+        errors_match(fn, x)

@@ -56,4 +56,10 @@ mt_status mt__impl_pool2d_backward(int kind, mt_tensor *g, mt_tensor *x, mt_tens
 mt_status mt__impl_pad(mt_tensor *x, int npad, const int64_t *pad, int mode, double value, mt_tensor **out);
 mt_status mt__impl_pad_backward(mt_tensor *g, mt_tensor *x, int npad, const int64_t *pad, int mode, mt_tensor **out);
 
+/* ---- interpolation (upsample.c) ----------------------------------------------------- */
+mt_status mt__impl_upsample(mt_tensor *x, int mode, int nd, const int64_t *osz, const double *scales, int align,
+                            mt_tensor **out);
+mt_status mt__impl_upsample_backward(mt_tensor *g, mt_tensor *x, int mode, int nd, const int64_t *osz,
+                                     const double *scales, int align, mt_tensor **out);
+
 #endif
