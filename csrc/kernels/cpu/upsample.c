@@ -139,7 +139,8 @@ static mt_status upsample_run(int backward, mt_tensor *x, mt_tensor *g, int mode
                                      : (snprintf(o, sizeof o, "H: %lld, W: %lld", (long long)osz[0], (long long)osz[1]), o));
         }
     if (x->sizes[1] == 0 && !backward)
-        return mt__error(MT_ERR_RUNTIME, "Non-empty 3D data tensor expected but got a tensor with sizes %s", MT_SZ(b, x));
+        return mt__error(MT_ERR_RUNTIME, "Non-empty %dD data tensor expected but got a tensor with sizes %s", x->ndim,
+                         MT_SZ(b, x));
     if (!mt__is_float(x->dtype))
         return mt__error(MT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", up_name(mode, nd), MT_DTNAME(x));
     int cdt = mt__compute_dtype(x->dtype);
