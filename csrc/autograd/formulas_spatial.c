@@ -391,3 +391,241 @@ mt_status mt_pointwise_loss(int kind, mt_tensor *x, mt_tensor *t, mt_tensor *w, 
     if (st) { mt_tensor_release(*out); *out = NULL; }
     return st;
 }
+
+/* ---- convolution ---------------------------------------------------------------- */
+
+_Static_assert(sizeof(mt_conv_args) <= sizeof(((mt_node *)0)->iv), "conv args fit a node");
+
+static mt_status conv_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
+    F c0 = {0}, *c = &c0;
+    mt_conv_args a;
+    memcpy(&a, n->iv, sizeof a);
+    mt_tensor *x = SAVED(c, n, 0), *w = SAVED(c, n, 1), *r[3] = {NULL, NULL, NULL};
+    int mask = (needs(n, 0) ? 1 : 0) | (needs(n, 1) ? 2 : 0) | (needs(n, 2) ? 4 : 0);
+    if (!c->st) {
+        int prev = mt__grad_push(0);
+        c->st = mt__impl_convolution_backward(grads[0], x, w, &a, mask, &r[0], &r[1], &r[2]);
+        mt__grad_pop(prev);
+    }
+    int nr = 0;
+    mt_tensor *outs[3];
+    for (int i = 0; i < 3; i++) {
+        if (r[i]) outs[nr++] = keep(c, MT_OK, r[i]);
+    }
+    if (!c->st && nr && mt__grad_enabled()) { /* create_graph: no double backward through it yet */
+        mt_node *bn;
+        mt_tensor *ins[3] = {grads[0], x, w};
+        c->st = mt__record("ConvolutionBackwardBackward0", no_formula, 3, ins, nr, outs, &bn);
+    }
+    for (int i = 0; i < 3; i++) GIVE(c, out, i, r[i]);
+    return END(c, out, 3);
+}
+
+mt_status mt_convolution(mt_tensor *x, mt_tensor *w, mt_tensor *b, int nd, const int64_t *stride, const int64_t *padding,
+                         int pad_same, const int64_t *dilation, int transposed, const int64_t *output_padding,
+                         int64_t groups, mt_tensor **out) {
+    if (nd < 1 || nd > 2) return mt__error(MT_ERR_NOT_IMPLEMENTED, "convolution over %d spatial dims is not implemented", nd);
+    mt_conv_args a;
+    memset(&a, 0, sizeof a);
+    a.nd = nd, a.transposed = transposed, a.groups = groups;
+    for (int i = 0; i < nd; i++) {
+        a.stride[i] = stride[i], a.dilation[i] = dilation[i];
+        a.output_padding[i] = transposed ? output_padding[i] : 0;
+        if (!pad_same) { a.padding[i] = padding[i]; continue; }
+        if (stride[i] != 1) return mt__error(MT_ERR_RUNTIME, "padding='same' is not supported for strided convolutions");
+        if (w->ndim == nd + 2) { /* total d*(k-1): half before, the odd one after */
+            int64_t total = dilation[i] * (w->sizes[2 + i] - 1);
+            a.padding[i] = total / 2, a.pad_extra[i] = total % 2;
+        }
+    }
+    int grad = mt__grad_enabled() && (mt__requires_grad(x) || mt__requires_grad(w) || mt__requires_grad(b));
+    int prev = mt__grad_push(0);
+    mt_status st = mt__impl_convolution(x, w, b, &a, out);
+    mt__grad_pop(prev);
+    if (st || !grad) return st;
+    mt_node *n;
+    mt_tensor *ins[3] = {x, w, b};
+    if (!(st = mt__record("ConvolutionBackward0", conv_backward, 3, ins, 1, out, &n)) && n) {
+        memcpy(n->iv, &a, sizeof a);
+        st = mt__save(n, 0, x, 0);
+        if (!st) st = mt__save(n, 1, w, 0);
+    }
+    if (st) mt_tensor_release(*out);
+    return st;
+}
+
+/* ---- im2col / col2im: each the other's backward ------------------------------- */
+
+static mt_status cols_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
+    const int64_t *k = n->iv, *d = n->iv + 2, *p = n->iv + 4, *s = n->iv + 6;
+    if (n->op == 0) { /* im2col: back to the input's spatial size */
+        const mt_meta *m = &n->in_meta[0];
+        int64_t osz[2] = {m->sizes[m->ndim - 2], m->sizes[m->ndim - 1]};
+        return mt_col2im(grads[0], osz, k, d, p, s, &out[0]);
+    }
+    return mt_im2col(grads[0], k, d, p, s, &out[0]);
+}
+
+static mt_status record_cols(const char *name, int op, mt_tensor *x, const int64_t *k, const int64_t *d, const int64_t *p,
+                             const int64_t *s, mt_tensor **out) {
+    mt_node *n;
+    mt_status st = mt__record(name, cols_backward, 1, &x, 1, out, &n);
+    if (!st && n) {
+        n->op = op;
+        for (int i = 0; i < 2; i++) n->iv[i] = k[i], n->iv[2 + i] = d[i], n->iv[4 + i] = p[i], n->iv[6 + i] = s[i];
+    }
+    if (st) mt_tensor_release(*out);
+    return st;
+}
+
+mt_status mt_im2col(mt_tensor *x, const int64_t *k, const int64_t *d, const int64_t *p, const int64_t *s, mt_tensor **out) {
+    int grad = mt__grad_enabled() && mt__requires_grad(x);
+    int prev = mt__grad_push(0);
+    mt_status st = mt__impl_im2col(x, k, d, p, s, out);
+    mt__grad_pop(prev);
+    return st || !grad ? st : record_cols("Im2ColBackward0", 0, x, k, d, p, s, out);
+}
+
+mt_status mt_col2im(mt_tensor *x, const int64_t *osz, const int64_t *k, const int64_t *d, const int64_t *p,
+                    const int64_t *s, mt_tensor **out) {
+    int grad = mt__grad_enabled() && mt__requires_grad(x);
+    int prev = mt__grad_push(0);
+    mt_status st = mt__impl_col2im(x, osz, k, d, p, s, out);
+    mt__grad_pop(prev);
+    return st || !grad ? st : record_cols("Col2ImBackward0", 1, x, k, d, p, s, out);
+}
+
+/* ---- pooling ---------------------------------------------------------------------- */
+
+static mt_status pool_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
+    F c0 = {0}, *c = &c0;
+    int kind = n->op;
+    int is_max = kind == MT_POOL_MAX || kind == MT_POOL_ADAPTIVE_MAX;
+    mt_tensor *x = SAVED(c, n, 0), *ind = is_max ? SAVED(c, n, 1) : NULL, *r = NULL;
+    const int64_t *v = n->iv;
+    if (!c->st) {
+        int prev = mt__grad_push(0);
+        mt_status st = mt__impl_pool2d_backward(kind, grads[0], x, ind, v, v + 2, v + 4, v + 6, (int)v[8], (int)v[9],
+                                                v[10], &r);
+        mt__grad_pop(prev);
+        static const char *names[] = {"MaxPool2DWithIndicesBackwardBackward0", "AvgPool2DBackwardBackward0",
+                                      "AdaptiveMaxPool2DBackwardBackward0", "AdaptiveAvgPool2DBackwardBackward0"};
+        mt_tensor *ins[1] = {grads[0]};
+        GIVE(c, out, 0, BWD(c, st, r, names[kind], 1, ins));
+    }
+    return END(c, out, 1);
+}
+
+mt_status mt_pool2d(int kind, mt_tensor *x, const int64_t *k, const int64_t *s, const int64_t *p, const int64_t *d,
+                    int ceil, int count_include_pad, int64_t divisor, mt_tensor **out, mt_tensor **indices) {
+    static const char *names[] = {"MaxPool2DWithIndicesBackward0", "AvgPool2DBackward0", "AdaptiveMaxPool2DBackward0",
+                                  "AdaptiveAvgPool2DBackward0"};
+    int grad = mt__grad_enabled() && mt__requires_grad(x);
+    int64_t zero[2] = {0, 0}, one[2] = {1, 1};
+    int adaptive = kind == MT_POOL_ADAPTIVE_MAX || kind == MT_POOL_ADAPTIVE_AVG;
+    if (adaptive) s = one, p = zero, d = one;
+    if (kind == MT_POOL_AVG) d = one;
+    mt_tensor *ind = NULL;
+    int prev = mt__grad_push(0);
+    mt_status st = mt__impl_pool2d(kind, x, k, s, p, d, ceil, count_include_pad, divisor, out, &ind);
+    mt__grad_pop(prev);
+    if (st) return st;
+    if (grad) {
+        mt_node *n;
+        if (!(st = mt__record(names[kind], pool_backward, 1, &x, 1, out, &n)) && n) {
+            n->op = kind;
+            for (int i = 0; i < 2; i++) n->iv[i] = k[i], n->iv[2 + i] = s[i], n->iv[4 + i] = p[i], n->iv[6 + i] = d[i];
+            n->iv[8] = ceil, n->iv[9] = count_include_pad, n->iv[10] = divisor;
+            st = mt__save(n, 0, x, 0);
+            if (!st && ind) st = mt__save(n, 1, ind, 0);
+        }
+    }
+    if (st) { mt_tensor_release(*out); mt_tensor_release(ind); return st; }
+    if (indices) *indices = ind;
+    else mt_tensor_release(ind);
+    return MT_OK;
+}
+
+/* ---- padding -------------------------------------------------------------------------- */
+
+static mt_status pad_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
+    F c0 = {0}, *c = &c0;
+    int npad = (int)n->iv[0], mode = n->op;
+    const int64_t *pad = n->iv + 1;
+    if (mode == MT_PAD_CONSTANT) { /* the gradient cropped: constant_pad_nd with the pads negated */
+        int64_t neg[2 * MT_MAX_DIMS];
+        for (int i = 0; i < npad; i++) neg[i] = -pad[i];
+        mt_tensor *r = NULL;
+        if (!c->st) r = KEEP(c, mt_pad(grads[0], npad, neg, MT_PAD_CONSTANT, 0, &r), r);
+        GIVE(c, out, 0, r);
+        return END(c, out, 1);
+    }
+    mt_tensor *x = SAVED(c, n, 0), *r = NULL;
+    if (!c->st) {
+        int prev = mt__grad_push(0);
+        mt_status st = mt__impl_pad_backward(grads[0], x, npad, pad, mode, &r);
+        mt__grad_pop(prev);
+        mt_tensor *ins[1] = {grads[0]};
+        GIVE(c, out, 0, BWD(c, st, r, "PadBackwardBackward0", 1, ins));
+    }
+    return END(c, out, 1);
+}
+
+mt_status mt_pad(mt_tensor *x, int npad, const int64_t *pad, int mode, double value, mt_tensor **out) {
+    if (npad < 0 || npad > MT_MAX_DIMS)
+        return mt__error(MT_ERR_NOT_IMPLEMENTED, "pad with more than %d padding values is not implemented", MT_MAX_DIMS);
+    int grad = mt__grad_enabled() && mt__requires_grad(x);
+    int prev = mt__grad_push(0);
+    mt_status st = mt__impl_pad(x, npad, pad, mode, value, out);
+    mt__grad_pop(prev);
+    if (st || !grad || !mt__is_float(x->dtype)) return st;
+    static const char *names[4][3] = {{"ConstantPadNdBackward0", "ConstantPadNdBackward0", "ConstantPadNdBackward0"},
+                                      {"ReflectionPad1DBackward0", "ReflectionPad2DBackward0", "ReflectionPad3DBackward0"},
+                                      {"ReplicationPad1DBackward0", "ReplicationPad2DBackward0", "ReplicationPad3DBackward0"},
+                                      {"CopySlices", "CopySlices", "CopySlices"}}; /* circular: copies into slices */
+    int k = npad / 2;
+    mt_node *n;
+    if (!(st = mt__record(names[mode][k < 1 ? 0 : k > 3 ? 2 : k - 1], pad_backward, 1, &x, 1, out, &n)) && n) {
+        n->op = mode, n->iv[0] = npad;
+        for (int i = 0; i < npad; i++) n->iv[1 + i] = pad[i];
+        if (mode != MT_PAD_CONSTANT) st = mt__save(n, 0, x, 0);
+    }
+    if (st) mt_tensor_release(*out);
+    return st;
+}
+
+/* ---- interpolation ------------------------------------------------------------------------ */
+
+static mt_status upsample_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
+    F c0 = {0}, *c = &c0;
+    mt_tensor *x = SAVED(c, n, 0), *r = NULL;
+    int nd = (int)n->iv[0];
+    if (!c->st) {
+        int prev = mt__grad_push(0);
+        mt_status st = mt__impl_upsample_backward(grads[0], x, n->op, nd, n->iv + 2, n->s, (int)n->iv[1], &r);
+        mt__grad_pop(prev);
+        mt_tensor *ins[1] = {grads[0]};
+        GIVE(c, out, 0, BWD(c, st, r, "UpsampleBackwardBackward0", 1, ins));
+    }
+    return END(c, out, 1);
+}
+
+mt_status mt_upsample(mt_tensor *x, int mode, int nd, const int64_t *osz, const double *scales, int align,
+                      mt_tensor **out) {
+    static const char *names[3][2] = {{"UpsampleNearest1DBackward0", "UpsampleNearest2DBackward0"},
+                                      {"UpsampleNearestExact1DBackward0", "UpsampleNearestExact2DBackward0"},
+                                      {"UpsampleLinear1DBackward0", "UpsampleBilinear2DBackward0"}};
+    int grad = mt__grad_enabled() && mt__requires_grad(x);
+    int prev = mt__grad_push(0);
+    mt_status st = mt__impl_upsample(x, mode, nd, osz, scales, align, out);
+    mt__grad_pop(prev);
+    if (st || !grad) return st;
+    mt_node *n;
+    if (!(st = mt__record(names[mode][nd - 1], upsample_backward, 1, &x, 1, out, &n)) && n) {
+        n->op = mode, n->iv[0] = nd, n->iv[1] = align;
+        for (int i = 0; i < nd; i++) n->iv[2 + i] = osz[i], n->s[i] = scales[i];
+        st = mt__save(n, 0, x, 0);
+    }
+    if (st) mt_tensor_release(*out);
+    return st;
+}

@@ -377,6 +377,43 @@ enum mt_loss_kind {
 /* the losses with a fused backward in PyTorch (MseLossBackward0, ...) */
 mt_status mt_pointwise_loss(int kind, mt_tensor *input, mt_tensor *target, mt_tensor *weight, mt_tensor *pos_weight,
                             double param, int reduction, mt_tensor **out);
+/* convolution (transposed = 0) or transposed convolution over nspatial = 1 or 2 dims of a
+ * batched input; pad_same: PyTorch's padding='same' (padding is then ignored) */
+mt_status mt_convolution(mt_tensor *input, mt_tensor *weight, mt_tensor *bias, int nspatial, const int64_t *stride,
+                         const int64_t *padding, int pad_same, const int64_t *dilation, int transposed,
+                         const int64_t *output_padding, int64_t groups, mt_tensor **out);
+/* im2col / col2im (F.unfold / F.fold); two values per argument (height, width) */
+mt_status mt_im2col(mt_tensor *input, const int64_t *kernel_size, const int64_t *dilation, const int64_t *padding,
+                    const int64_t *stride, mt_tensor **out);
+mt_status mt_col2im(mt_tensor *input, const int64_t *output_size, const int64_t *kernel_size, const int64_t *dilation,
+                    const int64_t *padding, const int64_t *stride, mt_tensor **out);
+enum mt_pool_kind {
+    MT_POOL_MAX = 0,          /* kernel_size, stride, padding, dilation, ceil_mode */
+    MT_POOL_AVG = 1,          /* kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override (0: none) */
+    MT_POOL_ADAPTIVE_MAX = 2, /* kernel_size is the output size */
+    MT_POOL_ADAPTIVE_AVG = 3
+};
+/* 2-D pooling of a [N,] C, H, W input; indices (int64, max kinds only) may be NULL */
+mt_status mt_pool2d(int kind, mt_tensor *input, const int64_t *kernel_size, const int64_t *stride,
+                    const int64_t *padding, const int64_t *dilation, int ceil_mode, int count_include_pad,
+                    int64_t divisor_override, mt_tensor **out, mt_tensor **indices);
+enum mt_pad_mode {
+    MT_PAD_CONSTANT = 0,
+    MT_PAD_REFLECT = 1,
+    MT_PAD_REPLICATE = 2,
+    MT_PAD_CIRCULAR = 3
+};
+/* F.pad: pad holds (left, right) pairs from the last dim backwards */
+mt_status mt_pad(mt_tensor *input, int npad, const int64_t *pad, int mode, double value, mt_tensor **out);
+enum mt_upsample_mode {
+    MT_UPSAMPLE_NEAREST = 0,
+    MT_UPSAMPLE_NEAREST_EXACT = 1,
+    MT_UPSAMPLE_LINEAR = 2   /* linear (1-D), bilinear (2-D) */
+};
+/* interpolate a [N, C, (H,) W] input to output_size (nspatial values); scales[i] > 0 is the
+ * scale_factor PyTorch passes on (0: none) */
+mt_status mt_upsample(mt_tensor *input, int mode, int nspatial, const int64_t *output_size, const double *scales,
+                      int align_corners, mt_tensor **out);
 
 /* ---- autograd --------------------------------------------------------- */
 void mt_set_grad_enabled(int on);              /* thread-local */

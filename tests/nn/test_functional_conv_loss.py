@@ -45,7 +45,7 @@ def to_np(x):
         x = x.float()
     if isinstance(x, torch.Tensor):
         x = x.detach()
-    return np.array(x.tolist(), dtype=float)
+    return np.array(x.tolist(), dtype=float).reshape(tuple(x.shape))
 
 
 def close(m, t, dtype):
@@ -316,6 +316,332 @@ def test_pointwise_loss_errors():
         lambda L, x: F(L).binary_cross_entropy(x.sigmoid(), x.sigmoid(), weight=x.detach().requires_grad_()),
         lambda L, x: F(L).binary_cross_entropy_with_logits(x, x, pos_weight=x[0].detach().requires_grad_()),
         lambda L, x: F(L).soft_margin_loss(x, x.detach().requires_grad_()),
+    ]
+    for fn in cases:
+        errors_match(fn, x)
+
+
+# ---- convolution ------------------------------------------------------------------------
+
+CONVS = [  # (op, input shape, weight shape, kwargs)
+    ("conv2d", (2, 3, 8, 8), (4, 3, 3, 3), {}),
+    ("conv2d", (2, 4, 9, 7), (6, 2, 3, 2), dict(stride=(2, 1), padding=(1, 2), dilation=(2, 1), groups=2)),
+    ("conv2d", (2, 3, 8, 8), (4, 3, 4, 4), dict(padding="same")),
+    ("conv2d", (2, 3, 8, 8), (4, 3, 3, 3), dict(padding="same", dilation=2)),
+    ("conv2d", (2, 3, 8, 8), (4, 3, 3, 3), dict(padding="valid", stride=3)),
+    ("conv2d", (2, 3, 5, 6), (6, 3, 1, 1), {}),
+    ("conv2d", (2, 4, 5, 6), (4, 1, 3, 3), dict(groups=4, padding=1)),
+    ("conv2d", (3, 8, 8), (4, 3, 3, 3), {}),  # unbatched
+    ("conv2d", (0, 3, 8, 8), (4, 3, 3, 3), {}),  # empty batch
+    ("conv1d", (2, 3, 10), (4, 3, 3), dict(stride=2, padding=1)),
+    ("conv1d", (2, 4, 10), (4, 2, 2), dict(padding="same", dilation=3, groups=2)),
+    ("conv1d", (3, 10), (4, 3, 3), {}),
+    ("conv_transpose2d", (2, 4, 5, 6), (4, 3, 3, 2), dict(stride=2, padding=1, output_padding=1, groups=2,
+                                                          dilation=(1, 2))),
+    ("conv_transpose2d", (2, 3, 4, 4), (3, 5, 1, 1), {}),
+    ("conv_transpose2d", (3, 4, 4), (3, 2, 3, 3), dict(stride=2)),
+    ("conv_transpose1d", (2, 3, 7), (3, 2, 3), dict(stride=3, output_padding=2)),
+    ("conv_transpose1d", (2, 4, 7), (4, 1, 4), dict(padding=1, groups=2, dilation=2)),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "bfloat16", "float16"])
+@pytest.mark.parametrize("case", range(len(CONVS)))
+def test_conv(case, dtype):
+    op, xs, ws, kw = CONVS[case]
+    groups = kw.get("groups", 1)
+    cout = ws[1] * groups if op.startswith("conv_t") else ws[0]
+    x = Arg(rnd(*xs, seed=1), dtype, grad=True, noncontig=case % 2 == 0)
+    w = Arg(rnd(*ws, seed=2) * 0.5, dtype, grad=True, noncontig=case % 3 == 0)
+    b = Arg(rnd(cout, seed=3), dtype, grad=True)
+    diff(lambda L, x, w, b: getattr(F(L), op)(x, w, b, **kw), x, w, b, dtype=dtype)
+    diff(lambda L, x, w: getattr(F(L), op)(x, w, **kw), x, w, dtype=dtype)
+
+
+def test_conv_errors():
+    x, w = Arg(rnd(2, 3, 8, 8)), Arg(rnd(4, 3, 3, 3))
+    x6 = Arg(rnd(2, 6, 8, 8))
+    errors_match(lambda L, x, w: F(L).conv2d(x, w[:3], groups=2), x6, w)
+    errors_match(lambda L, x, w: F(L).conv2d(x, w[:1], groups=2), x6, w)
+    cases = [
+        lambda L, x, w: F(L).conv2d(x[:, :2], w),
+        lambda L, x, w: F(L).conv2d(x, w, w[0, 0, 0]),
+        lambda L, x, w: F(L).conv2d(x[:, :, :2, :2], w),
+        lambda L, x, w: F(L).conv2d(x, w, padding=-1),
+        lambda L, x, w: F(L).conv2d(x, w, stride=0),
+        lambda L, x, w: F(L).conv2d(x.float(), w.float(), dilation=0),  # float64 takes another path
+        lambda L, x, w: F(L).conv2d(x, w, groups=0),
+        lambda L, x, w: F(L).conv2d(x[0, 0], w),
+        lambda L, x, w: F(L).conv2d(x.unsqueeze(0), w),
+        lambda L, x, w: F(L).conv2d(x, w[:, :, 0]),
+        lambda L, x, w: F(L).conv2d(x, w.float()),
+        lambda L, x, w: F(L).conv2d(x, w, w[:, 0, 0, 0].float()),
+        lambda L, x, w: F(L).conv2d(x, w, padding="same", stride=2),
+        lambda L, x, w: F(L).conv2d(x, w, padding="foo"),
+        lambda L, x, w: F(L).conv2d(x, w, stride=(1, 1, 1)),
+        lambda L, x, w: F(L).conv2d(x, w[:0]),
+        lambda L, x, w: F(L).conv1d(x, w),
+        lambda L, x, w: F(L).conv1d(x[:, :, 0], w[:, :, 0], w[:2, 0, 0, 0]),
+        lambda L, x, w: F(L).conv_transpose2d(x, w),
+        lambda L, x, w: F(L).conv_transpose2d(x, w.transpose(0, 1), w[0, 0, 0]),
+        lambda L, x, w: F(L).conv_transpose2d(x, w.transpose(0, 1), output_padding=1),
+        lambda L, x, w: F(L).conv_transpose2d(x, w.transpose(0, 1), stride=2, output_padding=2),
+        lambda L, x, w: F(L).conv_transpose2d(x, w.transpose(0, 1), stride=2, output_padding=-1),
+        lambda L, x, w: F(L).conv_transpose2d(x, w.transpose(0, 1), padding="same"),
+        lambda L, x, w: F(L).conv_transpose2d(x[:1, :, :1, :1], w.transpose(0, 1)[:, :, :1, :1], padding=2),
+        lambda L, x, w: F(L).conv_transpose1d(x, w),
+        lambda L, x, w: F(L).conv_transpose1d(x[:, :, 0], w.transpose(0, 1)[:, :, 0], stride=2, output_padding=3),
+    ]
+    for fn in cases:
+        errors_match(fn, x, w)
+
+
+UNFOLDS = [((2, 3, 6, 7), dict(kernel_size=2)), ((2, 3, 6, 7), dict(kernel_size=(2, 3), dilation=(2, 1), padding=1,
+                                                                     stride=(1, 2))),
+           ((3, 5, 5), dict(kernel_size=3, padding=1)), ((0, 3, 5, 5), dict(kernel_size=2))]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "bfloat16"])
+@pytest.mark.parametrize("case", range(len(UNFOLDS)))
+def test_unfold_fold(case, dtype):
+    shape, kw = UNFOLDS[case]
+    x = Arg(rnd(*shape), dtype, grad=True, noncontig=True)
+    rm, rt = diff(lambda L, x: F(L).unfold(x, **kw), x, dtype=dtype)
+    cols = Arg(to_np(rt), dtype, grad=True, noncontig=True)
+    diff(lambda L, c: F(L).fold(c, shape[-2:], **kw), cols, dtype=dtype)
+
+
+def test_unfold_fold_double_backward():
+    x = Arg(rnd(1, 2, 4, 4), grad=True)
+    mx, tx = x.make(mt), x.make(torch)
+    for L, v in ((mt, mx), (torch, tx)):
+        y = F(L).unfold(v, 2, padding=1)
+        (g,) = L.autograd.grad((y * y).sum(), v, create_graph=True)
+        (g * g).sum().backward()
+    close(mx.grad, tx.grad, "float64")
+
+
+def test_unfold_fold_errors():
+    x = Arg(rnd(2, 3, 6, 6))
+    cases = [
+        lambda L, x: F(L).unfold(x, 0),
+        lambda L, x: F(L).unfold(x, 2, stride=0),
+        lambda L, x: F(L).unfold(x, 2, dilation=0),
+        lambda L, x: F(L).unfold(x, 2, padding=-1),
+        lambda L, x: F(L).unfold(x, 7),
+        lambda L, x: F(L).unfold(x[0, 0], 2),
+        lambda L, x: F(L).unfold(x.long(), 2),
+        lambda L, x: F(L).fold(x.reshape(2, 27, 4), (4, 4), 2),
+        lambda L, x: F(L).fold(x.reshape(2, 12, 9), (5, 5), 2),
+        lambda L, x: F(L).fold(x.reshape(2, 12, 9).long(), (4, 4), 2),
+        lambda L, x: F(L).fold(x.reshape(2, 12, 9), (1, 1), 2),
+        lambda L, x: F(L).fold(x.reshape(2, 12, 9), (0, 4), 2),
+        lambda L, x: F(L).fold(x, (4, 4), 2),
+    ]
+    for fn in cases:
+        errors_match(fn, x)
+
+
+# ---- pooling ------------------------------------------------------------------------------
+
+POOLS = [  # (op, input shape, kwargs)
+    ("max_pool2d", (2, 3, 7, 6), dict(kernel_size=2)),
+    ("max_pool2d", (2, 3, 7, 6), dict(kernel_size=(3, 2), stride=(2, 1), padding=1, dilation=(1, 2), ceil_mode=True)),
+    ("max_pool2d", (3, 7, 6), dict(kernel_size=3, stride=2, ceil_mode=True, return_indices=True)),
+    ("max_pool2d", (0, 3, 4, 4), dict(kernel_size=2)),
+    ("max_pool1d", (2, 3, 9), dict(kernel_size=3, stride=2, padding=1, dilation=2, return_indices=True)),
+    ("max_pool1d", (3, 9), dict(kernel_size=2, ceil_mode=True)),
+    ("avg_pool2d", (2, 3, 7, 6), dict(kernel_size=2)),
+    ("avg_pool2d", (2, 3, 7, 6), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False)),
+    ("avg_pool2d", (2, 3, 7, 6), dict(kernel_size=(3, 2), padding=(1, 1), divisor_override=5)),
+    ("avg_pool2d", (3, 7, 6), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),
+    ("avg_pool1d", (2, 3, 9), dict(kernel_size=3, stride=2, padding=1, count_include_pad=False)),
+    ("avg_pool1d", (3, 9), dict(kernel_size=4, ceil_mode=True)),
+    ("adaptive_avg_pool2d", (2, 3, 7, 6), dict(output_size=(3, 4))),
+    ("adaptive_avg_pool2d", (2, 3, 7, 6), dict(output_size=1)),
+    ("adaptive_avg_pool2d", (3, 5, 6), dict(output_size=(None, 4))),
+    ("adaptive_avg_pool2d", (2, 3, 4, 4), dict(output_size=7)),
+    ("adaptive_avg_pool1d", (2, 3, 9), dict(output_size=4)),
+    ("adaptive_avg_pool1d", (3, 9), dict(output_size=1)),
+    ("adaptive_max_pool2d", (2, 3, 7, 6), dict(output_size=(3, 4), return_indices=True)),
+    ("adaptive_max_pool2d", (3, 5, 6), dict(output_size=(None, 4))),
+    ("adaptive_max_pool1d", (2, 3, 9), dict(output_size=4, return_indices=True)),
+    ("adaptive_max_pool1d", (3, 9), dict(output_size=2)),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "bfloat16", "float16"])
+@pytest.mark.parametrize("case", range(len(POOLS)))
+def test_pool(case, dtype):
+    op, shape, kw = POOLS[case]
+    x = Arg(rnd(*shape, seed=case), dtype, grad=True, noncontig=case % 2 == 0)
+    diff(lambda L, x: getattr(F(L), op)(x, **kw), x, dtype=dtype)
+
+
+def test_max_pool_nan_and_ties():
+    a = np.array([[[[1.0, np.nan, 3.0, np.nan], [2.0, 2.0, 2.0, 2.0], [5.0, 5.0, 1.0, 0.0], [0.0, 0.0, 0.0, 0.0]]]])
+    x = Arg(a, grad=True)
+    diff(lambda L, x: F(L).max_pool2d(x, 2, return_indices=True), x)
+    diff(lambda L, x: F(L).adaptive_max_pool2d(x, 3, return_indices=True), x)
+
+
+def test_pool_errors():
+    x = Arg(rnd(2, 3, 6, 6))
+    cases = [
+        lambda L, x: F(L).max_pool2d(x, 0),
+        lambda L, x: F(L).max_pool2d(x, 2, 0),
+        lambda L, x: F(L).max_pool2d(x, 0, 1),
+        lambda L, x: F(L).max_pool2d(x, 2, dilation=0),
+        lambda L, x: F(L).max_pool2d(x, 2, padding=2),
+        lambda L, x: F(L).max_pool2d(x[:, :, :1, :1], 3),
+        lambda L, x: F(L).max_pool2d(x[0, 0], 2),
+        lambda L, x: F(L).max_pool2d(x[None], 2),
+        lambda L, x: F(L).max_pool2d(x, (2, 2, 2)),
+        lambda L, x: F(L).max_pool2d(x, 2, (1, 1, 1)),
+        lambda L, x: F(L).max_pool2d(x[:, :0], 2),
+        lambda L, x: F(L).avg_pool2d(x, 2, padding=2),
+        lambda L, x: F(L).avg_pool2d(x, 2, divisor_override=0),
+        lambda L, x: F(L).avg_pool2d(x[:, :, :1, :1], 3),
+        lambda L, x: F(L).avg_pool2d(x[0, 0], 2),
+        lambda L, x: F(L).avg_pool1d(x, 2),
+        lambda L, x: F(L).avg_pool1d(x[0], (2, 2)),
+        lambda L, x: F(L).max_pool1d(x, 2),
+        lambda L, x: F(L).adaptive_avg_pool2d(x[0, 0], 2),
+        lambda L, x: F(L).adaptive_avg_pool2d(x, -1),
+        lambda L, x: F(L).adaptive_avg_pool2d(x, (1, 2, 3)),
+        lambda L, x: F(L).adaptive_max_pool2d(x[0, 0], 2),
+        lambda L, x: F(L).adaptive_max_pool2d(x[:, :0], 2),
+        lambda L, x: F(L).adaptive_max_pool2d(x, -1),
+        lambda L, x: F(L).adaptive_max_pool1d(x, 2),
+        lambda L, x: F(L).adaptive_avg_pool1d(x, 2),
+    ]
+    for fn in cases:
+        errors_match(fn, x)
+
+
+# ---- padding --------------------------------------------------------------------------------
+
+PADS = [  # (input shape, pad, modes)
+    ((2, 3, 5), (1, 2), ("constant", "reflect", "replicate", "circular")),
+    ((3, 5), (2, 0), ("constant", "reflect", "replicate", "circular")),
+    ((2, 3, 4, 5), (1, 2, 3, 0), ("constant", "reflect", "replicate", "circular")),
+    ((3, 4, 5), (-1, 2, 1, -2), ("constant", "reflect", "replicate", "circular")),
+    ((1, 2, 3, 4, 5), (1, 1, 2, 0, 0, 2), ("constant", "reflect", "replicate", "circular")),
+    ((2, 3, 4, 5), (1, 1, 1, 1, 1, 1, 1, 1), ("constant",)),
+    ((2, 3), (0, 0, -1, 1), ("constant",)),
+    ((2, 3), (5, 6), ("replicate",)),
+    ((0, 3, 4), (1, 2), ("constant", "reflect", "replicate")),
+    ((), (), ("constant",)),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "bfloat16"])
+@pytest.mark.parametrize("case", range(len(PADS)))
+def test_pad(case, dtype):
+    shape, p, modes = PADS[case]
+    x = Arg(rnd(*shape, seed=case), dtype, grad=True, noncontig=case % 2 == 0)
+    for mode in modes:
+        value = 1.5 if mode == "constant" else None
+        diff(lambda L, x: F(L).pad(x, p, mode=mode, value=value), x, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool", "float16"])
+def test_pad_other_dtypes(dtype):
+    x = Arg((rnd(2, 3, 4) * 3).astype(np.int64) % 2 if dtype == "bool" else np.abs(rnd(2, 3, 4) * 3).astype(np.int64),
+            dtype)
+    for mode in ("constant", "reflect", "replicate", "circular"):
+        if dtype == "bool" and mode != "constant":
+            continue
+        diff(lambda L, x: F(L).pad(x, (1, 2, 2, 1), mode=mode, value=1 if mode == "constant" else None), x,
+             dtype=dtype)
+
+
+def test_pad_constant_double_backward():
+    x = Arg(rnd(2, 3), grad=True)
+    mx, tx = x.make(mt), x.make(torch)
+    for L, v in ((mt, mx), (torch, tx)):
+        y = F(L).pad(v, (1, 2, -1, 1), value=2.0)
+        (g,) = L.autograd.grad((y * y * y).sum(), v, create_graph=True)
+        g.sum().backward()
+    close(mx.grad, tx.grad, "float64")
+
+
+def test_pad_errors():
+    x, x4 = Arg(rnd(1, 3, 3)), Arg(rnd(1, 2, 3, 3))
+    cases = [
+        lambda L, x, y: F(L).pad(x, (1, 2, 3)),
+        lambda L, x, y: F(L).pad(x, (1,) * 8),
+        lambda L, x, y: F(L).pad(x, (0, -4)),
+        lambda L, x, y: F(L).pad(x, (3, 3), mode="reflect"),
+        lambda L, x, y: F(L).pad(y, (3, 3, 1, 1), mode="reflect"),
+        lambda L, x, y: F(L).pad(y, (1, 1, 3, 3), mode="reflect"),
+        lambda L, x, y: F(L).pad(x, (4, 1), mode="circular"),
+        lambda L, x, y: F(L).pad(x, (1, 1), mode="reflect", value=1.0),
+        lambda L, x, y: F(L).pad(x, (1, 1), mode="foo"),
+        lambda L, x, y: F(L).pad(x[0, 0], (1, 1), mode="reflect"),
+        lambda L, x, y: F(L).pad(y, (1, 1), mode="reflect"),
+        lambda L, x, y: F(L).pad(y[None], (1, 1, 1, 1), mode="replicate"),
+        lambda L, x, y: F(L).pad(x, (1, 1, 1, 1, 1, 1), mode="circular"),
+        lambda L, x, y: F(L).pad(x[:, :0], (1, 1), mode="reflect"),
+        lambda L, x, y: F(L).pad(x[:, :, :0], (1, 1), mode="replicate"),
+        lambda L, x, y: F(L).pad(x, (1.5, 1)),
+    ]
+    for fn in cases:
+        errors_match(fn, x, x4)
+
+
+# ---- interpolation ----------------------------------------------------------------------------
+
+INTERP = [  # (input shape, kwargs)
+    ((2, 3, 5), dict(scale_factor=2, mode="nearest")),
+    ((2, 3, 5), dict(size=7, mode="nearest")),
+    ((2, 3, 7), dict(size=3, mode="nearest-exact")),
+    ((2, 3, 5), dict(scale_factor=1.7, mode="nearest-exact")),
+    ((2, 3, 5), dict(scale_factor=2.5, mode="linear")),
+    ((2, 3, 5), dict(size=8, mode="linear", align_corners=True)),
+    ((2, 3, 8), dict(size=3, mode="linear")),
+    ((2, 3, 4, 5), dict(scale_factor=2, mode="nearest")),
+    ((2, 3, 4, 5), dict(size=(7, 3), mode="nearest")),
+    ((2, 3, 4, 5), dict(scale_factor=(1.5, 0.6), mode="nearest-exact")),
+    ((2, 3, 4, 5), dict(scale_factor=1.3, mode="bilinear")),
+    ((2, 3, 4, 5), dict(scale_factor=1.3, mode="bilinear", recompute_scale_factor=True)),
+    ((2, 3, 4, 5), dict(size=(9, 2), mode="bilinear", align_corners=True)),
+    ((2, 3, 4, 5), dict(size=(1, 1), mode="bilinear", align_corners=True)),
+    ((2, 3, 6, 6), dict(size=(3, 2), mode="area")),
+    ((0, 3, 4, 5), dict(scale_factor=2, mode="bilinear")),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "bfloat16", "float16"])
+@pytest.mark.parametrize("case", range(len(INTERP)))
+def test_interpolate(case, dtype):
+    shape, kw = INTERP[case]
+    x = Arg(rnd(*shape, seed=case), dtype, grad=True, noncontig=case % 2 == 0)
+    diff(lambda L, x: F(L).interpolate(x, **kw), x, dtype=dtype)
+
+
+def test_upsample_aliases():
+    x = Arg(rnd(1, 2, 3, 4), grad=True)
+    diff(lambda L, x: F(L).upsample(x, scale_factor=2, mode="bilinear"), x)
+    diff(lambda L, x: F(L).upsample_nearest(x, size=(5, 6)), x)
+    diff(lambda L, x: F(L).upsample_bilinear(x, scale_factor=2), x)
+
+
+def test_interpolate_errors():
+    x = Arg(rnd(2, 3, 4, 5))
+    cases = [
+        lambda L, x: F(L).interpolate(x, size=3, scale_factor=2),
+        lambda L, x: F(L).interpolate(x),
+        lambda L, x: F(L).interpolate(x, size=(3, 4, 5)),
+        lambda L, x: F(L).interpolate(x, scale_factor=(2, 2, 2)),
+        lambda L, x: F(L).interpolate(x, size=3, mode="nearest", align_corners=True),
+        lambda L, x: F(L).interpolate(x, size=3, recompute_scale_factor=True),
+        lambda L, x: F(L).interpolate(x, size=3, mode="linear"),
+        lambda L, x: F(L).interpolate(x[0], size=3, mode="bilinear"),
+        lambda L, x: F(L).interpolate(x, size=3, mode="foo"),
+        lambda L, x: F(L).interpolate(x, size=3, mode="nearest", antialias=True),
+        lambda L, x: F(L).interpolate(x, size=0),
+        lambda L, x: F(L).interpolate(x[:, :0], size=3),
     ]
     for fn in cases:
         errors_match(fn, x)

@@ -32,6 +32,7 @@ mt_status mt__impl_nll_loss_backward(mt_tensor *g, mt_tensor *x, mt_tensor *targ
 typedef struct {
     int nd;                    /* spatial dims: 1 or 2 (1-D runs as 2-D with height 1) */
     int64_t stride[2], padding[2], dilation[2], output_padding[2];
+    int64_t pad_extra[2];      /* padding='same' with an odd total: one more at the end */
     int transposed;
     int64_t groups;
 } mt_conv_args;
@@ -43,5 +44,22 @@ mt_status mt__impl_im2col(mt_tensor *x, const int64_t *k, const int64_t *d, cons
                           mt_tensor **out);
 mt_status mt__impl_col2im(mt_tensor *x, const int64_t *osz, const int64_t *k, const int64_t *d, const int64_t *p,
                           const int64_t *s, mt_tensor **out);
+
+/* ---- pooling (pool.c) ---------------------------------------------------------- */
+mt_status mt__impl_pool2d(int kind, mt_tensor *x, const int64_t *k, const int64_t *s, const int64_t *p, const int64_t *d,
+                          int ceil, int count_include_pad, int64_t divisor, mt_tensor **out, mt_tensor **indices);
+mt_status mt__impl_pool2d_backward(int kind, mt_tensor *g, mt_tensor *x, mt_tensor *indices, const int64_t *k,
+                                   const int64_t *s, const int64_t *p, const int64_t *d, int ceil, int count_include_pad,
+                                   int64_t divisor, mt_tensor **out);
+
+/* ---- padding (pad.c) ------------------------------------------------------------- */
+mt_status mt__impl_pad(mt_tensor *x, int npad, const int64_t *pad, int mode, double value, mt_tensor **out);
+mt_status mt__impl_pad_backward(mt_tensor *g, mt_tensor *x, int npad, const int64_t *pad, int mode, mt_tensor **out);
+
+/* ---- interpolation (upsample.c) ----------------------------------------------------- */
+mt_status mt__impl_upsample(mt_tensor *x, int mode, int nd, const int64_t *osz, const double *scales, int align,
+                            mt_tensor **out);
+mt_status mt__impl_upsample_backward(mt_tensor *g, mt_tensor *x, int mode, int nd, const int64_t *osz,
+                                     const double *scales, int align, mt_tensor **out);
 
 #endif

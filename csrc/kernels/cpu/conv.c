@@ -1,0 +1,471 @@
+/* conv.c — convolution and transposed convolution (1-D runs as 2-D with height 1)
+ * on im2col/col2im + OpenBLAS GEMM, one sample at a time (GEMM threads inside,
+ * im2col/col2im split over channels on the core's pool), and their backward:
+ * the input gradient is a GEMM then col2im (or im2col then GEMM, transposed), the
+ * weight gradient a GEMM accumulated over the batch. A 1x1 kernel with stride 1
+ * and no padding skips im2col. Also the public im2col/col2im (F.unfold/F.fold).
+ * float16/bfloat16 compute in float32. */
+#include <cblas.h>
+#include <stdio.h>
+
+#include "spatial.h"
+
+/* image side (C channels of H x W) and columns side (C*kh*kw rows of oh*ow) */
+typedef struct {
+    int64_t C, H, W, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow;
+} geom;
+
+static int direct(const geom *g) {
+    return g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0 && g->oh == g->H &&
+           g->ow == g->W;
+}
+
+#define IM2COL(T)                                                                                               \
+    static void im2col_##T(const T *img, T *col, const geom *g, int64_t c0, int64_t c1) {                       \
+        int64_t L = g->oh * g->ow;                                                                              \
+        for (int64_t c = c0; c < c1; c++)                                                                       \
+            for (int64_t ki = 0; ki < g->kh; ki++)                                                              \
+                for (int64_t kj = 0; kj < g->kw; kj++) {                                                        \
+                    T *dst = col + ((c * g->kh + ki) * g->kw + kj) * L;                                         \
+                    for (int64_t oy = 0; oy < g->oh; oy++) {                                                    \
+                        int64_t iy = oy * g->sh - g->ph + ki * g->dh;                                           \
+                        T *d = dst + oy * g->ow;                                                                \
+                        if (iy < 0 || iy >= g->H) { memset(d, 0, g->ow * sizeof(T)); continue; }                \
+                        const T *src = img + (c * g->H + iy) * g->W;                                            \
+                        int64_t x0 = kj * g->dw - g->pw;                                                        \
+                        for (int64_t ox = 0; ox < g->ow; ox++) {                                                \
+                            int64_t ix = x0 + ox * g->sw;                                                       \
+                            d[ox] = ix >= 0 && ix < g->W ? src[ix] : (T)0;                                      \
+                        }                                                                                       \
+                    }                                                                                           \
+                }                                                                                               \
+    }                                                                                                           \
+    static void col2im_##T(const T *col, T *img, const geom *g, int64_t c0, int64_t c1) {                       \
+        int64_t L = g->oh * g->ow;                                                                              \
+        for (int64_t c = c0; c < c1; c++)                                                                       \
+            for (int64_t ki = 0; ki < g->kh; ki++)                                                              \
+                for (int64_t kj = 0; kj < g->kw; kj++) {                                                        \
+                    const T *s = col + ((c * g->kh + ki) * g->kw + kj) * L;                                     \
+                    for (int64_t oy = 0; oy < g->oh; oy++) {                                                    \
+                        int64_t iy = oy * g->sh - g->ph + ki * g->dh;                                           \
+                        if (iy < 0 || iy >= g->H) continue;                                                     \
+                        T *dst = img + (c * g->H + iy) * g->W;                                                  \
+                        const T *sr = s + oy * g->ow;                                                           \
+                        int64_t x0 = kj * g->dw - g->pw;                                                        \
+                        for (int64_t ox = 0; ox < g->ow; ox++) {                                                \
+                            int64_t ix = x0 + ox * g->sw;                                                       \
+                            if (ix >= 0 && ix < g->W) dst[ix] += sr[ox];                                        \
+                        }                                                                                       \
+                    }                                                                                           \
+                }                                                                                               \
+    }
+IM2COL(float)
+IM2COL(double)
+
+typedef struct { const void *src; void *dst; const geom *g; int f64, to_col; } colctx;
+static void col_task(void *p, int64_t b, int64_t e) {
+    colctx *c = p;
+    if (c->to_col) {
+        if (c->f64) im2col_double(c->src, c->dst, c->g, b, e);
+        else im2col_float(c->src, c->dst, c->g, b, e);
+    } else {
+        if (c->f64) col2im_double(c->src, c->dst, c->g, b, e);
+        else col2im_float(c->src, c->dst, c->g, b, e);
+    }
+}
+/* im2col (to_col) or col2im (accumulating into a zeroed image), split over channels */
+static void run_cols(const void *src, void *dst, const geom *g, int f64, int to_col) {
+    colctx c = {src, dst, g, f64, to_col};
+    int64_t per = g->kh * g->kw * g->oh * g->ow;
+    mt__parallel_for(g->C, per > 0 ? 1 + MT_GRAIN_SIZE / per : 1, col_task, &c);
+}
+
+/* row-major C[m,n] = A[m,k] @ B[k,n] (+ beta*C), A/B transposed as flagged */
+static void gemm(int f64, int ta, int tb, int64_t m, int64_t n, int64_t k, const void *A, int64_t lda, const void *B,
+                 int64_t ldb, double beta, void *C, int64_t ldc) {
+    if (m == 0 || n == 0) return;
+    if (k == 0) {
+        if (beta == 0)
+            for (int64_t i = 0; i < m; i++) memset((char *)C + i * ldc * (f64 ? 8 : 4), 0, n * (f64 ? 8 : 4));
+        return;
+    }
+    if (f64)
+        cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n,
+                    (int)k, 1.0, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
+    else
+        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n,
+                    (int)k, 1.0f, A, (int)lda, B, (int)ldb, (float)beta, C, (int)ldc);
+}
+
+/* ---- argument checks and shapes (PyTorch's check_shape_forward) ---------------- */
+
+static const char *cpp_type(int dt) {
+    static const char *n[MT_NUM_DTYPES] = {"bool", "unsigned char", "signed char", "short", "int", "long",
+                                           "c10::Half", "c10::BFloat16", "float", "double"};
+    return n[dt];
+}
+
+static mt_status conv_check(mt_tensor *x, mt_tensor *w, mt_tensor *b, const mt_conv_args *a) {
+    char s1[256], s2[256];
+    int nd = a->nd;
+    for (int i = 0; i < nd; i++) if (a->padding[i] < 0) return mt__error(MT_ERR_RUNTIME, "negative padding is not supported");
+    for (int i = 0; i < nd; i++)
+        if (a->output_padding[i] < 0) return mt__error(MT_ERR_RUNTIME, "negative output_padding is not supported");
+    for (int i = 0; i < nd; i++) if (a->stride[i] <= 0) return mt__error(MT_ERR_RUNTIME, "non-positive stride is not supported");
+    for (int i = 0; i < nd; i++)
+        if (a->dilation[i] <= 0) return mt__error(MT_ERR_RUNTIME, "non-positive dilation is not supported");
+    if (a->groups <= 0) return mt__error(MT_ERR_RUNTIME, "non-positive groups is not supported");
+    if (w->ndim != x->ndim)
+        return mt__error(MT_ERR_RUNTIME, "Expected %d-dimensional input for %d-dimensional weight %s, but got "
+                         "%d-dimensional input of size %s instead", w->ndim, w->ndim, MT_SZ(s1, w), x->ndim, MT_SZ(s2, x));
+    if (x->ndim != nd + 2) return mt__error(MT_ERR_RUNTIME, "convolution: expected %dD batched input", nd + 2);
+    if (w->sizes[0] < a->groups)
+        return mt__error(MT_ERR_RUNTIME, "Given groups=%lld, expected weight to be at least %lld at dimension 0, but "
+                         "got weight of size %s instead", (long long)a->groups, (long long)a->groups, MT_SZ(s1, w));
+    if (w->sizes[0] % a->groups)
+        return mt__error(MT_ERR_RUNTIME, "Given groups=%lld, expected weight to be divisible by %lld at dimension 0, "
+                         "but got weight of size [%s] instead", (long long)a->groups, (long long)a->groups, MT_SZ(s1, w));
+    if (!a->transposed) {
+        if (x->sizes[1] != w->sizes[1] * a->groups)
+            return mt__error(MT_ERR_RUNTIME, "Given groups=%lld, weight of size %s, expected input%s to have %lld "
+                             "channels, but got %lld channels instead", (long long)a->groups, MT_SZ(s1, w),
+                             MT_SZ(s2, x), (long long)(w->sizes[1] * a->groups), (long long)x->sizes[1]);
+        if (b && (b->ndim != 1 || b->sizes[0] != w->sizes[0]))
+            return mt__error(MT_ERR_RUNTIME, "Given weight of size %s, expected bias to be 1-dimensional with %lld "
+                             "elements, but got bias of size %s instead", MT_SZ(s1, w), (long long)w->sizes[0],
+                             MT_SZ(s2, b));
+        int ok = 1;
+        int n1 = 0, n2 = 0;
+        for (int i = 0; i < nd; i++) {
+            int64_t in = x->sizes[2 + i] + 2 * a->padding[i] + a->pad_extra[i];
+            int64_t k = a->dilation[i] * (w->sizes[2 + i] - 1) + 1;
+            if (in < k) ok = 0;
+            n1 += snprintf(s1 + n1, sizeof s1 - n1, i ? " x %lld" : "%lld", (long long)in);
+            n2 += snprintf(s2 + n2, sizeof s2 - n2, i ? " x %lld" : "%lld", (long long)k);
+        }
+        if (!ok)
+            return mt__error(MT_ERR_RUNTIME, "Calculated padded input size per channel: (%s). Kernel size: (%s). Kernel "
+                             "size can't be greater than actual input size", s1, s2);
+    } else {
+        if (x->sizes[1] != w->sizes[0])
+            return mt__error(MT_ERR_RUNTIME, "Given transposed=1, weight of size %s, expected input%s to have %lld "
+                             "channels, but got %lld channels instead", MT_SZ(s1, w), MT_SZ(s2, x),
+                             (long long)w->sizes[0], (long long)x->sizes[1]);
+        if (b && (b->ndim != 1 || b->sizes[0] != w->sizes[1] * a->groups))
+            return mt__error(MT_ERR_RUNTIME, "Given transposed=1, weight of size %s, expected bias to be 1-dimensional "
+                             "with %lld elements, but got bias of size %s instead", MT_SZ(s1, w),
+                             (long long)(w->sizes[1] * a->groups), MT_SZ(s2, b));
+        for (int i = 0; i < nd; i++)
+            if (a->output_padding[i] >= a->stride[i] && a->output_padding[i] >= a->dilation[i]) {
+                int two = nd == 2; /* 1-D runs as 2-D with height 1 */
+                return mt__error(MT_ERR_RUNTIME, "output padding must be smaller than either stride or dilation, but "
+                                 "got output_padding_height: %lld output_padding_width: %lld stride_height: %lld "
+                                 "stride_width: %lld dilation_height: %lld dilation_width: %lld",
+                                 (long long)(two ? a->output_padding[0] : 0), (long long)a->output_padding[two],
+                                 (long long)(two ? a->stride[0] : 1), (long long)a->stride[two],
+                                 (long long)(two ? a->dilation[0] : 1), (long long)a->dilation[two]);
+            }
+    }
+    if (x->dtype != w->dtype)
+        return mt__error(MT_ERR_RUNTIME, "expected scalar type %s but found %s", MT_DTNAME(x), MT_DTNAME(w));
+    if (b && b->dtype != x->dtype)
+        return mt__error(MT_ERR_RUNTIME, "Input type (%s) and bias type (%s) should be the same", cpp_type(x->dtype),
+                         cpp_type(b->dtype));
+    if (!mt__is_float(x->dtype))
+        return mt__error(MT_ERR_NOT_IMPLEMENTED, "convolution on integer tensors (%s) is not implemented",
+                         MT_DTNAME(x));
+    return MT_OK;
+}
+
+/* output spatial sizes */
+static mt_status conv_out_sizes(mt_tensor *x, mt_tensor *w, const mt_conv_args *a, int64_t *o) {
+    int ok = 1;
+    for (int i = 0; i < a->nd; i++) {
+        int64_t in = x->sizes[2 + i], k = w->sizes[2 + i];
+        if (!a->transposed)
+            o[i] = (in + 2 * a->padding[i] + a->pad_extra[i] - a->dilation[i] * (k - 1) - 1) / a->stride[i] + 1;
+        else
+            o[i] = (in - 1) * a->stride[i] - 2 * a->padding[i] + a->dilation[i] * (k - 1) + a->output_padding[i] + 1;
+        if (o[i] <= 0) ok = 0;
+    }
+    if (!ok) {
+        char s1[256], s2[256];
+        int n1 = 0, n2 = 0;
+        for (int i = 0; i < a->nd; i++) {
+            n1 += snprintf(s1 + n1, sizeof s1 - n1, i ? " x %lld" : "%lld", (long long)x->sizes[2 + i]);
+            n2 += snprintf(s2 + n2, sizeof s2 - n2, i ? " x %lld" : "%lld", (long long)o[i]);
+        }
+        return mt__error(MT_ERR_RUNTIME, "Given input size per channel: (%s). Calculated output size per channel: (%s). "
+                         "Output size is too small", s1, s2);
+    }
+    return MT_OK;
+}
+
+/* the image/columns geometry: image = input (conv) or output (transposed) of one sample */
+static geom make_geom(const mt_conv_args *a, int64_t C, const int64_t *img, const int64_t *cols, const int64_t *k) {
+    int two = a->nd == 2;
+    geom g = {C, two ? img[0] : 1, img[two], two ? k[0] : 1, k[two], two ? a->stride[0] : 1, a->stride[two],
+              two ? a->padding[0] : 0, a->padding[two], two ? a->dilation[0] : 1, a->dilation[two],
+              two ? cols[0] : 1, cols[two]};
+    return g;
+}
+
+typedef struct {
+    int f64, es;
+    int64_t N, Cin, Cout, G, K, Lin, Lout; /* K: kernel elements, Lin/Lout: input/output spatial elements */
+    geom g;
+} plan;
+
+static void make_plan(mt_tensor *x, mt_tensor *w, const mt_conv_args *a, const int64_t *osz, int cdt, plan *p) {
+    p->f64 = cdt == MT_F64, p->es = p->f64 ? 8 : 4;
+    p->N = x->sizes[0], p->Cin = x->sizes[1], p->G = a->groups;
+    p->Cout = a->transposed ? w->sizes[1] * a->groups : w->sizes[0];
+    p->K = 1, p->Lin = 1, p->Lout = 1;
+    for (int i = 0; i < a->nd; i++) p->K *= w->sizes[2 + i], p->Lin *= x->sizes[2 + i], p->Lout *= osz[i];
+    if (!a->transposed) p->g = make_geom(a, p->Cin, x->sizes + 2, osz, w->sizes + 2);
+    else p->g = make_geom(a, p->Cout, osz, x->sizes + 2, w->sizes + 2);
+}
+
+#define AT(ptr, i) ((char *)(ptr) + (int64_t)(i) * p.es)
+
+static void add_bias(const plan *pp, void *out, const void *b) {
+    plan p = *pp;
+    for (int64_t n = 0; n < p.N; n++)
+        for (int64_t o = 0; o < p.Cout; o++) {
+            if (p.f64) { double *d = (double *)AT(out, (n * p.Cout + o) * p.Lout), v = ((const double *)b)[o]; for (int64_t i = 0; i < p.Lout; i++) d[i] += v; }
+            else { float *d = (float *)AT(out, (n * p.Cout + o) * p.Lout), v = ((const float *)b)[o]; for (int64_t i = 0; i < p.Lout; i++) d[i] += v; }
+        }
+}
+
+mt_status mt__impl_convolution(mt_tensor *x, mt_tensor *w, mt_tensor *b, const mt_conv_args *a, mt_tensor **out) {
+    MT_TRY(conv_check(x, w, b, a));
+    int64_t osz[2], shape[4];
+    MT_TRY(conv_out_sizes(x, w, a, osz));
+    int cdt = mt__compute_dtype(x->dtype);
+    plan p;
+    make_plan(x, w, a, osz, cdt, &p);
+    shape[0] = p.N, shape[1] = p.Cout, shape[2] = osz[0], shape[3] = osz[1];
+    mt_tensor *r, *xc = NULL, *wc = NULL, *bc = NULL;
+    MT_TRY(mt__alloc(2 + a->nd, shape, NULL, cdt, x->device, &r));
+    if (x->device == MT_META || mt_tensor_numel(r) == 0) return mt__from_compute(r, x->dtype, out);
+    mt_status st = mt__as_contig(x, cdt, &xc);
+    if (!st) st = mt__as_contig(w, cdt, &wc);
+    if (!st && b) st = mt__as_contig(b, cdt, &bc);
+    int dir = direct(&p.g);
+    int64_t rows = (a->transposed ? p.Cout : p.Cin) * p.K, cols = a->transposed ? p.Lin : p.Lout;
+    void *buf = NULL;
+    if (!st && !dir && !(buf = malloc((size_t)(rows * cols * p.es + 1)))) st = mt__error(MT_ERR_OOM, "out of memory in convolution");
+    if (!st) {
+        char *X = mt__data(xc), *W = mt__data(wc), *O = mt__data(r);
+        int64_t Cig = p.Cin / p.G, Cog = p.Cout / p.G;
+        for (int64_t n = 0; n < p.N; n++) {
+            char *xn = AT(X, n * p.Cin * p.Lin), *on = AT(O, n * p.Cout * p.Lout);
+            if (!a->transposed) { /* out_g[Cog, L] = W_g[Cog, Cig*K] @ cols_g[Cig*K, L] */
+                const char *cl = xn;
+                if (!dir) run_cols(xn, buf, &p.g, p.f64, 1), cl = buf;
+                for (int64_t g = 0; g < p.G; g++)
+                    gemm(p.f64, 0, 0, Cog, p.Lout, Cig * p.K, AT(W, g * Cog * Cig * p.K), Cig * p.K,
+                         AT(cl, g * Cig * p.K * p.Lout), p.Lout, 0, AT(on, g * Cog * p.Lout), p.Lout);
+            } else { /* cols_g[Cog*K, Lin] = W_g^T @ x_g[Cig, Lin]; out = col2im(cols) */
+                char *cl = dir ? on : buf;
+                for (int64_t g = 0; g < p.G; g++)
+                    gemm(p.f64, 1, 0, Cog * p.K, p.Lin, Cig, AT(W, g * Cig * Cog * p.K), Cog * p.K,
+                         AT(xn, g * Cig * p.Lin), p.Lin, 0, AT(cl, g * Cog * p.K * p.Lin), p.Lin);
+                if (!dir) {
+                    memset(on, 0, p.Cout * p.Lout * p.es);
+                    run_cols(buf, on, &p.g, p.f64, 0);
+                }
+            }
+        }
+        if (bc) add_bias(&p, O, mt__data(bc));
+    }
+    free(buf);
+    mt_tensor_release(xc);
+    mt_tensor_release(wc);
+    mt_tensor_release(bc);
+    if (st) { mt_tensor_release(r); return st; }
+    return mt__from_compute(r, x->dtype, out);
+}
+
+mt_status mt__impl_convolution_backward(mt_tensor *go, mt_tensor *x, mt_tensor *w, const mt_conv_args *a, int mask,
+                                        mt_tensor **gx, mt_tensor **gw, mt_tensor **gb) {
+    int64_t osz[2];
+    MT_TRY(conv_out_sizes(x, w, a, osz));
+    int cdt = mt__compute_dtype(x->dtype);
+    plan p;
+    make_plan(x, w, a, osz, cdt, &p);
+    mt_tensor *rx = NULL, *rw = NULL, *rb = NULL, *xc = NULL, *wc = NULL, *gc = NULL;
+    mt_status st = MT_OK;
+    if (mask & 1) st = mt__alloc(x->ndim, x->sizes, NULL, cdt, x->device, &rx);
+    if (!st && (mask & 2)) st = mt__alloc(w->ndim, w->sizes, NULL, cdt, x->device, &rw);
+    if (!st && (mask & 4)) st = mt__alloc(1, &p.Cout, NULL, cdt, x->device, &rb);
+    if (!st && x->device != MT_META) {
+        if (rx) memset(mt__data(rx), 0, mt_tensor_numel(rx) * p.es);
+        if (rw) memset(mt__data(rw), 0, mt_tensor_numel(rw) * p.es);
+        st = mt__as_contig(go, cdt, &gc);
+        if (!st) st = mt__as_contig(x, cdt, &xc);
+        if (!st) st = mt__as_contig(w, cdt, &wc);
+    }
+    int dir = direct(&p.g);
+    int64_t rows = (a->transposed ? p.Cout : p.Cin) * p.K, cols = a->transposed ? p.Lin : p.Lout;
+    void *buf = NULL;
+    if (!st && x->device != MT_META && !dir && (rx || rw) && !(buf = malloc((size_t)(rows * cols * p.es + 1))))
+        st = mt__error(MT_ERR_OOM, "out of memory in convolution backward");
+    if (!st && x->device != MT_META) {
+        char *X = mt__data(xc), *W = mt__data(wc), *GO = mt__data(gc);
+        int64_t Cig = p.Cin / p.G, Cog = p.Cout / p.G, CK = Cig * p.K, OK_ = Cog * p.K;
+        for (int64_t n = 0; n < p.N; n++) {
+            char *xn = AT(X, n * p.Cin * p.Lin), *gn = AT(GO, n * p.Cout * p.Lout);
+            double beta = n ? 1.0 : 0.0;
+            if (!a->transposed) {
+                if (rx) { /* cols_g[Cig*K, L] = W_g^T @ go_g; gx = col2im(cols) */
+                    char *gxn = AT(mt__data(rx), n * p.Cin * p.Lin), *cl = dir ? gxn : buf;
+                    for (int64_t g = 0; g < p.G; g++)
+                        gemm(p.f64, 1, 0, CK, p.Lout, Cog, AT(W, g * Cog * CK), CK, AT(gn, g * Cog * p.Lout), p.Lout, 0,
+                             AT(cl, g * CK * p.Lout), p.Lout);
+                    if (!dir) run_cols(buf, gxn, &p.g, p.f64, 0);
+                }
+                if (rw) { /* gw_g[Cog, Cig*K] += go_g[Cog, L] @ cols_g^T */
+                    const char *cl = xn;
+                    if (!dir) run_cols(xn, buf, &p.g, p.f64, 1), cl = buf;
+                    for (int64_t g = 0; g < p.G; g++)
+                        gemm(p.f64, 0, 1, Cog, CK, p.Lout, AT(gn, g * Cog * p.Lout), p.Lout, AT(cl, g * CK * p.Lout),
+                             p.Lout, beta, AT(mt__data(rw), g * Cog * CK), CK);
+                }
+            } else {
+                const char *cl = gn; /* cols of the output gradient [Cout*K, Lin] */
+                if (!dir) run_cols(gn, buf, &p.g, p.f64, 1), cl = buf;
+                if (rx) /* gx_g[Cig, Lin] = W_g[Cig, Cog*K] @ cols_g */
+                    for (int64_t g = 0; g < p.G; g++)
+                        gemm(p.f64, 0, 0, Cig, p.Lin, OK_, AT(W, g * Cig * OK_), OK_, AT(cl, g * OK_ * p.Lin), p.Lin, 0,
+                             AT(mt__data(rx), n * p.Cin * p.Lin + g * Cig * p.Lin), p.Lin);
+                if (rw) /* gw_g[Cig, Cog*K] += x_g[Cig, Lin] @ cols_g^T */
+                    for (int64_t g = 0; g < p.G; g++)
+                        gemm(p.f64, 0, 1, Cig, OK_, p.Lin, AT(xn, g * Cig * p.Lin), p.Lin, AT(cl, g * OK_ * p.Lin), p.Lin,
+                             beta, AT(mt__data(rw), g * Cig * OK_), OK_);
+            }
+        }
+        if (rb)
+            for (int64_t o = 0; o < p.Cout; o++) {
+                double s = 0;
+                for (int64_t n = 0; n < p.N; n++) {
+                    char *gp = AT(GO, (n * p.Cout + o) * p.Lout);
+                    if (p.f64) for (int64_t i = 0; i < p.Lout; i++) s += ((double *)gp)[i];
+                    else for (int64_t i = 0; i < p.Lout; i++) s += ((float *)gp)[i];
+                }
+                if (p.f64) ((double *)mt__data(rb))[o] = s;
+                else ((float *)mt__data(rb))[o] = (float)s;
+            }
+    }
+    free(buf);
+    mt_tensor_release(xc);
+    mt_tensor_release(wc);
+    mt_tensor_release(gc);
+    if (!st && rx) st = mt__from_compute(rx, x->dtype, gx), rx = NULL;
+    if (!st && rw) st = mt__from_compute(rw, x->dtype, gw), rw = NULL;
+    if (!st && rb) st = mt__from_compute(rb, x->dtype, gb), rb = NULL;
+    mt_tensor_release(rx);
+    mt_tensor_release(rw);
+    mt_tensor_release(rb);
+    return st;
+}
+
+/* ---- im2col / col2im (F.unfold / F.fold): [N, C, H, W] <-> [N, C*kh*kw, L] -------------- */
+
+static mt_status col_args_check(const char *what, const int64_t *k, const int64_t *d, const int64_t *p, const int64_t *s) {
+    if (k[0] <= 0 || k[1] <= 0)
+        return mt__error(MT_ERR_RUNTIME, "kernel size should be greater than zero, but got kernel_height: %lld kernel_width: %lld",
+                         (long long)k[0], (long long)k[1]);
+    if (s[0] <= 0 || s[1] <= 0)
+        return mt__error(MT_ERR_RUNTIME, "stride should be greater than zero, but got stride_height: %lld stride_width: %lld",
+                         (long long)s[0], (long long)s[1]);
+    if (d[0] <= 0 || d[1] <= 0)
+        return mt__error(MT_ERR_RUNTIME, "dilation should be greater than zero, but got dilation_height: %lld dilation_width: %lld",
+                         (long long)d[0], (long long)d[1]);
+    if (p[0] < 0 || p[1] < 0)
+        return mt__error(MT_ERR_RUNTIME, "padding should be non-negative, but got pad_height: %lld pad_width: %lld",
+                         (long long)p[0], (long long)p[1]);
+    (void)what;
+    return MT_OK;
+}
+
+static geom col_geom(int64_t C, int64_t H, int64_t W, const int64_t *k, const int64_t *d, const int64_t *p, const int64_t *s,
+                     int64_t oh, int64_t ow) {
+    geom g = {C, H, W, k[0], k[1], s[0], s[1], p[0], p[1], d[0], d[1], oh, ow};
+    return g;
+}
+
+mt_status mt__impl_im2col(mt_tensor *x, const int64_t *k, const int64_t *d, const int64_t *p, const int64_t *s,
+                          mt_tensor **out) {
+    MT_TRY(col_args_check("im2col", k, d, p, s));
+    char s1[256];
+    int batched = x->ndim == 4;
+    for (int64_t dd = 1; dd <= 2; dd++) { int64_t d2 = dd; MT_TRY(mt__wrap_dim(&d2, x->ndim)); } /* input.size(1), size(2) */
+    if (!((x->ndim == 3 && x->sizes[0] != 0 && x->sizes[1] != 0 && x->sizes[2] != 0) ||
+          (batched && x->sizes[1] != 0 && x->sizes[2] != 0 && x->sizes[3] != 0)))
+        return mt__error(MT_ERR_RUNTIME, "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other "
+                         "non-zero dimensions for input, but got: %s", MT_SZ(s1, x));
+    int64_t N = batched ? x->sizes[0] : 1, C = x->sizes[batched], H = x->sizes[batched + 1], W = x->sizes[batched + 2];
+    int64_t oh = (H + 2 * p[0] - (d[0] * (k[0] - 1) + 1)) / s[0] + 1;
+    int64_t ow = (W + 2 * p[1] - (d[1] * (k[1] - 1) + 1)) / s[1] + 1;
+    if (oh < 1 || ow < 1)
+        return mt__error(MT_ERR_RUNTIME, "Given input with spatial size (%lld, %lld), kernel_size=(%lld, %lld), "
+                         "dilation=(%lld, %lld), padding=(%lld, %lld), calculated shape of the array of sliding blocks "
+                         "as (%lld, %lld), but its components must be at least one.", (long long)H, (long long)W,
+                         (long long)k[0], (long long)k[1], (long long)d[0], (long long)d[1], (long long)p[0],
+                         (long long)p[1], (long long)oh, (long long)ow);
+    if (!mt__is_float(x->dtype))
+        return mt__error(MT_ERR_NOT_IMPLEMENTED, "\"im2col_out_cpu\" not implemented for '%s'", MT_DTNAME(x));
+    int cdt = mt__compute_dtype(x->dtype), es = cdt == MT_F64 ? 8 : 4;
+    int64_t sz[3] = {N, C * k[0] * k[1], oh * ow};
+    mt_tensor *r, *xc;
+    MT_TRY(mt__alloc(batched ? 3 : 2, batched ? sz : sz + 1, NULL, cdt, x->device, &r));
+    if (x->device == MT_META || N == 0) return mt__from_compute(r, x->dtype, out);
+    mt_status st = mt__as_contig(x, cdt, &xc);
+    if (st) { mt_tensor_release(r); return st; }
+    geom g = col_geom(C, H, W, k, d, p, s, oh, ow);
+    for (int64_t n = 0; n < N; n++)
+        run_cols(mt__data(xc) + n * C * H * W * es, mt__data(r) + n * sz[1] * sz[2] * es, &g, cdt == MT_F64, 1);
+    mt_tensor_release(xc);
+    return mt__from_compute(r, x->dtype, out);
+}
+
+mt_status mt__impl_col2im(mt_tensor *x, const int64_t *osz, const int64_t *k, const int64_t *d, const int64_t *p,
+                          const int64_t *s, mt_tensor **out) {
+    char s1[256];
+    MT_TRY(col_args_check("col2im", k, d, p, s));
+    int batched = x->ndim == 3;
+    for (int64_t dd = 0; dd <= 1; dd++) { int64_t d2 = dd; MT_TRY(mt__wrap_dim(&d2, x->ndim)); }
+    if (!((x->ndim == 2 && x->sizes[0] != 0 && x->sizes[1] != 0) || (batched && x->sizes[1] != 0 && x->sizes[2] != 0)))
+        return mt__error(MT_ERR_RUNTIME, "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size "
+                         "and non-zero dimensions for input, but got: %s", MT_SZ(s1, x));
+    int64_t N = batched ? x->sizes[0] : 1, CK = x->sizes[batched], L = x->sizes[batched + 1], kk = k[0] * k[1];
+    if (CK % kk)
+        return mt__error(MT_ERR_RUNTIME, "Expected size of input's dimension 1 to be divisible by the product of "
+                         "kernel_size, but got input.size(1)=%lld and kernel_size=(%lld, %lld).", (long long)CK,
+                         (long long)k[0], (long long)k[1]);
+    int64_t oh = (osz[0] + 2 * p[0] - (d[0] * (k[0] - 1) + 1)) / s[0] + 1;
+    int64_t ow = (osz[1] + 2 * p[1] - (d[1] * (k[1] - 1) + 1)) / s[1] + 1;
+    if (oh * ow != L)
+        return mt__error(MT_ERR_RUNTIME, "Given output_size=(%lld, %lld), kernel_size=(%lld, %lld), dilation=(%lld, "
+                         "%lld), padding=(%lld, %lld), stride=(%lld, %lld), expected size of input's dimension 2 to match "
+                         "the calculated number of sliding blocks %lld * %lld = %lld, but got input.size(2)=%lld.",
+                         (long long)osz[0], (long long)osz[1], (long long)k[0], (long long)k[1], (long long)d[0],
+                         (long long)d[1], (long long)p[0], (long long)p[1], (long long)s[0], (long long)s[1],
+                         (long long)oh, (long long)ow, (long long)(oh * ow), (long long)L);
+    if (!mt__is_float(x->dtype))
+        return mt__error(MT_ERR_NOT_IMPLEMENTED, "\"col2im_out_cpu\" not implemented for '%s'", MT_DTNAME(x));
+    int cdt = mt__compute_dtype(x->dtype), es = cdt == MT_F64 ? 8 : 4;
+    int64_t C = CK / kk, sz[4] = {N, C, osz[0], osz[1]};
+    mt_tensor *r, *xc;
+    MT_TRY(mt__alloc(batched ? 4 : 3, batched ? sz : sz + 1, NULL, cdt, x->device, &r));
+    if (x->device == MT_META || N == 0) return mt__from_compute(r, x->dtype, out);
+    memset(mt__data(r), 0, mt_tensor_numel(r) * es);
+    mt_status st = mt__as_contig(x, cdt, &xc);
+    if (st) { mt_tensor_release(r); return st; }
+    geom g = col_geom(C, osz[0], osz[1], k, d, p, s, oh, ow);
+    for (int64_t n = 0; n < N; n++)
+        run_cols(mt__data(xc) + n * CK * L * es, mt__data(r) + n * C * osz[0] * osz[1] * es, &g, cdt == MT_F64, 0);
+    mt_tensor_release(xc);
+    return mt__from_compute(r, x->dtype, out);
+}
