@@ -1,0 +1,1 @@
+"""One module per area; each registers cases with benchmarks.registry.case."""
