@@ -4,3 +4,7 @@ from .container import Container, ModuleDict, ModuleList, ParameterDict, Paramet
 from .linear import Bilinear, Identity, LazyLinear, Linear  # noqa: F401
 from .flatten import Flatten, Unflatten  # noqa: F401
 from .lazy import LazyModuleMixin  # noqa: F401
+from .activation import *  # noqa: F401,F403
+from .dropout import *  # noqa: F401,F403
+from .normalization import LayerNorm  # noqa: F401
+from .sparse import Embedding  # noqa: F401
