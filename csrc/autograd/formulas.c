@@ -25,8 +25,8 @@ static mt_status unary_backward(mt_node *n, mt_tensor *const *grads, mt_tensor *
     case MT_OP_SIGN: case MT_OP_FLOOR: case MT_OP_CEIL: case MT_OP_ROUND: case MT_OP_TRUNC:
         r = ZEROS(c, &n->in_meta[0]); break;
     case MT_OP_SQRT: r = B(c, MT_OP_DIV, g, BS(c, MT_OP_MUL, SAVED(c, n, 1), 2.0)); break;
-    case MT_OP_RSQRT: y = SAVED(c, n, 1);
-        r = BS(c, MT_OP_MUL, B(c, MT_OP_MUL, g, B(c, MT_OP_MUL, y, B(c, MT_OP_MUL, y, y))), -0.5); break;
+    case MT_OP_RSQRT: y = SAVED(c, n, 1); /* -0.5 * grad * result.pow(3) */
+        r = B(c, MT_OP_MUL, BS(c, MT_OP_MUL, g, -0.5), BS(c, MT_OP_POW, y, 3.0)); break;
     case MT_OP_EXP: r = B(c, MT_OP_MUL, g, SAVED(c, n, 1)); break;
     case MT_OP_EXPM1: r = B(c, MT_OP_MUL, g, BS(c, MT_OP_ADD, SAVED(c, n, 1), 1.0)); break;
     case MT_OP_LOG: r = B(c, MT_OP_DIV, g, SAVED(c, n, 0)); break;
@@ -36,10 +36,10 @@ static mt_status unary_backward(mt_node *n, mt_tensor *const *grads, mt_tensor *
     case MT_OP_SIN: r = B(c, MT_OP_MUL, g, U(c, MT_OP_COS, SAVED(c, n, 0))); break;
     case MT_OP_COS: r = B(c, MT_OP_MUL, g, U(c, MT_OP_NEG, U(c, MT_OP_SIN, SAVED(c, n, 0)))); break;
     case MT_OP_TAN: y = SAVED(c, n, 1); r = B(c, MT_OP_MUL, g, BS(c, MT_OP_ADD, B(c, MT_OP_MUL, y, y), 1.0)); break;
-    case MT_OP_TANH: y = SAVED(c, n, 1); r = B(c, MT_OP_MUL, g, SB(c, MT_OP_SUB, 1.0, B(c, MT_OP_MUL, y, y))); break;
-    case MT_OP_SIGMOID: y = SAVED(c, n, 1); r = B(c, MT_OP_MUL, g, B(c, MT_OP_MUL, y, SB(c, MT_OP_SUB, 1.0, y))); break;
-    case MT_OP_ERF: x = SAVED(c, n, 0);
-        r = B(c, MT_OP_MUL, BS(c, MT_OP_MUL, g, M_2_SQRTPI), U(c, MT_OP_EXP, U(c, MT_OP_NEG, B(c, MT_OP_MUL, x, x)))); break;
+    case MT_OP_TANH: r = B(c, MT_OP_TANH_BACKWARD, g, SAVED(c, n, 1)); break;
+    case MT_OP_SIGMOID: r = B(c, MT_OP_SIGMOID_BACKWARD, g, SAVED(c, n, 1)); break;
+    case MT_OP_ERF: x = SAVED(c, n, 0); /* 2/sqrt(pi) * exp(-x^2) * grad, in derivatives.yaml's order */
+        r = B(c, MT_OP_MUL, BS(c, MT_OP_MUL, U(c, MT_OP_EXP, U(c, MT_OP_NEG, B(c, MT_OP_MUL, x, x))), M_2_SQRTPI), g); break;
     case MT_OP_RECIPROCAL: y = SAVED(c, n, 1); r = B(c, MT_OP_MUL, U(c, MT_OP_NEG, g), B(c, MT_OP_MUL, y, y)); break;
     default: return no_formula(n, grads, out);
     }
@@ -93,6 +93,7 @@ static const char *const binary_names[MT_NUM_OPS] = {
     [MT_OP_DIV] = "DivBackward0", [MT_OP_DIV_TRUNC] = "DivBackward1", [MT_OP_DIV_FLOOR] = "DivBackward1",
     [MT_OP_REMAINDER] = "RemainderBackward0", [MT_OP_FMOD] = "FmodBackward0", [MT_OP_POW] = "PowBackward1",
     [MT_OP_MAXIMUM] = "MaximumBackward0", [MT_OP_MINIMUM] = "MinimumBackward0",
+    [MT_OP_TANH_BACKWARD] = "TanhBackwardBackward0", [MT_OP_SIGMOID_BACKWARD] = "SigmoidBackwardBackward0",
 };
 
 /* operand k of a binary node: saved tensor, or the Python scalar it was called with */
@@ -156,6 +157,16 @@ static mt_status binary_backward(mt_node *n, mt_tensor *const *grads, mt_tensor 
         if (needs(n, 1)) GIVE(c, out, 1, WHERE(c, B(c, lose1, a, b), zero, half));
         break;
     }
+    case MT_OP_TANH_BACKWARD: /* d/dg: tanh_backward(grad, y); d/dy: -2 * grad * g * y */
+        a = OPND(c, n, 0), b = OPND(c, n, 1);
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_TANH_BACKWARD, g, b));
+        if (needs(n, 1)) GIVE(c, out, 1, BS(c, MT_OP_MUL, B(c, MT_OP_MUL, B(c, MT_OP_MUL, g, a), b), -2.0));
+        break;
+    case MT_OP_SIGMOID_BACKWARD: /* d/dg: sigmoid_backward(grad, y); d/dy: grad * g * (1 - 2y) */
+        a = OPND(c, n, 0), b = OPND(c, n, 1);
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_SIGMOID_BACKWARD, g, b));
+        if (needs(n, 1)) GIVE(c, out, 1, B(c, MT_OP_MUL, B(c, MT_OP_MUL, g, a), SB(c, MT_OP_SUB, 1.0, BS(c, MT_OP_MUL, b, 2.0))));
+        break;
     default: return no_formula(n, grads, out);
     }
     return END(c, out, 2);
@@ -163,7 +174,7 @@ static mt_status binary_backward(mt_node *n, mt_tensor *const *grads, mt_tensor 
 
 static int binary_saves_inputs(int op) {
     return op == MT_OP_MUL || op == MT_OP_DIV || op == MT_OP_REMAINDER || op == MT_OP_FMOD || op == MT_OP_POW ||
-           op == MT_OP_MAXIMUM || op == MT_OP_MINIMUM;
+           op == MT_OP_MAXIMUM || op == MT_OP_MINIMUM || op == MT_OP_TANH_BACKWARD || op == MT_OP_SIGMOID_BACKWARD;
 }
 
 /* record a binary op; scalar_pos: 0 none, 1 a is a Python scalar, 2 b is */

@@ -377,6 +377,14 @@ void mt_cpu_logical_xor_f16(char **d, const int64_t *s, int64_t n, const mt_karg
 void mt_cpu_logical_xor_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_logical_xor_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_logical_xor_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_tanh_backward_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_tanh_backward_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_tanh_backward_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_tanh_backward_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_sigmoid_backward_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_sigmoid_backward_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_sigmoid_backward_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_sigmoid_backward_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_where_bool(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_where_u8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_where_i8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
@@ -479,6 +487,8 @@ const mt_op_desc mt_ops[MT_NUM_OPS] = {
     [MT_OP_LOGICAL_AND] = {"logical_and", MT_KIND_BINARY, MT_RESULT_BOOL, {[MT_BOOL] = mt_cpu_logical_and_bool, [MT_U8] = mt_cpu_logical_and_u8, [MT_I8] = mt_cpu_logical_and_i8, [MT_I16] = mt_cpu_logical_and_i16, [MT_I32] = mt_cpu_logical_and_i32, [MT_I64] = mt_cpu_logical_and_i64, [MT_F16] = mt_cpu_logical_and_f16, [MT_BF16] = mt_cpu_logical_and_bf16, [MT_F32] = mt_cpu_logical_and_f32, [MT_F64] = mt_cpu_logical_and_f64}},
     [MT_OP_LOGICAL_OR] = {"logical_or", MT_KIND_BINARY, MT_RESULT_BOOL, {[MT_BOOL] = mt_cpu_logical_or_bool, [MT_U8] = mt_cpu_logical_or_u8, [MT_I8] = mt_cpu_logical_or_i8, [MT_I16] = mt_cpu_logical_or_i16, [MT_I32] = mt_cpu_logical_or_i32, [MT_I64] = mt_cpu_logical_or_i64, [MT_F16] = mt_cpu_logical_or_f16, [MT_BF16] = mt_cpu_logical_or_bf16, [MT_F32] = mt_cpu_logical_or_f32, [MT_F64] = mt_cpu_logical_or_f64}},
     [MT_OP_LOGICAL_XOR] = {"logical_xor", MT_KIND_BINARY, MT_RESULT_BOOL, {[MT_BOOL] = mt_cpu_logical_xor_bool, [MT_U8] = mt_cpu_logical_xor_u8, [MT_I8] = mt_cpu_logical_xor_i8, [MT_I16] = mt_cpu_logical_xor_i16, [MT_I32] = mt_cpu_logical_xor_i32, [MT_I64] = mt_cpu_logical_xor_i64, [MT_F16] = mt_cpu_logical_xor_f16, [MT_BF16] = mt_cpu_logical_xor_bf16, [MT_F32] = mt_cpu_logical_xor_f32, [MT_F64] = mt_cpu_logical_xor_f64}},
+    [MT_OP_TANH_BACKWARD] = {"tanh_backward", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_tanh_backward_f16, [MT_BF16] = mt_cpu_tanh_backward_bf16, [MT_F32] = mt_cpu_tanh_backward_f32, [MT_F64] = mt_cpu_tanh_backward_f64}},
+    [MT_OP_SIGMOID_BACKWARD] = {"sigmoid_backward", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_sigmoid_backward_f16, [MT_BF16] = mt_cpu_sigmoid_backward_bf16, [MT_F32] = mt_cpu_sigmoid_backward_f32, [MT_F64] = mt_cpu_sigmoid_backward_f64}},
     [MT_OP_WHERE] = {"where", MT_KIND_TERNARY, MT_RESULT_SAME, {[MT_BOOL] = mt_cpu_where_bool, [MT_U8] = mt_cpu_where_u8, [MT_I8] = mt_cpu_where_i8, [MT_I16] = mt_cpu_where_i16, [MT_I32] = mt_cpu_where_i32, [MT_I64] = mt_cpu_where_i64, [MT_F16] = mt_cpu_where_f16, [MT_BF16] = mt_cpu_where_bf16, [MT_F32] = mt_cpu_where_f32, [MT_F64] = mt_cpu_where_f64}},
     [MT_OP_CLAMP] = {"clamp", MT_KIND_TERNARY, MT_RESULT_SAME, {[MT_U8] = mt_cpu_clamp_u8, [MT_I8] = mt_cpu_clamp_i8, [MT_I16] = mt_cpu_clamp_i16, [MT_I32] = mt_cpu_clamp_i32, [MT_I64] = mt_cpu_clamp_i64, [MT_F16] = mt_cpu_clamp_f16, [MT_BF16] = mt_cpu_clamp_bf16, [MT_F32] = mt_cpu_clamp_f32, [MT_F64] = mt_cpu_clamp_f64}},
     [MT_OP_LERP] = {"lerp", MT_KIND_TERNARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_lerp_f16, [MT_BF16] = mt_cpu_lerp_bf16, [MT_F32] = mt_cpu_lerp_f32, [MT_F64] = mt_cpu_lerp_f64}},

@@ -636,13 +636,15 @@ enum mt_op {
     MT_OP_LOGICAL_AND = 47,
     MT_OP_LOGICAL_OR = 48,
     MT_OP_LOGICAL_XOR = 49,
-    MT_OP_WHERE = 50,
-    MT_OP_CLAMP = 51,
-    MT_OP_LERP = 52,
-    MT_OP_ADDCMUL = 53,
-    MT_OP_ADDCDIV = 54,
-    MT_OP_MASKED_FILL = 55,
-    MT_OP_NAN_TO_NUM = 56,
-    MT_NUM_OPS = 57
+    MT_OP_TANH_BACKWARD = 50,
+    MT_OP_SIGMOID_BACKWARD = 51,
+    MT_OP_WHERE = 52,
+    MT_OP_CLAMP = 53,
+    MT_OP_LERP = 54,
+    MT_OP_ADDCMUL = 55,
+    MT_OP_ADDCDIV = 56,
+    MT_OP_MASKED_FILL = 57,
+    MT_OP_NAN_TO_NUM = 58,
+    MT_NUM_OPS = 59
 };
 /* ---- END GENERATED OPS ---- */

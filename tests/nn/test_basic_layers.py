@@ -17,8 +17,9 @@ ACTIVATIONS = [
 ]
 
 
-# backward formulas still composed of bfloat16 ops (several roundings) where PyTorch has one kernel
-BF16_GRAD_ROUNDING = {"Tanh", "Tanhshrink", "Softmax", "Softmin", "LogSoftmax", "Softmax2d"}
+# backward kernels that reduce over a row: in bfloat16 a 1-ulp difference in the saved output moves
+# small gradient entries (cancellation), so they compare at the scale of the largest entry
+ROW_REDUCING = {"Softmax", "Softmin", "LogSoftmax", "Softmax2d"}
 
 
 def _pair(x, dtype="float32", grad=True):
@@ -27,8 +28,10 @@ def _pair(x, dtype="float32", grad=True):
     return a, b
 
 
-def _close(a, b, dtype="float32"):
+def _close(a, b, dtype="float32", row_reducing=False):
     tol = {"float32": (1e-5, 1.3e-6), "bfloat16": (1.6e-2, 1e-5)}[dtype]
+    if row_reducing and dtype == "bfloat16":
+        tol = (tol[0], 2 ** -7 * float(b.detach().float().abs().max()))
     np.testing.assert_allclose(a.detach().float().numpy(), b.detach().float().numpy(), rtol=tol[0], atol=tol[1])
 
 
@@ -42,8 +45,6 @@ def _backward(ya, yb):
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 @pytest.mark.parametrize("name,args,kwargs", ACTIVATIONS, ids=lambda v: str(v))
 def test_activation_modules(name, args, kwargs, dtype):
-    if dtype == "bfloat16" and name in BF16_GRAD_ROUNDING:
-        pytest.xfail("bfloat16 backward rounds each composed step, PyTorch's fused kernel rounds once")
     x = np.random.default_rng(0).standard_normal((2, 3, 4, 5)).astype("float32")
     a, b = _pair(x, dtype)
     ma, mb = getattr(mt.nn, name)(*args, **kwargs), getattr(torch.nn, name)(*args, **kwargs)
@@ -51,7 +52,7 @@ def test_activation_modules(name, args, kwargs, dtype):
     ya, yb = ma(a.transpose(1, 3)), mb(b.transpose(1, 3))  # non-contiguous input
     _close(ya, yb, dtype)
     _backward(ya, yb)
-    _close(a.grad, b.grad, dtype)
+    _close(a.grad, b.grad, dtype, row_reducing=name in ROW_REDUCING)
 
 
 def test_inplace_activation():
@@ -90,8 +91,6 @@ def test_embedding_from_pretrained():
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 @pytest.mark.parametrize("affine,bias", [(True, True), (True, False), (False, True)])
 def test_layer_norm(dtype, affine, bias):
-    if dtype == "bfloat16":
-        pytest.xfail("bfloat16 layer_norm backward rounds intermediate steps")
     rng = np.random.default_rng(1)
     ma = mt.nn.LayerNorm((4, 5), eps=1e-6, elementwise_affine=affine, bias=bias, dtype=getattr(mt, dtype))
     mb = torch.nn.LayerNorm((4, 5), eps=1e-6, elementwise_affine=affine, bias=bias, dtype=getattr(torch, dtype))
@@ -106,9 +105,9 @@ def test_layer_norm(dtype, affine, bias):
     ya, yb = ma(a), mb(b)
     _close(ya, yb, dtype)
     _backward(ya, yb)
-    _close(a.grad, b.grad, dtype)
+    _close(a.grad, b.grad, dtype, row_reducing=True)
     for pa, pb in zip(ma.parameters(), mb.parameters()):
-        _close(pa.grad, pb.grad, dtype)
+        _close(pa.grad, pb.grad, dtype, row_reducing=True)
 
 
 @pytest.mark.parametrize("name", ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",

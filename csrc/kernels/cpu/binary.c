@@ -102,6 +102,12 @@ ROWS_INT(B_SAME, pow, (CT)ipow(x, y))
  * reciprocal, sqrt and rsqrt */
 ROWS_FLOAT(B_SAME, pow, k->scalar_last ? ((y) == 3 ? RND_ROW(x * x) * x : (CT)1 / RND_ROW(x * x)) : pow(x, y))
 
+/* PyTorch's fused backward kernels: tanh_backward(g, y) = g * (1 - y*y) with 1 - y*y rounded once
+ * (its vectorised fma); sigmoid_backward(g, y) = g * (1 - y) * y, float16 rounding each step as
+ * PyTorch's Half kernel does, bfloat16 computing in float */
+ROWS_FLOAT(B_SAME, tanh_backward, x * (CT)fma(-(double)y, (double)y, 1.0))
+ROWS_FLOAT(B_SAME, sigmoid_backward, rnd_kind_ == MT_RND_f16 ? RND(RND(x * RND((CT)1 - y)) * y) : x * ((CT)1 - y) * y)
+
 ROWS_INTBOOL(B_SAME, maximum, x > y ? x : y)
 ROWS_FLOAT(B_SAME, maximum, (x != x || y != y) ? x + y : (x > y ? x : y))
 ROWS_INTBOOL(B_SAME, minimum, x < y ? x : y)
