@@ -11,9 +11,6 @@ import mindtorch_v2 as mt
 
 torch = pytest.importorskip("torch")
 
-TOL = {"float32": (2e-5, 2e-6), "bfloat16": (0, 0)}
-
-
 def _mt(t):
     """A mindtorch_v2 copy of a torch tensor (any dtype, bfloat16 through float32)."""
     t = t.detach()
@@ -30,8 +27,10 @@ def _close(a, b, dtype="float32", what=""):
     a, b = _np(a), _np(b)
     assert a.shape == b.shape, what
     if dtype == "bfloat16":
-        # bfloat16 rounds every composed step: compare against the value scale (a few bf16 ulps)
-        np.testing.assert_allclose(a, b, rtol=0, atol=0.01 * max(1.0, float(np.abs(b).max())), err_msg=what)
+        # bfloat16 rounds every composed step: compare against the value scale, a few bf16 ulps
+        # (gradients more: LayerNorm's bfloat16 backward is composed of rounded steps, see test_basic_layers)
+        scale = (0.03 if "grad" in what else 0.02) * max(1.0, float(np.abs(b).max()))
+        np.testing.assert_allclose(a, b, rtol=0, atol=scale, err_msg=what)
     else:
         np.testing.assert_allclose(a, b, rtol=2e-4, atol=2e-5 * max(1.0, float(np.abs(b).max())), err_msg=what)
 
