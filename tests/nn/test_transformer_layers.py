@@ -166,8 +166,10 @@ def test_mha_is_causal(need_weights, with_kpm):
     kw_a, kw_b = {}, {}
     if with_kpm:
         kw_a["key_padding_mask"], kw_b["key_padding_mask"] = _mask("bool", (N, L))
-    oa, _ = ma(xa, xa, xa, attn_mask=ca, is_causal=True, need_weights=need_weights, **kw_a)
-    ob, _ = mb(xb, xb, xb, attn_mask=cb, is_causal=True, need_weights=need_weights, **kw_b)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # bool key_padding_mask with a float attn_mask warns in both
+        oa, _ = ma(xa, xa, xa, attn_mask=ca, is_causal=True, need_weights=need_weights, **kw_a)
+        ob, _ = mb(xb, xb, xb, attn_mask=cb, is_causal=True, need_weights=need_weights, **kw_b)
     _close(oa, ob)
     _backward(oa, ob)
     _check_grads(ma, mb, [(xa, xb)])
@@ -464,3 +466,19 @@ def test_training_steps(opt):
             # softmax ignores the key bias: its gradient is rounding noise, which Adam scales up to +-lr
             v, vb = np.delete(v, np.s_[E:2 * E]), np.delete(vb, np.s_[E:2 * E])
         _close(v, vb, what=k)
+
+
+def test_module_paths_pickle_deepcopy():
+    """PyTorch's module paths, and pickled / deep-copied layers compute the same."""
+    import copy
+    import pickle
+
+    from mindtorch_v2.nn.modules.activation import MultiheadAttention
+    from mindtorch_v2.nn.modules.transformer import TransformerEncoderLayer
+    assert MultiheadAttention is mt.nn.MultiheadAttention and TransformerEncoderLayer is mt.nn.TransformerEncoderLayer
+    mt.manual_seed(0)
+    m = mt.nn.TransformerEncoderLayer(8, 2, 16, activation="gelu").eval()
+    x = mt.randn(3, 2, 8)
+    for m2 in (pickle.loads(pickle.dumps(m)), copy.deepcopy(m)):
+        np.testing.assert_array_equal(_np(m2(x)), _np(m(x)))
+        assert m2.activation is mt.nn.functional.gelu
