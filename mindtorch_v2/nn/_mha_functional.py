@@ -134,7 +134,8 @@ def _attention(q, k, v, mask, dropout_p, is_causal):
     F = _F()
     L, S, E, Ev = q.size(-2), k.size(-2), q.size(-1), v.size(-1)
     lead = tuple(q.shape[:-2])
-    q3, k3, v3 = q.reshape(-1, L, E), k.reshape(-1, S, E), v.reshape(-1, S, Ev)
+    nb = math.prod(lead)
+    q3, k3, v3 = q.reshape(nb, L, E), k.reshape(nb, S, E), v.reshape(nb, S, Ev)
     if is_causal:  # PyTorch 2.13 applies the causal pattern on top of an explicit mask
         causal = torch.ones(L, S, dtype=torch.bool).tril()
         if mask is None:
@@ -150,7 +151,7 @@ def _attention(q, k, v, mask, dropout_p, is_causal):
         if math.prod(mlead) == 1:  # one mask for every batch and head: broadcast, no copy
             mask = mask.reshape(1, mask.size(-2), mask.size(-1))
         else:
-            mask = mask.expand(lead + (L, S)).reshape(-1, L, S)
+            mask = mask.expand(lead + (L, S)).reshape(nb, L, S)
         scores = torch.baddbmm(mask, q3 * (1.0 / math.sqrt(E)), k3.transpose(-2, -1))
         dead = scores.eq(float("-inf")).all(-1, keepdim=True)  # fully masked rows
         attn = F.softmax(scores.masked_fill(dead, 0.0), dim=-1).masked_fill(dead, 0.0)

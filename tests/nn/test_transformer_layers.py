@@ -482,3 +482,35 @@ def test_module_paths_pickle_deepcopy():
     for m2 in (pickle.loads(pickle.dumps(m)), copy.deepcopy(m)):
         np.testing.assert_array_equal(_np(m2(x)), _np(m(x)))
         assert m2.activation is mt.nn.functional.gelu
+
+
+@pytest.mark.parametrize("need_weights", [True, False])
+@pytest.mark.parametrize("L,S,N", [(0, 3, 2), (3, 0, 2), (3, 3, 0), (3, 4, 2)])
+def test_mha_empty_and_float64(need_weights, L, S, N):
+    E, H = 8, 2
+    ma, mb = _pair_modules("MultiheadAttention", E, H, dtype="float64")
+    rng = np.random.default_rng(8)
+    q, k = rng.standard_normal((L, N, E)), rng.standard_normal((S, N, E))
+    oa, wa = ma(mt.tensor(q), mt.tensor(k), mt.tensor(k), need_weights=need_weights)
+    ob, wb = mb(torch.tensor(q), torch.tensor(k), torch.tensor(k), need_weights=need_weights)
+    assert oa.dtype == mt.float64 and tuple(oa.shape) == tuple(ob.shape)
+    np.testing.assert_allclose(oa.detach().numpy(), ob.detach().numpy(), rtol=1e-10, atol=1e-12)
+    if need_weights:
+        assert tuple(wa.shape) == tuple(wb.shape)
+
+
+@pytest.mark.parametrize("need_weights", [True, False])
+def test_mha_gradcheck(need_weights):
+    E, H, L, S, N = 4, 2, 3, 2, 2
+    g = mt.Generator().manual_seed(0)
+
+    def r(*s):
+        return mt.randn(*s, generator=g, dtype=mt.float64).requires_grad_()
+    q, k, w, b, ow, ob, bk, bv = r(L, N, E), r(S, N, E), r(3 * E, E), r(3 * E), r(E, E), r(E), r(1, 1, E), r(1, 1, E)
+    mask = mt.randn(L, S, generator=g, dtype=mt.float64)  # padded for bias_k inside
+
+    def f(q, k, w, b, ow, ob, bk, bv):
+        out, wts = mt.nn.functional.multi_head_attention_forward(
+            q, k, k, E, H, w, b, bk, bv, False, 0.0, ow, ob, attn_mask=mask, need_weights=need_weights)
+        return out if wts is None else (out, wts)
+    assert mt.autograd.gradcheck(f, (q, k, w, b, ow, ob, bk, bv))
