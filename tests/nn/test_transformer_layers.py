@@ -386,7 +386,8 @@ def test_transformer(batch_first):
     E, H, S, T, N = 16, 4, 5, 4, 2
     ma, mb = _pair_modules("Transformer", E, H, 2, 2, 32, 0.0, batch_first=batch_first, seed=3)
     (sa, sb), (ta, tb) = _inputs((N, S, E) if batch_first else (S, N, E), (N, T, E) if batch_first else (T, N, E))
-    tma, tmb = mt.nn.Transformer.generate_square_subsequent_mask(T), torch.nn.Transformer.generate_square_subsequent_mask(T)
+    tma = mt.nn.Transformer.generate_square_subsequent_mask(T)
+    tmb = torch.nn.Transformer.generate_square_subsequent_mask(T)
     kpa, kpb = _mask("bool", (N, S))
     ya = ma(sa, ta, tgt_mask=tma, src_key_padding_mask=kpa, memory_key_padding_mask=kpa)
     yb = mb(sb, tb, tgt_mask=tmb, src_key_padding_mask=kpb, memory_key_padding_mask=kpb)
