@@ -4,6 +4,7 @@ PyTorch build (they change nothing here, as they change nothing there)."""
 import contextlib
 
 from . import cpu, cuda, cudnn, mkl, mkldnn, mps, openmp, opt_einsum  # noqa: F401
+from . import mha  # noqa: F401,E402
 
 fp32_precision = "none"
 
