@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Build the libFuzzer harness over the C ABI (tests/c/fuzz/fuzz_ops.c) with clang +
+# ASan/UBSan and run it for a given time (default 60 s); crashes land in the corpus dir's
+# parent as crash-* files (each one becomes a regression case in tests/c/fuzz/regressions/).
+#   tools/fuzz.sh [seconds] [extra libFuzzer flags...]
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+WORK="${MT_FUZZ_DIR:-/tmp/mindtorch-fuzz}"
+SECS="${1:-60}"; shift || true
+mkdir -p "$WORK/corpus"
+command -v clang >/dev/null || { echo "clang is needed (apt-get install clang)"; exit 1; }
+clang -std=gnu11 -O1 -g -DMT_NO_CLONES -fno-omit-frame-pointer -pthread -include stdint.h \
+    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+    -I "$ROOT/csrc/include" "$ROOT/tests/c/fuzz/fuzz_ops.c" \
+    $(find "$ROOT/csrc" -name '*.c' | sort) -lopenblas -lm -o "$WORK/fuzz_ops"
+cp -n "$ROOT"/tests/c/fuzz/regressions/* "$WORK/corpus/" 2>/dev/null || true
+cd "$WORK"
+export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:malloc_limit_mb=2048"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+./fuzz_ops -max_total_time="$SECS" -rss_limit_mb=4096 -max_len=512 -timeout=10 -print_final_stats=1 "$@" corpus
