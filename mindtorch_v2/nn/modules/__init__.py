@@ -4,3 +4,8 @@ from .container import Container, ModuleDict, ModuleList, ParameterDict, Paramet
 from .linear import Bilinear, Identity, LazyLinear, Linear  # noqa: F401
 from .flatten import Flatten, Unflatten  # noqa: F401
 from .lazy import LazyModuleMixin  # noqa: F401
+from .conv import *  # noqa: F401,F403
+from .pooling import *  # noqa: F401,F403
+from .upsampling import *  # noqa: F401,F403
+from .padding import *  # noqa: F401,F403
+from .fold import *  # noqa: F401,F403
