@@ -7,3 +7,5 @@ from . import functional  # noqa: F401
 from . import init  # noqa: F401
 from . import parameter  # noqa: F401
 from . import modules  # noqa: F401
+# importing the submodule rebinds nn.utils, which the star import above set to nn.modules.utils
+from .utils import rnn as _rnn  # noqa: F401,E402
