@@ -9,3 +9,4 @@ from .pooling import *  # noqa: F401,F403
 from .upsampling import *  # noqa: F401,F403
 from .padding import *  # noqa: F401,F403
 from .fold import *  # noqa: F401,F403
+from .rnn import *  # noqa: F401,F403
