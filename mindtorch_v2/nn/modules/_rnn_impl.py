@@ -135,7 +135,7 @@ def _cell_checks(input, hx, w_ih, w_hh, labels):
 
 def rnn_cell(mode, input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """One step; hx is a tuple of states. Returns the tuple of new states."""
-    _cell_checks(input, hx, w_ih, w_hh, ("[0]", "[1]") if mode == "LSTM" else ("",))
+    _cell_checks(input, hx, w_ih, w_hh, ("0", "1") if mode == "LSTM" else ("0",))
     if mode == "GRU":
         return _gru_step(F.linear(input, w_ih, b_ih), hx, w_hh.t(), b_hh, None)
     xw = F.linear(input, w_ih, None if b_ih is None else b_ih + b_hh)

@@ -177,7 +177,7 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
     if not sequences:
         raise RuntimeError("received an empty list of sequences")
     if padding_side not in ("left", "right"):
-        raise ValueError(f"Expected padding_side to be one of left or right, but got {padding_side}.")
+        raise RuntimeError(f"Expected padding_side to be one of left or right, but got {padding_side}.")
     lengths = _creation.tensor([s.size(0) for s in sequences], dtype=_dtype.int64)
     B, L = len(sequences), int(lengths.max())
     tail = tuple(sequences[0].shape[1:])
