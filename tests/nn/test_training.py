@@ -69,6 +69,15 @@ def _train(L, model_fn, data_fn, loss_fn, steps, lr):
     return losses
 
 
+@pytest.fixture(autouse=True)
+def _torch_one_thread():
+    # PyTorch's thread pool thrashes on this 2-core machine for such tiny ops; the numbers do not change
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
 CASES = {
     "cnn": (_cnn, _cnn_data, lambda L, out, y: L.nn.functional.cross_entropy(out, y), 25, 0.02),
     "lstm": (_lstm, _lstm_data, lambda L, out, y: L.nn.functional.mse_loss(out, y), 25, 0.02),
