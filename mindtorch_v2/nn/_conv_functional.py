@@ -12,7 +12,7 @@ from .._tensor import Tensor
 __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold", "max_pool1d", "max_pool2d",
            "max_pool1d_with_indices", "max_pool2d_with_indices", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
            "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool1d_with_indices",
-           "adaptive_max_pool2d_with_indices", "pad", "interpolate", "upsample", "upsample_nearest",
+           "adaptive_max_pool2d_with_indices", "lp_pool1d", "lp_pool2d", "pad", "interpolate", "upsample", "upsample_nearest",
            "upsample_bilinear"]
 
 _NULL = ffi.NULL
@@ -258,6 +258,26 @@ def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
 def adaptive_max_pool1d(input, output_size, return_indices=False):
     out, ind = adaptive_max_pool1d_with_indices(input, output_size)
     return (out, ind) if return_indices else out
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    # composed as PyTorch composes it: (sum over the window of x^p)^(1/p)
+    kw, kh = _ints("kernel_size", kernel_size, 2, "lp_pool2d")
+    if isinstance(norm_type, (int, float)) and abs(norm_type) == float("inf"):
+        if norm_type > 0:
+            return max_pool2d(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+        return -max_pool2d(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    out = avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return (out.sign() * out.abs().relu()).mul(kw * kh).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    if isinstance(norm_type, (int, float)) and abs(norm_type) == float("inf"):
+        if norm_type > 0:
+            return max_pool1d(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+        return -max_pool1d(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    out = avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return (out.sign() * out.abs().relu()).mul(kernel_size).pow(1.0 / norm_type)
 
 
 # ---- padding --------------------------------------------------------------------------------

@@ -11,3 +11,9 @@ from .sparse import Embedding  # noqa: F401
 from ._multihead import MultiheadAttention  # noqa: F401
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,  # noqa: F401
                           TransformerEncoderLayer)
+from .conv import *  # noqa: F401,F403
+from .pooling import *  # noqa: F401,F403
+from .upsampling import *  # noqa: F401,F403
+from .padding import *  # noqa: F401,F403
+from .fold import *  # noqa: F401,F403
+from .rnn import *  # noqa: F401,F403
