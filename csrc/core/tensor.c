@@ -84,17 +84,22 @@ static mt_status header_new(mt_storage *s, int ndim, const int64_t *sizes, const
     return MT_OK;
 }
 
+/* Products in uint64: an empty tensor may have other dims whose product overflows (its numel is
+ * still 0 and its strides are never used to address memory); that must not be undefined. */
 int64_t mt__numel(int ndim, const int64_t *sizes) {
-    int64_t n = 1;
-    for (int i = 0; i < ndim; i++) n *= sizes[i];
-    return n;
+    uint64_t n = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (sizes[i] == 0) return 0;
+        n *= (uint64_t)sizes[i];
+    }
+    return (int64_t)n;
 }
 
 void mt__contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides) {
-    int64_t s = 1;
+    uint64_t s = 1;
     for (int i = ndim - 1; i >= 0; i--) {
-        strides[i] = s;
-        s *= sizes[i] > 1 ? sizes[i] : 1;
+        strides[i] = (int64_t)s;
+        s *= sizes[i] > 1 ? (uint64_t)sizes[i] : 1;
     }
 }
 

@@ -64,9 +64,10 @@ typedef struct {
 static mt_tensor **reg(machine *m, bytes *b) { return &m->r[u8(b) % R]; }
 static mt_tensor *get(machine *m, bytes *b) { return m->r[u8(b) % R]; }  /* may be NULL */
 
-/* the result of a call goes to a register (replacing what was there) */
-static void put(machine *m, bytes *b, mt_status st, mt_tensor *t) {
-    mt_tensor **d = reg(m, b);
+/* the result of a call goes to a register (replacing what was there); *tp is read here, after
+ * the call ran (a plain argument could be evaluated before the call that sets it) */
+static void put(machine *m, bytes *b, mt_status st, mt_tensor **tp) {
+    mt_tensor *t = tp ? *tp : NULL, **d = reg(m, b);
     if (st != MT_OK) {
         if (t) abort(); /* a failed call must not hand back a tensor */
         if (!mt_last_error() || !*mt_last_error()) abort(); /* nor fail without a message */
@@ -101,13 +102,13 @@ static void create(machine *m, bytes *b) {
     int64_t n = numel_of(ndim, s);
     mt_tensor *t = NULL;
     if (n < 0 || dt < 0 || dt >= MT_NUM_DTYPES) { /* bad shapes and dtypes: errors expected */
-        put(m, b, mt_empty(ndim, s, dt, MT_CPU, &t), t);
+        put(m, b, mt_empty(ndim, s, dt, MT_CPU, &t), &t);
         return;
     }
     size_t need = (size_t)n * (size_t)mt_dtype_itemsize(src);
     uint8_t *buf = calloc(need ? need : 1, 1);
     for (size_t i = 0; i < need && b->n; i++) buf[i] = u8(b);
-    put(m, b, mt_from_data(buf, src, ndim, s, dt, &t), t);
+    put(m, b, mt_from_data(buf, src, ndim, s, dt, &t), &t);
     free(buf);
 }
 
@@ -134,7 +135,7 @@ static void view_op(machine *m, bytes *b) {
     case 12: st = mt_view_dtype(x, dtype_arg(b), &t); break;
     default: { int n = dims_arg(b, d, 5); st = mt_flip(x, n, d, &t); break; }
     }
-    put(m, b, st, t);
+    put(m, b, st, &t);
 }
 
 static void elementwise(machine *m, bytes *b) {
@@ -153,7 +154,7 @@ static void elementwise(machine *m, bytes *b) {
     default: if (!y) return; st = mt_copy_(x, y); put(m, b, st, NULL); return;
     }
     if (st == MT_OK && out) { mt_tensor_release(t); return; } /* out-variant results alias out */
-    put(m, b, st, t);
+    put(m, b, st, &t);
 }
 
 static void reduction(machine *m, bytes *b) {
@@ -174,7 +175,7 @@ static void reduction(machine *m, bytes *b) {
     default: st = mt_softmax(x, i64(b), u8(b) & 1, dtype_arg(b) - 1, &t); break;
     }
     mt_tensor_release(t2);
-    put(m, b, st, t);
+    put(m, b, st, &t);
 }
 
 static void linalg(machine *m, bytes *b) {
@@ -190,7 +191,7 @@ static void linalg(machine *m, bytes *b) {
               eq[n] = 0; mt_tensor *ops[2] = {x, y}; st = mt_einsum(eq, 1 + (u8(b) & 1), ops, &t); break; }
     default: st = mt_dot(x, y, &t); break;
     }
-    put(m, b, st, t);
+    put(m, b, st, &t);
 }
 
 static void indexing(machine *m, bytes *b) {
@@ -209,7 +210,7 @@ static void indexing(machine *m, bytes *b) {
     default: { mt_tensor *ts[2] = {x, idx}; st = (u8(b) & 1) ? mt_cat(2, ts, i64(b), &t) : mt_stack(2, ts, i64(b), &t); break; }
     }
     if (st == MT_OK && t == x) { mt_tensor_release(t); return; } /* in-place variants */
-    put(m, b, st, t);
+    put(m, b, st, &t);
 }
 
 static void nn_ops(machine *m, bytes *b) {
@@ -231,7 +232,7 @@ static void nn_ops(machine *m, bytes *b) {
     case 7: st = mt_im2col(x, a, c, e, o, &t); break;
     default: st = mt_dropout(x, f64(b), u8(b) & 1, u8(b) % 4, 0, NULL, &t); break;
     }
-    put(m, b, st, t);
+    put(m, b, st, &t);
 }
 
 static void autograd(machine *m, bytes *b) {
@@ -250,7 +251,7 @@ static void autograd(machine *m, bytes *b) {
     }
     default: {
         mt_tensor *t = NULL;
-        put(m, b, mt_detach(x, &t), t);
+        put(m, b, mt_detach(x, &t), &t);
         break;
     }
     }
@@ -260,9 +261,9 @@ static void misc(machine *m, bytes *b) {
     mt_tensor *x = get(m, b), *t = NULL;
     if (!x) return;
     switch (u8(b) % 6) {
-    case 0: put(m, b, mt_to_dtype(x, dtype_arg(b), u8(b) & 1, &t), t); break;
-    case 1: put(m, b, mt_contiguous(x, &t), t); break;
-    case 2: put(m, b, mt_clone(x, &t), t); break;
+    case 0: put(m, b, mt_to_dtype(x, dtype_arg(b), u8(b) & 1, &t), &t); break;
+    case 1: put(m, b, mt_contiguous(x, &t), &t); break;
+    case 2: put(m, b, mt_clone(x, &t), &t); break;
     case 3: { uint8_t buf[256]; (void)mt_read(x, dtype_arg(b), buf, u8(b) % 257); break; }
     case 4: { double f; int64_t i; (void)mt_item(x, &f, &i); break; }
     default: { int64_t d[4]; int n = dims_arg(b, d, 4);
