@@ -272,3 +272,4 @@ linear = _ops.linear
 # ---- re-exports from sibling modules ----
 from ._loss_functional import *  # noqa: E402,F401,F403  (losses)
 from ._conv_functional import *  # noqa: E402,F401,F403  (spatial ops)
+from ._attention_functional import *  # noqa: E402,F401,F403  (scaled_dot_product_attention)
