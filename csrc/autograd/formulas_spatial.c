@@ -63,7 +63,7 @@ static mt_status log_softmax_backward(mt_node *n, mt_tensor *const *grads, mt_te
 mt_status mt__log_softmax_for_loss(mt_tensor *x, int64_t dim, mt_tensor **out) {
     int grad = mt__grad_enabled() && mt__requires_grad(x);
     int prev = mt__grad_push(0);
-    mt_status st = mt__impl_log_softmax_for_loss(x, dim, out);
+    mt_status st = mt__impl_softmax(x, dim, 1, -1, out);
     mt__grad_pop(prev);
     if (st || !grad) return st;
     mt_node *n;

@@ -350,6 +350,19 @@ mt_status mt_dropout(mt_tensor *x, double p, int train, int kind, int inplace, s
                      mt_tensor **out);
 /* F.linear: input @ weight.T + bias (bias may be NULL), composed as PyTorch composes it */
 mt_status mt_linear(mt_tensor *x, mt_tensor *weight, mt_tensor *bias, mt_tensor **out);
+/* ---- scaled_dot_product_attention (kernels/cpu/attention.c, autograd/formulas_attention.c) ----
+ * F.scaled_dot_product_attention as PyTorch 2.13 runs it on CPU: its checks and error texts, its
+ * backend choice, then the fused kernel (4-D inputs, no dropout; ScaledDotProductFlashAttentionForCpu
+ * Backward0) or the math path composed of public ops. mask: NULL, bool (True takes part) or additive
+ * (float32 or the query dtype); scale is used when has_scale; backends: the MT_SDPA_* bits enabled
+ * (torch.nn.attention.sdpa_kernel); g: the generator for dropout (NULL: default). */
+enum mt_sdpa_backend {
+    MT_SDPA_MATH = 1,
+    MT_SDPA_FLASH = 2
+};
+mt_status mt_scaled_dot_product_attention(mt_tensor *q, mt_tensor *k, mt_tensor *v, mt_tensor *mask,
+                                          double dropout_p, int is_causal, int has_scale, double scale,
+                                          int enable_gqa, int backends, struct mt_generator *g, mt_tensor **out);
 /* ---- losses and spatial ops --------------------------------------------
  * Kernels in kernels/cpu/{loss,conv,pool,upsample,pad}.c, autograd wrappers and
  * formulas in autograd/formulas_spatial.c. PyTorch's argument conventions:

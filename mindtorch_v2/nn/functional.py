@@ -274,3 +274,4 @@ from ._loss_functional import *  # noqa: E402,F401,F403  (losses)
 from ._conv_functional import *  # noqa: E402,F401,F403  (spatial ops)
 from ._mha_functional import (multi_head_attention_forward, _canonical_mask, _none_or_dtype,  # noqa: E402,F401
                               _in_projection, _in_projection_packed, _mha_shape_check)
+from ._attention_functional import *  # noqa: E402,F401,F403  (scaled_dot_product_attention)

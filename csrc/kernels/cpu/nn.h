@@ -89,4 +89,11 @@ mt_status mt__impl_embedding(mt_tensor *weight, mt_tensor *indices, mt_tensor **
 mt_status mt__impl_embedding_backward(mt_tensor *grad, mt_tensor *indices, int64_t num_weights, int64_t padding_idx,
                                       int scale_grad_by_freq, mt_tensor **out);
 
+/* fused attention (attention.c): q [B,Hq,L,E], k/v [B,Hk,S,E]; lse [B,Hq,L] in the compute dtype */
+mt_status mt__impl_sdpa_flash(mt_tensor *q, mt_tensor *k, mt_tensor *v, mt_tensor *mask, int causal, double scale,
+                              mt_tensor **out, mt_tensor **lse);
+mt_status mt__impl_sdpa_flash_backward(mt_tensor *grad, mt_tensor *q, mt_tensor *k, mt_tensor *v, mt_tensor *out,
+                                       mt_tensor *lse, mt_tensor *mask, int causal, double scale, mt_tensor **gq,
+                                       mt_tensor **gk, mt_tensor **gv);
+
 #endif

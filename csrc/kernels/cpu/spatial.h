@@ -19,9 +19,9 @@ mt_status mt__from_compute(mt_tensor *r, int dtype, mt_tensor **out);
 /* "Float", "BFloat16" ... */
 #define MT_DTNAME(t) (mt_dtype_names[(t)->dtype])
 
-/* ---- losses (loss.c, logsoftmax_for_loss.c) ------------------------------- */
+/* ---- losses (loss.c; log_softmax is softmax.c's kernel) ----------------------- */
 mt_status mt__log_softmax_for_loss(mt_tensor *x, int64_t dim, mt_tensor **out); /* recorded */
-mt_status mt__impl_log_softmax_for_loss(mt_tensor *x, int64_t dim, mt_tensor **out);
+mt_status mt__impl_softmax(mt_tensor *x, int64_t dim, int log, int dtype, mt_tensor **out); /* softmax.c */
 /* nll over input viewed as [N, C, S] (S = 1 for 1-D/2-D input); total_weight: 0-dim */
 mt_status mt__impl_nll_loss(mt_tensor *x, mt_tensor *target, mt_tensor *weight, int reduction, int64_t ignore_index,
                             int two_d, mt_tensor **out, mt_tensor **total_weight);

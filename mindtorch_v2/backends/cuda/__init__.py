@@ -35,7 +35,7 @@ class cuFFTPlanCacheManager:
 matmul = cuBLASModule()
 cufft_plan_cache = cuFFTPlanCacheManager()
 
-_sdp = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True}
+_sdp = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True, "overrideable": True}
 
 
 def flash_sdp_enabled():

@@ -1,5 +1,6 @@
-"""torch.nn.attention: choosing SDPA backends. mindtorch_v2's scaled_dot_product_attention has one
-CPU implementation (PyTorch's math path), so the chosen set is recorded and MATH is what runs."""
+"""torch.nn.attention: choosing SDPA backends. As in PyTorch, sdpa_kernel sets the global flags of
+torch.backends.cuda (enable_flash_sdp, enable_math_sdp, ...) for the block; on CPU FLASH_ATTENTION
+(the fused kernel) and MATH are the backends F.scaled_dot_product_attention can run."""
 import contextlib
 import enum
 
@@ -15,11 +16,13 @@ class SDPBackend(enum.IntEnum):
     OVERRIDEABLE = 4
 
 
-_enabled = [set(SDPBackend) - {SDPBackend.ERROR}]
+_FLAG = {SDPBackend.MATH: "math", SDPBackend.FLASH_ATTENTION: "flash", SDPBackend.EFFICIENT_ATTENTION: "mem_efficient",
+         SDPBackend.CUDNN_ATTENTION: "cudnn", SDPBackend.OVERRIDEABLE: "overrideable"}
 
 
 def _cur_sdpa_kernel_backends(with_priority=False):
-    return [b for b in SDPBackend if b in _enabled[0]]
+    from ...backends.cuda import _sdp
+    return [b for b in SDPBackend if b in _FLAG and _sdp[_FLAG[b]]]
 
 
 @contextlib.contextmanager
@@ -29,12 +32,13 @@ def sdpa_kernel(backends, set_priority=False):
         backends = [backends]
     if not isinstance(backends, (list, tuple, set)) or not all(isinstance(b, SDPBackend) for b in backends):
         raise AssertionError("Backend must be an instance of SDPBackend or a list of SDPBackend instances")
-    prev = _enabled[0]
-    _enabled[0] = set(backends)
+    from ...backends.cuda import _sdp
+    prev = dict(_sdp)
+    _sdp.update({flag: b in backends for b, flag in _FLAG.items()})
     try:
         yield {}
     finally:
-        _enabled[0] = prev
+        _sdp.update(prev)
 
 
 class WARN_FOR_UNFUSED_KERNELS:

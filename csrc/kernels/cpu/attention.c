@@ -1,0 +1,351 @@
+/* attention.c — the fused CPU attention kernel (PyTorch's
+ * _scaled_dot_product_flash_attention_for_cpu) and its backward.
+ *
+ * q [B, Hq, L, E], k [B, Hk, S, E], v [B, Hk, S, E] with Hq a multiple of Hk
+ * (query head h reads key/value head h / (Hq / Hk): grouped-query attention
+ * without repeating k/v). Forward: each task takes a block of query rows of one
+ * (batch, head) and walks the keys in blocks (online softmax: a running row max
+ * and sum, the accumulator rescaled when the max grows), so the [L, S] score
+ * matrix is never materialised, nor is a causal mask. It saves the row
+ * logsumexp; the backward recomputes each probability block from it. Scores,
+ * probabilities and accumulators are float (double for float64). The block
+ * products run on a register-blocked micro-kernel (6 rows x one vector of
+ * columns, GCC vector extensions, compiled per ISA by MT_SIMD): for these
+ * small, many products it is faster than OpenBLAS's packing GEMM, and it runs
+ * on the pool thread that calls it. Transposed operands are packed per block.
+ * A row with every key masked gives 0 (and a zero gradient), as PyTorch's
+ * kernel does. */
+
+#include "loops.h"
+#include "nn.h"
+#include "vecmath.h"
+
+mt_status mt__impl_expand(mt_tensor *t, int ndim, const int64_t *sizes, mt_tensor **out);
+
+#define BK 128 /* keys per block */
+#define BQ 64  /* query rows per block */
+
+enum { MASK_NONE, MASK_BOOL, MASK_ADD };
+
+typedef struct {
+    const char *q, *k, *v, *go, *o; /* compute dtype; rows contiguous */
+    const char *mask;               /* [B, Hq, L, S] by mstr (0 where broadcast) */
+    char *out, *lse, *gq, *gk, *gv;
+    int64_t B, Hq, Hk, L, S, E, nqb;
+    int64_t qs[3], ks[3], vs[3], os[3], gos[3], mstr[4]; /* element strides: batch, head, row (mask: + col) */
+    int mask_kind, causal;
+    double scale;
+} att;
+
+static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+#define EXPF_f mt_v_expf
+#define EXPF_d exp
+#define LOGF_f logf
+#define LOGF_d log
+typedef float vec_f __attribute__((vector_size(64)));
+typedef double vec_d __attribute__((vector_size(64)));
+
+#define DEF_ATT(SUF, T)                                                                            \
+    /* one MR x NR tile of C (MR a constant after inlining: the accumulators stay in registers) */ \
+    static inline __attribute__((always_inline)) void tile_##SUF(const int MR, int64_t k, T alpha, const T *a, \
+                                                                int64_t lda, const T *B, int64_t ldb, int acc, \
+                                                                T *C, int64_t ldc) {                 \
+        vec_##SUF c[6] = {{0}}, b;                                                                 \
+        for (int64_t p = 0; p < k; p++) {                                                          \
+            memcpy(&b, B + p * ldb, sizeof b);                                                     \
+            for (int r = 0; r < MR; r++) c[r] += a[r * lda + p] * b;                               \
+        }                                                                                          \
+        for (int r = 0; r < MR; r++) {                                                             \
+            vec_##SUF o = c[r] * alpha;                                                            \
+            if (acc) { vec_##SUF old; memcpy(&old, C + r * ldc, sizeof old); o += old; }           \
+            memcpy(C + r * ldc, &o, sizeof o);                                                     \
+        }                                                                                          \
+    }                                                                                              \
+    /* row-major C[m,n] = alpha * A[m,k] @ B[k,n] (+ C when acc) */                                \
+    static inline __attribute__((always_inline)) void gemm_##SUF(int64_t m, int64_t n, int64_t k, T alpha, \
+                                                                const T *A, int64_t lda, const T *B, \
+                                                                int64_t ldb, int acc, T *C, int64_t ldc) { \
+        enum { NR = sizeof(vec_##SUF) / sizeof(T) };                                               \
+        int64_t j0 = 0;                                                                            \
+        for (; j0 + NR <= n; j0 += NR)                                                             \
+            for (int64_t i0 = 0; i0 < m; i0 += 6) {                                                \
+                const T *a = A + i0 * lda, *bb = B + j0;                                           \
+                T *cc = C + i0 * ldc + j0;                                                         \
+                switch (m - i0 < 6 ? m - i0 : 6) {                                                 \
+                case 6: tile_##SUF(6, k, alpha, a, lda, bb, ldb, acc, cc, ldc); break;             \
+                case 5: tile_##SUF(5, k, alpha, a, lda, bb, ldb, acc, cc, ldc); break;             \
+                case 4: tile_##SUF(4, k, alpha, a, lda, bb, ldb, acc, cc, ldc); break;             \
+                case 3: tile_##SUF(3, k, alpha, a, lda, bb, ldb, acc, cc, ldc); break;             \
+                case 2: tile_##SUF(2, k, alpha, a, lda, bb, ldb, acc, cc, ldc); break;             \
+                default: tile_##SUF(1, k, alpha, a, lda, bb, ldb, acc, cc, ldc);                   \
+                }                                                                                  \
+            }                                                                                      \
+        if (j0 < n) /* the last columns: rows of axpys */                                          \
+            for (int64_t i = 0; i < m; i++) {                                                      \
+                T cr[NR] = {0};                                                                    \
+                for (int64_t p = 0; p < k; p++)                                                    \
+                    for (int64_t j = j0; j < n; j++) cr[j - j0] += A[i * lda + p] * B[p * ldb + j]; \
+                for (int64_t j = j0; j < n; j++)                                                   \
+                    C[i * ldc + j] = alpha * cr[j - j0] + (acc ? C[i * ldc + j] : 0);              \
+            }                                                                                      \
+    }                                                                                              \
+    /* dst[c, r] = src[r, c] for an r x c block (ld: row strides) */                               \
+    static inline __attribute__((always_inline)) void pack_t_##SUF(int64_t r, int64_t c, const T *src, int64_t lds, T *dst, int64_t ldd) { \
+        for (int64_t i = 0; i < r; i++)                                                            \
+            for (int64_t j = 0; j < c; j++) dst[j * ldd + i] = src[i * lds + j];                   \
+    }                                                                                              \
+    /* scores of rows [i0, i0+nq) x keys [j0, j0+nk): scale * q k^T + mask, -inf where masked */  \
+    static inline __attribute__((always_inline)) void scores_##SUF(const att *a, int64_t b, int64_t h, int64_t i0, int64_t nq, int64_t j0, \
+                             int64_t nk, const T *Q, const T *K, T *kt, T *s) {                    \
+        pack_t_##SUF(nk, a->E, K, a->ks[2], kt, BK);                                               \
+        gemm_##SUF(nq, nk, a->E, (T)a->scale, Q, a->qs[2], kt, BK, 0, s, BK);                      \
+        for (int64_t r = 0; r < nq; r++) {                                                         \
+            T *sr = s + r * BK;                                                                    \
+            int64_t i = i0 + r;                                                                    \
+            if (a->mask_kind != MASK_NONE) {                                                       \
+                int64_t mo = b * a->mstr[0] + h * a->mstr[1] + i * a->mstr[2], ms = a->mstr[3];    \
+                if (a->mask_kind == MASK_BOOL) {                                                   \
+                    const uint8_t *mk = (const uint8_t *)a->mask + mo + j0 * ms;                   \
+                    for (int64_t j = 0; j < nk; j++) sr[j] = mk[j * ms] ? sr[j] : -(T)INFINITY;    \
+                } else {                                                                           \
+                    const T *mk = (const T *)a->mask + mo + j0 * ms;                               \
+                    for (int64_t j = 0; j < nk; j++) sr[j] += mk[j * ms];                          \
+                }                                                                                  \
+            }                                                                                      \
+            if (a->causal)                                                                         \
+                for (int64_t j = i + 1 - j0 > 0 ? i + 1 - j0 : 0; j < nk; j++) sr[j] = -(T)INFINITY; \
+        }                                                                                          \
+    }                                                                                              \
+    MT_SIMD static void fwd_##SUF(void *p, int64_t t0, int64_t t1) {                               \
+        const att *a = p;                                                                          \
+        int64_t E = a->E, G = a->Hq / a->Hk;                                                       \
+        T *s = malloc(sizeof(T) * (BQ * BK + BQ * E + 2 * BQ + E * BK));                           \
+        if (!s) return; /* the caller pre-checked a probe allocation of this size */              \
+        T *acc = s + BQ * BK, *m = acc + BQ * E, *l = m + BQ, *kt = l + BQ;                        \
+        for (int64_t t = t0; t < t1; t++) {                                                        \
+            int64_t b = t / (a->Hq * a->nqb), h = t / a->nqb % a->Hq, i0 = t % a->nqb * BQ;        \
+            int64_t nq = min64(BQ, a->L - i0), kend = a->causal ? min64(a->S, i0 + nq) : a->S;     \
+            const T *Q = (const T *)a->q + b * a->qs[0] + h * a->qs[1] + i0 * a->qs[2];            \
+            const T *K = (const T *)a->k + b * a->ks[0] + h / G * a->ks[1];                        \
+            const T *V = (const T *)a->v + b * a->vs[0] + h / G * a->vs[1];                        \
+            for (int64_t r = 0; r < nq; r++) m[r] = -(T)INFINITY, l[r] = 0;                        \
+            memset(acc, 0, sizeof(T) * nq * E);                                                    \
+            for (int64_t j0 = 0; j0 < kend; j0 += BK) {                                            \
+                int64_t nk = min64(BK, kend - j0);                                                 \
+                scores_##SUF(a, b, h, i0, nq, j0, nk, Q, K + j0 * a->ks[2], kt, s);                    \
+                for (int64_t r = 0; r < nq; r++) {                                                 \
+                    T *sr = s + r * BK, mx = mt__rmax_##SUF(sr, nk), mn = mx > m[r] ? mx : m[r];   \
+                    if (mn == -(T)INFINITY) { /* every key so far masked: nothing to add */         \
+                        for (int64_t j = 0; j < nk; j++) sr[j] = 0;                                \
+                        continue;                                                                  \
+                    }                                                                              \
+                    T alpha = EXPF_##SUF(m[r] - mn), sum = 0;                                      \
+                    for (int64_t j = 0; j < nk; j++) sr[j] = EXPF_##SUF(sr[j] - mn);               \
+                    sum = mt__rsum_##SUF(sr, nk);                                                  \
+                    l[r] = l[r] * alpha + sum;                                                     \
+                    if (alpha != 1)                                                                \
+                        for (int64_t e = 0; e < E; e++) acc[r * E + e] *= alpha;                   \
+                    m[r] = mn;                                                                     \
+                }                                                                                  \
+                gemm_##SUF(nq, E, nk, 1, s, BK, V + j0 * a->vs[2], a->vs[2], 1, acc, E);     \
+            }                                                                                      \
+            T *lse = (T *)a->lse + (b * a->Hq + h) * a->L + i0;                                    \
+            for (int64_t r = 0; r < nq; r++) {                                                     \
+                T *o = (T *)a->out + b * a->os[0] + h * a->os[1] + (i0 + r) * a->os[2];            \
+                T inv = l[r] > 0 ? 1 / l[r] : 0;                                                   \
+                for (int64_t e = 0; e < E; e++) o[e] = acc[r * E + e] * inv;                       \
+                lse[r] = l[r] > 0 ? m[r] + LOGF_##SUF(l[r]) : (T)INFINITY;                         \
+            }                                                                                      \
+        }                                                                                          \
+        free(s);                                                                                   \
+    }                                                                                              \
+    /* one task per (batch, key head): it owns dk, dv of that head and dq of its query heads */   \
+    MT_SIMD static void bwd_##SUF(void *p, int64_t t0, int64_t t1) {                               \
+        const att *a = p;                                                                          \
+        int64_t E = a->E, G = a->Hq / a->Hk;                                                       \
+        T *s = malloc(sizeof(T) * (3 * BQ * BK + BQ + 2 * E * BK));                                \
+        if (!s) return;                                                                            \
+        T *dp = s + BQ * BK, *pt = dp + BQ * BK, *D = pt + BQ * BK, *kt = D + BQ, *vt = kt + E * BK; \
+        for (int64_t t = t0; t < t1; t++) {                                                        \
+            int64_t b = t / a->Hk, hk = t % a->Hk;                                                 \
+            const T *K = (const T *)a->k + b * a->ks[0] + hk * a->ks[1];                           \
+            const T *V = (const T *)a->v + b * a->vs[0] + hk * a->vs[1];                           \
+            T *gk = (T *)a->gk + (b * a->Hk + hk) * a->S * E, *gv = (T *)a->gv + (b * a->Hk + hk) * a->S * E; \
+            for (int64_t h = hk * G; h < (hk + 1) * G; h++)                                        \
+                for (int64_t i0 = 0; i0 < a->L; i0 += BQ) {                                        \
+                    int64_t nq = min64(BQ, a->L - i0), kend = a->causal ? min64(a->S, i0 + nq) : a->S; \
+                    const T *Q = (const T *)a->q + b * a->qs[0] + h * a->qs[1] + i0 * a->qs[2];    \
+                    const T *GO = (const T *)a->go + b * a->gos[0] + h * a->gos[1] + i0 * a->gos[2]; \
+                    const T *O = (const T *)a->o + b * a->os[0] + h * a->os[1] + i0 * a->os[2];    \
+                    const T *lse = (const T *)a->lse + (b * a->Hq + h) * a->L + i0;                \
+                    T *gq = (T *)a->gq + ((b * a->Hq + h) * a->L + i0) * E;                        \
+                    for (int64_t r = 0; r < nq; r++)                                               \
+                        D[r] = mt__rdot_##SUF(GO + r * a->gos[2], O + r * a->os[2], E);            \
+                    for (int64_t j0 = 0; j0 < kend; j0 += BK) {                                    \
+                        int64_t nk = min64(BK, kend - j0);                                         \
+                        const T *Kj = K + j0 * a->ks[2], *Vj = V + j0 * a->vs[2];                  \
+                        scores_##SUF(a, b, h, i0, nq, j0, nk, Q, Kj, kt, s);                           \
+                        for (int64_t r = 0; r < nq; r++) {                                         \
+                            T *sr = s + r * BK, ls = lse[r];                                       \
+                            for (int64_t j = 0; j < nk; j++) sr[j] = EXPF_##SUF(sr[j] - ls);       \
+                            if (ls == (T)INFINITY)                                                 \
+                                for (int64_t j = 0; j < nk; j++) sr[j] = 0;                        \
+                        }                                                                          \
+                        pack_t_##SUF(nq, nk, s, BK, pt, BQ);                                       \
+                        gemm_##SUF(nk, E, nq, 1, pt, BQ, GO, a->gos[2], 1, gv + j0 * E, E);        \
+                        pack_t_##SUF(nk, E, Vj, a->vs[2], vt, BK);                                 \
+                        gemm_##SUF(nq, nk, E, 1, GO, a->gos[2], vt, BK, 0, dp, BK);                \
+                        for (int64_t r = 0; r < nq; r++)                                           \
+                            for (int64_t j = 0; j < nk; j++)                                       \
+                                dp[r * BK + j] = s[r * BK + j] * (dp[r * BK + j] - D[r]);           \
+                        gemm_##SUF(nq, E, nk, (T)a->scale, dp, BK, Kj, a->ks[2], 1, gq, E);        \
+                        pack_t_##SUF(nq, nk, dp, BK, pt, BQ);                                      \
+                        gemm_##SUF(nk, E, nq, (T)a->scale, pt, BQ, Q, a->qs[2], 1, gk + j0 * E, E); \
+                    }                                                                              \
+                }                                                                                  \
+        }                                                                                          \
+        free(s);                                                                                   \
+    }
+
+DEF_ATT(f, float)
+DEF_ATT(d, double)
+
+/* ---- entry points ------------------------------------------------------------------ */
+
+/* t in the compute dtype with contiguous, BLAS-addressable rows (t itself, retained, when it is) */
+static mt_status rows_ok(mt_tensor *t, int cd, mt_tensor **out) {
+    int64_t n = t->sizes[3];
+    if (t->dtype == cd && (t->strides[3] == 1 || n == 1) && t->strides[2] >= (n > 1 ? n : 1)) {
+        mt_tensor_retain(t);
+        *out = t;
+        return MT_OK;
+    }
+    return mt__nn_contig(t, cd, out);
+}
+
+static void strides3(const mt_tensor *t, int64_t *s) { s[0] = t->strides[0], s[1] = t->strides[1], s[2] = t->strides[2]; }
+
+/* the mask in the kernel's form: bool as is, additive in the compute dtype, expanded to [B, Hq, L, S] */
+static mt_status prep_mask(mt_tensor *mask, int cd, const int64_t *full, att *a, mt_tensor **keep) {
+    *keep = NULL;
+    if (!mask) { a->mask_kind = MASK_NONE; return MT_OK; }
+    mt_tensor *m = NULL, *e = NULL;
+    if (mask->dtype == MT_BOOL || mask->dtype == cd) {
+        mt_tensor_retain(mask);
+        m = mask;
+    } else {
+        MT_TRY(mt__impl_to_dtype(mask, cd, 0, &m));
+    }
+    mt_status st = mt__impl_expand(m, 4, full, &e);
+    mt_tensor_release(m);
+    if (st) return st;
+    a->mask_kind = mask->dtype == MT_BOOL ? MASK_BOOL : MASK_ADD;
+    a->mask = mt__data(e);
+    for (int i = 0; i < 4; i++) a->mstr[i] = e->strides[i];
+    *keep = e;
+    return MT_OK;
+}
+
+static void setup(att *a, mt_tensor *q, mt_tensor *k, int causal, double scale) {
+    a->B = q->sizes[0], a->Hq = q->sizes[1], a->L = q->sizes[2], a->E = q->sizes[3];
+    a->Hk = k->sizes[1], a->S = k->sizes[2];
+    a->causal = causal, a->scale = scale;
+    a->nqb = (a->L + BQ - 1) / BQ;
+}
+
+mt_status mt__impl_sdpa_flash(mt_tensor *q, mt_tensor *k, mt_tensor *v, mt_tensor *mask, int causal, double scale,
+                              mt_tensor **out, mt_tensor **lse) {
+    int cd = mt__nn_compute_dtype(q->dtype);
+    int64_t strides[4], lsz[3] = {q->sizes[0], q->sizes[1], q->sizes[2]};
+    mt__like_strides(q, strides);
+    if (q->device == MT_META) {
+        MT_TRY(mt__alloc(4, q->sizes, strides, q->dtype, MT_META, out));
+        mt_status st = mt__alloc(3, lsz, NULL, cd, MT_META, lse);
+        if (st) mt_tensor_release(*out);
+        return st;
+    }
+    att a = {0};
+    setup(&a, q, k, causal, scale);
+    int64_t full[4] = {a.B, a.Hq, a.L, a.S};
+    mt_tensor *qc = NULL, *kc = NULL, *vc = NULL, *mk = NULL, *o = NULL, *ls = NULL;
+    mt_status st = rows_ok(q, cd, &qc);
+    if (!st) st = rows_ok(k, cd, &kc);
+    if (!st) st = rows_ok(v, cd, &vc);
+    if (!st) st = prep_mask(mask, cd, full, &a, &mk);
+    if (!st) st = mt__alloc(4, q->sizes, strides, cd, MT_CPU, &o);
+    if (!st) st = mt__alloc(3, lsz, NULL, cd, MT_CPU, &ls);
+    if (!st) {
+        void *probe = malloc(mt_dtype_itemsize(cd) * (3 * BQ * BK + 2 * BQ + 2 * a.E * BK + BQ * a.E));
+        if (!probe) st = mt__error(MT_ERR_OOM, "scaled_dot_product_attention: out of memory");
+        free(probe);
+    }
+    if (!st) {
+        a.q = mt__data(qc), a.k = mt__data(kc), a.v = mt__data(vc), a.out = mt__data(o), a.lse = mt__data(ls);
+        strides3(qc, a.qs), strides3(kc, a.ks), strides3(vc, a.vs), strides3(o, a.os);
+        int64_t work = BQ * a.S * a.E;
+        mt__parallel_for(a.B * a.Hq * a.nqb, 1 + MT_GRAIN_SIZE / (work > 0 ? work : 1), cd == MT_F64 ? fwd_d : fwd_f, &a);
+        st = mt__nn_narrow(o, q->dtype, out);
+        o = NULL;
+        if (!st) { *lse = ls; ls = NULL; }
+    }
+    mt_tensor_release(qc), mt_tensor_release(kc), mt_tensor_release(vc), mt_tensor_release(mk);
+    mt_tensor_release(o), mt_tensor_release(ls);
+    return st;
+}
+
+mt_status mt__impl_sdpa_flash_backward(mt_tensor *grad, mt_tensor *q, mt_tensor *k, mt_tensor *v, mt_tensor *out,
+                                       mt_tensor *lse, mt_tensor *mask, int causal, double scale, mt_tensor **gq,
+                                       mt_tensor **gk, mt_tensor **gv) {
+    int cd = mt__nn_compute_dtype(q->dtype);
+    *gq = *gk = *gv = NULL;
+    if (q->device == MT_META) {
+        MT_TRY(mt__alloc(4, q->sizes, NULL, q->dtype, MT_META, gq));
+        MT_TRY(mt__alloc(4, k->sizes, NULL, k->dtype, MT_META, gk));
+        return mt__alloc(4, v->sizes, NULL, v->dtype, MT_META, gv);
+    }
+    att a = {0};
+    setup(&a, q, k, causal, scale);
+    int64_t full[4] = {a.B, a.Hq, a.L, a.S};
+    mt_tensor *qc = NULL, *kc = NULL, *vc = NULL, *gc = NULL, *oc = NULL, *mk = NULL, *lc = NULL;
+    mt_tensor *rq = NULL, *rk = NULL, *rv = NULL;
+    mt_status st = rows_ok(q, cd, &qc);
+    if (!st) st = rows_ok(k, cd, &kc);
+    if (!st) st = rows_ok(v, cd, &vc);
+    if (!st) st = rows_ok(grad, cd, &gc);
+    if (!st) st = rows_ok(out, cd, &oc);
+    if (!st) st = mt__nn_contig(lse, cd, &lc);
+    if (!st) st = prep_mask(mask, cd, full, &a, &mk);
+    if (!st) st = mt__alloc(4, q->sizes, NULL, cd, MT_CPU, &rq);
+    if (!st) st = mt__alloc(4, k->sizes, NULL, cd, MT_CPU, &rk);
+    if (!st) st = mt__alloc(4, v->sizes, NULL, cd, MT_CPU, &rv);
+    if (!st) {
+        void *probe = malloc(mt_dtype_itemsize(cd) * (3 * BQ * BK + 2 * BQ + 2 * a.E * BK + BQ * a.E));
+        if (!probe) st = mt__error(MT_ERR_OOM, "scaled_dot_product_attention backward: out of memory");
+        free(probe);
+    }
+    if (!st) {
+        memset(mt__data(rq), 0, mt_tensor_numel(rq) * mt_dtype_itemsize(cd));
+        memset(mt__data(rk), 0, mt_tensor_numel(rk) * mt_dtype_itemsize(cd));
+        memset(mt__data(rv), 0, mt_tensor_numel(rv) * mt_dtype_itemsize(cd));
+        a.q = mt__data(qc), a.k = mt__data(kc), a.v = mt__data(vc), a.go = mt__data(gc), a.o = mt__data(oc);
+        a.lse = mt__data(lc), a.gq = mt__data(rq), a.gk = mt__data(rk), a.gv = mt__data(rv);
+        strides3(qc, a.qs), strides3(kc, a.ks), strides3(vc, a.vs), strides3(oc, a.os), strides3(gc, a.gos);
+        int64_t work = (a.Hq / a.Hk) * a.L * a.S * a.E;
+        mt__parallel_for(a.B * a.Hk, 1 + MT_GRAIN_SIZE / (work > 0 ? work : 1), cd == MT_F64 ? bwd_d : bwd_f, &a);
+        st = mt__nn_narrow(rq, q->dtype, gq);
+        rq = NULL;
+        if (!st) st = mt__nn_narrow(rk, k->dtype, gk);
+        rk = NULL;
+        if (!st) st = mt__nn_narrow(rv, v->dtype, gv);
+        rv = NULL;
+        if (st) {
+            mt_tensor_release(*gq), mt_tensor_release(*gk);
+            *gq = *gk = NULL;
+        }
+    }
+    mt_tensor_release(qc), mt_tensor_release(kc), mt_tensor_release(vc), mt_tensor_release(gc);
+    mt_tensor_release(oc), mt_tensor_release(mk), mt_tensor_release(lc);
+    mt_tensor_release(rq), mt_tensor_release(rk), mt_tensor_release(rv);
+    return st;
+}
