@@ -46,7 +46,7 @@ int mt__default_float(void) { return atomic_load_explicit(&default_dtype, memory
 const char *const mt_dtype_names[MT_NUM_DTYPES] = {
     "Bool", "Byte", "Char", "Short", "Int", "Long", "Half", "BFloat16", "Float", "Double"};
 static const int itemsizes[MT_NUM_DTYPES] = {1, 1, 1, 2, 4, 8, 2, 2, 4, 8};
-int mt_dtype_itemsize(int dtype) { return itemsizes[dtype]; }
+int mt_dtype_itemsize(int dtype) { return (unsigned)dtype < MT_NUM_DTYPES ? itemsizes[dtype] : 0; } /* 0: no such dtype */
 
 uint16_t mt_f32_to_f16(float x) { return mt__f32_to_f16(x); }
 float mt_f16_to_f32(uint16_t h) { return mt__f16_to_f32(h); }

@@ -149,6 +149,7 @@ mt_status mt_scalar_tensor(double f, int64_t i, int kind, int dtype, int wrapped
 
 mt_status mt_read(mt_tensor *t, int dst_dtype, void *dst, int64_t capacity) {
     int64_t n = mt_tensor_numel(t);
+    if ((unsigned)dst_dtype >= MT_NUM_DTYPES) return mt__error(MT_ERR_TYPE, "invalid dtype %d", dst_dtype);
     if (n > capacity) return mt__error(MT_ERR_RUNTIME, "mt_read: buffer too small");
     if (!t->storage->data) return mt__error(MT_ERR_NOT_IMPLEMENTED, "Cannot copy out of meta tensor; no data!");
     mt_tensor *view;

@@ -126,42 +126,6 @@ def _in_projection(q, k, v, w_q, w_k, w_v, b_q=None, b_k=None, b_v=None):
     return linear(q, w_q, b_q), linear(k, w_k, b_k), linear(v, w_v, b_v)
 
 
-def _attention(q, k, v, mask, dropout_p, is_causal):
-    """scaled_dot_product_attention(q, k, v, mask, dropout_p, is_causal) for (..., L, E) inputs.
-
-    A bool mask marks positions that take part (SDPA's convention), a float mask is added.
-    Rows with every position masked give zeros, as PyTorch's SDPA does."""
-    F = _F()
-    L, S, E, Ev = q.size(-2), k.size(-2), q.size(-1), v.size(-1)
-    lead = tuple(q.shape[:-2])
-    nb = math.prod(lead)
-    q3, k3, v3 = q.reshape(nb, L, E), k.reshape(nb, S, E), v.reshape(nb, S, Ev)
-    if is_causal:  # PyTorch 2.13 applies the causal pattern on top of an explicit mask
-        causal = torch.ones(L, S, dtype=torch.bool).tril()
-        if mask is None:
-            mask = causal
-        elif mask.dtype == torch.bool:
-            mask = mask.logical_and(causal)
-        else:
-            mask = mask.masked_fill(causal.logical_not(), float("-inf"))
-    if mask is not None:
-        if mask.dtype == torch.bool:
-            mask = torch.zeros(mask.shape, dtype=q.dtype).masked_fill_(mask.logical_not(), float("-inf"))
-        mlead = tuple(mask.shape[:-2])
-        if math.prod(mlead) == 1:  # one mask for every batch and head: broadcast, no copy
-            mask = mask.reshape(1, mask.size(-2), mask.size(-1))
-        else:
-            mask = mask.expand(lead + (L, S)).reshape(nb, L, S)
-        scores = torch.baddbmm(mask, q3 * (1.0 / math.sqrt(E)), k3.transpose(-2, -1))
-        dead = scores.eq(float("-inf")).all(-1, keepdim=True)  # fully masked rows
-        attn = F.softmax(scores.masked_fill(dead, 0.0), dim=-1).masked_fill(dead, 0.0)
-    else:
-        attn = F.softmax(torch.bmm(q3 * (1.0 / math.sqrt(E)), k3.transpose(-2, -1)), dim=-1)
-    if dropout_p > 0.0:
-        attn = F.dropout(attn, p=dropout_p)
-    return torch.bmm(attn, v3).view(lead + (L, Ev))
-
-
 def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,
                                  bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias,
                                  training=True, key_padding_mask=None, need_weights=True, attn_mask=None,
@@ -335,7 +299,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     q = q.view(bsz, num_heads, tgt_len, head_dim)
     k = k.view(bsz, num_heads, src_len, head_dim)
     v = v.view(bsz, num_heads, src_len, head_dim)
-    attn_output = _attention(q, k, v, attn_mask, dropout_p, is_causal)
+    attn_output = F.scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
     del q, k, v
     attn_output = attn_output.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
     attn_output = F.linear(attn_output, out_proj_weight, out_proj_bias)
