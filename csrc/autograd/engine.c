@@ -170,7 +170,7 @@ static mt_status add_into(mt_tensor **slot, mt_tensor *g) {
     }
     mt_tensor *sum;
     MT_TRY(mt_binary(MT_OP_ADD, *slot, g, 1, NULL, &sum));
-    mt_tensor_release(*slot);
+    MT_DROP(*slot);
     *slot = sum;
     return MT_OK;
 }

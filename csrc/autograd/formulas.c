@@ -84,7 +84,7 @@ mt_status mt_unary(int op, mt_tensor *x, mt_tensor *out, mt_tensor **result) {
         if (s & 1) st = mt__save(n, 0, x, 0);
         if (!st && (s & 2)) st = mt__save(n, 1, *result, 1);
     }
-    if (st) mt_tensor_release(*result);
+    if (st) MT_DROP(*result);
     return st;
 }
 
@@ -223,7 +223,7 @@ mt_status mt_binary(int op, mt_tensor *a, mt_tensor *b, double alpha, mt_tensor 
     mt__grad_pop(prev);
     if (st || !grad || out) return st;
     st = record_binary(op, a, b, 0, 0, 0, 0, alpha, result);
-    if (st) mt_tensor_release(*result);
+    if (st) MT_DROP(*result);
     return st;
 }
 
@@ -241,7 +241,7 @@ mt_status mt_binary_scalar(int op, mt_tensor *a, double f, int64_t i, int kind, 
     if (st || !grad || out) return st;
     st = reflected ? record_binary(op, NULL, a, 1, f, i, kind, alpha, result)
                    : record_binary(op, a, NULL, 2, f, i, kind, alpha, result);
-    if (st) mt_tensor_release(*result);
+    if (st) MT_DROP(*result);
     return st;
 }
 
@@ -356,7 +356,7 @@ mt_status mt_ternary(int op, mt_tensor *a, mt_tensor *b, mt_tensor *c, double s,
         n->iv[1] = (b ? 1 : 0) | (c ? 2 : 0);
         for (int k = 0; k < 3 && !st; k++) st = mt__save(n, k, ins[k], 0);
     }
-    if (st) mt_tensor_release(*result);
+    if (st) MT_DROP(*result);
     return st;
 }
 
@@ -440,7 +440,7 @@ mt_status mt_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, int ke
             if (!st && op != MT_RED_NANSUM) st = mt__save(n, 1, *result, 1);
         }
     }
-    if (st) mt_tensor_release(*result);
+    if (st) MT_DROP(*result);
     return st;
 }
 
@@ -475,7 +475,7 @@ mt_status mt_max_dim(int is_min, mt_tensor *x, int64_t dim, int keepdim, mt_tens
         n->iv[2] = d;
         st = mt__save(n, 0, *indices, 0);
     }
-    if (st) { mt_tensor_release(*values); mt_tensor_release(*indices); }
+    if (st) { MT_DROP(*values); MT_DROP(*indices); }
     return st;
 }
 
@@ -520,7 +520,7 @@ mt_status mt_mm(mt_tensor *a, mt_tensor *b, mt_tensor *out, mt_tensor **result) 
     mt_status st = mt__impl_mm(a, b, out, result);
     mt__grad_pop(prev);
     if (st || !grad) return st;
-    if ((st = record_gemm("MmBackward0", NULL, a, b, 0, 1, result))) mt_tensor_release(*result);
+    if ((st = record_gemm("MmBackward0", NULL, a, b, 0, 1, result))) MT_DROP(*result);
     return st;
 }
 
@@ -531,7 +531,7 @@ mt_status mt_bmm(mt_tensor *a, mt_tensor *b, mt_tensor *out, mt_tensor **result)
     mt_status st = mt__impl_bmm(a, b, out, result);
     mt__grad_pop(prev);
     if (st || !grad) return st;
-    if ((st = record_gemm("BmmBackward0", NULL, a, b, 0, 1, result))) mt_tensor_release(*result);
+    if ((st = record_gemm("BmmBackward0", NULL, a, b, 0, 1, result))) MT_DROP(*result);
     return st;
 }
 
@@ -543,7 +543,7 @@ mt_status mt_addmm(mt_tensor *self, mt_tensor *m1, mt_tensor *m2, double beta, d
     mt_status st = mt__impl_addmm(self, m1, m2, beta, alpha, out, result);
     mt__grad_pop(prev);
     if (st || !grad) return st;
-    if ((st = record_gemm("AddmmBackward0", self, m1, m2, beta, alpha, result))) mt_tensor_release(*result);
+    if ((st = record_gemm("AddmmBackward0", self, m1, m2, beta, alpha, result))) MT_DROP(*result);
     return st;
 }
 
@@ -555,7 +555,7 @@ mt_status mt_baddbmm(mt_tensor *self, mt_tensor *b1, mt_tensor *b2, double beta,
     mt_status st = mt__impl_baddbmm(self, b1, b2, beta, alpha, out, result);
     mt__grad_pop(prev);
     if (st || !grad) return st;
-    if ((st = record_gemm("BaddbmmBackward0", self, b1, b2, beta, alpha, result))) mt_tensor_release(*result);
+    if ((st = record_gemm("BaddbmmBackward0", self, b1, b2, beta, alpha, result))) MT_DROP(*result);
     return st;
 }
 
@@ -623,7 +623,7 @@ static mt_status record_view(const char *name, int kind, mt_tensor *x, mt_tensor
     mt__grad_pop(prev);                                                                    \
     if (!st) mt__track_view(*out, t);                                                      \
     if (st || !grad) return st;                                                            \
-    if ((st = record_view(NAME, KIND, t, out, ARGS, NARGS))) mt_tensor_release(*out);      \
+    if ((st = record_view(NAME, KIND, t, out, ARGS, NARGS))) MT_DROP(*out);      \
     return st;
 
 mt_status mt_as_strided(mt_tensor *t, int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset, mt_tensor **out) {
@@ -632,7 +632,7 @@ mt_status mt_as_strided(mt_tensor *t, int ndim, const int64_t *sizes, const int6
     mt_status st = mt__impl_as_strided(t, ndim, sizes, strides, offset, out);
     mt__grad_pop(prev);
     if (!st) mt__track_view(*out, t);
-    if (!st && grad && *out != t && (st = mt__record_as_strided(t, *out))) mt_tensor_release(*out);
+    if (!st && grad && *out != t && (st = mt__record_as_strided(t, *out))) MT_DROP(*out);
     return st;
 }
 mt_status mt_view(mt_tensor *t, int ndim, const int64_t *sizes, mt_tensor **out) {
@@ -647,7 +647,7 @@ mt_status mt_reshape(mt_tensor *t, int ndim, const int64_t *sizes, mt_tensor **o
     if (st || !grad) return st;
     int is_view = (*out)->storage == t->storage;
     if ((st = record_view(is_view ? "ViewBackward0" : "UnsafeViewBackward0", V_RESHAPE, t, out, NULL, 0)))
-        mt_tensor_release(*out);
+        MT_DROP(*out);
     return st;
 }
 mt_status mt_transpose(mt_tensor *t, int64_t d0, int64_t d1, mt_tensor **out) {
@@ -702,7 +702,7 @@ mt_status mt_clone(mt_tensor *t, mt_tensor **out) {
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_clone(t, out);
     mt__grad_pop(prev);
-    if (!st && grad && (st = record_copy("CloneBackward0", t, out))) mt_tensor_release(*out);
+    if (!st && grad && (st = record_copy("CloneBackward0", t, out))) MT_DROP(*out);
     return st;
 }
 mt_status mt_contiguous(mt_tensor *t, mt_tensor **out) {
@@ -710,7 +710,7 @@ mt_status mt_contiguous(mt_tensor *t, mt_tensor **out) {
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_contiguous(t, out);
     mt__grad_pop(prev);
-    if (!st && grad && (st = record_copy("CloneBackward0", t, out))) mt_tensor_release(*out);
+    if (!st && grad && (st = record_copy("CloneBackward0", t, out))) MT_DROP(*out);
     return st;
 }
 mt_status mt_to_dtype(mt_tensor *t, int dtype, int copy, mt_tensor **out) {
@@ -718,7 +718,7 @@ mt_status mt_to_dtype(mt_tensor *t, int dtype, int copy, mt_tensor **out) {
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_to_dtype(t, dtype, copy, out);
     mt__grad_pop(prev);
-    if (!st && grad && (st = record_copy("ToCopyBackward0", t, out))) mt_tensor_release(*out);
+    if (!st && grad && (st = record_copy("ToCopyBackward0", t, out))) MT_DROP(*out);
     return st;
 }
 
@@ -806,7 +806,7 @@ mt_status mt_index(mt_tensor *t, int nidx, mt_tensor *const *indices, mt_tensor 
         }
         n->nindex = nidx;
     }
-    if (st) mt_tensor_release(*out);
+    if (st) MT_DROP(*out);
     return st;
 }
 
@@ -826,7 +826,7 @@ mt_status mt__unsafe_view(mt_tensor *t, int ndim, const int64_t *sizes, mt_tenso
     mt_status st = mt__impl_view(t, ndim, sizes, out);
     mt__grad_pop(prev);
     if (st || !grad) return st;
-    if ((st = record_view("UnsafeViewBackward0", V_RESHAPE, t, out, NULL, 0))) mt_tensor_release(*out);
+    if ((st = record_view("UnsafeViewBackward0", V_RESHAPE, t, out, NULL, 0))) MT_DROP(*out);
     return st;
 }
 
@@ -863,7 +863,7 @@ mt_status mt_dot(mt_tensor *a, mt_tensor *b, mt_tensor **result) {
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_dot(a, b, result);
     mt__grad_pop(prev);
-    if (!st && grad && (st = record_vec("DotBackward0", 0, a, b, result))) mt_tensor_release(*result);
+    if (!st && grad && (st = record_vec("DotBackward0", 0, a, b, result))) MT_DROP(*result);
     return st;
 }
 
@@ -872,6 +872,6 @@ mt_status mt_mv(mt_tensor *m, mt_tensor *v, mt_tensor **result) {
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_mv(m, v, result);
     mt__grad_pop(prev);
-    if (!st && grad && (st = record_vec("MvBackward0", 1, m, v, result))) mt_tensor_release(*result);
+    if (!st && grad && (st = record_vec("MvBackward0", 1, m, v, result))) MT_DROP(*result);
     return st;
 }

@@ -44,7 +44,7 @@ static mt_status safe_softmax(mt_tensor *x, mt_tensor **out) {
         n->iv[0] = dim;
         st = mt__save(n, 0, *out, 1);
     }
-    if (st) { mt_tensor_release(*out); *out = NULL; }
+    if (st) { MT_DROP(*out); }
     return st;
 }
 
@@ -174,7 +174,7 @@ static mt_status sdpa_flash(mt_tensor *q, mt_tensor *k, mt_tensor *v, mt_tensor 
         if (!st) st = mt__save(n, 5, mask, 0);
     }
     mt_tensor_release(lse);
-    if (st) { mt_tensor_release(*out); *out = NULL; }
+    if (st) { MT_DROP(*out); }
     return st;
 }
 

@@ -84,7 +84,7 @@ static mt_status record(const char *name, int kind, mt_tensor *self, mt_tensor *
     mt_status st = IMPL;                                                                                \
     mt__grad_pop(prev);                                                                                 \
     if (st || !grad) return st;                                                                         \
-    if ((st = record(#KIND, KIND##_ID, SELF, A, B, BETA, ALPHA, DIM, result))) mt_tensor_release(*result); \
+    if ((st = record(#KIND, KIND##_ID, SELF, A, B, BETA, ALPHA, DIM, result))) MT_DROP(*result); \
     return st;
 
 #define AddmvBackward0_ID K_ADDMV
@@ -154,6 +154,6 @@ mt_status mt__diag_merge(mt_tensor *x, int64_t d0, int64_t d1, mt_tensor **out) 
         n->iv[0] = d0, n->iv[1] = d1;
         st = mt__save(n, 0, x, 0);
     }
-    if (st) mt_tensor_release(*out);
+    if (st) MT_DROP(*out);
     return st;
 }

@@ -65,7 +65,7 @@ mt_status mt_softmax(mt_tensor *x, int64_t dim, int log, int dtype, mt_tensor **
             n->iv[1] = log;
             st = mt__save(n, 0, *out, 1);
         }
-        if (st) mt_tensor_release(*out);
+        if (st) MT_DROP(*out);
     }
     mt_tensor_release(conv);
     return st;
@@ -133,7 +133,7 @@ mt_status mt_layer_norm(mt_tensor *x, int nnorm, const int64_t *shape, mt_tensor
             if (!st) st = mt__save(n, 3, mean, 0);
             if (!st) st = mt__save(n, 4, rstd, 0);
         }
-        if (st) mt_tensor_release(*out);
+        if (st) MT_DROP(*out);
     }
     mt_tensor_release(mean);
     mt_tensor_release(rstd);
@@ -233,7 +233,7 @@ mt_status mt_activation_backward(int act, mt_tensor *grad, mt_tensor *input, dou
             n->s[0] = a, n->s[1] = b, n->s[2] = cc;
             st = mt__save(n, 0, input, 0);
         }
-        if (st) mt_tensor_release(*result);
+        if (st) MT_DROP(*result);
         return st;
     }
     F c0 = {0}, *c = &c0;
@@ -277,7 +277,7 @@ static mt_status act_forward(const act_ctx *u, const char *name, mt_tensor **res
         if (u->act == MT_ACT_CELU) n->s[2] = 1.0 / (float)u->a; /* PyTorch's celu backward: 1 / alpha in float */
         st = u->act == MT_ACT_RELU ? mt__save(n, 0, *result, 1) : mt__save(n, 0, u->x, 0);
     }
-    if (st) mt_tensor_release(*result);
+    if (st) MT_DROP(*result);
     return st;
 }
 
@@ -338,7 +338,7 @@ mt_status mt_embedding_backward(mt_tensor *grad, mt_tensor *indices, int64_t num
         n->iv[0] = num_weights, n->iv[1] = padding_idx, n->iv[2] = scale_grad_by_freq;
         st = mt__save(n, 0, indices, 0);
     }
-    if (st) mt_tensor_release(*out);
+    if (st) MT_DROP(*out);
     return st;
 }
 
@@ -355,6 +355,6 @@ mt_status mt_embedding(mt_tensor *weight, mt_tensor *indices, int64_t padding_id
         n->iv[0] = weight->sizes[0], n->iv[1] = padding_idx, n->iv[2] = scale_grad_by_freq;
         st = mt__save(n, 0, indices, 0);
     }
-    if (st) mt_tensor_release(*out);
+    if (st) MT_DROP(*out);
     return st;
 }

@@ -171,7 +171,7 @@ mt_status mt_var(mt_tensor *x, int ndims, const int64_t *dims, double correction
         st = mt__save(n, 1, x, 0);
         if (!st) st = mt__save(n, 0, *result, 1);
     }
-    if (st) { mt_tensor_release(*result); if (mean) mt_tensor_release(*mean); }
+    if (st) { MT_DROP(*result); if (mean) MT_DROP(*mean); }
     return st;
 }
 
@@ -221,7 +221,7 @@ mt_status mt_vector_norm(mt_tensor *x, double ord, int ndims, const int64_t *dim
         st = mt__save(n, 0, x, 0);
         if (!st) st = mt__save(n, 1, *result, 1);
     }
-    if (st) mt_tensor_release(*result);
+    if (st) MT_DROP(*result);
     return st;
 }
 
@@ -247,7 +247,7 @@ mt_status mt_logsumexp(mt_tensor *x, int ndims, const int64_t *dims, int keepdim
         st = mt__save(n, 0, x, 0);
         if (!st) st = mt__save(n, 1, *result, 1);
     }
-    if (st) mt_tensor_release(*result);
+    if (st) MT_DROP(*result);
     return st;
 }
 
@@ -342,7 +342,7 @@ static mt_status scan_rec(int op, mt_tensor *x, int64_t dim, int dtype, int reve
             if (!st) st = mt__save(n, 1, *result, 1);
         }
     }
-    if (st) mt_tensor_release(*result);
+    if (st) MT_DROP(*result);
     return st;
 }
 
@@ -403,7 +403,7 @@ mt_status mt_median(int op, mt_tensor *x, int has_dim, int64_t dim, int keepdim,
             if (!st) st = mt__save(n, 1, *values, 1);
         }
     }
-    if (st) { mt_tensor_release(*values); if (has_dim) mt_tensor_release(*indices); }
+    if (st) { MT_DROP(*values); if (has_dim) MT_DROP(*indices); }
     return st;
 }
 
@@ -416,6 +416,6 @@ mt_status mt_quantile(mt_tensor *x, mt_tensor *q, double qs, int has_dim, int64_
     if (st || !grad) return st;
     mt_node *n; /* PyTorch composes quantile from sort/lerp; its gradient is not built here yet */
     st = mt__record(ignore_nan ? "nanquantile" : "quantile", no_formula, 1, &x, 1, result, &n);
-    if (st) mt_tensor_release(*result);
+    if (st) MT_DROP(*result);
     return st;
 }

@@ -101,7 +101,7 @@ static mt_status record_join(const char *name, int kind, int n, mt_tensor *const
         if (dim < 0) dim += (*out)->ndim; /* as the kernel wrapped it */
         node->iv[0] = dim;
     }
-    if (st) mt_tensor_release(*out);
+    if (st) MT_DROP(*out);
     return st;
 }
 
@@ -185,7 +185,7 @@ static mt_status shape_backward(mt_node *n, mt_tensor *const *grads, mt_tensor *
 static mt_status record_shape(const char *name, int kind, mt_tensor *t, mt_tensor **out, const int64_t *args, int nargs) {
     if (!mt__grad_enabled() || !mt__requires_grad(t)) return MT_OK;
     if (nargs > MT_MAX_DIMS + 2) {
-        mt_tensor_release(*out);
+        MT_DROP(*out);
         return mt__error(MT_ERR_NOT_IMPLEMENTED, "%s: recording more than %d arguments", name, MT_MAX_DIMS + 2);
     }
     mt_node *n;
@@ -198,7 +198,7 @@ static mt_status record_shape(const char *name, int kind, mt_tensor *t, mt_tenso
             st = mt__save(n, 0, t, 0);
         }
     }
-    if (st) mt_tensor_release(*out);
+    if (st) MT_DROP(*out);
     return st;
 }
 
@@ -344,7 +344,7 @@ static mt_status record_gather(const char *name, int kind, mt_tensor *t, int64_t
         n->iv[1] = keepdim;
         keep_index(n, 0, idx);
     }
-    if (st) mt_tensor_release(*out);
+    if (st) MT_DROP(*out);
     return st;
 }
 
@@ -367,7 +367,7 @@ mt_status mt_take(mt_tensor *t, mt_tensor *index, mt_tensor **out) {
 static mt_status record_selecting(const char *name, int kind, mt_tensor *t, int64_t dim, int keepdim,
                                   mt_tensor **values, mt_tensor **indices) {
     mt_status st = record_gather(name, kind, t, dim, keepdim, *indices, values);
-    if (st) mt_tensor_release(*indices);
+    if (st) MT_DROP(*indices);
     return st;
 }
 
@@ -482,7 +482,7 @@ mt_status mt_scatter(int kind, mt_tensor *self, int64_t dim, mt_tensor *index, m
             if (!st) st = mt__save(n, 2, *out, 1);
         }
     }
-    if (st) mt_tensor_release(*out);
+    if (st) MT_DROP(*out);
     return st;
 }
 
@@ -538,7 +538,7 @@ mt_status mt_index_op(int kind, mt_tensor *self, int64_t dim, mt_tensor *index, 
         n->iv[0] = dim, n->iv[1] = kind, n->s[0] = alpha;
         keep_index(n, 0, index);
     }
-    if (st) mt_tensor_release(*out);
+    if (st) MT_DROP(*out);
     return st;
 }
 
@@ -586,7 +586,7 @@ mt_status mt_masked_select(mt_tensor *t, mt_tensor *mask, mt_tensor **out) {
     mt_node *n;
     mt_status st = rec("MaskedSelectBackward0", masked_backward, 1, &t, *out, &n);
     if (!st && n) n->op = 0, keep_index(n, 0, mask);
-    if (st) mt_tensor_release(*out);
+    if (st) MT_DROP(*out);
     return st;
 }
 
@@ -608,7 +608,7 @@ mt_status mt_masked_scatter(mt_tensor *t, mt_tensor *mask, mt_tensor *source, in
     mt_node *n;
     mt_status st = rec("MaskedScatterBackward0", masked_backward, 2, ins, *out, &n);
     if (!st && n) n->op = 1, keep_index(n, 0, mask);
-    if (st) mt_tensor_release(*out);
+    if (st) MT_DROP(*out);
     return st;
 }
 
@@ -632,7 +632,7 @@ mt_status mt_unique(mt_tensor *t, int consecutive, int has_dim, int64_t dim, mt_
     mt_node *n;
     mt_status st = rec(names[kind], not_differentiable, 1, &t, *values, &n);
     if (!st && n) n->op = kind;
-    if (st) { mt_tensor_release(*values); mt_tensor_release(*inverse); mt_tensor_release(*counts); }
+    if (st) { MT_DROP(*values); MT_DROP(*inverse); MT_DROP(*counts); }
     return st;
 }
 
@@ -643,6 +643,6 @@ mt_status mt_bincount(mt_tensor *t, mt_tensor *weights, int64_t minlength, mt_te
     mt_tensor *ins[2] = {NULL, weights};
     mt_status st = rec("NotImplemented", not_differentiable, 2, ins, *out, &n);
     if (!st && n) n->op = 3;
-    if (st) mt_tensor_release(*out);
+    if (st) MT_DROP(*out);
     return st;
 }

@@ -71,7 +71,7 @@ mt_status mt__log_softmax_for_loss(mt_tensor *x, int64_t dim, mt_tensor **out) {
         n->iv[0] = dim < 0 ? dim + (x->ndim ? x->ndim : 1) : dim;
         st = mt__save(n, 0, *out, 1);
     }
-    if (st) mt_tensor_release(*out);
+    if (st) MT_DROP(*out);
     return st;
 }
 
@@ -112,7 +112,7 @@ static mt_status nll_core(mt_tensor *x, mt_tensor *t, mt_tensor *w, int reductio
         }
     }
     mt_tensor_release(tw);
-    if (st) mt_tensor_release(*out);
+    if (st) MT_DROP(*out);
     return st;
 }
 
@@ -388,7 +388,7 @@ mt_status mt_pointwise_loss(int kind, mt_tensor *x, mt_tensor *t, mt_tensor *w, 
         n->op = kind, n->s[0] = p, n->iv[0] = reduction, n->iv[1] = numel;
         for (int k = 0; k < 4 && !st; k++) st = mt__save(n, k, ins[k], 0);
     }
-    if (st) { mt_tensor_release(*out); *out = NULL; }
+    if (st) { MT_DROP(*out); }
     return st;
 }
 
@@ -450,7 +450,7 @@ mt_status mt_convolution(mt_tensor *x, mt_tensor *w, mt_tensor *b, int nd, const
         st = mt__save(n, 0, x, 0);
         if (!st) st = mt__save(n, 1, w, 0);
     }
-    if (st) mt_tensor_release(*out);
+    if (st) MT_DROP(*out);
     return st;
 }
 
@@ -474,7 +474,7 @@ static mt_status record_cols(const char *name, int op, mt_tensor *x, const int64
         n->op = op;
         for (int i = 0; i < 2; i++) n->iv[i] = k[i], n->iv[2 + i] = d[i], n->iv[4 + i] = p[i], n->iv[6 + i] = s[i];
     }
-    if (st) mt_tensor_release(*out);
+    if (st) MT_DROP(*out);
     return st;
 }
 
@@ -540,7 +540,7 @@ mt_status mt_pool2d(int kind, mt_tensor *x, const int64_t *k, const int64_t *s, 
             if (!st && ind) st = mt__save(n, 1, ind, 0);
         }
     }
-    if (st) { mt_tensor_release(*out); mt_tensor_release(ind); return st; }
+    if (st) { MT_DROP(*out); mt_tensor_release(ind); return st; }
     if (indices) *indices = ind;
     else mt_tensor_release(ind);
     return MT_OK;
@@ -590,7 +590,7 @@ mt_status mt_pad(mt_tensor *x, int npad, const int64_t *pad, int mode, double va
         for (int i = 0; i < npad; i++) n->iv[1 + i] = pad[i];
         if (mode != MT_PAD_CONSTANT) st = mt__save(n, 0, x, 0);
     }
-    if (st) mt_tensor_release(*out);
+    if (st) MT_DROP(*out);
     return st;
 }
 
@@ -626,6 +626,6 @@ mt_status mt_upsample(mt_tensor *x, int mode, int nd, const int64_t *osz, const 
         for (int i = 0; i < nd; i++) n->iv[2 + i] = osz[i], n->s[i] = scales[i];
         st = mt__save(n, 0, x, 0);
     }
-    if (st) mt_tensor_release(*out);
+    if (st) MT_DROP(*out);
     return st;
 }

@@ -75,6 +75,13 @@ void mt__tensor_autograd_free(mt_tensor *t);
 /* ---- errors --------------------------------------------------------------- */
 
 mt_status mt__error(int kind, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* release an output a failed call allocated and leave NULL behind: a caller never sees a
+ * dangling *out (found by the fuzzer: mt_index returned a freed tensor on error) */
+#define MT_DROP(p)                      \
+    do {                                \
+        mt_tensor_release(p);           \
+        (p) = NULL;                     \
+    } while (0)
 #define MT_TRY(expr)                    \
     do {                                \
         mt_status st__ = (expr);        \

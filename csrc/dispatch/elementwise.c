@@ -438,7 +438,7 @@ static mt_status binary(int op, mt_tensor *a, mt_tensor *b, double alpha, mt_ten
             MT_TRY(binary(MT_OP_MUL, a, b, 1, out, result));
             if (e == 0) {
                 mt_status st = mt__impl_fill(*result, 1, 1, MT_SCALAR_INT);
-                if (st) mt_tensor_release(*result);
+                if (st) MT_DROP(*result);
                 return st;
             }
             return MT_OK;

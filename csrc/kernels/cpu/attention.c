@@ -262,7 +262,7 @@ mt_status mt__impl_sdpa_flash(mt_tensor *q, mt_tensor *k, mt_tensor *v, mt_tenso
     if (q->device == MT_META) {
         MT_TRY(mt__alloc(4, q->sizes, strides, q->dtype, MT_META, out));
         mt_status st = mt__alloc(3, lsz, NULL, cd, MT_META, lse);
-        if (st) mt_tensor_release(*out);
+        if (st) MT_DROP(*out);
         return st;
     }
     att a = {0};
@@ -340,8 +340,8 @@ mt_status mt__impl_sdpa_flash_backward(mt_tensor *grad, mt_tensor *q, mt_tensor 
         if (!st) st = mt__nn_narrow(rv, v->dtype, gv);
         rv = NULL;
         if (st) {
-            mt_tensor_release(*gq), mt_tensor_release(*gk);
-            *gq = *gk = NULL;
+            MT_DROP(*gq);
+            MT_DROP(*gk);
         }
     }
     mt_tensor_release(qc), mt_tensor_release(kc), mt_tensor_release(vc), mt_tensor_release(gc);

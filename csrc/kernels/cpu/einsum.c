@@ -64,7 +64,7 @@ static mt_status sum_keep(mt_tensor **t, int n, const int64_t *dims) {
     if (n == 0) return MT_OK;
     mt_tensor *r;
     MT_TRY(mt_reduce(MT_RED_SUM, *t, n, dims, 1, -1, NULL, &r));
-    mt_tensor_release(*t);
+    MT_DROP(*t);
     *t = r;
     return MT_OK;
 }

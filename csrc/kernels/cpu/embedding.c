@@ -31,7 +31,7 @@ mt_status mt__impl_embedding(mt_tensor *weight, mt_tensor *indices, mt_tensor **
     if (weight->device == MT_META || n == 0) return MT_OK;
     mt_tensor *ic;
     mt_status st = mt__impl_contiguous(indices, &ic);
-    if (st) { mt_tensor_release(*out); return st; }
+    if (st) { MT_DROP(*out); return st; }
     for (int64_t i = 0; i < n; i++) {
         int64_t k = index_at(ic, i);
         if (k < 0 || k >= V) {
@@ -51,7 +51,7 @@ mt_status mt__impl_embedding(mt_tensor *weight, mt_tensor *indices, mt_tensor **
         }
     }
     mt_tensor_release(ic);
-    if (st) mt_tensor_release(*out);
+    if (st) MT_DROP(*out);
     return st;
 }
 
@@ -134,7 +134,7 @@ mt_status mt__impl_embedding_backward(mt_tensor *grad, mt_tensor *indices, int64
     free(counts);
     mt_tensor_release(ic);
     mt_tensor_release(gc);
-    if (st) { mt_tensor_release(*out); *out = NULL; }
+    if (st) { MT_DROP(*out); }
     return st;
 }
 

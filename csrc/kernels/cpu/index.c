@@ -240,7 +240,7 @@ mt_status mt__impl_index(mt_tensor *t, int n, mt_tensor *const *indices, mt_tens
     if (!st && t->storage->data) {
         move_ctx m = {mt__data(*out), (char *)t->storage->data, mt_dtype_itemsize(t->dtype), NULL, 0};
         st = walk(&p, t->offset, strides, gather_one, &m);
-        if (st) mt_tensor_release(*out);
+        if (st) MT_DROP(*out);
     }
     release_all(held, nheld);
     return st;

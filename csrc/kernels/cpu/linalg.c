@@ -77,7 +77,7 @@ static mt_status as_dtype_layout(mt_tensor *t, int dtype, int need_blas, mt_tens
     }
     MT_TRY(mt__alloc(t->ndim, t->sizes, NULL, dtype, t->device, out));
     mt_status st = mt_copy_(*out, t);
-    if (st) mt_tensor_release(*out);
+    if (st) MT_DROP(*out);
     return st;
 }
 

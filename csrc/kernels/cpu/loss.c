@@ -117,7 +117,7 @@ mt_status mt__impl_nll_loss(mt_tensor *x, mt_tensor *target, mt_tensor *weight, 
     nll_free(&g);
     if (st) { mt_tensor_release(r); mt_tensor_release(tw); return st; }
     if ((st = mt__from_compute(r, x->dtype, out))) { mt_tensor_release(tw); return st; }
-    if ((st = mt__from_compute(tw, x->dtype, total_weight))) mt_tensor_release(*out);
+    if ((st = mt__from_compute(tw, x->dtype, total_weight))) MT_DROP(*out);
     return st;
 }
 

@@ -217,8 +217,8 @@ mt_status mt__impl_layer_norm_backward(mt_tensor *grad, mt_tensor *x, int nnorm,
         }
         st = mt__nn_narrow(r, p->dtype, k ? gb : gw);
     }
-    if (st && gx && (mask & 1)) { mt_tensor_release(*gx); *gx = NULL; }
-    if (st && (mask & 2)) { mt_tensor_release(*gw); *gw = NULL; }
+    if (st && gx && (mask & 1)) { MT_DROP(*gx); }
+    if (st && (mask & 2)) { MT_DROP(*gw); }
     mt_tensor_release(xc); mt_tensor_release(gc); mt_tensor_release(wc);
     mt_tensor_release(dx); mt_tensor_release(part);
     return st;

@@ -329,7 +329,7 @@ mt_status mt__impl_max_dim(int is_min, mt_tensor *x, int64_t dim, int keepdim, m
     }
     MT_TRY(mt__alloc(ond, osz, NULL, x->dtype, x->device, values));
     mt_status st = mt__alloc(ond, osz, NULL, MT_I64, x->device, indices);
-    if (st) { mt_tensor_release(*values); return st; }
+    if (st) { MT_DROP(*values); return st; }
     if (x->device != MT_CPU) return MT_OK;
     int64_t nout = mt__numel(kn, ksz);
     char *base = mt__data(x), *vbase = mt__data(*values);

@@ -119,7 +119,7 @@ static mt_status alloc2(int n, const int64_t *sz, int dt1, int dt2, int device, 
     MT_TRY(mt__alloc(n, sz, NULL, dt1, device, a));
     if (!b) return MT_OK;
     mt_status st = mt__alloc(n, sz, NULL, dt2, device, b);
-    if (st) { mt_tensor_release(*a); *a = NULL; }
+    if (st) { MT_DROP(*a); }
     return st;
 }
 
@@ -241,7 +241,7 @@ mt_status mt__impl_var(mt_tensor *x, int ndims, const int64_t *dims, double corr
     var_ctx c = {correction, take_sqrt, *result, mean ? *mean : NULL};
     stream_ops ops = {var_fold, var_comb, var_fin, &c};
     mt_status st = run_stream(&r, &ops);
-    if (st) { mt_tensor_release(*result); if (mean) mt_tensor_release(*mean); }
+    if (st) { MT_DROP(*result); if (mean) MT_DROP(*mean); }
     return st;
 }
 
@@ -320,7 +320,7 @@ mt_status mt__impl_vector_norm(mt_tensor *x, double p, int ndims, const int64_t 
     norm_ctx c = {p, *result};
     stream_ops ops = {norm_fold, norm_comb, norm_fin, &c};
     mt_status st = run_stream(&r, &ops);
-    if (st) mt_tensor_release(*result);
+    if (st) MT_DROP(*result);
     return st;
 }
 
@@ -359,7 +359,7 @@ mt_status mt__impl_logsumexp(mt_tensor *x, int ndims, const int64_t *dims, int k
     plan_rows(&r, x, reduced, MT_F64);
     stream_ops ops = {lse_fold, lse_comb, lse_fin, *result};
     mt_status st = run_stream(&r, &ops);
-    if (st) mt_tensor_release(*result);
+    if (st) MT_DROP(*result);
     return st;
 }
 
@@ -606,7 +606,7 @@ mt_status mt__impl_median(int op, mt_tensor *x, int has_dim, int64_t dim, int ke
     r.want_idx = 1;
     sel_ctx c = {op, *values, has_dim ? *indices : NULL};
     mt_status st = run_rows(&r, op == MT_SEL_MODE ? mode_row : median_row, &c);
-    if (st) { mt_tensor_release(*values); if (has_dim) mt_tensor_release(*indices); }
+    if (st) { MT_DROP(*values); if (has_dim) MT_DROP(*indices); }
     return st;
 }
 
@@ -717,7 +717,7 @@ mt_status mt__impl_quantile(mt_tensor *x, mt_tensor *q, double qs, int has_dim, 
     q_ctx c = {qv, nq, interp, ignore_nan, x->dtype == MT_F32, *result};
     st = run_rows(&r, quantile_row, &c);
     free(qv);
-    if (st) mt_tensor_release(*result);
+    if (st) MT_DROP(*result);
     return st;
 }
 

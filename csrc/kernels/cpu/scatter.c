@@ -138,7 +138,7 @@ mt_status mt__impl_gather(mt_tensor *t, int64_t dim, mt_tensor *index, mt_tensor
     if (!n || !t->storage->data) return MT_OK;
     int64_t size = nonempty_size(t, (int)dim), bad;
     if (find_bad(index, 0, size, &bad)) {
-        mt_tensor_release(*out);
+        MT_DROP(*out);
         return mt__error(MT_ERR_RUNTIME, "index %lld is out of bounds for dimension %lld with size %lld", (long long)bad,
                          (long long)dim, (long long)size);
     }
@@ -205,7 +205,7 @@ mt_status mt__impl_take(mt_tensor *t, mt_tensor *index, mt_tensor **out) {
     if (!n || !t->storage->data) return MT_OK;
     mt_tensor *c;
     mt_status st = mt_contiguous(t, &c);
-    if (st) { mt_tensor_release(*out); return st; }
+    if (st) { MT_DROP(*out); return st; }
     int64_t zero[MT_MAX_DIMS] = {0};
     mt_tensor s = mt__restride(c, index->ndim, index->sizes, zero, c->offset);
     run_read(*out, &s, index, mt_dtype_itemsize(t->dtype), numel);

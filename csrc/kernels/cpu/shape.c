@@ -299,7 +299,7 @@ mt_status mt__impl_diag_embed(mt_tensor *t, int64_t offset, int64_t dim1, int64_
     memset(mt__data(*out), 0, (size_t)(mt__numel(nd, sizes) * mt_dtype_itemsize(t->dtype)));
     mt_tensor *diag;
     mt_status st = mt__impl_diagonal(*out, offset, d1, d2, &diag);
-    if (st) { mt_tensor_release(*out); return st; }
+    if (st) { MT_DROP(*out); return st; }
     mt_tensor src = *t;
     if (t->ndim == 0) src = mt__restride(t, 1, (int64_t[]){1}, (int64_t[]){0}, t->offset);
     mt__strided_copy(diag, &src);

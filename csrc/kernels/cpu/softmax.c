@@ -130,7 +130,7 @@ mt_status mt__nn_contig(mt_tensor *t, int dtype, mt_tensor **out) {
     if (t->dtype == dtype) return mt__impl_contiguous(t, out);
     MT_TRY(mt__alloc(t->ndim, t->sizes, NULL, dtype, t->device, out));
     mt_status st = mt__impl_copy_(*out, t);
-    if (st) mt_tensor_release(*out);
+    if (st) MT_DROP(*out);
     return st;
 }
 

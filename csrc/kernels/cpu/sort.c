@@ -328,14 +328,14 @@ mt_status mt__impl_sort(mt_tensor *t, int64_t dim, int descending, int stable, m
     mt__like_strides(t, strides);
     MT_TRY(mt__alloc(t->ndim, t->sizes, strides, t->dtype, t->device, values));
     mt_status st = mt__alloc(t->ndim, t->sizes, strides, MT_I64, t->device, indices);
-    if (st) { mt_tensor_release(*values); return st; }
+    if (st) { MT_DROP(*values); return st; }
     if (!t->storage->data) return MT_OK;
     row_job j = {.desc = descending, .stable = stable, .fn = sort_row};
     /* PyTorch sorts big 1-D integer tensors ascending with fbgemm's radix sort: a stable order */
     if (t->ndim == 1 && !descending && mt__is_int(t->dtype) && t->sizes[0] >= MT_GRAIN_SIZE) j.stable = 1;
     if ((st = run_rows(&j, t, (int)dim, *values, *indices))) {
-        mt_tensor_release(*values);
-        mt_tensor_release(*indices);
+        MT_DROP(*values);
+        MT_DROP(*indices);
     }
     return st;
 }
@@ -374,12 +374,12 @@ mt_status mt__impl_topk(mt_tensor *t, int64_t k, int64_t dim, int largest, int s
     if (t->ndim) sizes[dim] = k;
     MT_TRY(mt__alloc(t->ndim, sizes, NULL, t->dtype, t->device, values));
     mt_status st = mt__alloc(t->ndim, sizes, NULL, MT_I64, t->device, indices);
-    if (st) { mt_tensor_release(*values); return st; }
+    if (st) { MT_DROP(*values); return st; }
     if (!t->storage->data) return MT_OK;
     row_job j = {.desc = largest, .stable = sorted, .a0 = k, .fn = topk_row};
     if ((st = run_rows(&j, t, (int)dim, *values, *indices))) {
-        mt_tensor_release(*values);
-        mt_tensor_release(*indices);
+        MT_DROP(*values);
+        MT_DROP(*indices);
     }
     return st;
 }
@@ -413,12 +413,12 @@ mt_status mt__impl_kthvalue(mt_tensor *t, int64_t k, int64_t dim, int keepdim, m
         else if (keepdim) sizes[nd++] = 1;
     MT_TRY(mt__alloc(nd, sizes, NULL, t->dtype, t->device, values));
     mt_status st = mt__alloc(nd, sizes, NULL, MT_I64, t->device, indices);
-    if (st) { mt_tensor_release(*values); return st; }
+    if (st) { MT_DROP(*values); return st; }
     if (!t->storage->data) return MT_OK;
     row_job j = {.a0 = k, .fn = kth_row};
     if ((st = run_rows(&j, t, (int)dim, *values, *indices))) {
-        mt_tensor_release(*values);
-        mt_tensor_release(*indices);
+        MT_DROP(*values);
+        MT_DROP(*indices);
     }
     return st;
 }
@@ -453,12 +453,12 @@ mt_status mt__impl_cummax(int is_min, mt_tensor *t, int64_t dim, mt_tensor **val
     MT_TRY(mt__wrap_dim(&dim, t->ndim));
     MT_TRY(mt__alloc(t->ndim, t->sizes, NULL, t->dtype, t->device, values));
     mt_status st = mt__alloc(t->ndim, t->sizes, NULL, MT_I64, t->device, indices);
-    if (st) { mt_tensor_release(*values); return st; }
+    if (st) { MT_DROP(*values); return st; }
     if (!t->storage->data) return MT_OK;
     row_job j = {.a0 = is_min, .fn = cum_row};
     if ((st = run_rows(&j, t, (int)dim, *values, *indices))) {
-        mt_tensor_release(*values);
-        mt_tensor_release(*indices);
+        MT_DROP(*values);
+        MT_DROP(*indices);
     }
     return st;
 }

@@ -12,7 +12,7 @@ mt_status mt__as_contig(mt_tensor *t, int dtype, mt_tensor **out) {
     MT_TRY(mt__alloc(t->ndim, t->sizes, NULL, dtype, t->device, out));
     if (t->device == MT_META) return MT_OK;
     mt_status st = mt__impl_copy_(*out, t);
-    if (st) { mt_tensor_release(*out); *out = NULL; }
+    if (st) { MT_DROP(*out); }
     return st;
 }
 

@@ -275,7 +275,7 @@ mt_status mt_searchsorted(mt_tensor *boundaries, mt_tensor *input, int out_int32
             else ((int64_t *)o)[i] = p;
         }
     }
-    if (st) mt_tensor_release(*out);
+    if (st) MT_DROP(*out);
     mt_tensor_release(cb);
     mt_tensor_release(cv);
     mt_tensor_release(kb.hold);
@@ -326,7 +326,7 @@ mt_status mt_isin(mt_tensor *elements, mt_tensor *test, int invert, mt_tensor **
             o[i] = (uint8_t)(found != invert);
         }
     }
-    if (st) mt_tensor_release(*out);
+    if (st) MT_DROP(*out);
     mt_tensor_release(ce);
     mt_tensor_release(ct);
     mt_tensor_release(ke.hold);
