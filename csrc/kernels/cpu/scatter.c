@@ -298,6 +298,8 @@ mt_status mt__impl_scatter(int kind, mt_tensor *self, int64_t dim, mt_tensor *in
         return mt__error(MT_ERR_RUNTIME, "scatter(): Expected dtype int32/int64 for index");
     if (!is_value && src->dtype != self->dtype)
         return mt__error(MT_ERR_RUNTIME, "scatter(): Expected self.dtype to be equal to src.dtype");
+    if (is_value && src->ndim != 0) /* the ABI's value is a 0-dim tensor (Python passes a Scalar) */
+        return mt__error(MT_ERR_RUNTIME, "scatter(): the value must be a 0-dim tensor, got %d dims", src->ndim);
     int nd = self->ndim ? self->ndim : 1;
     if (n) {
         if (nd != (index->ndim ? index->ndim : 1))
