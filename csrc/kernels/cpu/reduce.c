@@ -188,7 +188,8 @@ void mt__reduce_inner(const mt_tensor *x, const int *reduced, inner_t *in) {
         }
     int m = 0;
     for (int i = 1; i < in->n; i++) {
-        if (in->stride[m] == in->stride[i] * in->size[i]) {
+        int64_t span; /* an empty input's other dims may be huge: an overflow just doesn't merge */
+        if (!__builtin_mul_overflow(in->stride[i], in->size[i], &span) && in->stride[m] == span) {
             in->size[m] *= in->size[i];
             in->stride[m] = in->stride[i];
         } else {
