@@ -58,6 +58,14 @@ static mt_status header_new(mt_storage *s, int ndim, const int64_t *sizes, const
     if (ndim > MT_MAX_DIMS)
         return mt__error(MT_ERR_RUNTIME, "tensors with more than %d dimensions are not supported (got %d)",
                          MT_MAX_DIMS, ndim);
+    /* a view (expand, as_strided) can name more elements than int64 counts: PyTorch's
+     * safe_compute_numel refuses it, and so do we (every loop counts elements in int64) */
+    int64_t numel = 1;
+    for (int i = 0; i < ndim; i++)
+        if (sizes[i] == 0) { numel = 0; break; }
+    for (int i = 0; i < ndim && numel; i++)
+        if (sizes[i] < 0 || __builtin_mul_overflow(numel, sizes[i], &numel))
+            return mt__error(MT_ERR_RUNTIME, "numel: integer multiplication overflow");
     mt_tensor *t = header_alloc();
     if (!t) return mt__error(MT_ERR_OOM, "out of memory allocating a tensor header");
     atomic_init(&t->refcount, 1);
