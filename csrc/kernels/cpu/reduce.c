@@ -179,6 +179,11 @@ void mt__reduce_inner(const mt_tensor *x, const int *reduced, inner_t *in) {
             in->size[in->n] = x->sizes[d];
             in->stride[in->n++] = x->strides[d] * isz;
         }
+    for (int i = 0; i < in->n; i++)
+        if (in->size[i] == 0) { /* nothing to reduce (the other reduced dims may be huge) */
+            in->n = 1, in->size[0] = 0, in->stride[0] = 0;
+            return;
+        }
     /* order by stride, largest outside, then merge dims that address memory as one */
     for (int i = 1; i < in->n; i++)
         for (int j = i; j > 0 && in->stride[j - 1] < in->stride[j]; j--) {
