@@ -48,7 +48,7 @@ struct mt_node {
     mt_tensor **buf;                  /* [n_out] engine scratch: gradients summed per output */
     mt_tensor *saved[MT_NODE_SAVED];  /* detached aliases, checked against saved_version */
     int64_t saved_version[MT_NODE_SAVED];
-    int saved_is_output[MT_NODE_SAVED];
+    int saved_is_output[MT_NODE_SAVED];  /* 0: an input; else 1 + the output_nr of an output */
     int released;                     /* saved tensors freed after a backward without retain_graph */
     double s[4];                      /* scalar arguments (alpha, beta, value...) */
     int64_t iv[MT_MAX_DIMS + 2];      /* integer arguments (dims, sizes...) */

@@ -177,7 +177,8 @@ mt_status mt__save(mt_node *n, int slot, mt_tensor *t, int is_output) {
     else mt_tensor_retain(t);
     n->saved[slot] = s;
     n->saved_version[slot] = mt_tensor_version(t);
-    n->saved_is_output[slot] = is_output;
+    /* 1 + which output of n it is: it is re-attached to that output when unpacked */
+    n->saved_is_output[slot] = is_output ? 1 + (t->grad_fn == n ? t->output_nr : 0) : 0;
     return MT_OK;
 }
 
@@ -208,7 +209,7 @@ mt_status mt__saved(mt_node *n, int slot, mt_tensor **out) {
     if (grad_enabled) {
         atomic_fetch_add(&n->refcount, 1);
         (*out)->grad_fn = n;
-        (*out)->output_nr = slot < n->n_out ? slot : 0;
+        (*out)->output_nr = n->saved_is_output[slot] - 1;
     }
     return MT_OK;
 }
