@@ -496,6 +496,14 @@ int mt_is_inference_mode_enabled(void);
 void mt_set_anomaly_mode(int mode);
 int mt_anomaly_mode(void);
 
+/* ---- autograd extras (autograd/node_names.c, autograd/saved_hooks.c) -----------------
+ * PyTorch's node name for the overload Python called: t's grad_fn (just recorded) is renamed;
+ * name must be one of the table in node_names.c (ValueError otherwise). */
+mt_status mt_tensor_rename_grad_fn(mt_tensor *t, const char *name);
+/* t has just taken the header of a view of itself (squeeze_, t_, ...): count the in-place op,
+ * keep its new history as current, and name it (name may be NULL) */
+mt_status mt_tensor_inplace_view(mt_tensor *t, const char *name);
+
 /* ---- random numbers (core/rng.c, kernels/cpu/random.c) ------------------
  * A CPU generator reproducing PyTorch's CPUGeneratorImpl bit for bit (mt19937
  * plus the cached Box-Muller value; get/set_state in PyTorch's 5056-byte
