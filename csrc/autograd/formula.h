@@ -136,6 +136,8 @@ static inline mt_status END(F *c, mt_tensor **out, int nout) {
         for (int i = 0; i < nout; i++) { mt_tensor_release(out[i]); out[i] = NULL; }
     return c->st;
 }
+/* slot k holds a saved tensor (kept, or packed by saved_tensors_hooks) */
+static inline int has_saved(const mt_node *n, int k) { return n->saved[k] || n->packed[k]; }
 static inline int needs(mt_node *n, int i) { return i < n->n_next && n->next[i].node != NULL; }
 
 /* an op that has no backward formula yet: recording succeeds, backward says so */

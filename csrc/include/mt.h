@@ -452,7 +452,10 @@ enum mt_callback_kind {
     MT_CB_BACKWARD = 5,        /* a Function: in: grad_outputs [n_out]; out: grad_inputs [n_next] */
     MT_CB_FREE_SAVED = 6,      /* a Function: backward ran without retain_graph */
     MT_CB_ANOMALY_RECORD = 7,  /* anomaly mode: node was just recorded (handle NULL) */
-    MT_CB_ANOMALY_REPORT = 8   /* anomaly mode: node's backward failed */
+    MT_CB_ANOMALY_REPORT = 8,  /* anomaly mode: node's backward failed */
+    MT_CB_PACK = 9,            /* saved_tensors_hooks: in[0] the tensor saved; out[0] receives Python's
+                                  handle for the packed object (a void *, not a tensor) */
+    MT_CB_UNPACK = 10          /* saved_tensors_hooks: handle of the packed object; out[0]: the tensor */
 };
 enum mt_hook_flag {
     MT_HOOK_TENSOR_PRE = 1,
@@ -503,6 +506,9 @@ mt_status mt_tensor_rename_grad_fn(mt_tensor *t, const char *name);
 /* t has just taken the header of a view of itself (squeeze_, t_, ...): count the in-place op,
  * keep its new history as current, and name it (name may be NULL) */
 mt_status mt_tensor_inplace_view(mt_tensor *t, const char *name);
+/* saved_tensors_hooks are on in this thread (Python keeps the hooks; the core calls MT_CB_PACK
+ * when an op saves a tensor and MT_CB_UNPACK when a formula reads it) */
+void mt_set_saved_tensors_hooks(int on);
 
 /* ---- random numbers (core/rng.c, kernels/cpu/random.c) ------------------
  * A CPU generator reproducing PyTorch's CPUGeneratorImpl bit for bit (mt19937
