@@ -262,6 +262,11 @@ static mt_status ternary_backward(mt_node *n, mt_tensor *const *grads, mt_tensor
         break;
     }
     case MT_OP_LERP: { /* start, end, weight */
+        if (n->iv[2]) { /* a Python number weight: PyTorch's formula takes it as a double */
+            if (needs(n, 0)) GIVE(c, out, 0, BS(c, MT_OP_MUL, g, 1.0 - n->s[1]));
+            if (needs(n, 1)) GIVE(c, out, 1, BS(c, MT_OP_MUL, g, n->s[1]));
+            break;
+        }
         mt_tensor *w = SAVED(c, n, 2);
         if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, g, SB(c, MT_OP_SUB, 1.0, w)));
         if (needs(n, 1)) GIVE(c, out, 1, B(c, MT_OP_MUL, g, w));
@@ -343,6 +348,7 @@ mt_status mt_ternary(int op, mt_tensor *a, mt_tensor *b, mt_tensor *c, double s,
         n->op = op;
         n->s[0] = s;
         n->iv[1] = (b ? 1 : 0) | (c ? 2 : 0);
+        if (op == MT_OP_LERP && c->wrapped && c->dtype == MT_F64) n->iv[2] = 1, n->s[1] = *(double *)mt_tensor_data_ptr(c);
         for (int k = 0; k < 3 && !st; k++) st = mt__save(n, k, ins[k], 0);
     }
     if (st) mt_tensor_release(*result);
