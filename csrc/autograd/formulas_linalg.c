@@ -133,7 +133,7 @@ static mt_status impl_diag_merge(mt_tensor *x, int64_t d0, int64_t d1, mt_tensor
 static mt_status diag_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
     F c0 = {0}, *c = &c0;
     mt_tensor *z = ZEROS(c, &n->in_meta[0]), *v = NULL;
-    if (!c->st) COPY_INTO_VIEW(c, z, keep(c, impl_diag_merge(z, n->iv[0], n->iv[1], &v), v), grads[0]);
+    if (!c->st) COPY_INTO_VIEW(c, z, KEEP(c, impl_diag_merge(z, n->iv[0], n->iv[1], &v), v), grads[0]);
     GIVE(c, out, 0, z);
     return END(c, out, 1);
 }
