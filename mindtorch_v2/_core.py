@@ -14,7 +14,12 @@ _EXCEPTIONS = {
 
 
 def raise_status(status):
-    """Raise the Python exception for a failed core call (status < 0)."""
+    """Raise the Python exception for a failed core call (status < 0); one a Python callback
+    raised during the call (saved_tensors_hooks) comes out as itself."""
+    from .autograd import _callback
+    exc = _callback.take_pending()
+    if exc is not None:
+        raise exc
     message = ffi.string(lib.mt_last_error()).decode("utf-8", "replace")
     raise _EXCEPTIONS.get(status, RuntimeError)(message)
 

@@ -4,6 +4,7 @@ import numbers
 from ._C import lib
 from . import _dtype
 from . import _generated_ops as g
+from ._core import check
 from ._dispatch import _binary, _ternary, _unary, as_tensor_operand
 from ._tensor import Tensor
 
@@ -97,11 +98,18 @@ clip = clamp
 
 
 def clamp_min(input, min, *, out=None):
-    return _ternary(g.OP_CLAMP, input, min, None, out=out)
+    return _clamp_named(_ternary(g.OP_CLAMP, input, min, None, out=out), "ClampMin", min, out)
 
 
 def clamp_max(input, max, *, out=None):
-    return _ternary(g.OP_CLAMP, input, None, max, out=out)
+    return _clamp_named(_ternary(g.OP_CLAMP, input, None, max, out=out), "ClampMax", max, out)
+
+
+def _clamp_named(r, kind, bound, out):
+    """clamp_min/clamp_max have nodes of their own in PyTorch (Backward1: a tensor bound)"""
+    if out is None and r.grad_fn is not None:
+        check(lib.mt_tensor_rename_grad_fn(r._h, f"{kind}Backward{1 if isinstance(bound, Tensor) else 0}".encode()))
+    return r
 
 
 def where(condition, input=None, other=None, *, out=None):

@@ -238,12 +238,14 @@ METHODS.update({
     "narrow": v.narrow, "select": v.select, "unbind": v.unbind, "split": v.split, "chunk": v.chunk,
     "tensor_split": v.tensor_split, "unfold": v.unfold, "movedim": v.movedim, "moveaxis": v.movedim,
     "as_strided": v.as_strided, "contiguous": v.contiguous, "resize_": v.resize_,
-    "t_": lambda self: v.swap_handle(self, v.t(self, "t_")),
-    "transpose_": lambda self, d0, d1: v.swap_handle(self, v.transpose(self, d0, d1)),
-    "squeeze_": lambda self, dim=None: v.swap_handle(self, v.squeeze(self, dim)),
-    "unsqueeze_": lambda self, dim: v.swap_handle(self, v.unsqueeze(self, dim)),
+    "t_": lambda self: v.swap_handle(self, v.t(self, "t_"), "TBackward1"),
+    "transpose_": lambda self, d0, d1: v.swap_handle(self, v.transpose(self, d0, d1), "TransposeBackward1"),
+    "squeeze_": lambda self, dim=None: v.swap_handle(
+        self, v.squeeze(self, dim), "SqueezeBackward" + ("3" if dim is None else "5" if isinstance(dim, (tuple, list))
+                                                         else "4")),
+    "unsqueeze_": lambda self, dim: v.swap_handle(self, v.unsqueeze(self, dim), "UnsqueezeBackward1"),
     "as_strided_": lambda self, size, stride, storage_offset=None:
-        v.swap_handle(self, v.as_strided(self, size, stride, storage_offset)),
+        v.swap_handle(self, v.as_strided(self, size, stride, storage_offset), "AsStridedBackward1"),
     # creation, conversion, copies
     "clone": clone, "copy_": copy_, "fill_": fill_, "zero_": zero_, "to": to, "type_as": type_as,
     "type": type_, "new_tensor": new_tensor, "new_zeros": _new_factory(_creation.zeros, "new_zeros"),

@@ -1,7 +1,7 @@
 """View ops (share storage) and the functions PyTorch itself composes from them."""
 from ._C import ffi, lib
 from . import _dtype
-from ._core import raise_status
+from ._core import check, raise_status
 from ._creation import parse_size
 from ._dispatch import call
 from ._tensor import Tensor, _wrap_dim, wrap
@@ -58,7 +58,7 @@ def t(input, _name="t"):
     nd = input.dim()
     if nd > 2:
         raise RuntimeError(f"{_name}() expects a tensor with <= 2 dimensions, but self is {nd}D")
-    return transpose(input, 0, 1) if nd == 2 else view_as(input, input)
+    return named(transpose(input, 0, 1) if nd == 2 else view_as(input, input), "TBackward0", input)
 
 
 def T(self):
@@ -91,8 +91,9 @@ def broadcast_to(input, size):
 def squeeze(input, dim=None):
     if dim is None:
         return call(lib.mt_squeeze, input._h, -1, ffi.NULL)
-    dims = list(dim) if isinstance(dim, (tuple, list)) else [dim]
-    return call(lib.mt_squeeze, input._h, len(dims), dims)
+    if isinstance(dim, (tuple, list)):
+        return named(call(lib.mt_squeeze, input._h, len(dim), list(dim)), "SqueezeBackward2", input)
+    return call(lib.mt_squeeze, input._h, 1, [dim])
 
 
 def unsqueeze(input, dim):
@@ -271,16 +272,27 @@ def contiguous(self, memory_format=None):
     return call(lib.mt_contiguous, self._h)
 
 
-def swap_handle(self, other):
+def swap_handle(self, other, name=None):
     """In-place metadata ops (t_, squeeze_, ...): self takes other's header; like any in-place op
-    they bump the version counter."""
+    they bump the version counter. name: PyTorch's node name for the in-place op."""
     lib.mt_tensor_retain(other._h)
     old = self._h
     self._h = other._h
     self._shape = None
     lib.mt_tensor_release(old)
-    lib.mt_tensor_bump_version(self._h)
+    if name is None or other._h == old:
+        lib.mt_tensor_bump_version(self._h)
+    else:
+        check(lib.mt_tensor_inplace_view(self._h, name.encode()))
     return self
+
+
+def named(r, name, src):
+    """r's new grad_fn takes PyTorch's name for the overload called (src: the input, whose
+    own node must not be renamed when the op returned it unchanged)."""
+    if r._h != src._h and r.grad_fn is not None:
+        check(lib.mt_tensor_rename_grad_fn(r._h, name.encode()))
+    return r
 
 
 def resize_(self, *sizes, memory_format=None):

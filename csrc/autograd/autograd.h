@@ -48,8 +48,13 @@ struct mt_node {
     mt_tensor **buf;                  /* [n_out] engine scratch: gradients summed per output */
     mt_tensor *saved[MT_NODE_SAVED];  /* detached aliases, checked against saved_version */
     int64_t saved_version[MT_NODE_SAVED];
-    int saved_is_output[MT_NODE_SAVED];
+    int saved_is_output[MT_NODE_SAVED];  /* 0: an input; else 1 + the output_nr of an output */
     int released;                     /* saved tensors freed after a backward without retain_graph */
+    /* saved_tensors_hooks (saved_hooks.c): a packed slot holds Python's handle instead of saved[k],
+     * and the saved tensor's history (grad_fn, output_nr; leaf: requires grad) to re-attach on unpack */
+    void *packed[MT_NODE_SAVED];
+    mt_node *packed_fn[MT_NODE_SAVED];
+    int packed_nr[MT_NODE_SAVED], packed_leaf[MT_NODE_SAVED];
     double s[4];                      /* scalar arguments (alpha, beta, value...) */
     int64_t iv[MT_MAX_DIMS + 2];      /* integer arguments (dims, sizes...) */
     int niv;
@@ -102,6 +107,12 @@ mt_status mt__callback(void *handle, int kind, mt_node *n, int nin, mt_tensor *c
 int mt__anomaly_enabled(void); /* 0 off, 1 on, 2 on and checking NaN */
 mt_status mt__detached_alias(mt_tensor *t, mt_tensor **out);
 void mt__forget_retained(mt_tensor *t); /* a tensor that retained its grad is going away */
+
+/* saved_hooks.c: with saved_tensors_hooks on, mt__save packs through Python and mt__saved unpacks */
+int mt__saved_hooks_on(void);
+mt_status mt__pack(mt_node *n, int slot, mt_tensor *t, int is_output);
+mt_status mt__unpack(mt_node *n, int slot, mt_tensor **out);
+void mt__release_packed(mt_node *n);
 
 /* view recorded as PyTorch's _unsafe_view (matmul's folded results) */
 mt_status mt__unsafe_view(mt_tensor *t, int ndim, const int64_t *sizes, mt_tensor **out);

@@ -112,6 +112,18 @@ static inline mt_tensor *RESHAPE(F *c, mt_tensor *a, const mt_meta *m) {
     mt_tensor *r = NULL;
     return OK2(a, 1) ? KEEP(c, mt_reshape(a, m->ndim, m->sizes, &r), r) : NULL;
 }
+/* g written into part, a view of zeros z made by an mt__impl_ view op (select/slice/diagonal
+ * backward). When g requires grad (create_graph) the write is recorded as an in-place copy into a
+ * view of z, so the gradient of the result is that view of its gradient (double backward). */
+static inline void COPY_INTO_VIEW(F *c, mt_tensor *z, mt_tensor *part, mt_tensor *g) {
+    if (!OK2(z, part) || !g) return;
+    if (mt__grad_enabled() && mt__requires_grad(g)) {
+        mt__track_view(part, z);
+        c->st = mt_copy_(part, g);
+    } else {
+        c->st = mt__impl_copy_(part, g);
+    }
+}
 /* give t to out[i] (a new reference) */
 static inline void GIVE(F *c, mt_tensor **out, int i, mt_tensor *t) {
     if (c->st || !t) return;
@@ -124,6 +136,8 @@ static inline mt_status END(F *c, mt_tensor **out, int nout) {
         for (int i = 0; i < nout; i++) { mt_tensor_release(out[i]); out[i] = NULL; }
     return c->st;
 }
+/* slot k holds a saved tensor (kept, or packed by saved_tensors_hooks) */
+static inline int has_saved(const mt_node *n, int k) { return n->saved[k] || n->packed[k]; }
 static inline int needs(mt_node *n, int i) { return i < n->n_next && n->next[i].node != NULL; }
 
 /* an op that has no backward formula yet: recording succeeds, backward says so */

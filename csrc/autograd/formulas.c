@@ -273,6 +273,11 @@ static mt_status ternary_backward(mt_node *n, mt_tensor *const *grads, mt_tensor
         break;
     }
     case MT_OP_LERP: { /* start, end, weight */
+        if (n->iv[2]) { /* a Python number weight: PyTorch's formula takes it as a double */
+            if (needs(n, 0)) GIVE(c, out, 0, BS(c, MT_OP_MUL, g, 1.0 - n->s[1]));
+            if (needs(n, 1)) GIVE(c, out, 1, BS(c, MT_OP_MUL, g, n->s[1]));
+            break;
+        }
         mt_tensor *w = SAVED(c, n, 2);
         if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, g, SB(c, MT_OP_SUB, 1.0, w)));
         if (needs(n, 1)) GIVE(c, out, 1, B(c, MT_OP_MUL, g, w));
@@ -354,6 +359,7 @@ mt_status mt_ternary(int op, mt_tensor *a, mt_tensor *b, mt_tensor *c, double s,
         n->op = op;
         n->s[0] = s;
         n->iv[1] = (b ? 1 : 0) | (c ? 2 : 0);
+        if (op == MT_OP_LERP && c->wrapped && c->dtype == MT_F64) n->iv[2] = 1, n->s[1] = *(double *)mt_tensor_data_ptr(c);
         for (int k = 0; k < 3 && !st; k++) st = mt__save(n, k, ins[k], 0);
     }
     if (st) MT_DROP(*result);
@@ -561,7 +567,35 @@ mt_status mt_baddbmm(mt_tensor *self, mt_tensor *b1, mt_tensor *b2, double beta,
 
 /* ---- views and copies --------------------------------------------------------- */
 
-enum { V_RESHAPE, V_TRANSPOSE, V_PERMUTE, V_EXPAND, V_SELECT, V_SLICE, V_NONE };
+enum { V_RESHAPE, V_TRANSPOSE, V_PERMUTE, V_EXPAND, V_SELECT, V_SLICE, V_UNFOLD, V_NONE };
+
+/* unfold's backward: window i's element j came from position i*step + j along dim, so the
+ * gradient (windows at dim, elements last) moves its last dim after dim, flattens the two and
+ * index_adds into zeros at those positions (overlapping windows add up) */
+static mt_tensor *unfold_backward(F *c, mt_tensor *g, const mt_meta *m, int64_t dim, int64_t size, int64_t step) {
+    if (!OK2(g, 1)) return NULL;
+    int nd = m->ndim, d0 = nd ? (int)dim : 0;
+    int64_t perm[MT_MAX_DIMS + 1], nw = g->sizes[d0], at = 0;
+    for (int d = 0; d <= nd; d++) perm[d] = d <= d0 ? d : d == d0 + 1 ? nd : d - 1;
+    mt_meta flat = *m;
+    flat.ndim = nd ? nd : 1;
+    flat.sizes[d0] = nw * size;
+    mt_meta im = {1, MT_I64, {nw * size}};
+    mt_tensor *idx = ZEROS(c, &im), *p = NULL, *r = NULL;
+    if (c->st) return NULL;
+    int64_t *ix = mt_tensor_data_ptr(idx);
+    for (int64_t i = 0; i < nw; i++)
+        for (int64_t j = 0; j < size; j++) ix[at++] = i * step + j;
+    p = KEEP(c, mt_permute(g, nd + 1, perm, &p), p);
+    mt_tensor *src = RESHAPE(c, p, &flat);
+    mt_meta zm = *m;
+    zm.ndim = flat.ndim;
+    if (!nd) zm.sizes[0] = 1;
+    mt_tensor *z = ZEROS(c, &zm);
+    if (OK2(src, z)) r = KEEP(c, mt_index_op(MT_INDEX_ADD, z, d0, idx, src, 1, 0, &r), r);
+    return nd ? r : RESHAPE(c, r, m);
+}
+
 
 static mt_status view_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
     F c0 = {0}, *c = &c0;
@@ -584,17 +618,13 @@ static mt_status view_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **
         break;
     }
     case V_EXPAND: GIVE(c, out, 0, g); break; /* the engine sums back to the input's shape */
+    case V_UNFOLD: GIVE(c, out, 0, unfold_backward(c, g, m, n->iv[0], n->iv[1], n->iv[2])); break;
     case V_SELECT: case V_SLICE: {
-        if (mt__grad_enabled() && mt__requires_grad(g)) {
-            c->st = mt__error(MT_ERR_NOT_IMPLEMENTED, "double backward through %s is not implemented yet", n->name);
-            break;
-        }
         mt_tensor *z = ZEROS(c, m), *v = NULL;
         if (!c->st) {
             mt_status st = n->op == V_SELECT ? mt__impl_select(z, n->iv[0], n->iv[1], &v)
                                              : mt__impl_slice(z, n->iv[0], n->iv[1], n->iv[2], n->iv[3], &v);
-            keep(c, st, v);
-            if (!st && (st = mt__impl_copy_(v, g))) c->st = st;
+            COPY_INTO_VIEW(c, z, keep(c, st, v), g);
         }
         GIVE(c, out, 0, z);
         break;
@@ -681,7 +711,8 @@ mt_status mt_slice(mt_tensor *t, int64_t dim, int64_t start, int64_t end, int64_
     VIEW_WRAPPER(mt__impl_slice(t, dim, start, end, step, out), "SliceBackward0", V_SLICE, args, 4)
 }
 mt_status mt_unfold(mt_tensor *t, int64_t dim, int64_t size, int64_t step, mt_tensor **out) {
-    VIEW_WRAPPER(mt__impl_unfold(t, dim, size, step, out), "UnfoldBackward0", V_NONE, NULL, 0)
+    int64_t args[3] = {dim < 0 ? dim + (t->ndim ? t->ndim : 1) : dim, size, step};
+    VIEW_WRAPPER(mt__impl_unfold(t, dim, size, step, out), "UnfoldBackward0", V_UNFOLD, args, 3)
 }
 
 static mt_status pass_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
@@ -784,10 +815,10 @@ mt_status mt_fill(mt_tensor *t, double f, int64_t i, int kind) {
 
 static mt_status index_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
     F c0 = {0}, *c = &c0;
-    if (mt__grad_enabled() && mt__requires_grad(grads[0]))
-        c->st = mt__error(MT_ERR_NOT_IMPLEMENTED, "double backward through %s is not implemented yet", n->name);
     mt_tensor *z = ZEROS(c, &n->in_meta[0]);
-    if (!c->st) c->st = mt__impl_index_put_(z, n->nindex, n->index, grads[0], 1);
+    if (!c->st) /* recorded (IndexPutBackward0, as PyTorch) when the gradient requires grad */
+        c->st = mt__grad_enabled() && mt__requires_grad(grads[0]) ? mt_index_put_(z, n->nindex, n->index, grads[0], 1)
+                                                                   : mt__impl_index_put_(z, n->nindex, n->index, grads[0], 1);
     GIVE(c, out, 0, z);
     return END(c, out, 1);
 }

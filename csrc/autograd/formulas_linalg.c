@@ -132,14 +132,8 @@ static mt_status impl_diag_merge(mt_tensor *x, int64_t d0, int64_t d1, mt_tensor
 
 static mt_status diag_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
     F c0 = {0}, *c = &c0;
-    if (mt__grad_enabled() && mt__requires_grad(grads[0]))
-        c->st = mt__error(MT_ERR_NOT_IMPLEMENTED, "double backward through %s is not implemented yet", n->name);
     mt_tensor *z = ZEROS(c, &n->in_meta[0]), *v = NULL;
-    if (!c->st) {
-        mt_status st = impl_diag_merge(z, n->iv[0], n->iv[1], &v);
-        keep(c, st, v);
-        if (!st && (st = mt__impl_copy_(v, grads[0]))) c->st = st;
-    }
+    if (!c->st) COPY_INTO_VIEW(c, z, KEEP(c, impl_diag_merge(z, n->iv[0], n->iv[1], &v), v), grads[0]);
     GIVE(c, out, 0, z);
     return END(c, out, 1);
 }

@@ -76,15 +76,16 @@ mt_status mt_softmax(mt_tensor *x, int64_t dim, int log, int dtype, mt_tensor **
 /* saved: 0 x, 1 weight, 2 bias, 3 mean, 4 rstd; iv[0] nnorm; s[0] eps */
 static mt_status layer_norm_bw(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
     F c0 = {0}, *c = &c0;
-    mt_tensor *g = grads[0], *x = SAVED(c, n, 0), *w = n->saved[1] ? SAVED(c, n, 1) : NULL;
-    mt_tensor *b = n->saved[2] ? SAVED(c, n, 2) : NULL;
+    mt_tensor *g = grads[0], *x = SAVED(c, n, 0), *w = has_saved(n, 1) ? SAVED(c, n, 1) : NULL;
+    mt_tensor *b = has_saved(n, 2) ? SAVED(c, n, 2) : NULL;
     int nnorm = (int)n->iv[0], nd = x ? x->ndim : 0;
     int mask = (needs(n, 0) ? 1 : 0) | (needs(n, 1) ? 2 : 0) | (needs(n, 2) ? 4 : 0);
     if (c->st) return END(c, out, 3);
     if (!recorded(g, x, w)) {
-        mt_tensor *r[3] = {NULL, NULL, NULL};
+        mt_tensor *r[3] = {NULL, NULL, NULL}, *mean = SAVED(c, n, 3), *rstd = SAVED(c, n, 4);
+        if (c->st) return END(c, out, 3);
         int prev = mt__grad_push(0);
-        c->st = mt__impl_layer_norm_backward(g, x, nnorm, n->saved[3], n->saved[4], w, b, mask, &r[0], &r[1], &r[2]);
+        c->st = mt__impl_layer_norm_backward(g, x, nnorm, mean, rstd, w, b, mask, &r[0], &r[1], &r[2]);
         mt__grad_pop(prev);
         for (int k = 0; k < 3; k++) {
             keep(c, c->st, r[k]);

@@ -24,13 +24,6 @@ static int any_grad(int n, mt_tensor *const *ts) {
         if (mt__requires_grad(ts[i])) return 1;
     return 0;
 }
-/* a formula that needs saved tensors differentiated again is refused rather than wrong */
-static int refuse_double(F *c, mt_node *n, mt_tensor *g) {
-    if (!c->st && mt__grad_enabled() && mt__requires_grad(g))
-        c->st = mt__error(MT_ERR_NOT_IMPLEMENTED, "double backward through %s is not implemented yet", n->name);
-    return c->st != 0;
-}
-
 /* ---- helpers for formulas: public ops kept in the F context ---- */
 static mt_tensor *SLICE(F *c, mt_tensor *t, int64_t dim, int64_t a, int64_t b) {
     mt_tensor *r = NULL;
@@ -162,15 +155,13 @@ static mt_status shape_backward(mt_node *n, mt_tensor *const *grads, mt_tensor *
         break;
     case S_DIAGONAL: case S_TRACE: case S_NARROW: { /* zeros with the part the op read set to grad */
         if (n->op == S_DIAGONAL) SAVED(c, n, 0); /* a view: its base must be unmodified */
-        if (refuse_double(c, n, g)) break;
         mt_tensor *z = ZEROS(c, m), *part = NULL;
         if (!c->st) {
             mt_status st = n->op == S_NARROW ? mt__impl_slice(z, n->iv[0], n->iv[1], n->iv[2], 1, &part)
                                              : mt__impl_diagonal(z, n->op == S_TRACE ? 0 : n->iv[0],
                                                                  n->op == S_TRACE ? 0 : n->iv[1],
                                                                  n->op == S_TRACE ? 1 : n->iv[2], &part);
-            keep(c, st, part);
-            if (!st && (st = mt__impl_copy_(part, g))) c->st = st;
+            COPY_INTO_VIEW(c, z, keep(c, st, part), g);
         }
         r = z;
         break;
@@ -316,9 +307,15 @@ static mt_status gather_backward(mt_node *n, mt_tensor *const *grads, mt_tensor 
     case G_INDEX_SELECT: r = IOP(c, MT_INDEX_ADD, z, dim, idx, g, 1); break;
     case G_GATHER: r = SCATTER(c, MT_SCATTER_ADD, z, dim, idx, g, 0, MT_SR_SUM); break;
     case G_TAKE:
-        if (refuse_double(c, n, g)) break;
-        if (!c->st) c->st = mt__impl_put_(z, idx, g, 1);
-        r = z;
+        if (mt__grad_enabled() && mt__requires_grad(g)) { /* recorded: put_ as index_put_ into the flat zeros */
+            mt_meta flat = {1, z ? z->dtype : 0, {mt_tensor_numel(z ? z : g)}};
+            mt_tensor *zf = ZEROS(c, &flat);
+            if (!c->st) c->st = mt_index_put_(zf, 1, &idx, g, 1);
+            r = RESHAPE(c, zf, &n->in_meta[0]);
+        } else {
+            if (!c->st) c->st = mt__impl_put_(z, idx, g, 1);
+            r = z;
+        }
         break;
     case G_SELECTING: /* sort/topk/kthvalue: zeros with grad scattered to the selected positions */
         if (!n->iv[1] && n->in_meta[0].ndim > 0) g = UNSQ(c, g, dim), idx = UNSQ(c, idx, dim);

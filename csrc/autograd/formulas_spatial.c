@@ -79,7 +79,7 @@ mt_status mt__log_softmax_for_loss(mt_tensor *x, int64_t dim, mt_tensor **out) {
 
 static mt_status nll_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
     F c0 = {0}, *c = &c0;
-    mt_tensor *x = SAVED(c, n, 0), *t = SAVED(c, n, 1), *w = n->saved[2] ? SAVED(c, n, 2) : NULL, *tw = SAVED(c, n, 3);
+    mt_tensor *x = SAVED(c, n, 0), *t = SAVED(c, n, 1), *w = has_saved(n, 2) ? SAVED(c, n, 2) : NULL, *tw = SAVED(c, n, 3);
     if (needs(n, 0) && !c->st) {
         mt_tensor *r = NULL;
         int prev = mt__grad_push(0);
@@ -296,7 +296,7 @@ static mt_status pointwise_backward(mt_node *n, mt_tensor *const *grads, mt_tens
     int kind = n->op, red = (int)n->iv[0];
     double p = n->s[0], norm = red == MT_REDUCTION_MEAN ? 1.0 / (double)n->iv[1] : 1.0;
     mt_tensor *g = grads[0], *x = SAVED(c, n, 0), *t = SAVED(c, n, 1);
-    mt_tensor *w = n->saved[2] ? SAVED(c, n, 2) : NULL, *pw = n->saved[3] ? SAVED(c, n, 3) : NULL;
+    mt_tensor *w = has_saved(n, 2) ? SAVED(c, n, 2) : NULL, *pw = has_saved(n, 3) ? SAVED(c, n, 3) : NULL;
     mt_tensor *gx = NULL, *gt = NULL, *d, *one = SCALAR(c, 1.0);
     if (norm != 1.0) g = MULS(c, g, norm);
     switch (kind) {

@@ -48,6 +48,7 @@ static void node_free(mt_node *n) {
     for (int i = 0; i < n->n_next; i++)
         if (n->next[i].node) mt__node_release(n->next[i].node);
     for (int i = 0; i < MT_NODE_SAVED; i++) mt_tensor_release(n->saved[i]);
+    mt__release_packed(n);
     for (int i = 0; i < n->nindex; i++) mt_tensor_release(n->index[i]);
     for (int i = 0; i < n->n_out; i++) mt_tensor_release(n->buf[i]);
     if (n->variable) {
@@ -172,12 +173,14 @@ mt_status mt__save(mt_node *n, int slot, mt_tensor *t, int is_output) {
                          "inference mode in computation tracked by autograd. To work around this, you can make a "
                          "clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
                          "`torch.inference_mode()`.");
+    if (mt__saved_hooks_on()) return mt__pack(n, slot, t, is_output);
     mt_tensor *s = t;
     if (is_output) MT_TRY(mt__detached_alias(t, &s)); /* an output saved as itself would be a cycle */
     else mt_tensor_retain(t);
     n->saved[slot] = s;
     n->saved_version[slot] = mt_tensor_version(t);
-    n->saved_is_output[slot] = is_output;
+    /* 1 + which output of n it is: it is re-attached to that output when unpacked */
+    n->saved_is_output[slot] = is_output ? 1 + (t->grad_fn == n ? t->output_nr : 0) : 0;
     return MT_OK;
 }
 
@@ -189,6 +192,7 @@ mt_status mt__saved(mt_node *n, int slot, mt_tensor **out) {
                          "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
                          "backward through the graph a second time or if you need to access saved tensors after "
                          "calling backward.");
+    if (n->packed[slot]) return mt__unpack(n, slot, out);
     mt_tensor *s = n->saved[slot];
     if (mt_tensor_version(s) != n->saved_version[slot])
         return mt__error(MT_ERR_RUNTIME,
@@ -208,7 +212,7 @@ mt_status mt__saved(mt_node *n, int slot, mt_tensor **out) {
     if (grad_enabled) {
         atomic_fetch_add(&n->refcount, 1);
         (*out)->grad_fn = n;
-        (*out)->output_nr = slot < n->n_out ? slot : 0;
+        (*out)->output_nr = n->saved_is_output[slot] - 1;
     }
     return MT_OK;
 }
@@ -216,6 +220,7 @@ mt_status mt__saved(mt_node *n, int slot, mt_tensor **out) {
 void mt__release_saved(mt_node *n) {
     n->released = 1;
     for (int k = 0; k < MT_NODE_SAVED; k++) { mt_tensor_release(n->saved[k]); n->saved[k] = NULL; }
+    mt__release_packed(n);
     if (n->fn) mt__release_saved(n->fn);
     if (n->handle && (n->hook_flags & MT_HOOK_FUNCTION)) mt__callback(n->handle, MT_CB_FREE_SAVED, n, 0, NULL, 0, NULL);
 }

@@ -465,7 +465,10 @@ enum mt_callback_kind {
     MT_CB_BACKWARD = 5,        /* a Function: in: grad_outputs [n_out]; out: grad_inputs [n_next] */
     MT_CB_FREE_SAVED = 6,      /* a Function: backward ran without retain_graph */
     MT_CB_ANOMALY_RECORD = 7,  /* anomaly mode: node was just recorded (handle NULL) */
-    MT_CB_ANOMALY_REPORT = 8   /* anomaly mode: node's backward failed */
+    MT_CB_ANOMALY_REPORT = 8,  /* anomaly mode: node's backward failed */
+    MT_CB_PACK = 9,            /* saved_tensors_hooks: in[0] the tensor saved; out[0] receives Python's
+                                  handle for the packed object (a void *, not a tensor) */
+    MT_CB_UNPACK = 10          /* saved_tensors_hooks: handle of the packed object; out[0]: the tensor */
 };
 enum mt_hook_flag {
     MT_HOOK_TENSOR_PRE = 1,
@@ -508,6 +511,17 @@ int mt_is_inference_mode_enabled(void);
 /* anomaly mode (process-wide, as PyTorch): 0 off, 1 on, 2 on and checking backward NaN */
 void mt_set_anomaly_mode(int mode);
 int mt_anomaly_mode(void);
+
+/* ---- autograd extras (autograd/node_names.c, autograd/saved_hooks.c) -----------------
+ * PyTorch's node name for the overload Python called: t's grad_fn (just recorded) is renamed;
+ * name must be one of the table in node_names.c (ValueError otherwise). */
+mt_status mt_tensor_rename_grad_fn(mt_tensor *t, const char *name);
+/* t has just taken the header of a view of itself (squeeze_, t_, ...): count the in-place op,
+ * keep its new history as current, and name it (name may be NULL) */
+mt_status mt_tensor_inplace_view(mt_tensor *t, const char *name);
+/* saved_tensors_hooks are on in this thread (Python keeps the hooks; the core calls MT_CB_PACK
+ * when an op saves a tensor and MT_CB_UNPACK when a formula reads it) */
+void mt_set_saved_tensors_hooks(int on);
 
 /* ---- random numbers (core/rng.c, kernels/cpu/random.c) ------------------
  * A CPU generator reproducing PyTorch's CPUGeneratorImpl bit for bit (mt19937

@@ -63,6 +63,13 @@ def _dispatch(handle, kind, node, nin, ins, nout, outs):
         if h is not None:
             ffi.from_handle(h)._released()
         return
+    if kind == lib.MT_CB_PACK:  # a tensor saved under saved_tensors_hooks: outs[0] gets the handle
+        from .graph import _pack
+        outs[0] = ffi.cast("mt_tensor *", attach(_pack(_tensor(ins[0]))))
+        return
+    if kind == lib.MT_CB_UNPACK:
+        _give(outs, 0, state_of(handle).tensor())
+        return
     if kind == lib.MT_CB_ANOMALY_RECORD:
         from .anomaly_mode import _record
         _record(node)

@@ -10,6 +10,7 @@ import inspect
 
 from .._C import ffi, lib
 from . import _callback
+from . import graph as _graph
 from .graph import Node, _HookState
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable", "InplaceFunction"]
@@ -97,7 +98,13 @@ class BackwardCFunction(FunctionCtx, _HookState, Node):
                 out.append(None)
                 continue
             t, version, output_nr = entry
-            if t._version != version:
+            if isinstance(t, _graph._Packed):  # version: whether it is an input requiring grad
+                from .grad_mode import is_grad_enabled
+                if version and is_grad_enabled():
+                    raise NotImplementedError("saved_tensors_hooks: a custom Function's backward recorded "
+                                              "(create_graph=True) through a saved input is not implemented")
+                t, version = t.tensor(), None
+            if version is not None and t._version != version:
                 from .._methods import _LEGACY_NAMES
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by an inplace "
@@ -314,6 +321,9 @@ def _save(ctx, originals, outs, pos):
                 nr = i
                 t = outs[k].detach() if ctx._ptr is not None else outs[k]
                 break
+        if _graph._current_hooks() is not None:  # saved_tensors_hooks: keep the packed object
+            saved.append((_graph._pack(t), t.requires_grad and nr is None, nr))
+            continue
         saved.append((t, t._version, nr))
     ctx._saved = saved
     ctx.to_save = ()

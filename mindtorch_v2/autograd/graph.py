@@ -354,11 +354,53 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
 # ---- saved tensor hooks -----------------------------------------------------------------
 
 _disabled = threading.local()
+_hooks = threading.local()  # .stack: the (pack, unpack) pairs installed in this thread, innermost last
+
+
+def _current_hooks():
+    """The innermost (pack, unpack) pair in force, or None (none installed, or disabled)."""
+    stack = getattr(_hooks, "stack", None)
+    if not stack or getattr(_disabled, "message", None) is not None:
+        return None
+    return stack[-1]
+
+
+def _sync_core():
+    from .._C import lib
+    lib.mt_set_saved_tensors_hooks(1 if _current_hooks() is not None else 0)
+
+
+class _Packed:
+    """What a node keeps for a tensor saved under saved_tensors_hooks."""
+    __slots__ = ("unpack", "obj")
+
+    def __init__(self, unpack, obj):
+        self.unpack, self.obj = unpack, obj
+
+    def _released(self):
+        self.obj = None
+
+    def tensor(self):
+        from .._tensor import Tensor
+        t = self.unpack(self.obj)
+        if not isinstance(t, Tensor):
+            raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
+                            f"{type(t).__name__}")
+        return t
+
+
+def _pack(t):
+    """Run the innermost pack hook on t (a tensor being saved): the object the node keeps."""
+    from .grad_mode import no_grad
+    pack, unpack = _current_hooks()
+    with no_grad():  # as PyTorch runs it
+        return _Packed(unpack, pack(t))
 
 
 class saved_tensors_hooks:
-    """Pack/unpack hooks for tensors saved for backward. The C core saves its tensors itself,
-    so installing hooks is not supported: entering raises NotImplementedError."""
+    """Pack/unpack hooks for the tensors ops save for backward: pack_hook(tensor) -> any object,
+    kept by the graph instead of the tensor; unpack_hook(object) -> the tensor, when backward
+    needs it. Thread-local; nested contexts use the innermost pair."""
 
     def __init__(self, pack_hook, unpack_hook):
         self.pack_hook = pack_hook
@@ -368,18 +410,30 @@ class saved_tensors_hooks:
         msg = getattr(_disabled, "message", None)
         if msg is not None:
             raise RuntimeError(msg)
-        raise NotImplementedError("torch.autograd.graph.saved_tensors_hooks is not implemented")
+        if not hasattr(_hooks, "stack"):
+            _hooks.stack = []
+        _hooks.stack.append((self.pack_hook, self.unpack_hook))
+        _sync_core()
+        return self
 
     def __exit__(self, *exc):
+        _hooks.stack.pop()
+        _sync_core()
         return False
 
 
 class save_on_cpu(saved_tensors_hooks):
-    def __init__(self, pin_memory=False, device_type="cuda"):
-        super().__init__(None, None)
+    """Saved tensors are kept on the CPU (copied there if they live elsewhere; pin_memory is
+    accepted and has no effect: this build has no accelerator) and moved back on unpack."""
 
-    def __enter__(self):
-        raise NotImplementedError("torch.autograd.graph.save_on_cpu is not implemented")
+    def __init__(self, pin_memory=False, device_type="cuda"):
+        def pack(t):
+            return (t.device, t if t.device.type == "cpu" else t.to("cpu"))
+
+        def unpack(packed):
+            device, t = packed
+            return t if t.device == device else t.to(device)
+        super().__init__(pack, unpack)
 
 
 class disable_saved_tensors_hooks:
@@ -389,12 +443,16 @@ class disable_saved_tensors_hooks:
         self.error_message = error_message
 
     def __enter__(self):
+        if getattr(_hooks, "stack", None):  # hooks already in force: PyTorch refuses at once
+            raise RuntimeError(self.error_message)
         self._prev = getattr(_disabled, "message", None)
         _disabled.message = self.error_message
+        _sync_core()
         return self
 
     def __exit__(self, *exc):
         _disabled.message = self._prev
+        _sync_core()
         return False
 
     def __call__(self, fn):

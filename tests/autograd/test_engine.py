@@ -381,18 +381,3 @@ def test_anomaly_mode_names_the_nan_node():
     with L.autograd.set_detect_anomaly(True, check_nan=False):
         assert L.is_anomaly_enabled() and not L.is_anomaly_check_nan_enabled()
     assert not L.is_anomaly_enabled()
-
-
-def test_saved_tensors_hooks_say_not_implemented():
-    x = mt.ones(2, requires_grad=True)
-    with pytest.raises(NotImplementedError, match="saved_tensors_hooks"):
-        with mt.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
-            pass
-    with pytest.raises(NotImplementedError, match="save_on_cpu"):
-        with mt.autograd.graph.save_on_cpu():
-            pass
-    with pytest.raises(RuntimeError, match="no hooks here"):
-        with mt.autograd.graph.disable_saved_tensors_hooks("no hooks here"):
-            with mt.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
-                pass
-    assert (x * 2).requires_grad
