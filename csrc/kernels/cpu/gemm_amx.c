@@ -1,0 +1,175 @@
+/* gemm_amx.c — bfloat16 GEMM on Intel AMX (the tile unit of Sapphire Rapids and later), as
+ * PyTorch's oneDNN runs it on such CPUs: products of bf16 pairs accumulate in float32 tiles,
+ * and each output rounds once (nearest even) to bfloat16.
+ *
+ * Per product: A is packed into [Mp x Kp] bf16 rows and B into "VNNI" pairs, 16 columns per
+ * panel ([Kp/2][16][2]), both zero-padded to whole tiles (Mp, Np multiples of 32, Kp of 32).
+ * A 32x32 block of C lives in four accumulator tiles (tmm0-3) fed by two A tiles (tmm4-5) and
+ * two B tiles (tmm6-7) per step of 32 along K. Blocks are split across threads, N-major, so
+ * each thread streams A past the B panels it owns. Not available (CPU without AMX-BF16, or a
+ * kernel that refuses the tile state): the caller falls back to float32 GEMM. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../core/internal.h"
+
+#if defined(__x86_64__) && defined(__linux__) && !defined(MT_NO_AMX)
+#include <cpuid.h>
+#include <immintrin.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define AMX_FN __attribute__((target("amx-tile,amx-bf16,avx512f,avx512bw,avx512vl,avx512bf16")))
+
+/* 1 once AMX-BF16 is present and the kernel granted this process the tile data state */
+static int amx_ready(void) {
+    static int state = -1; /* benign race: every thread computes the same answer */
+    if (state >= 0) return state;
+    unsigned a, b, c, d;
+    int ok = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (d & (1u << 24)) && (d & (1u << 22)); /* AMX-TILE, AMX-BF16 */
+    if (ok && getenv("MINDTORCH_NO_AMX")) ok = 0;
+    if (ok) ok = syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XFEATURE_XTILEDATA */) == 0;
+    state = ok;
+    return ok;
+}
+
+typedef struct {
+    uint8_t palette, start_row, reserved[14];
+    uint16_t colsb[16];
+    uint8_t rows[16];
+} tilecfg;
+
+AMX_FN static void tiles_on(void) {
+    tilecfg cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.palette = 1;
+    for (int t = 0; t < 8; t++) cfg.rows[t] = 16, cfg.colsb[t] = 64;
+    _tile_loadconfig(&cfg);
+}
+
+typedef struct {
+    const uint16_t *a, *b; /* A [m x k], B [k x n] bf16, element strides below */
+    int64_t m, n, k, sam, sak, sbk, sbn;
+    uint16_t *ap, *bp;     /* packed */
+    int64_t mp, np, kp;
+    uint16_t *c;           /* C [m x n] bf16, strides scm, scn */
+    int64_t scm, scn;
+    float alpha, beta;
+} amx_job;
+
+/* A rows [b, e) into ap (zero past k) */
+static void pack_a(void *p, int64_t b, int64_t e) {
+    const amx_job *j = p;
+    for (int64_t r = b; r < e; r++) {
+        uint16_t *dst = j->ap + r * j->kp;
+        if (r >= j->m) { memset(dst, 0, (size_t)j->kp * 2); continue; }
+        const uint16_t *src = j->a + r * j->sam;
+        if (j->sak == 1) memcpy(dst, src, (size_t)j->k * 2);
+        else for (int64_t q = 0; q < j->k; q++) dst[q] = src[q * j->sak];
+        memset(dst + j->k, 0, (size_t)(j->kp - j->k) * 2);
+    }
+}
+
+/* B panels [b, e) of 16 columns into bp: panel t, pair row q holds B[2q][c], B[2q+1][c] per column */
+static void pack_b(void *p, int64_t b, int64_t e) {
+    const amx_job *j = p;
+    for (int64_t t = b; t < e; t++) {
+        uint16_t *dst = j->bp + t * (j->kp * 16);
+        for (int64_t q = 0; q < j->kp; q++) {
+            uint16_t *row = dst + (q / 2) * 32 + (q & 1);
+            if (q >= j->k) { for (int c = 0; c < 16; c++) row[2 * c] = 0; continue; }
+            const uint16_t *src = j->b + q * j->sbk;
+            for (int c = 0; c < 16; c++) {
+                int64_t col = t * 16 + c;
+                row[2 * c] = col < j->n ? src[col * j->sbn] : 0;
+            }
+        }
+    }
+}
+
+/* C blocks [b, e): block u covers rows 32*(u % mb), columns 32*(u / mb) */
+AMX_FN static void amx_blocks(void *p, int64_t b, int64_t e) {
+    const amx_job *j = p;
+    int64_t mb = j->mp / 32, lda = j->kp * 2, steps = j->kp / 32;
+    float acc[32 * 32];
+    tiles_on();
+    for (int64_t u = b; u < e; u++) {
+        int64_t r0 = (u % mb) * 32, c0 = (u / mb) * 32;
+        const char *a0 = (const char *)(j->ap + r0 * j->kp), *a1 = a0 + 16 * lda;
+        const char *b0 = (const char *)(j->bp + (c0 / 16) * (j->kp * 16)), *b1 = b0 + j->kp * 32;
+        _tile_zero(0);
+        _tile_zero(1);
+        _tile_zero(2);
+        _tile_zero(3);
+        for (int64_t s = 0; s < steps; s++) {
+            _tile_loadd(4, a0 + s * 64, lda);
+            _tile_loadd(6, b0 + s * 1024, 64);
+            _tile_loadd(5, a1 + s * 64, lda);
+            _tile_loadd(7, b1 + s * 1024, 64);
+            _tile_dpbf16ps(0, 4, 6);
+            _tile_dpbf16ps(1, 4, 7);
+            _tile_dpbf16ps(2, 5, 6);
+            _tile_dpbf16ps(3, 5, 7);
+        }
+        _tile_stored(0, acc, 128);
+        _tile_stored(1, acc + 16, 128);
+        _tile_stored(2, acc + 16 * 32, 128);
+        _tile_stored(3, acc + 16 * 32 + 16, 128);
+        int64_t rn = j->m - r0 < 32 ? j->m - r0 : 32, cn = j->n - c0 < 32 ? j->n - c0 : 32;
+        for (int64_t r = 0; r < rn; r++) {
+            uint16_t *out = j->c + (r0 + r) * j->scm + c0 * j->scn;
+            const float *v = acc + r * 32;
+            for (int64_t c = 0; c < cn; c++) {
+                float x = j->alpha == 1 ? v[c] : j->alpha * v[c];
+                if (j->beta != 0) x += j->beta * mt__bf16_to_f32(out[c * j->scn]);
+                out[c * j->scn] = mt__f32_to_bf16(x);
+            }
+        }
+    }
+    _tile_release();
+}
+
+/* 0: done, 1: AMX not available or the product too small, 2: out of memory (nothing written) */
+static int gemm_bf16_amx(const uint16_t *a, int64_t sam, int64_t sak, const uint16_t *b, int64_t sbk, int64_t sbn,
+                         uint16_t *c, int64_t scm, int64_t scn, int64_t m, int64_t n, int64_t k, float alpha, float beta) {
+    if (m * n * k < (1 << 15) || !amx_ready()) return 1;
+    amx_job j = {a, b, m, n, k, sam, sak, sbk, sbn, NULL, NULL, (m + 31) / 32 * 32, (n + 31) / 32 * 32,
+                 (k + 31) / 32 * 32, c, scm, scn, alpha, beta};
+    j.ap = aligned_alloc(64, (size_t)(j.mp * j.kp * 2));
+    j.bp = aligned_alloc(64, (size_t)(j.np * j.kp * 2));
+    if (!j.ap || !j.bp) { free(j.ap); free(j.bp); return 2; }
+    mt__parallel_for(j.mp, (MT_GRAIN_SIZE + j.kp - 1) / j.kp, pack_a, &j);
+    mt__parallel_for(j.np / 16, (MT_GRAIN_SIZE + 16 * j.kp - 1) / (16 * j.kp), pack_b, &j);
+    int64_t blocks = (j.mp / 32) * (j.np / 32);
+    /* a 32x32 block is 2048*kp flops: split when there are a few such blocks */
+    mt__parallel_for(blocks, 1 + (1 << 20) / (2048 * j.kp), amx_blocks, &j);
+    free(j.ap);
+    free(j.bp);
+    return 0;
+}
+
+#else
+static int gemm_bf16_amx(const uint16_t *a, int64_t sam, int64_t sak, const uint16_t *b, int64_t sbk, int64_t sbn,
+                         uint16_t *c, int64_t scm, int64_t scn, int64_t m, int64_t n, int64_t k, float alpha, float beta) {
+    (void)a, (void)sam, (void)sak, (void)b, (void)sbk, (void)sbn, (void)c, (void)scm, (void)scn;
+    (void)m, (void)n, (void)k, (void)alpha, (void)beta;
+    return 1;
+}
+#endif
+
+/* C[i] = beta*C[i] + alpha*A[i]@B[i] for 3-D bfloat16 A [b,m,k], B [b,k,n], C [b,m,n] of any
+ * strides: MT_OK when done, 1 when AMX does not apply (nothing written), or an error */
+mt_status mt__gemm3_bf16_amx(mt_tensor *A, mt_tensor *B, mt_tensor *C, double beta, double alpha) {
+    int64_t nb = A->sizes[0], m = A->sizes[1], k = A->sizes[2], n = B->sizes[2];
+    const uint16_t *a = (const uint16_t *)mt__data(A), *b = (const uint16_t *)mt__data(B);
+    uint16_t *c = (uint16_t *)mt__data(C);
+    for (int64_t i = 0; i < nb; i++) {
+        int r = gemm_bf16_amx(a + i * A->strides[0], A->strides[1], A->strides[2], b + i * B->strides[0], B->strides[1],
+                              B->strides[2], c + i * C->strides[0], C->strides[1], C->strides[2], m, n, k,
+                              (float)alpha, (float)beta);
+        if (r == 2) return mt__error(MT_ERR_OOM, "out of memory");
+        if (r) return 1; /* only the first can refuse: the size and the CPU are the same for all */
+    }
+    return MT_OK;
+}
