@@ -97,3 +97,54 @@ def test_contiguous_casts(src, dst):
     m, t = mt.tensor(a).to(getattr(mt, src)), torch.tensor(a).to(getattr(torch, src))
     r, e = m.to(getattr(mt, dst)), t.to(getattr(torch, dst))
     np.testing.assert_array_equal(np.array(r.double().tolist()), e.double().numpy())
+
+
+# ---- bfloat16 GEMM (AMX where the CPU has it, float32 GEMM otherwise) -------------------
+
+def _bf16_pair(shape, seed):
+    g = torch.Generator().manual_seed(seed)
+    t = torch.randn(*shape, generator=g).bfloat16()
+    return mt.tensor(t.float().tolist()).bfloat16(), t
+
+
+def _close_bf16(m, t):
+    """Same rounding as PyTorch; the float32 sums may differ in order: at most 1 bf16 ulp apart."""
+    assert str(m.dtype) == str(t.dtype) and tuple(m.shape) == tuple(t.shape)
+    r, e = torch.tensor(m.float().tolist()), t.float()
+    assert torch.allclose(r, e, rtol=2 ** -7, atol=1e-5), (r - e).abs().max()
+    assert (r != e).float().mean() < 0.01
+
+
+@pytest.mark.parametrize("m,k,n", [(32, 32, 32), (5, 7, 3), (33, 40, 17), (100, 64, 130), (128, 768, 300),
+                                   (64, 1000, 48), (200, 31, 129)])
+def test_bf16_mm(m, k, n):
+    a, ta = _bf16_pair((m, k), 0)
+    b, tb = _bf16_pair((k, n), 1)
+    _close_bf16(a @ b, ta @ tb)
+    _close_bf16(b.t() @ a.t(), tb.t() @ ta.t())  # transposed operands
+    _close_bf16(a[:, ::2] @ b[::2], ta[:, ::2] @ tb[::2])  # strided operands
+
+
+def test_bf16_addmm_bmm_linear_out():
+    a, ta = _bf16_pair((70, 96), 0)
+    b, tb = _bf16_pair((96, 50), 1)
+    c, tc = _bf16_pair((70, 50), 2)
+    _close_bf16(mt.addmm(c, a, b, beta=0.5, alpha=2.0), torch.addmm(tc, ta, tb, beta=0.5, alpha=2.0))
+    _close_bf16(mt.addmm(c, a, b), torch.addmm(tc, ta, tb))
+    x, tx = _bf16_pair((3, 40, 64), 3)
+    y, ty = _bf16_pair((3, 64, 72), 4)
+    _close_bf16(mt.bmm(x, y), torch.bmm(tx, ty))
+    _close_bf16(x @ y[0], tx @ ty[0])
+    w, tw = _bf16_pair((72, 64), 5)
+    _close_bf16(mt.nn.functional.linear(x, w), torch.nn.functional.linear(tx, tw))
+    out, tout = mt.empty(50, 70, dtype=mt.bfloat16), torch.empty(50, 70, dtype=torch.bfloat16)
+    mt.mm(a, b, out=out.t()), torch.mm(ta, tb, out=tout.t())  # a transposed output
+    _close_bf16(out, tout)
+
+
+def test_bf16_mm_special_values():
+    a = mt.tensor([[float("nan"), 1.0] * 32, [float("inf"), 2.0] * 32] * 16).bfloat16()
+    ta = torch.tensor(a.float().tolist()).bfloat16()
+    b, tb = mt.ones(64, 40).bfloat16(), torch.ones(64, 40).bfloat16()
+    r, e = torch.tensor((a @ b).float().tolist()), (ta @ tb).float()
+    assert torch.equal(r.isnan(), e.isnan()) and torch.equal(r[~r.isnan()], e[~e.isnan()])

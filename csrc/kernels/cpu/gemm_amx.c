@@ -87,6 +87,11 @@ MT_PACK_SIMD static void pack_b(const amx_job *j, int64_t c0, uint16_t *bp) {
         const uint16_t *s0 = 2 * q < j->k ? j->b + 2 * q * j->sbk : zero;
         const uint16_t *s1 = 2 * q + 1 < j->k ? j->b + (2 * q + 1) * j->sbk : zero;
         int64_t i0 = s0 == zero ? 0 : j->sbn, i1 = s1 == zero ? 0 : j->sbn;
+        if (2 * q + 17 < j->k && j->sbn == 1) /* rows 16 ahead: each row is on its own page */
+            for (int64_t l = 0; l < 16 * GP && c0 + l < j->n; l += 32) {
+                _mm_prefetch((const char *)(s0 + 16 * j->sbk + c0 + l), _MM_HINT_T0);
+                _mm_prefetch((const char *)(s1 + 16 * j->sbk + c0 + l), _MM_HINT_T0);
+            }
         for (int64_t h = 0; h < GP; h++) {
             uint32_t *row = (uint32_t *)(bp + h * (j->kp * 16) + q * 32);
             int64_t cc = c0 + h * 16;
@@ -104,6 +109,27 @@ MT_PACK_SIMD static void pack_b(const amx_job *j, int64_t c0, uint16_t *bp) {
 
 /* tasks [b, e): task u is the column group u / mc (GP panels of 16 columns) times the u % mc-th of
  * mc row chunks */
+/* C[r0.., c0..] = round(alpha * acc + beta * C) for the valid part of a 32x32 float block */
+AMX_FN static void store_block(const amx_job *j, const float *acc, int64_t r0, int64_t c0) {
+    int64_t rn = j->m - r0 < 32 ? j->m - r0 : 32, cn = j->n - c0 < 32 ? j->n - c0 : 32;
+    if (cn == 32 && j->scn == 1 && j->alpha == 1 && j->beta == 0) { /* rounding in hardware (RNE) */
+        for (int64_t r = 0; r < rn; r++) {
+            __m512bh h = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(acc + r * 32 + 16), _mm512_loadu_ps(acc + r * 32));
+            _mm512_storeu_si512(j->c + (r0 + r) * j->scm + c0, (__m512i)h);
+        }
+        return;
+    }
+    for (int64_t r = 0; r < rn; r++) {
+        uint16_t *out = j->c + (r0 + r) * j->scm + c0 * j->scn;
+        const float *v = acc + r * 32;
+        for (int64_t c = 0; c < cn; c++) {
+            float x = j->alpha == 1 ? v[c] : j->alpha * v[c];
+            if (j->beta != 0) x += j->beta * mt__bf16_to_f32(out[c * j->scn]);
+            out[c * j->scn] = mt__f32_to_bf16(x);
+        }
+    }
+}
+
 AMX_FN static void amx_blocks(void *p, int64_t b, int64_t e) {
     const amx_job *j = p;
     int64_t mb = j->mp / 32, steps = j->kp / 32, packed = -1;
@@ -114,46 +140,31 @@ AMX_FN static void amx_blocks(void *p, int64_t b, int64_t e) {
     for (int64_t u = b; u < e; u++) {
         int64_t grp = u / j->mc, ch = u % j->mc;
         if (grp != packed) pack_b(j, grp * 16 * GP, bp), packed = grp;
-        for (int64_t pr = 0; pr < GP / 2 && grp * 16 * GP + pr * 32 < j->n; pr++)
+        /* an A block (32 rows) is read from memory once per group and reused from L2 for its pairs */
         for (int64_t blk = ch * mb / j->mc; blk < (ch + 1) * mb / j->mc; blk++) {
-            int64_t c0 = grp * 16 * GP + pr * 32;
-            const char *b0 = (const char *)bp + pr * j->kp * 64, *b1 = b0 + j->kp * 32;
-            int64_t r0 = blk * 32;
-            const char *a0 = (const char *)(j->ap + r0 * j->kp), *a1 = a0 + j->kp * 32;
-            _tile_zero(0);
-            _tile_zero(1);
-            _tile_zero(2);
-            _tile_zero(3);
-            for (int64_t s = 0; s < steps; s++) {
-                _tile_loadd(4, a0 + s * 1024, 64);
-                _tile_loadd(6, b0 + s * 1024, 64);
-                _tile_loadd(5, a1 + s * 1024, 64);
-                _tile_loadd(7, b1 + s * 1024, 64);
-                _tile_dpbf16ps(0, 4, 6);
-                _tile_dpbf16ps(1, 4, 7);
-                _tile_dpbf16ps(2, 5, 6);
-                _tile_dpbf16ps(3, 5, 7);
-            }
-            _tile_stored(0, acc, 128);
-            _tile_stored(1, acc + 16, 128);
-            _tile_stored(2, acc + 16 * 32, 128);
-            _tile_stored(3, acc + 16 * 32 + 16, 128);
-            int64_t rn = j->m - r0 < 32 ? j->m - r0 : 32, cn = j->n - c0 < 32 ? j->n - c0 : 32;
-            if (cn == 32 && j->scn == 1 && j->alpha == 1 && j->beta == 0) { /* rounding in hardware (RNE) */
-                for (int64_t r = 0; r < rn; r++) {
-                    __m512bh h = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(acc + r * 32 + 16), _mm512_loadu_ps(acc + r * 32));
-                    _mm512_storeu_si512(j->c + (r0 + r) * j->scm + c0, (__m512i)h);
+            const char *a0 = (const char *)(j->ap + blk * 32 * j->kp), *a1 = a0 + j->kp * 32;
+            for (int64_t pr = 0; pr < GP / 2 && grp * 16 * GP + pr * 32 < j->n; pr++) {
+                const char *b0 = (const char *)bp + pr * j->kp * 64, *b1 = b0 + j->kp * 32;
+                _tile_zero(0);
+                _tile_zero(1);
+                _tile_zero(2);
+                _tile_zero(3);
+                for (int64_t s = 0; s < steps; s++) {
+                    /* tiles are not renamed: each load follows the last use of its tile */
+                    _tile_loadd(4, a0 + s * 1024, 64);
+                    _tile_loadd(6, b0 + s * 1024, 64);
+                    _tile_dpbf16ps(0, 4, 6);
+                    _tile_loadd(7, b1 + s * 1024, 64);
+                    _tile_dpbf16ps(1, 4, 7);
+                    _tile_loadd(5, a1 + s * 1024, 64);
+                    _tile_dpbf16ps(2, 5, 6);
+                    _tile_dpbf16ps(3, 5, 7);
                 }
-                continue;
-            }
-            for (int64_t r = 0; r < rn; r++) {
-                uint16_t *out = j->c + (r0 + r) * j->scm + c0 * j->scn;
-                const float *v = acc + r * 32;
-                for (int64_t c = 0; c < cn; c++) {
-                    float x = j->alpha == 1 ? v[c] : j->alpha * v[c];
-                    if (j->beta != 0) x += j->beta * mt__bf16_to_f32(out[c * j->scn]);
-                    out[c * j->scn] = mt__f32_to_bf16(x);
-                }
+                _tile_stored(0, acc, 128);
+                _tile_stored(1, acc + 16, 128);
+                _tile_stored(2, acc + 16 * 32, 128);
+                _tile_stored(3, acc + 16 * 32 + 16, 128);
+                store_block(j, acc, blk * 32, grp * 16 * GP + pr * 32);
             }
         }
     }
