@@ -148,3 +148,40 @@ def test_bf16_mm_special_values():
     b, tb = mt.ones(64, 40).bfloat16(), torch.ones(64, 40).bfloat16()
     r, e = torch.tensor((a @ b).float().tolist()), (ta @ tb).float()
     assert torch.equal(r.isnan(), e.isnan()) and torch.equal(r[~r.isnan()], e[~e.isnan()])
+
+
+# ---- indexing fast paths (one handle walk for ints/slices/None/Ellipsis, x[idx] as one gather) ----
+
+@pytest.mark.parametrize("index", [
+    (slice(None), 1), (1, 2), (slice(1, 5), slice(None, None, 2), None), (Ellipsis, 1), (None, Ellipsis, None),
+    (-1, slice(-3, None)), (slice(None), slice(None)), (slice(10, 20),), (Ellipsis,), (1, Ellipsis, 2),
+    (Ellipsis, Ellipsis)])
+def test_basic_index_tuples(index):
+    m, t = mt.arange(48.0).view(6, 8), torch.arange(48.0).view(6, 8)
+    r, e = m[index], t[index]
+    assert tuple(r.shape) == tuple(e.shape) and r.tolist() == e.tolist()
+    assert tuple(r.stride()) == tuple(e.stride()) and r.storage_offset() == e.storage_offset()
+
+
+@pytest.mark.parametrize("index", [(6, 0), (0, 8), (1, 2, 3), (slice(None, None, -1),), (slice(None, None, 0), 1),
+                                   (slice(1.5, 2),), (0, slice(None, 2.0))])
+def test_basic_index_errors(index):
+    m, t = mt.arange(48.0).view(6, 8), torch.arange(48.0).view(6, 8)
+    with pytest.raises(Exception) as e:
+        t[index]
+    with pytest.raises(type(e.value)) as r:
+        m[index]
+    assert str(r.value) == str(e.value)
+
+
+def test_tensor_index_fast_path():
+    m, t = mt.arange(48.0).view(6, 8), torch.arange(48.0).view(6, 8)
+    for idx in ([0, 5, -1, 2], [[1, 2], [3, 4]]):
+        for dt in ("int64", "int32"):
+            r, e = m[mt.tensor(idx, dtype=getattr(mt, dt))], t[torch.tensor(idx, dtype=getattr(torch, dt))]
+            assert r.tolist() == e.tolist()
+    with pytest.raises(IndexError, match="index 6 is out of bounds for dimension 0 with size 6"):
+        m[mt.tensor([6])]
+    x = mt.arange(6.0, requires_grad=True)
+    x[mt.tensor([1, 1, 4])].sum().backward()
+    assert x.grad.tolist() == [0, 2, 0, 0, 1, 0]
