@@ -185,3 +185,33 @@ def test_tensor_index_fast_path():
     x = mt.arange(6.0, requires_grad=True)
     x[mt.tensor([1, 1, 4])].sum().backward()
     assert x.grad.tolist() == [0, 2, 0, 0, 1, 0]
+
+
+# ---- sums: vectorised contiguous leaves, one long sum split across threads (bit-identical) ----
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "float16"])
+def test_long_sum_split_matches_one_thread(dtype):
+    x = np.random.default_rng(0).standard_normal(3_000_017).astype(np.float32)
+    m, t = mt.from_numpy(x).to(getattr(mt, dtype)), torch.from_numpy(x).to(getattr(torch, dtype))
+    n = mt.get_num_threads()
+    try:
+        mt.set_num_threads(1)
+        one = [m.sum().item(), m.mean().item(), m.nansum().item()]
+        mt.set_num_threads(2)
+        assert [m.sum().item(), m.mean().item(), m.nansum().item()] == one
+    finally:
+        mt.set_num_threads(n)
+    tol = 2e-2 if "16" in dtype else 1e-4
+    np.testing.assert_allclose(one[0], t.sum().item(), rtol=tol, atol=tol)
+    np.testing.assert_allclose(one[1], t.mean().item(), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("n", [1, 7, 31, 32, 33, 1000, 1024, 1025, 5000])
+def test_contiguous_sum_lengths(n):
+    x = (np.arange(n * 3) % 13 - 6).astype(np.float32).reshape(3, n) / 8  # exact sums
+    m, t = both(x)
+    assert m.sum(1).tolist() == t.sum(1).tolist()
+    assert m.sum().item() == t.sum().item()
+    x = np.full((2, n), np.nan, np.float32)
+    m, t = both(x)
+    assert np.isnan(m.sum(1).tolist()).all() and m.nansum(1).tolist() == [0.0, 0.0]
