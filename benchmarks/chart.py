@@ -12,7 +12,7 @@ def write(results, path, title):
     except ImportError:
         print("matplotlib is not installed: no chart", file=sys.stderr)
         return False
-    names = [r["case"] for r in results]
+    names = [r["case"] if len(r["case"]) <= 48 else r["case"][:45] + "..." for r in results]
     ratios = [r["ratio"] for r in results]
     fig, ax = plt.subplots(figsize=(10, 0.28 * len(names) + 1.5))
     ys = range(len(names))
@@ -29,7 +29,15 @@ def write(results, path, title):
         ax.text(v, y, f" {v:.2f}", va="center", fontsize=6)
     ax.set_xlabel("mindtorch_v2 time / PyTorch time (log scale; below 1: mindtorch_v2 faster)")
     ax.set_title(title, fontsize=9)
-    fig.tight_layout()
+    fig.tight_layout()  # room for the labels
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return True
+
+
+if __name__ == "__main__":  # re-draw a saved run: python -m benchmarks.chart results.json out.png
+    import json
+    with open(sys.argv[1]) as f:
+        run = json.load(f)
+    m = run["machine"]
+    write(run["results"], sys.argv[2], f"mindtorch_v2 / PyTorch {m['torch']['version']}, {m['cpu']}, {m['cores']} cores")
