@@ -215,3 +215,11 @@ def test_contiguous_sum_lengths(n):
     x = np.full((2, n), np.nan, np.float32)
     m, t = both(x)
     assert np.isnan(m.sum(1).tolist()).all() and m.nansum(1).tolist() == [0.0, 0.0]
+
+
+def test_bf16_mm_out_aliasing_an_input():
+    a, ta = _bf16_pair((64, 64), 0)
+    b, tb = _bf16_pair((64, 64), 1)
+    expect = ta @ tb
+    mt.mm(a, b, out=b)
+    _close_bf16(b, expect)

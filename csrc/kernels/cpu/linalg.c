@@ -94,7 +94,8 @@ static mt_status gemm3(mt_tensor *A, mt_tensor *B, mt_tensor *C, double beta, do
         mt_tensor_release(r);
         return MT_OK;
     }
-    if (dt == MT_BF16 && A->dtype == MT_BF16 && B->dtype == MT_BF16) { /* AMX where the CPU has it */
+    if (dt == MT_BF16 && A->dtype == MT_BF16 && B->dtype == MT_BF16 && C->storage != A->storage &&
+        C->storage != B->storage) { /* AMX where the CPU has it (writes C as it goes: no aliasing) */
         mt_status st = mt__gemm3_bf16_amx(A, B, C, beta, alpha);
         if (st <= 0) { if (!st) mt_tensor_bump_version(C); return st; }
     }
