@@ -223,3 +223,14 @@ def test_bf16_mm_out_aliasing_an_input():
     expect = ta @ tb
     mt.mm(a, b, out=b)
     _close_bf16(b, expect)
+
+
+@pytest.mark.parametrize("shape", [(5,), (4, 6), (2, 3, 5), (3, 0, 2), (1, 1, 7)])
+def test_mask_index_positions(shape):
+    x = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    mask = (x.astype(np.int64) % 3) != 1
+    m, t = both(x)
+    mm, tm = mt.from_numpy(mask.copy()), torch.from_numpy(mask.copy())
+    assert m[mm].tolist() == t[tm].tolist()
+    if len(shape) > 1:  # a mask over the leading dims
+        assert m[mm[..., 0]].tolist() == t[tm[..., 0]].tolist()

@@ -29,14 +29,15 @@ static mt_status mask_to_indices(mt_tensor *mask, mt_tensor **outs) {
     int made = 0;
     for (; made < k; made++)
         if ((st = mt__alloc(1, &count, NULL, MT_I64, MT_CPU, &outs[made]))) goto fail;
-    int64_t pos = 0, at[MT_MAX_DIMS] = {0}, *col[MT_MAX_DIMS];
+    int64_t pos = 0, at[MT_MAX_DIMS] = {0}, *col[MT_MAX_DIMS], last = k ? mask->sizes[k - 1] : 1;
     for (int d = 0; d < k; d++) col[d] = (int64_t *)mt__data(outs[d]);
-    for (int64_t i = 0; i < n; i++) { /* at: the position of element i, kept by a counter */
-        if (m[i]) {
-            for (int d = 0; d < k; d++) col[d][pos] = at[d];
-            pos++;
+    for (int64_t row = 0; k > 0 && last > 0 && row + last <= n; row += last) { /* at: the row's leading position */
+        for (int64_t j = 0; j < last; j++) {
+            if (!m[row + j]) continue;
+            for (int d = 0; d < k - 1; d++) col[d][pos] = at[d];
+            col[k - 1][pos++] = j;
         }
-        for (int d = k - 1; d >= 0 && ++at[d] == mask->sizes[d]; d--) at[d] = 0;
+        for (int d = k - 2; d >= 0 && ++at[d] == mask->sizes[d]; d--) at[d] = 0;
     }
     mt_tensor_release(c);
     return MT_OK;
