@@ -1,14 +1,19 @@
 """The case registry: each module in benchmarks/cases registers its cases with @case."""
+import collections
 import importlib
 import pkgutil
 
+Case = collections.namedtuple("Case", "name make flops bytes peak rounds")
 CASES = []
 
 
-def case(name, flops=None, bytes_=None):
-    """Register a benchmark: fn(lib) -> zero-argument callable running one iteration."""
+def case(name, flops=None, bytes_=None, peak=False, rounds=None):
+    """Register a benchmark: fn(lib) -> zero-argument callable running one iteration.
+
+    flops / bytes_: work per iteration, reported as GFLOP/s or GB/s; peak: also report the share
+    of the machine's fp32 peak (float32 GEMM-like cases); rounds: cap the timed rounds (slow cases)."""
     def deco(fn):
-        CASES.append((name, fn, flops, bytes_))
+        CASES.append(Case(name, fn, flops, bytes_, peak, rounds))
         return fn
     return deco
 

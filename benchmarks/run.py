@@ -1,44 +1,46 @@
-"""Time mindtorch_v2 against PyTorch in one process, interleaved, and print ratios.
+"""Time mindtorch_v2 against PyTorch in one process, interleaved, and report ratios.
 
-    python -m benchmarks [--quick] [--filter SUBSTRING] [--json PATH]
+    python -m benchmarks [--quick] [--filter SUBSTRING] [--out DIR] [--no-chart]
 
 Each case builds its inputs in both libraries, then the two are timed in
 alternating rounds; the figure is the median per-call time and the ratio
-mindtorch_v2 / PyTorch (below 1.0: mindtorch_v2 is faster).
+mindtorch_v2 / PyTorch (below 1.0: mindtorch_v2 is faster). Prints a markdown
+table, writes results.json and ratios.png under --out (default
+benchmarks/results/), progress on stderr.
 """
 import argparse
 import json
 import os
-import platform
 import statistics
 import sys
 import time
 
+from . import chart, machine
 from .registry import load_cases
 
 
-def _time(fn, budget):
-    """Median seconds per call: calibrate a batch size, then time batches."""
+def _batch(fn, budget):
+    """Calls per timed batch: enough for budget/20 seconds."""
     fn()
     n = 1
     while True:
         t0 = time.perf_counter()
         for _ in range(n):
             fn()
-        dt = time.perf_counter() - t0
-        if dt > budget / 20 or n > 1 << 20:
-            return n, dt / n
+        if time.perf_counter() - t0 > budget / 20 or n > 1 << 20:
+            return n
         n *= 4
 
 
-def measure(name, make, rounds, budget):
+def measure(c, rounds, budget):
+    """Median seconds per call of mindtorch_v2 and PyTorch, timed in alternating rounds."""
     import torch
     import mindtorch_v2
-    fns = {"mt": make(mindtorch_v2), "torch": make(torch)}
-    batch = {k: _time(f, budget)[0] for k, f in fns.items()}
+    fns = {"mt": c.make(mindtorch_v2), "torch": c.make(torch)}
+    batch = {k: _batch(f, budget) for k, f in fns.items()}
     samples = {"mt": [], "torch": []}
-    for _ in range(rounds):
-        for k in ("mt", "torch"):  # interleaved
+    for _ in range(min(rounds, c.rounds or rounds)):
+        for k in ("mt", "torch"):
             f, n = fns[k], batch[k]
             t0 = time.perf_counter()
             for _ in range(n):
@@ -47,58 +49,78 @@ def measure(name, make, rounds, budget):
     return {k: statistics.median(v) for k, v in samples.items()}
 
 
-def machine():
-    import torch
-    import mindtorch_v2
-    cpu = "unknown"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
-            "torch": torch.__version__, "torch_threads": torch.get_num_threads(),
-            "mindtorch_threads": mindtorch_v2.get_num_threads()}
-
-
 def _fmt_time(s):
-    return f"{s * 1e6:.2f} us" if s < 1e-3 else f"{s * 1e3:.2f} ms"
+    return f"{s * 1e6:.2f} us" if s < 1e-3 else f"{s * 1e3:.2f} ms" if s < 1 else f"{s:.2f} s"
+
+
+def _progress(i, n, name, t0):
+    if sys.stderr.isatty():
+        bar = "#" * (20 * i // n) + "." * (20 - 20 * i // n)
+        sys.stderr.write(f"\r\033[K[{bar}] {i}/{n} {time.time() - t0:5.0f}s {name[:60]}")
+    else:
+        sys.stderr.write(f"[{i}/{n}] {time.time() - t0:.0f}s {name}\n")
+    sys.stderr.flush()
+
+
+def row(c, t, peak):
+    """The result record of case c timed t: ratio, rate, share of the fp32 peak."""
+    r = {"case": c.name, "mindtorch_s": t["mt"], "torch_s": t["torch"], "ratio": t["mt"] / t["torch"]}
+    if c.flops:
+        r["mindtorch_gflops"], r["torch_gflops"] = c.flops / t["mt"] / 1e9, c.flops / t["torch"] / 1e9
+        if c.peak and peak:
+            r["mindtorch_peak_share"] = r["mindtorch_gflops"] / peak
+    elif c.bytes:
+        r["mindtorch_gbs"] = c.bytes / t["mt"] / 1e9
+    return r
+
+
+def _rate(r):
+    if "mindtorch_gflops" in r:
+        s = f"{r['mindtorch_gflops']:.1f} vs {r['torch_gflops']:.1f} GFLOP/s"
+        return s + (f", {100 * r['mindtorch_peak_share']:.0f}% of peak" if "mindtorch_peak_share" in r else "")
+    return f"{r['mindtorch_gbs']:.1f} GB/s" if "mindtorch_gbs" in r else ""
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="fewer rounds, shorter budget")
     p.add_argument("--filter", default="", help="run cases whose name contains this")
-    p.add_argument("--json", default=None, help="also write the results as JSON here")
+    p.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"),
+                   help="directory for results.json and ratios.png")
+    p.add_argument("--no-chart", action="store_true", help="skip the PNG chart")
     args = p.parse_args(argv)
     try:
         import torch  # noqa: F401
     except ImportError:
         sys.exit("PyTorch is needed as the reference: pip install torch==2.13.0")
     rounds, budget = (5, 0.2) if args.quick else (15, 0.5)
-    info = machine()
-    print(f"machine: {info}")
-    print("| case | mindtorch_v2 | PyTorch | ratio | mindtorch GB/s or GFLOP/s |")
+    info = machine.record()
+    print(f"machine: {machine.summary(info)}\n")
+    print("| case | mindtorch_v2 | PyTorch | ratio | mindtorch_v2 rate |")
     print("|---|---|---|---|---|")
-    results = []
-    for name, make, flops, nbytes in load_cases():
-        if args.filter not in name:
-            continue
-        t = measure(name, make, rounds, budget)
-        ratio = t["mt"] / t["torch"]
-        rate = ""
-        if flops:
-            rate = f"{flops / t['mt'] / 1e9:.1f} GFLOP/s"
-        elif nbytes:
-            rate = f"{nbytes / t['mt'] / 1e9:.1f} GB/s"
-        print(f"| {name} | {_fmt_time(t['mt'])} | {_fmt_time(t['torch'])} | {ratio:.2f} | {rate} |", flush=True)
-        results.append({"case": name, "mindtorch_s": t["mt"], "torch_s": t["torch"], "ratio": ratio})
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"machine": info, "results": results}, f, indent=1)
+    cases = [c for c in load_cases() if args.filter in c.name]
+    results, t0 = [], time.time()
+    for i, c in enumerate(cases):
+        _progress(i, len(cases), c.name, t0)
+        r = row(c, measure(c, rounds, budget), info["fp32_peak_gflops"])
+        results.append(r)
+        if sys.stderr.isatty():
+            sys.stderr.write("\r\033[K")
+        print(f"| {c.name} | {_fmt_time(r['mindtorch_s'])} | {_fmt_time(r['torch_s'])} | {r['ratio']:.2f} | {_rate(r)} |",
+              flush=True)
+    _progress(len(cases), len(cases), "done", t0)
+    if sys.stderr.isatty():
+        sys.stderr.write("\n")
+    os.makedirs(args.out, exist_ok=True)
+    path = os.path.join(args.out, "results.json")
+    with open(path, "w") as f:
+        json.dump({"machine": info, "quick": args.quick, "results": results}, f, indent=1)
+    print(f"\nwrote {path}", file=sys.stderr)
+    if results and not args.no_chart:
+        png = os.path.join(args.out, "ratios.png")
+        if chart.write(results, png, f"mindtorch_v2 / PyTorch {info['torch']['version']}, {info['cpu']}, "
+                                     f"{info['cores']} cores"):
+            print(f"wrote {png}", file=sys.stderr)
 
 
 if __name__ == "__main__":

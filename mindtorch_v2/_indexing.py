@@ -14,6 +14,7 @@ from ._tensor import Tensor, wrap
 _NULL = ffi.NULL
 _MAX = (1 << 63) - 1
 _MASKS = (lib.MT_BOOL, lib.MT_U8)
+_INTEGRAL = (lib.MT_I32, lib.MT_I64)
 _SEQUENCES = (list, tuple, range)
 INDEX_HOOKS = {}  # Tensor subclass -> fn(tensor, index tuple) taking over x[...] (vmap's BatchedTensor)
 
@@ -58,20 +59,24 @@ def _specified_dims(items):
 
 class _View:
     """The view being built: owns one handle, replaced at each step."""
-    __slots__ = ("h",)
+    __slots__ = ("h", "out")
 
     def __init__(self, h):
         lib.mt_tensor_retain(h)
         self.h = h
+        self.out = ffi.new("mt_tensor **")
 
     def step(self, fn, *args):
-        out = ffi.new("mt_tensor **")
-        check(fn(self.h, *args, out))  # on failure self.h stays owned; __del__ releases it
+        check(fn(self.h, *args, self.out))  # on failure self.h stays owned; __del__ releases it
         lib.mt_tensor_release(self.h)
-        self.h = out[0]
+        self.h = self.out[0]
 
     def select(self, dim, i, real_dim):
         """x[i] along dim with indexing's own texts (naming the position in the index tuple)."""
+        if lib.mt_select(self.h, dim, i, self.out) == 0:  # the common case: one call
+            lib.mt_tensor_release(self.h)
+            self.h = self.out[0]
+            return
         n = lib.mt_tensor_ndim(self.h)
         if n == 0 and i == 0 and dim == 0:
             raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` "
@@ -97,6 +102,12 @@ def _bool_index(view, dim, value, advanced):
     advanced.append((dim, tensor([0] if value else [], dtype=_dtype.int64)))
 
 
+def _slice_int(v):
+    if not hasattr(v, "__index__"):
+        raise TypeError("slice indices must be integers or None or have an __index__ method")
+    return v.__index__()
+
+
 def _apply(self, items, single=False):
     """PyTorch's applySlicing: the basic-indexed view and the advanced indices as (view dim, tensor)."""
     ndim = lib.mt_tensor_ndim(self._h)
@@ -110,13 +121,16 @@ def _apply(self, items, single=False):
             view.select(dim, int(it), real_dim)
         elif t is slice:
             start, stop, step = it.start, it.stop, it.step
-            step = 1 if step is None else step.__index__()
+            if start is None and stop is None and step is None:  # `:` keeps the dim as it is
+                dim += 1
+                continue
+            step = 1 if step is None else _slice_int(step)
             if step == 0:
                 raise ValueError("slice step cannot be zero")
             if step < 0:
                 raise ValueError("step must be greater than zero")
-            start = 0 if start is None else start.__index__()
-            stop = _MAX if stop is None else stop.__index__()
+            start = 0 if start is None else _slice_int(start)
+            stop = _MAX if stop is None else _slice_int(stop)
             view.step(lib.mt_slice, dim, start, stop, step)
             dim += 1
         elif it is Ellipsis:
@@ -165,6 +179,49 @@ def _type_name(obj):
     return k.__name__ if k.__module__ == "builtins" else f"{k.__module__}.{k.__name__}"
 
 
+def _basic(self, items):
+    """x[...] of ints, slices of ints (positive steps), None and Ellipsis only, straight on the
+    handles; None when the index is anything else or a step fails (the general path then raises
+    PyTorch's error)."""
+    h, ndim, specified = self._h, lib.mt_tensor_ndim(self._h), 0
+    for it in items:
+        if it is not None and it is not Ellipsis:
+            specified += 1
+    if specified > ndim:
+        return None
+    out, dim, owned = ffi.new("mt_tensor **"), 0, False
+    for it in items:
+        t = type(it)
+        if t is int:
+            st = lib.mt_select(h, dim, it, out)
+        elif t is slice:
+            start, stop, step = it.start, it.stop, it.step
+            if start is None and stop is None and step is None:  # `:` keeps the dim
+                dim += 1
+                continue
+            step = 1 if step is None else step
+            if type(step) is not int or step <= 0 or not (start is None or type(start) is int) \
+                    or not (stop is None or type(stop) is int):
+                st = 1
+            else:
+                st = lib.mt_slice(h, dim, 0 if start is None else start, _MAX if stop is None else stop, step, out)
+            dim += 1
+        elif it is None:
+            st = lib.mt_unsqueeze(h, dim, out)
+            dim += 1
+        elif it is Ellipsis:
+            dim += ndim - specified
+            continue
+        else:
+            st = 1
+        if owned:
+            lib.mt_tensor_release(h)
+        if st:
+            return None
+        h, owned = out[0], True
+    return wrap(h) if owned else None
+
+
 def getitem(self, index):
     t = type(index)
     if t is int and lib.mt_tensor_ndim(self._h) > 0:  # fast paths: a single int / a single slice
@@ -176,7 +233,10 @@ def getitem(self, index):
         if (start is None or type(start) is int) and (stop is None or type(stop) is int):
             return call(lib.mt_slice, self._h, 0, 0 if start is None else start, _MAX if stop is None else stop,
                         1 if index.step is None else index.step)
-    if t is slice or (t is not bool and isinstance(index, numbers.Integral)):
+    elif t is Tensor and not INDEX_HOOKS and lib.mt_tensor_dtype(index._h) in _INTEGRAL \
+            and lib.mt_tensor_ndim(index._h) > 0 and lib.mt_tensor_ndim(self._h) > 0:  # x[idx]: one gather
+        return call(lib.mt_index, self._h, 1, [index._h])
+    if t is not tuple and (t is slice or (t is not bool and isinstance(index, numbers.Integral))):
         return _apply(self, (index,), single=True)[0].take()  # PyTorch skips the dims count here
     items = _as_tuple(index)
     if INDEX_HOOKS:
@@ -184,6 +244,9 @@ def getitem(self, index):
             hook = INDEX_HOOKS.get(type(it))
             if hook is not None:
                 return hook(self, items)
+    r = _basic(self, items)
+    if r is not None:
+        return r
     view, advanced = _apply(self, items)
     if not advanced:
         return view.take()

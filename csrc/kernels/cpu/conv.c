@@ -20,25 +20,30 @@ static int direct(const geom *g) {
            g->ow == g->W;
 }
 
+/* im2col rows [r0, r1) of C*kh*kw (each row, one (channel, ki, kj), is independent): per output
+ * row the in-bounds run [lo, hi) of ox is found once, so the copy has no per-element test. */
 #define IM2COL(T)                                                                                               \
-    static void im2col_##T(const T *img, T *col, const geom *g, int64_t c0, int64_t c1) {                       \
+    static void im2col_##T(const T *img, T *col, const geom *g, int64_t r0, int64_t r1) {                       \
         int64_t L = g->oh * g->ow;                                                                              \
-        for (int64_t c = c0; c < c1; c++)                                                                       \
-            for (int64_t ki = 0; ki < g->kh; ki++)                                                              \
-                for (int64_t kj = 0; kj < g->kw; kj++) {                                                        \
-                    T *dst = col + ((c * g->kh + ki) * g->kw + kj) * L;                                         \
-                    for (int64_t oy = 0; oy < g->oh; oy++) {                                                    \
-                        int64_t iy = oy * g->sh - g->ph + ki * g->dh;                                           \
-                        T *d = dst + oy * g->ow;                                                                \
-                        if (iy < 0 || iy >= g->H) { memset(d, 0, g->ow * sizeof(T)); continue; }                \
-                        const T *src = img + (c * g->H + iy) * g->W;                                            \
-                        int64_t x0 = kj * g->dw - g->pw;                                                        \
-                        for (int64_t ox = 0; ox < g->ow; ox++) {                                                \
-                            int64_t ix = x0 + ox * g->sw;                                                       \
-                            d[ox] = ix >= 0 && ix < g->W ? src[ix] : (T)0;                                      \
-                        }                                                                                       \
-                    }                                                                                           \
-                }                                                                                               \
+        for (int64_t r = r0; r < r1; r++) {                                                                     \
+            int64_t c = r / (g->kh * g->kw), ki = r / g->kw % g->kh, kj = r % g->kw;                            \
+            T *dst = col + r * L;                                                                               \
+            int64_t x0 = kj * g->dw - g->pw;                                                                    \
+            int64_t lo = x0 >= 0 ? 0 : (-x0 + g->sw - 1) / g->sw;                                               \
+            int64_t hi = g->W - 1 - x0 < 0 ? 0 : (g->W - 1 - x0) / g->sw + 1;                                   \
+            if (hi > g->ow) hi = g->ow;                                                                         \
+            if (lo > hi) lo = hi;                                                                               \
+            for (int64_t oy = 0; oy < g->oh; oy++) {                                                            \
+                int64_t iy = oy * g->sh - g->ph + ki * g->dh;                                                   \
+                T *d = dst + oy * g->ow;                                                                        \
+                if (iy < 0 || iy >= g->H) { memset(d, 0, g->ow * sizeof(T)); continue; }                        \
+                const T *src = img + (c * g->H + iy) * g->W;                                                    \
+                for (int64_t ox = 0; ox < lo; ox++) d[ox] = 0;                                                  \
+                if (g->sw == 1) memcpy(d + lo, src + x0 + lo, (size_t)(hi - lo) * sizeof(T));                   \
+                else for (int64_t ox = lo; ox < hi; ox++) d[ox] = src[x0 + ox * g->sw];                         \
+                for (int64_t ox = hi; ox < g->ow; ox++) d[ox] = 0;                                              \
+            }                                                                                                   \
+        }                                                                                                       \
     }                                                                                                           \
     static void col2im_##T(const T *col, T *img, const geom *g, int64_t c0, int64_t c1) {                       \
         int64_t L = g->oh * g->ow;                                                                              \
@@ -73,11 +78,12 @@ static void col_task(void *p, int64_t b, int64_t e) {
         else col2im_float(c->src, c->dst, c->g, b, e);
     }
 }
-/* im2col (to_col) or col2im (accumulating into a zeroed image), split over channels */
+/* im2col (to_col, split over rows) or col2im (accumulating into a zeroed image, split over
+ * channels: the rows of one channel add into the same pixels) */
 static void run_cols(const void *src, void *dst, const geom *g, int f64, int to_col) {
     colctx c = {src, dst, g, f64, to_col};
-    int64_t per = g->kh * g->kw * g->oh * g->ow;
-    mt__parallel_for(g->C, per > 0 ? 1 + MT_GRAIN_SIZE / per : 1, col_task, &c);
+    int64_t per = g->oh * g->ow * (to_col ? 1 : g->kh * g->kw);
+    mt__parallel_for(to_col ? g->C * g->kh * g->kw : g->C, per > 0 ? 1 + MT_GRAIN_SIZE / per : 1, col_task, &c);
 }
 
 /* row-major C[m,n] = A[m,k] @ B[k,n] (+ beta*C), A/B transposed as flagged */

@@ -34,11 +34,26 @@ static inline int32_t f2i32(double x) {
 #define ST_f32(p, v) (*(float *)(p) = (float)(v))
 #define ST_f64(p, v) (*(double *)(p) = (double)(v))
 
+/* element sizes, so contiguous runs get a loop with constant strides that vectorises */
+#define SZ_bool 1
+#define SZ_u8 1
+#define SZ_i8 1
+#define SZ_i16 2
+#define SZ_i32 4
+#define SZ_i64 8
+#define SZ_f16 2
+#define SZ_bf16 2
+#define SZ_f32 4
+#define SZ_f64 8
+
 #define CAST_DEF(DST, SRC)                                                             \
-    static void cast_##DST##_##SRC(char **d, const int64_t *s, int64_t n, const mt_kargs *k) { \
+    MT_SIMD static void cast_##DST##_##SRC(char **d, const int64_t *s, int64_t n, const mt_kargs *k) { \
         (void)k;                                                                       \
         char *o = d[0], *a = d[1];                                                     \
-        for (int64_t i = 0; i < n; i++) ST_##DST(o + i * s[0], LD_##SRC(a + i * s[1])); \
+        if (s[0] == SZ_##DST && s[1] == SZ_##SRC)                                      \
+            for (int64_t i = 0; i < n; i++) ST_##DST(o + i * SZ_##DST, LD_##SRC(a + i * SZ_##SRC)); \
+        else                                                                           \
+            for (int64_t i = 0; i < n; i++) ST_##DST(o + i * s[0], LD_##SRC(a + i * s[1])); \
     }
 #define CAST_ROW(DST)                                                                   \
     CAST_DEF(DST, bool) CAST_DEF(DST, u8) CAST_DEF(DST, i8) CAST_DEF(DST, i16) CAST_DEF(DST, i32) \

@@ -29,15 +29,15 @@ static mt_status mask_to_indices(mt_tensor *mask, mt_tensor **outs) {
     int made = 0;
     for (; made < k; made++)
         if ((st = mt__alloc(1, &count, NULL, MT_I64, MT_CPU, &outs[made]))) goto fail;
-    int64_t pos = 0;
-    for (int64_t i = 0; i < n; i++) {
-        if (!m[i]) continue;
-        int64_t rem = i;
-        for (int d = k - 1; d >= 0; d--) {
-            ((int64_t *)mt__data(outs[d]))[pos] = rem % mask->sizes[d];
-            rem /= mask->sizes[d];
+    int64_t pos = 0, at[MT_MAX_DIMS] = {0}, *col[MT_MAX_DIMS], last = k ? mask->sizes[k - 1] : 1;
+    for (int d = 0; d < k; d++) col[d] = (int64_t *)mt__data(outs[d]);
+    for (int64_t row = 0; k > 0 && last > 0 && row + last <= n; row += last) { /* at: the row's leading position */
+        for (int64_t j = 0; j < last; j++) {
+            if (!m[row + j]) continue;
+            for (int d = 0; d < k - 1; d++) col[d][pos] = at[d];
+            col[k - 1][pos++] = j;
         }
-        pos++;
+        for (int d = k - 2; d >= 0 && ++at[d] == mask->sizes[d]; d--) at[d] = 0;
     }
     mt_tensor_release(c);
     return MT_OK;
@@ -155,32 +155,31 @@ static mt_status make_plan(mt_tensor *t, int n, mt_tensor *const *indices, index
 }
 
 /* Walk the result in row-major order; call visit(result element offset, source element offset).
- * The result offset follows out_strides, or is the row-major position when out_strides is NULL. */
-static mt_status walk(const index_plan *p, int64_t base, const int64_t *out_strides,
-                      void (*visit)(void *, int64_t, int64_t), void *ctx) {
+ * The result offset follows out_strides, or is the row-major position when out_strides is NULL.
+ * Offsets move incrementally with the result index (inlined into each caller, so visit is too). */
+static inline __attribute__((always_inline)) mt_status walk(const index_plan *p, int64_t base,
+                                                            const int64_t *out_strides,
+                                                            void (*visit)(void *, int64_t, int64_t), void *ctx) {
     int64_t numel = mt__numel(p->ndim, p->sizes);
-    int64_t o[MT_MAX_DIMS] = {0};
+    int64_t o[MT_MAX_DIMS] = {0}, io[MT_MAX_DIMS] = {0}, ost[MT_MAX_DIMS] = {0}, src = base, dst = 0;
+    if (out_strides) memcpy(ost, out_strides, p->ndim * sizeof(int64_t));
     for (int64_t lin = 0; lin < numel; lin++) {
-        int64_t dst = lin;
-        if (out_strides) {
-            dst = 0;
-            for (int d = 0; d < p->ndim; d++) dst += o[d] * out_strides[d];
-        }
-        int64_t off = base;
-        for (int d = 0; d < p->ndim; d++) off += o[d] * p->src_stride[d];
+        int64_t off = src;
         for (int j = 0; j < p->nidx; j++) {
-            int64_t io = 0;
-            for (int d = 0; d < p->ndim; d++) io += o[d] * p->idx_stride[j][d];
-            int64_t v = p->idx_data[j][io];
+            int64_t v = p->idx_data[j][io[j]];
             if (v < -p->dim_size[j] || v >= p->dim_size[j])
                 return mt__error(MT_ERR_INDEX, "index %lld is out of bounds for dimension %d with size %lld",
                                  (long long)v, j, (long long)p->dim_size[j]); /* j: the j-th index, as PyTorch says */
             if (v < 0) v += p->dim_size[j];
             off += v * p->dim_stride[j];
         }
-        visit(ctx, dst, off);
+        visit(ctx, out_strides ? dst : lin, off);
         for (int d = p->ndim - 1; d >= 0; d--) {
+            src += p->src_stride[d], dst += ost[d];
+            for (int j = 0; j < p->nidx; j++) io[j] += p->idx_stride[j][d];
             if (++o[d] < p->sizes[d]) break;
+            src -= p->src_stride[d] * p->sizes[d], dst -= ost[d] * p->sizes[d];
+            for (int j = 0; j < p->nidx; j++) io[j] -= p->idx_stride[j][d] * p->sizes[d];
             o[d] = 0;
         }
     }
@@ -194,9 +193,14 @@ typedef struct {
     int accumulate;
 } move_ctx;
 
-static void gather_one(void *c, int64_t lin, int64_t off) {
+static inline __attribute__((always_inline)) void gather_one(void *c, int64_t lin, int64_t off) {
     move_ctx *m = c;
-    memcpy(m->dst + lin * m->itemsize, m->src + off * m->itemsize, (size_t)m->itemsize);
+    switch (m->itemsize) { /* typed moves: no memcpy call per element */
+    case 1: ((uint8_t *)m->dst)[lin] = ((const uint8_t *)m->src)[off]; break;
+    case 2: ((uint16_t *)m->dst)[lin] = ((const uint16_t *)m->src)[off]; break;
+    case 4: ((uint32_t *)m->dst)[lin] = ((const uint32_t *)m->src)[off]; break;
+    default: ((uint64_t *)m->dst)[lin] = ((const uint64_t *)m->src)[off]; break;
+    }
 }
 
 static void scatter_one(void *c, int64_t lin, int64_t off) {

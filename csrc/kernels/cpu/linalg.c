@@ -7,6 +7,8 @@
 
 #include "../../autograd/autograd.h"
 
+mt_status mt__gemm3_bf16_amx(mt_tensor *A, mt_tensor *B, mt_tensor *C, double beta, double alpha); /* gemm_amx.c */
+
 static const char *cpp_name(int dt) {
     static const char *n[MT_NUM_DTYPES] = {"bool", "unsigned char", "signed char", "short int", "int",
                                            "long int", "c10::Half", "c10::BFloat16", "float", "double"};
@@ -91,6 +93,11 @@ static mt_status gemm3(mt_tensor *A, mt_tensor *B, mt_tensor *C, double beta, do
         MT_TRY(mt_binary_scalar(MT_OP_MUL, C, beta, (int64_t)beta, mt__is_float(dt) ? MT_SCALAR_FLOAT : MT_SCALAR_INT, 0, 1, C, &r));
         mt_tensor_release(r);
         return MT_OK;
+    }
+    if (dt == MT_BF16 && A->dtype == MT_BF16 && B->dtype == MT_BF16 && C->storage != A->storage &&
+        C->storage != B->storage) { /* AMX where the CPU has it (writes C as it goes: no aliasing) */
+        mt_status st = mt__gemm3_bf16_amx(A, B, C, beta, alpha);
+        if (st <= 0) { if (!st) mt_tensor_bump_version(C); return st; }
     }
     int work = (dt == MT_F32 || dt == MT_F64) ? dt : (mt__is_float(dt) ? MT_F32 : MT_I64);
     int blas = work != MT_I64;

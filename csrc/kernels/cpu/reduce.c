@@ -14,18 +14,37 @@
 
 #define BLOCK 128
 
+/* A contiguous run sums leaves of up to CBLOCK elements in four vectors of 8 lanes (independent
+ * add chains, to keep loads in flight); strided runs use leaves of BLOCK in 8 lanes. */
+#define CBLOCK 1024
 #define DEF_SUM(TAG, T, ACC, LOAD)                                                       \
-    static ACC sum1_##TAG(const char *p, int64_t n, int64_t s) {                          \
-        if (n <= BLOCK) {                                                                \
-            ACC lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                      \
-            int64_t i = 0;                                                               \
+    MT_SIMD static ACC sum1_##TAG(const char *p, int64_t n, int64_t s) {                  \
+        ACC lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                          \
+        int64_t i = 0;                                                                   \
+        if (s == sizeof(T) && n <= CBLOCK) {                                             \
+            typedef ACC vacc __attribute__((vector_size(8 * sizeof(ACC))));              \
+            vacc v0 = {0}, v1 = {0}, v2 = {0}, v3 = {0};                                 \
+            const T *q = (const T *)p;                                                   \
+            _Pragma("GCC unroll 1")                                                      \
+            for (; i + 32 <= n; i += 32) {                                               \
+                for (int l = 0; l < 8; l++) v0[l] += (ACC)LOAD(q[i + l]);                \
+                for (int l = 0; l < 8; l++) v1[l] += (ACC)LOAD(q[i + 8 + l]);            \
+                for (int l = 0; l < 8; l++) v2[l] += (ACC)LOAD(q[i + 16 + l]);           \
+                for (int l = 0; l < 8; l++) v3[l] += (ACC)LOAD(q[i + 24 + l]);           \
+            }                                                                            \
+            v0 = (v0 + v1) + (v2 + v3);                                                  \
+            for (; i + 8 <= n; i += 8)                                                   \
+                for (int l = 0; l < 8; l++) v0[l] += (ACC)LOAD(q[i + l]);                \
+            for (int l = 0; l < 8; l++) lane[l] = v0[l];                                 \
+        } else if (n <= BLOCK) {                                                         \
             for (; i + 8 <= n; i += 8)                                                   \
                 for (int l = 0; l < 8; l++) lane[l] += (ACC)LOAD(*(const T *)(p + (i + l) * s)); \
-            for (; i < n; i++) lane[0] += (ACC)LOAD(*(const T *)(p + i * s));            \
-            return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7])); \
+        } else {                                                                         \
+            int64_t half = ((n / 2) + BLOCK - 1) / BLOCK * BLOCK;                        \
+            return sum1_##TAG(p, half, s) + sum1_##TAG(p + half * s, n - half, s);       \
         }                                                                                \
-        int64_t half = ((n / 2) + BLOCK - 1) / BLOCK * BLOCK;                            \
-        return sum1_##TAG(p, half, s) + sum1_##TAG(p + half * s, n - half, s);           \
+        for (; i < n; i++) lane[0] += (ACC)LOAD(*(const T *)(p + i * s));                \
+        return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7])); \
     }                                                                                    \
     static ACC sumr_##TAG(const char *p, const inner_t *in, int d, int64_t lo, int64_t hi) { \
         if (d == in->n - 1) return sum1_##TAG(p + lo * in->stride[d], hi - lo, in->stride[d]); \
@@ -244,6 +263,41 @@ static void reduce_chunk(void *p, int64_t b, int64_t e) {
     }
 }
 
+/* A float sum of one long run into a single output: the top levels of sum1's pairwise tree are
+ * cut into SPLIT ranges (at the tree's own split points, so the result is bit-identical) that run
+ * on the threads, then combine as the tree does. */
+#define SPLIT_DEPTH 3
+typedef struct { int op, dt; const char *p; int64_t s, lo[1 << SPLIT_DEPTH], n[1 << SPLIT_DEPTH]; double part[1 << SPLIT_DEPTH]; } split_task;
+
+static void split_ranges(split_task *t, int64_t lo, int64_t n, int depth, int *k) {
+    if (depth == 0 || n <= BLOCK) { t->lo[*k] = lo, t->n[(*k)++] = n; return; }
+    int64_t half = ((n / 2) + BLOCK - 1) / BLOCK * BLOCK;
+    split_ranges(t, lo, half, depth - 1, k);
+    split_ranges(t, lo + half, n - half, depth - 1, k);
+}
+static double split_combine(const split_task *t, int64_t n, int depth, int *k) {
+    if (depth == 0 || n <= BLOCK) return t->part[(*k)++];
+    int64_t half = ((n / 2) + BLOCK - 1) / BLOCK * BLOCK;
+    double a = split_combine(t, half, depth - 1, k), b = split_combine(t, n - half, depth - 1, k);
+    return t->dt == MT_F64 ? a + b : (double)((float)a + (float)b); /* the tree adds in its accumulator type */
+}
+static void split_chunk(void *p, int64_t b, int64_t e) {
+    split_task *t = p;
+    for (int64_t i = b; i < e; i++) {
+        inner_t in = {.n = 1};
+        in.size[0] = t->n[i], in.stride[0] = t->s;
+        t->part[i] = reduce_block(t->op, t->dt, t->p + t->lo[i] * t->s, &in).f;
+    }
+}
+static double split_sum(int op, int dt, const char *p, int64_t n, int64_t s) {
+    split_task t = {op, dt, p, s, {0}, {0}, {0}};
+    int k = 0;
+    split_ranges(&t, 0, n, SPLIT_DEPTH, &k);
+    mt__parallel_for(k, 1, split_chunk, &t);
+    k = 0;
+    return split_combine(&t, n, SPLIT_DEPTH, &k);
+}
+
 mt_status mt__impl_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, int keepdim, int dtype,
                     mt_tensor *out, mt_tensor **result) {
     if ((unsigned)op > MT_RED_COUNT_NONZERO) return mt__error(MT_ERR_VALUE, "unknown reduction %d", op);
@@ -302,7 +356,15 @@ mt_status mt__impl_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, 
         mt_loop_fn store = mt__cast_loop(res_dt, out_from);
         reduce_task t = {op, src->dtype, res_dt, count, kn, ksz, kst, base, obase, osize, out_from, store, &in};
         int64_t grain = count > 0 ? (MT_GRAIN_SIZE + count - 1) / count : nout;
-        mt__parallel_for(nout, grain, reduce_chunk, &t);
+        if (nout == 1 && in.n == 1 && count >= 8 * MT_GRAIN_SIZE && mt__is_float(src->dtype) &&
+            (op == MT_RED_SUM || op == MT_RED_MEAN || op == MT_RED_NANSUM)) { /* one long sum: split it */
+            static const int64_t z[2] = {0, 0};
+            double v = split_sum(op, src->dtype, base, count, in.stride[0]);
+            if (op == MT_RED_MEAN) v /= (double)count;
+            store((char *[]){obase, (char *)&v}, z, 1, NULL);
+        } else {
+            mt__parallel_for(nout, grain, reduce_chunk, &t);
+        }
     }
     mt_tensor_release(tmp);
     if (out) {

@@ -13,6 +13,7 @@
 
 #include "loops.h"
 #include "reduce.h"
+#include "vecmath.h"
 
 /* ---- rows: plan, gather, run ------------------------------------------------ */
 
@@ -28,6 +29,7 @@ struct rows_t {
     int64_t count, nout;
     char *base;
     int acc;             /* MT_F64 or MT_I64 */
+    int dtype;           /* of the input */
     int want_idx;
     mt_loop_fn load;
     row_fn fn;
@@ -45,6 +47,7 @@ static void plan_rows(rows_t *r, const mt_tensor *x, const int *reduced, int acc
     r->nout = mt__numel(r->kn, r->ksz);
     r->base = x->storage->data ? mt__data(x) : NULL;
     r->acc = acc;
+    r->dtype = x->dtype;
     r->load = mt__cast_loop(acc, x->dtype);
 }
 
@@ -137,6 +140,8 @@ typedef struct {
     void (*comb)(const void *ctx, part_t *s, const part_t *t);            /* s <- s then t */
     void (*fin)(const void *ctx, int64_t o, const part_t *s);            /* store output o */
     const void *ctx;
+    /* optional: the fold of a contiguous float32 run read in place (no double buffer) */
+    void (*fold_f32)(const void *ctx, const float *v, int64_t n, part_t *s);
 } stream_ops;
 
 typedef struct { const rows_t *r; const stream_ops *ops; int64_t nblk; part_t *parts; } stream_task;
@@ -162,6 +167,10 @@ static void stream_chunk(void *p, int64_t b, int64_t e) {
         if (run) {
             int64_t lo = k * SBLK, st = r->in.n ? r->in.stride[0] : 0;
             n = r->count - lo < SBLK ? r->count - lo : SBLK;
+            if (t->ops->fold_f32 && r->dtype == MT_F32 && st == 4) {
+                t->ops->fold_f32(t->ops->ctx, (const float *)(base + lo * 4), n > 0 ? n : 0, &t->parts[u]);
+                continue;
+            }
             if (n > 0) r->load((char *[]){(char *)buf, (char *)base + lo * st}, (const int64_t[]){8, st}, n, NULL);
         } else {
             char *dst = (char *)buf;
@@ -249,6 +258,31 @@ mt_status mt__impl_var(mt_tensor *x, int ndims, const int64_t *dims, double corr
 
 typedef struct { double p; mt_tensor *out; } norm_ctx;
 
+/* Sums over a block in LANES independent partial sums (vectorised, and off the add-latency
+ * chain), added pairwise at the end. */
+#define LANES 16
+static inline double lanes_total(double *a) {
+    for (int w = LANES / 2; w; w /= 2)
+        for (int l = 0; l < w; l++) a[l] += a[l + w];
+    return a[0];
+}
+MT_SIMD static double sum_sq(const double *v, int64_t n) {
+    double a[LANES] = {0};
+    int64_t i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int l = 0; l < LANES; l++) a[l] += v[i + l] * v[i + l];
+    for (; i < n; i++) a[i % LANES] += v[i] * v[i];
+    return lanes_total(a);
+}
+MT_SIMD static double sum_abs(const double *v, int64_t n) {
+    double a[LANES] = {0};
+    int64_t i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int l = 0; l < LANES; l++) a[l] += fabs(v[i + l]);
+    for (; i < n; i++) a[i % LANES] += fabs(v[i]);
+    return lanes_total(a);
+}
+
 /* max / min of |x| with NaN propagating */
 static double ext_abs(double acc, double a, int is_max) {
     if (a != a || acc != acc) return acc != acc ? acc : a;
@@ -262,13 +296,33 @@ static void norm_fold(const void *ctx, const double *v, int64_t n, part_t *s) {
         acc = p > 0 ? 0 : INFINITY;
         for (int64_t i = 0; i < n; i++) acc = ext_abs(acc, fabs(v[i]), p > 0);
     } else if (p == 1) {
-        for (int64_t i = 0; i < n; i++) acc += fabs(v[i]);
+        acc = sum_abs(v, n);
     } else if (p == 2) {
-        for (int64_t i = 0; i < n; i++) acc += v[i] * v[i];
+        acc = sum_sq(v, n);
     } else {
         for (int64_t i = 0; i < n; i++) acc += pow(fabs(v[i]), p);
     }
     s->a = acc;
+}
+MT_SIMD static double sum_sq_f(const float *v, int64_t n) {
+    double a[LANES] = {0};
+    int64_t i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int l = 0; l < LANES; l++) a[l] += (double)v[i + l] * v[i + l];
+    for (; i < n; i++) a[i % LANES] += (double)v[i] * v[i];
+    return lanes_total(a);
+}
+MT_SIMD static double sum_abs_f(const float *v, int64_t n) {
+    double a[LANES] = {0};
+    int64_t i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int l = 0; l < LANES; l++) a[l] += fabsf(v[i + l]);
+    for (; i < n; i++) a[i % LANES] += fabsf(v[i]);
+    return lanes_total(a);
+}
+/* p = 1 and 2 read float32 in place; the other orders go through the double row */
+static void norm_fold_f32(const void *ctx, const float *v, int64_t n, part_t *s) {
+    s->a = ((const norm_ctx *)ctx)->p == 2 ? sum_sq_f(v, n) : sum_abs_f(v, n);
 }
 static void norm_comb(const void *ctx, part_t *s, const part_t *t) {
     double p = ((const norm_ctx *)ctx)->p;
@@ -318,7 +372,7 @@ mt_status mt__impl_vector_norm(mt_tensor *x, double p, int ndims, const int64_t 
     rows_t r;
     plan_rows(&r, x, reduced, MT_F64);
     norm_ctx c = {p, *result};
-    stream_ops ops = {norm_fold, norm_comb, norm_fin, &c};
+    stream_ops ops = {norm_fold, norm_comb, norm_fin, &c, p == 1 || p == 2 ? norm_fold_f32 : NULL};
     mt_status st = run_stream(&r, &ops);
     if (st) MT_DROP(*result);
     return st;
@@ -328,16 +382,51 @@ mt_status mt__impl_vector_norm(mt_tensor *x, double p, int ndims, const int64_t 
 
 /* state (max m, sum of exp(x - shift(m))); shift(m) = m, or 0 where m is infinite (PyTorch's mask) */
 static double lse_shift(double m) { return isinf(m) ? 0 : m; }
+typedef struct { mt_tensor *out; int f32; } lse_ctx;
+/* sum of exp(v - sh) for float32/16-bit inputs: exp in float32 (vecmath, as PyTorch computes it),
+ * summed in double lanes */
+MT_SIMD static double sum_exp_f(const double *v, int64_t n, double sh) {
+    double a[LANES] = {0};
+    int64_t i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int l = 0; l < LANES; l++) a[l] += mt_v_expf((float)(v[i + l] - sh));
+    for (; i < n; i++) a[i % LANES] += mt_v_expf((float)(v[i] - sh));
+    return lanes_total(a);
+}
 static void lse_fold(const void *ctx, const double *v, int64_t n, part_t *s) {
-    (void)ctx;
     double m = -INFINITY, sum = 0;
     for (int64_t i = 0; i < n; i++) {
         if (v[i] != v[i] || m != m) m = m != m ? m : v[i];
         else if (v[i] > m) m = v[i];
     }
     double sh = lse_shift(m);
-    for (int64_t i = 0; i < n; i++) sum += exp(v[i] - sh);
+    if (((const lse_ctx *)ctx)->f32) sum = sum_exp_f(v, n, sh);
+    else for (int64_t i = 0; i < n; i++) sum += exp(v[i] - sh);
     s->a = m, s->b = sum;
+}
+/* max with NaN propagating, and the sum of exp(v - shift), from float32 in place */
+MT_SIMD static void lse_fold_f32(const void *ctx, const float *v, int64_t n, part_t *s) {
+    (void)ctx;
+    float m[LANES];
+    int nan = 0;
+    for (int l = 0; l < LANES; l++) m[l] = -INFINITY;
+    int64_t i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int l = 0; l < LANES; l++) {
+            nan |= v[i + l] != v[i + l];
+            m[l] = v[i + l] > m[l] ? v[i + l] : m[l];
+        }
+    for (; i < n; i++) {
+        nan |= v[i] != v[i];
+        m[0] = v[i] > m[0] ? v[i] : m[0];
+    }
+    for (int l = 1; l < LANES; l++) m[0] = m[l] > m[0] ? m[l] : m[0];
+    if (nan) { s->a = NAN, s->b = NAN; return; }
+    double sh = lse_shift(m[0]), a[LANES] = {0};
+    for (i = 0; i + LANES <= n; i += LANES)
+        for (int l = 0; l < LANES; l++) a[l] += mt_v_expf((float)((double)v[i + l] - sh));
+    for (; i < n; i++) a[i % LANES] += mt_v_expf((float)((double)v[i] - sh));
+    s->a = m[0], s->b = lanes_total(a);
 }
 static void lse_comb(const void *ctx, part_t *s, const part_t *t) {
     (void)ctx;
@@ -346,7 +435,7 @@ static void lse_comb(const void *ctx, part_t *s, const part_t *t) {
     s->a = m, s->b = a + b;
 }
 static void lse_fin(const void *ctx, int64_t o, const part_t *s) {
-    store_f((mt_tensor *)ctx, o, log(s->b) + lse_shift(s->a));
+    store_f(((const lse_ctx *)ctx)->out, o, log(s->b) + lse_shift(s->a));
 }
 
 mt_status mt__impl_logsumexp(mt_tensor *x, int ndims, const int64_t *dims, int keepdim, mt_tensor **result) {
@@ -357,7 +446,8 @@ mt_status mt__impl_logsumexp(mt_tensor *x, int ndims, const int64_t *dims, int k
     MT_TRY(mt__alloc(ond, osz, NULL, mt__is_float(x->dtype) ? x->dtype : mt__default_float(), x->device, result));
     rows_t r;
     plan_rows(&r, x, reduced, MT_F64);
-    stream_ops ops = {lse_fold, lse_comb, lse_fin, *result};
+    lse_ctx c = {*result, x->dtype != MT_F64};
+    stream_ops ops = {lse_fold, lse_comb, lse_fin, &c, lse_fold_f32};
     mt_status st = run_stream(&r, &ops);
     if (st) MT_DROP(*result);
     return st;

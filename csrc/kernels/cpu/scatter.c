@@ -14,6 +14,7 @@
 #include "shape.h"
 
 mt_status mt__impl_expand(mt_tensor *t, int ndim, const int64_t *sizes, mt_tensor **out);
+int mt__index_select_contig(const mt_tensor *t, int dim, const mt_tensor *index, mt_tensor *out); /* index_select_fast.c */
 
 #define SZ(buf, nd, s) mt__fmt_sizes(buf, sizeof buf, nd, s)
 
@@ -181,6 +182,7 @@ mt_status mt__impl_index_select(mt_tensor *t, int64_t dim, mt_tensor *index, mt_
     if (t->ndim) sizes[dim] = n;
     MT_TRY(mt__alloc(t->ndim, sizes, NULL, t->dtype, t->device, out));
     if (!t->storage->data || mt_tensor_numel(*out) == 0) return MT_OK;
+    if (t->ndim && mt_tensor_is_contiguous(t) && !mt__index_select_contig(t, (int)dim, index, *out)) return MT_OK;
     int nd = t->ndim ? t->ndim : 1;
     int64_t full[MT_MAX_DIMS], ist[MT_MAX_DIMS] = {0};
     for (int d = 0; d < nd; d++) full[d] = t->ndim ? sizes[d] : 1;
