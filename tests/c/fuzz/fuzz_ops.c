@@ -74,6 +74,10 @@ static void put(machine *m, bytes *b, mt_status st, mt_tensor **tp) {
         return;
     }
     if (!t) return;
+    if (mt_tensor_numel(t) > 16 * MAXN) { /* a huge expanded view: valid, but slow to compute with */
+        mt_tensor_release(t);
+        return;
+    }
     mt_tensor_release(*d);
     *d = t;
 }
