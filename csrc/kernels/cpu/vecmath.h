@@ -15,6 +15,7 @@ static inline __attribute__((always_inline)) float mt_v_pow2i(int32_t n) { retur
 
 static inline __attribute__((always_inline)) float mt_v_expf(float x) {
     float xc = x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x);
+    xc = x == x ? xc : 0.0f; /* NaN: computed on 0 (an int conversion of NaN is undefined), x returned */
     float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f; /* round to nearest even */
     float r = xc - n * 0.693359375f;
     r = r - n * -2.12194440e-4f;
