@@ -111,9 +111,12 @@ from . import _utils, serialization, storage  # noqa: E402
 from .serialization import save, load  # noqa: E402
 from .storage import UntypedStorage, TypedStorage  # noqa: E402
 from ._asarray import asarray  # noqa: E402
+from ._legacy_types import TYPES as _LEGACY_TYPES  # noqa: E402
+globals().update(_LEGACY_TYPES)  # FloatTensor, LongTensor, ...
 from ._dlpack import from_dlpack  # noqa: E402
 from . import utils  # noqa: E402,F401
-from ._unsupported_dtypes import complex64, complex128  # noqa: E402  (names only: no complex tensors)
+from ._unsupported_dtypes import (complex64, complex128, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2,  # noqa: E402
+                                  float8_e5m2fnuz, uint16, uint32, uint64)  # names only: no such tensors
 cfloat, cdouble = complex64, complex128
 globals().update(storage.LEGACY_CLASSES)  # FloatStorage, BFloat16Storage, ... (legacy storage types)
 

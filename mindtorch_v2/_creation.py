@@ -66,9 +66,18 @@ def _empty(sizes, dtype_id, dev, strides=None):
     return call(lib.mt_empty_strided, len(sizes), sizes, strides, dtype_id, dev)
 
 
-def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
+def _sizes(positional, size, name):
+    """The size of empty/zeros/ones, given positionally (ints or one sequence) or as size=."""
+    if size is not None:
+        if positional:
+            raise TypeError(f"{name}() got multiple values for argument 'size'")
+        positional = (size,)
+    return parse_size(positional, name, True)
+
+
+def empty(*args, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
           memory_format=None, _name="empty"):
-    return _empty(parse_size(size, _name, True), _dtype_id(dtype, lib.mt_get_default_dtype(), _name),
+    return _empty(_sizes(args, size, _name), _dtype_id(dtype, lib.mt_get_default_dtype(), _name),
                   core_id(device))
 
 
@@ -102,17 +111,17 @@ def _filled(sizes, value, dtype_id, dev, strides=None):
     return t
 
 
-def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
+def zeros(*args, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
           _name="zeros"):
-    sizes = parse_size(size, _name, True)
+    sizes = _sizes(args, size, _name)
     if _name == "zeros" and any(s < 0 for s in sizes):
         raise RuntimeError("zeros: Dimension size must be non-negative.")
     return _filled(sizes, 0, _dtype_id(dtype, lib.mt_get_default_dtype(), _name), core_id(device))
 
 
-def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
+def ones(*args, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
          _name="ones"):
-    return _filled(parse_size(size, _name, True), 1, _dtype_id(dtype, lib.mt_get_default_dtype(), _name),
+    return _filled(_sizes(args, size, _name), 1, _dtype_id(dtype, lib.mt_get_default_dtype(), _name),
                    core_id(device))
 
 

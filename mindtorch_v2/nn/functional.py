@@ -162,6 +162,29 @@ def tanh(input):
     return input.tanh()
 
 
+def prelu(input, weight):
+    # composed (where over x > 0), values and gradients as PyTorch's kernel; its node is
+    # WhereBackward0 where PyTorch records PreluKernelBackward0
+    if weight.dim() > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")
+    channels = input.size(1) if input.dim() >= 2 else 1
+    if weight.numel() != 1 and weight.numel() != channels:
+        raise RuntimeError("Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                           f"{weight.numel()} and channel size = {channels}.")
+    if weight.numel() > 1:
+        weight = weight.reshape((channels,) + (1,) * (input.dim() - 2))
+    return input.where(input.gt(0), weight * input)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    # PyTorch's composition (torch/nn/functional.py)
+    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    if out is None:
+        return input / denom
+    from .. import _elementwise
+    return _elementwise.div(input, denom, out=out)
+
+
 # ---- embedding ---------------------------------------------------------------------------------
 
 

@@ -13,7 +13,7 @@ ACTIVATIONS = [
     ("ELU", (0.7,), {}), ("CELU", (1.3,), {}), ("GELU", (), {}), ("GELU", (), {"approximate": "tanh"}),
     ("Hardshrink", (0.3,), {}), ("Softshrink", (0.3,), {}), ("LeakyReLU", (0.2,), {}),
     ("Softplus", (2.0, 1.0), {}), ("Threshold", (0.1, 20.0), {}), ("Softmax", (1,), {}),
-    ("Softmin", (0,), {}), ("LogSoftmax", (-1,), {}), ("Softmax2d", (), {}),
+    ("Softmin", (0,), {}), ("LogSoftmax", (-1,), {}), ("Softmax2d", (), {}), ("PReLU", (), {}), ("PReLU", (5,), {}),
 ]
 
 
@@ -131,3 +131,19 @@ def test_dropout_modules(name):
 def test_softmax2d_error():
     with pytest.raises(ValueError, match="Softmax2d: expected input to be 3D or 4D, got 2D instead"):
         mt.nn.Softmax2d()(mt.ones(2, 3))
+
+
+def test_prelu_weight_grad_and_errors():
+    x = np.random.default_rng(4).standard_normal((2, 3, 4)).astype("float32")
+    outs = []
+    for L in (mt, torch):
+        m = L.nn.PReLU(3, init=0.1)
+        a = L.tensor(x, requires_grad=True)
+        m(a).pow(2).sum().backward()
+        outs.append((a.grad.numpy(), m.weight.grad.numpy()))
+    for u, v in zip(*outs):
+        np.testing.assert_allclose(u, v, rtol=1e-5, atol=1e-6)
+    with pytest.raises(RuntimeError, match="Found parameter numbers = 4 and channel size = 3"):
+        mt.nn.functional.prelu(mt.ones(2, 3, 4), mt.ones(4))
+    with pytest.raises(RuntimeError, match="Expected `weight` to be a scalar or 1D tensor, but got: ndim = 2"):
+        mt.nn.functional.prelu(mt.ones(2, 3), mt.ones(1, 3))

@@ -17,3 +17,4 @@ from .upsampling import *  # noqa: F401,F403
 from .padding import *  # noqa: F401,F403
 from .fold import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403
+from .loss import *  # noqa: F401,F403

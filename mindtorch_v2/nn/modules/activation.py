@@ -4,7 +4,7 @@ from .module import Module
 
 __all__ = ["CELU", "ELU", "GELU", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh", "LeakyReLU",
            "LogSigmoid", "LogSoftmax", "Mish", "ReLU", "ReLU6", "SELU", "SiLU", "Sigmoid", "Softmax",
-           "Softmax2d", "Softmin", "Softplus", "Softshrink", "Softsign", "Tanh", "Tanhshrink", "Threshold"]
+           "PReLU", "Softmax2d", "Softmin", "Softplus", "Softshrink", "Softsign", "Tanh", "Tanhshrink", "Threshold"]
 
 
 def _inplace_repr(inplace):
@@ -237,3 +237,27 @@ class Softmax2d(Module):
 
 
 from ._multihead import MultiheadAttention  # noqa: E402,F401  (PyTorch defines it in activation.py)
+
+
+class PReLU(Module):
+    """max(0, x) + weight * min(0, x) with a learnt slope per channel (or one for all)."""
+    __constants__ = ["num_parameters"]
+
+    def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
+        from ... import _creation
+        from ..parameter import Parameter
+        self.num_parameters = num_parameters
+        super().__init__()
+        self.init = init
+        self.weight = Parameter(_creation.empty(num_parameters, device=device, dtype=dtype))
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        from .. import init
+        init.constant_(self.weight, self.init)
+
+    def forward(self, input):
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self):
+        return f"num_parameters={self.num_parameters}"

@@ -1,0 +1,49 @@
+"""The legacy tensor type objects (torch.FloatTensor, torch.LongTensor, ...): PyTorch's
+torch.tensortype instances. isinstance(t, torch.LongTensor) checks a CPU tensor's dtype;
+calling one makes an uninitialized tensor from sizes, or one from data (torch/csrc/tensor/
+python_tensor.cpp)."""
+import numbers
+
+from . import _dtype
+from ._methods import _LEGACY_NAMES
+from ._tensor import Tensor
+
+
+class tensortype(type):
+    """The metaclass: each legacy type object is an instance."""
+
+    def __instancecheck__(cls, inst):
+        return isinstance(inst, Tensor) and inst.dtype == cls.dtype and inst.device.type == "cpu"
+
+    def __call__(cls, *args, device=None):
+        from . import _creation
+        if device is not None and str(device) != "cpu":
+            raise RuntimeError(f"legacy constructor expects device type: cpu but device type: {device} was passed")
+        if not args:
+            return _creation.empty(0, dtype=cls.dtype)
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            if args[0].dtype != cls.dtype:
+                raise TypeError(f"expected {cls.__name__} (got {type_name(args[0])})")
+            return args[0].detach()  # PyTorch: an alias of the tensor
+        if all(isinstance(a, numbers.Integral) and not isinstance(a, bool) for a in args):
+            return _creation.empty(*args, dtype=cls.dtype)
+        if len(args) == 1 and isinstance(args[0], tuple) and type(args[0]).__name__ == "Size":
+            return _creation.empty(args[0], dtype=cls.dtype)
+        if len(args) == 1 and not isinstance(args[0], (str, bytes)):
+            return _creation.tensor(args[0], dtype=cls.dtype)
+        raise TypeError(f"new(): invalid data type '{type(args[0]).__name__}'")
+
+    def __repr__(cls):
+        return f"<class 'torch.{cls.__name__}'>"
+
+
+def type_name(t):
+    return "torch." + _LEGACY_NAMES[t.dtype._name]
+
+
+def _make(dtype_name, type_name_):
+    return tensortype(type_name_, (), {"dtype": getattr(_dtype, dtype_name), "is_cuda": False,
+                                       "is_sparse": False, "__module__": "torch"})
+
+
+TYPES = {name: _make(dt, name) for dt, name in _LEGACY_NAMES.items()}
