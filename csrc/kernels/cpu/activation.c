@@ -154,6 +154,18 @@ mt_status mt__impl_activation(int act, mt_tensor *x, double a, double b, double 
     if (out && (out->dtype != x->dtype || out->ndim != x->ndim ||
                 memcmp(out->sizes, x->sizes, x->ndim * sizeof(int64_t))))
         return mt__error(MT_ERR_RUNTIME, "activation: out must have the input's shape and dtype");
+    if (!mt__is_float(x->dtype)) { /* integer kernels convert a and b to the dtype, checked as PyTorch's Scalar */
+        static const double lo[MT_NUM_DTYPES] = {0, 0, INT8_MIN, INT16_MIN, INT32_MIN, -9223372036854775808.0};
+        static const double hi[MT_NUM_DTYPES] = {1, UINT8_MAX, INT8_MAX, INT16_MAX, INT32_MAX, 9223372036854775807.0};
+        for (double *v = &a; v; v = v == &a ? &b : NULL) {
+            if (!(*v >= -9223372036854775808.0 && *v < 9223372036854775808.0))
+                return mt__error(MT_ERR_RUNTIME, "value cannot be converted to type int64_t without overflow");
+            static const char *const ctype[MT_NUM_DTYPES] = {"bool", "uint8_t", "int8_t", "int16_t", "int32_t", "int64_t"};
+            if (*v < lo[x->dtype] || *v > hi[x->dtype])
+                return mt__error(MT_ERR_RUNTIME, "value cannot be converted to type %s without overflow",
+                                 ctype[x->dtype]);
+        }
+    }
     mt_kargs k = {.alpha = a, .ialpha = mt__f2i(a), .s1 = b, .s2 = c};
     return act_run(acts[act].fwd[x->dtype], 1, &x, out, &k, result);
 }
