@@ -127,6 +127,20 @@ class iinfo:
         return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
 
 
+# ---- names PyTorch's messages use for a dtype ------------------------------------------------
+# ScalarType names ("BFloat16") and C++ type names ("c10::BFloat16"), keyed by dtype name
+SCALAR_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
+                "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double"}
+CPP_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int", "int32": "int",
+             "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
+             "float64": "double"}
+
+
+def scalar_name(d):
+    """'BFloat16' for torch.bfloat16 (a dtype or a tensor)."""
+    return SCALAR_NAMES[getattr(d, "dtype", d)._name]
+
+
 # ---- Python scalars stored into a dtype: PyTorch's c10::checked_convert --------------------
 _C_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
             "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double"}

@@ -7,6 +7,7 @@ import warnings
 from collections import namedtuple
 
 from ._C import ffi, lib
+from . import _dtype
 from ._core import check, raise_status
 from ._dispatch import call, finish
 from ._tensor import Tensor, wrap
@@ -330,9 +331,8 @@ def _dtype_name(dt):
     return _DT_NAMES[dt._id]
 
 
-_CPP_NAMES = ["bool", "unsigned char", "signed char", "short int", "int", "long int", "c10::Half", "c10::BFloat16",
-              "float", "double"]
-_DT_NAMES = ["Bool", "Byte", "Char", "Short", "Int", "Long", "Half", "BFloat16", "Float", "Double"]
+_CPP_NAMES = list(_dtype.CPP_NAMES.values())  # by dtype id
+_DT_NAMES = list(_dtype.SCALAR_NAMES.values())
 
 
 # ---- logsumexp, scans, counts -------------------------------------------------------------

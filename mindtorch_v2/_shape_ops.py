@@ -4,6 +4,7 @@ from them the same way."""
 import warnings
 
 from ._C import ffi, lib
+from . import _dtype
 from . import _elementwise as ew
 from ._core import raise_status
 from ._creation import parse_size
@@ -262,10 +263,7 @@ def take_along_dim(input, indices, dim=None, *, out=None):
 
 
 def _dtype_name(t):
-    return {
-        "torch.float32": "Float", "torch.float64": "Double", "torch.float16": "Half", "torch.bfloat16": "BFloat16",
-        "torch.int64": "Long", "torch.int32": "Int", "torch.int16": "Short", "torch.int8": "Char",
-        "torch.uint8": "Byte", "torch.bool": "Bool"}[str(t.dtype)]
+    return _dtype.scalar_name(t)
 
 
 # ---- scatters ------------------------------------------------------------------------------

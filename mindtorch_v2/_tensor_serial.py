@@ -4,17 +4,13 @@ import copy
 from collections import OrderedDict
 
 from ._C import lib
+from . import _dtype
 from ._tensor import Tensor
 from .storage import UntypedStorage, TypedStorage, _as_bytes, _typed_view, _contiguous_strides
 from . import _utils
 
 # C++ type names PyTorch prints in set_'s errors
-_CPP_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
-              "int32": "int", "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-              "float32": "float", "float64": "double"}
-_SCALAR_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
-                 "int64": "Long", "float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
-                 "float64": "Double"}
+_CPP_NAMES, _SCALAR_NAMES = _dtype.CPP_NAMES, _dtype.SCALAR_NAMES
 
 
 def tensor_on_storage(storage, dtype, storage_offset, size, stride=None):

@@ -8,6 +8,7 @@ import warnings
 
 from .. import _nn_ops as _ops
 from .._C import lib as _lib
+from .._dtype import scalar_name
 from .._tensor import Tensor
 
 # ---- softmax family --------------------------------------------------------------------------
@@ -167,6 +168,8 @@ def prelu(input, weight):
     # WhereBackward0 where PyTorch records PreluKernelBackward0
     if weight.dim() > 1:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")
+    if input.dtype != weight.dtype:
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {scalar_name(input)} and {scalar_name(weight)}")
     channels = input.size(1) if input.dim() >= 2 else 1
     if weight.numel() != 1 and weight.numel() != channels:
         raise RuntimeError("Mismatch of parameter numbers and input channel size. Found parameter numbers = "

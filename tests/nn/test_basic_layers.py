@@ -48,6 +48,8 @@ def test_activation_modules(name, args, kwargs, dtype):
     x = np.random.default_rng(0).standard_normal((2, 3, 4, 5)).astype("float32")
     a, b = _pair(x, dtype)
     ma, mb = getattr(mt.nn, name)(*args, **kwargs), getattr(torch.nn, name)(*args, **kwargs)
+    ma.to(getattr(mt, dtype))
+    mb.to(getattr(torch, dtype))
     assert repr(ma) == repr(mb)
     ya, yb = ma(a.transpose(1, 3)), mb(b.transpose(1, 3))  # non-contiguous input
     _close(ya, yb, dtype)
@@ -145,5 +147,7 @@ def test_prelu_weight_grad_and_errors():
         np.testing.assert_allclose(u, v, rtol=1e-5, atol=1e-6)
     with pytest.raises(RuntimeError, match="Found parameter numbers = 4 and channel size = 3"):
         mt.nn.functional.prelu(mt.ones(2, 3, 4), mt.ones(4))
+    with pytest.raises(RuntimeError, match="prelu: Type promoting not supported. Got BFloat16 and Float"):
+        mt.nn.functional.prelu(mt.ones(2, 3, dtype=mt.bfloat16), mt.ones(3))
     with pytest.raises(RuntimeError, match="Expected `weight` to be a scalar or 1D tensor, but got: ndim = 2"):
         mt.nn.functional.prelu(mt.ones(2, 3), mt.ones(1, 3))
