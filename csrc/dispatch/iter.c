@@ -171,10 +171,10 @@ void mt__like_strides(const mt_tensor *t, int64_t *strides) {
     memcpy(st[0], t->strides, t->ndim * sizeof(int64_t));
     int perm[MT_MAX_DIMS];
     compute_perm(t->ndim, t->sizes, 1, st, perm);
-    int64_t s = 1;
+    uint64_t s = 1; /* unsigned: an empty t's other dims may overflow the product (then unused) */
     for (int i = 0; i < t->ndim; i++) {
-        strides[perm[i]] = s;
-        s *= t->sizes[perm[i]] > 1 ? t->sizes[perm[i]] : 1;
+        strides[perm[i]] = (int64_t)s;
+        s *= t->sizes[perm[i]] > 1 ? (uint64_t)t->sizes[perm[i]] : 1;
     }
 }
 
@@ -186,6 +186,14 @@ void mt__iter_init(mt_iter *it, int nops, mt_tensor *const *ops) {
     int perm[MT_MAX_DIMS];
     compute_perm(ndim, out->sizes, nops, st, perm);
     it->nops = nops;
+    if (mt__numel(ndim, out->sizes) == 0) { /* nothing to visit (other dims or strides may be huge) */
+        it->ndim = 1, it->shape[0] = 0, it->numel = 0;
+        for (int k = 0; k < nops; k++) {
+            it->strides[k][0] = 0;
+            it->data[k] = ops[k]->storage->data ? mt__data(ops[k]) : NULL;
+        }
+        return;
+    }
     for (int i = 0; i < ndim; i++) {
         it->shape[i] = out->sizes[perm[i]];
         for (int k = 0; k < nops; k++)
