@@ -85,8 +85,14 @@ static mt_status as_dtype_layout(mt_tensor *t, int dtype, int need_blas, mt_tens
 
 /* The core: C (3-D, already shaped [b,m,n]) = beta*C + alpha*A@B. */
 static mt_status gemm3(mt_tensor *A, mt_tensor *B, mt_tensor *C, double beta, double alpha) {
-    if (A->device == MT_META || mt_tensor_numel(C) == 0) return MT_OK;
     int dt = C->dtype;
+    if (!mt__is_float(dt)) /* integer GEMMs take beta/alpha as int64, checked as PyTorch's Scalar */
+        for (int i = 0; i < 2; i++) {
+            double v = i ? alpha : beta;
+            if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0))
+                return mt__error(MT_ERR_RUNTIME, "value cannot be converted to type int64_t without overflow");
+        }
+    if (A->device == MT_META || mt_tensor_numel(C) == 0) return MT_OK;
     if (A->sizes[2] == 0 || alpha == 0) { /* empty inner dimension: C = beta * C */
         if (beta == 0) return mt_fill(C, 0, 0, MT_SCALAR_INT);
         mt_tensor *r;
