@@ -14,7 +14,13 @@ _CPP_NAMES, _SCALAR_NAMES = _dtype.CPP_NAMES, _dtype.SCALAR_NAMES
 
 
 def tensor_on_storage(storage, dtype, storage_offset, size, stride=None):
-    """A new tensor of dtype viewing an UntypedStorage (bounds checked)."""
+    """A new tensor of dtype viewing an UntypedStorage (bounds checked; the arguments may come
+    from an untrusted pickle, so their types are checked as PyTorch's argument parser does)."""
+    if not isinstance(storage, UntypedStorage) or not isinstance(dtype, _dtype.dtype) or \
+            not _is_int(storage_offset) or not _ints(size) or not (stride is None or _ints(stride)):
+        raise TypeError(f"set_() received an invalid combination of arguments - got ({type(storage).__name__}, "
+                        f"{type(dtype).__name__}, {type(storage_offset).__name__}, {type(size).__name__}, "
+                        f"{type(stride).__name__})")
     size = tuple(int(s) for s in size)
     stride = _contiguous_strides(size) if stride is None or len(stride) == 0 and size else tuple(stride)
     if len(stride) != len(size):
@@ -22,6 +28,14 @@ def tensor_on_storage(storage, dtype, storage_offset, size, stride=None):
     if any(s < 0 for s in size):
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: {list(size)}")
     return _typed_view(storage._t, dtype, int(storage_offset), size, stride)
+
+
+def _is_int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _ints(seq):
+    return isinstance(seq, (tuple, list)) and all(_is_int(v) for v in seq)
 
 
 def untyped_storage(self):

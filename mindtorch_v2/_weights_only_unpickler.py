@@ -408,7 +408,7 @@ class Unpickler:
             if type(state) is not dict:
                 raise UnpicklingError("OrderedDict BUILD state must be a dict")
             inst.__dict__.update(state)
-        elif _is_allowed(type(inst)):
+        elif any(type(inst) is v for v in _get_user_allowed_globals().values()):  # as PyTorch: only user types
             if hasattr(inst, "__setstate__"):
                 inst.__setstate__(state)
             else:

@@ -748,6 +748,18 @@ def _unpickler_class(pickle_module):
     return UnpicklerWrapper
 
 
+def _storage_dtype(storage_type):
+    """the dtype a pickled storage record names (untrusted: anything else is refused)"""
+    if storage_type is UntypedStorage:
+        return _dtype.uint8
+    if isinstance(storage_type, StorageType):
+        return storage_type.dtype
+    if isinstance(storage_type, type) and issubclass(storage_type, TypedStorage) and \
+            isinstance(getattr(storage_type, "_fixed_dtype", None), _dtype.dtype):
+        return storage_type._fixed_dtype
+    raise pickle.UnpicklingError(f"persistent_load: {storage_type!r} is not a storage type")
+
+
 def _load(reader, map_location, pickle_module, pickle_file="data.pkl", overall_storage=None, **pickle_load_args):
     restore_location = _get_restore_location(map_location)
     loaded_storages = {}
@@ -795,13 +807,7 @@ def _load(reader, map_location, pickle_module, pickle_file="data.pkl", overall_s
             raise pickle.UnpicklingError(f"Unknown typename for persistent_load, expected 'storage' but got "
                                          f"'{typename}'")
         storage_type, key, location, numel = saved_id[1:]
-        if storage_type is UntypedStorage:
-            dtype = _dtype.uint8
-        elif isinstance(storage_type, StorageType) or (isinstance(storage_type, type)
-                                                        and issubclass(storage_type, TypedStorage)):
-            dtype = storage_type.dtype if isinstance(storage_type, StorageType) else storage_type._fixed_dtype
-        else:
-            raise pickle.UnpicklingError(f"persistent_load: {storage_type!r} is not a storage type")
+        dtype = _storage_dtype(storage_type)
         key, location = _maybe_decode_ascii(key), _maybe_decode_ascii(location)
         if not isinstance(key, str) or not isinstance(location, str) or type(numel) is not int or numel < 0:
             raise pickle.UnpicklingError(f"persistent_load: malformed storage record {saved_id!r}")
@@ -893,8 +899,10 @@ def _legacy_load(f, map_location, pickle_module, **pickle_load_args):
             raise RuntimeError(f"Unknown saved id type: {saved_id[0]}")
         storage_type, root_key, location, numel, view_metadata = data
         location = _maybe_decode_ascii(location)
-        dtype = _dtype.uint8 if storage_type is UntypedStorage else storage_type.dtype
-        if type(numel) is not int or numel < 0:
+        dtype = _storage_dtype(storage_type)
+        if type(numel) is not int or numel < 0 or not isinstance(location, str) or not (
+                view_metadata is None or (isinstance(view_metadata, tuple) and len(view_metadata) == 3 and
+                                          all(type(v) is int and v >= 0 for v in view_metadata[1:]))):
             raise pickle.UnpicklingError(f"persistent_load: malformed storage record {saved_id!r}")
         nbytes = numel * dtype.itemsize
         if root_key not in deserialized_objects:

@@ -188,10 +188,12 @@ static mt_status conv_out_sizes(mt_tensor *x, mt_tensor *w, const mt_conv_args *
     int ok = 1;
     for (int i = 0; i < a->nd; i++) {
         int64_t in = x->sizes[2 + i], k = w->sizes[2 + i];
-        if (!a->transposed)
-            o[i] = (in + 2 * a->padding[i] + a->pad_extra[i] - a->dilation[i] * (k - 1) - 1) / a->stride[i] + 1;
-        else
-            o[i] = (in - 1) * a->stride[i] - 2 * a->padding[i] + a->dilation[i] * (k - 1) + a->output_padding[i] + 1;
+        int over = !a->transposed
+            ? mt__window_out(in, (__int128)2 * a->padding[i] + a->pad_extra[i], k, a->dilation[i], a->stride[i], 0,
+                             &o[i])
+            : mt__narrow((__int128)(in - 1) * a->stride[i] - (__int128)2 * a->padding[i] +
+                         (__int128)a->dilation[i] * (k - 1) + a->output_padding[i] + 1, &o[i]);
+        if (over) return mt__error(MT_ERR_RUNTIME, "numel: integer multiplication overflow");
         if (o[i] <= 0) ok = 0;
     }
     if (!ok) {
@@ -412,8 +414,10 @@ mt_status mt__impl_im2col(mt_tensor *x, const int64_t *k, const int64_t *d, cons
         return mt__error(MT_ERR_RUNTIME, "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other "
                          "non-zero dimensions for input, but got: %s", MT_SZ(s1, x));
     int64_t N = batched ? x->sizes[0] : 1, C = x->sizes[batched], H = x->sizes[batched + 1], W = x->sizes[batched + 2];
-    int64_t oh = (H + 2 * p[0] - (d[0] * (k[0] - 1) + 1)) / s[0] + 1;
-    int64_t ow = (W + 2 * p[1] - (d[1] * (k[1] - 1) + 1)) / s[1] + 1;
+    int64_t oh, ow;
+    if (mt__window_out(H, (__int128)2 * p[0], k[0], d[0], s[0], 0, &oh) ||
+        mt__window_out(W, (__int128)2 * p[1], k[1], d[1], s[1], 0, &ow))
+        return mt__error(MT_ERR_RUNTIME, "numel: integer multiplication overflow");
     if (oh < 1 || ow < 1)
         return mt__error(MT_ERR_RUNTIME, "Given input with spatial size (%lld, %lld), kernel_size=(%lld, %lld), "
                          "dilation=(%lld, %lld), padding=(%lld, %lld), calculated shape of the array of sliding blocks "
@@ -423,7 +427,10 @@ mt_status mt__impl_im2col(mt_tensor *x, const int64_t *k, const int64_t *d, cons
     if (!mt__is_float(x->dtype))
         return mt__error(MT_ERR_NOT_IMPLEMENTED, "\"im2col_out_cpu\" not implemented for '%s'", MT_DTNAME(x));
     int cdt = mt__compute_dtype(x->dtype), es = cdt == MT_F64 ? 8 : 4;
-    int64_t sz[3] = {N, C * k[0] * k[1], oh * ow};
+    int64_t sz[3] = {N, 0, 0};
+    if (__builtin_mul_overflow(C, k[0], &sz[1]) || __builtin_mul_overflow(sz[1], k[1], &sz[1]) ||
+        __builtin_mul_overflow(oh, ow, &sz[2]))
+        return mt__error(MT_ERR_RUNTIME, "numel: integer multiplication overflow");
     mt_tensor *r, *xc;
     MT_TRY(mt__alloc(batched ? 3 : 2, batched ? sz : sz + 1, NULL, cdt, x->device, &r));
     if (x->device == MT_META || N == 0) return mt__from_compute(r, x->dtype, out);
@@ -445,20 +452,24 @@ mt_status mt__impl_col2im(mt_tensor *x, const int64_t *osz, const int64_t *k, co
     if (!((x->ndim == 2 && x->sizes[0] != 0 && x->sizes[1] != 0) || (batched && x->sizes[1] != 0 && x->sizes[2] != 0)))
         return mt__error(MT_ERR_RUNTIME, "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size "
                          "and non-zero dimensions for input, but got: %s", MT_SZ(s1, x));
-    int64_t N = batched ? x->sizes[0] : 1, CK = x->sizes[batched], L = x->sizes[batched + 1], kk = k[0] * k[1];
-    if (CK % kk)
+    int64_t N = batched ? x->sizes[0] : 1, CK = x->sizes[batched], L = x->sizes[batched + 1], kk;
+    if (__builtin_mul_overflow(k[0], k[1], &kk) || CK % kk)
         return mt__error(MT_ERR_RUNTIME, "Expected size of input's dimension 1 to be divisible by the product of "
                          "kernel_size, but got input.size(1)=%lld and kernel_size=(%lld, %lld).", (long long)CK,
                          (long long)k[0], (long long)k[1]);
-    int64_t oh = (osz[0] + 2 * p[0] - (d[0] * (k[0] - 1) + 1)) / s[0] + 1;
-    int64_t ow = (osz[1] + 2 * p[1] - (d[1] * (k[1] - 1) + 1)) / s[1] + 1;
-    if (oh * ow != L)
+    int64_t oh, ow;
+    if (mt__window_out(osz[0], (__int128)2 * p[0], k[0], d[0], s[0], 0, &oh) ||
+        mt__window_out(osz[1], (__int128)2 * p[1], k[1], d[1], s[1], 0, &ow))
+        return mt__error(MT_ERR_RUNTIME, "numel: integer multiplication overflow");
+    int64_t blocks;
+    if (__builtin_mul_overflow(oh, ow, &blocks)) return mt__error(MT_ERR_RUNTIME, "numel: integer multiplication overflow");
+    if (blocks != L)
         return mt__error(MT_ERR_RUNTIME, "Given output_size=(%lld, %lld), kernel_size=(%lld, %lld), dilation=(%lld, "
                          "%lld), padding=(%lld, %lld), stride=(%lld, %lld), expected size of input's dimension 2 to match "
                          "the calculated number of sliding blocks %lld * %lld = %lld, but got input.size(2)=%lld.",
                          (long long)osz[0], (long long)osz[1], (long long)k[0], (long long)k[1], (long long)d[0],
                          (long long)d[1], (long long)p[0], (long long)p[1], (long long)s[0], (long long)s[1],
-                         (long long)oh, (long long)ow, (long long)(oh * ow), (long long)L);
+                         (long long)oh, (long long)ow, (long long)blocks, (long long)L);
     if (!mt__is_float(x->dtype))
         return mt__error(MT_ERR_NOT_IMPLEMENTED, "\"col2im_out_cpu\" not implemented for '%s'", MT_DTNAME(x));
     int cdt = mt__compute_dtype(x->dtype), es = cdt == MT_F64 ? 8 : 4;

@@ -112,13 +112,13 @@ static void bwd_task(void *c, int64_t b, int64_t e) {
 static mt_status out_shape(int64_t in, int64_t k, int64_t pad, int64_t s, int64_t d, int ceil, int64_t *o) {
     if (s == 0) return mt__error(MT_ERR_RUNTIME, "stride should not be zero");
     if (pad < 0) return mt__error(MT_ERR_RUNTIME, "pad must be non-negative, but got pad: %lld", (long long)pad);
-    if (pad > ((k - 1) * d + 1) / 2)
+    if (pad > ((__int128)(k - 1) * d + 1) / 2)
         return mt__error(MT_ERR_RUNTIME, "pad should be at most half of effective kernel size, but got pad=%lld, "
                          "kernel_size=%lld and dilation=%lld", (long long)pad, (long long)k, (long long)d);
-    int64_t num = in + 2 * pad - d * (k - 1) - 1 + (ceil ? s - 1 : 0);
-    int64_t q = num / s - ((num % s != 0) && ((num < 0) != (s < 0)));
-    *o = q + 1;
-    if (ceil && (*o - 1) * s >= in + pad) --*o;
+    if (s < 0) { *o = 0; return MT_OK; } /* the caller's stride check raises PyTorch's message */
+    if (mt__window_out(in, (__int128)2 * pad, k, d, s, ceil ? s - 1 : 0, o))
+        return mt__error(MT_ERR_RUNTIME, "numel: integer multiplication overflow");
+    if (ceil && (__int128)(*o - 1) * s >= (__int128)in + pad) --*o;
     return MT_OK;
 }
 

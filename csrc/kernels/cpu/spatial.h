@@ -15,6 +15,21 @@ static inline int mt__compute_dtype(int dt) { return dt == MT_F64 ? MT_F64 : MT_
 mt_status mt__as_contig(mt_tensor *t, int dtype, mt_tensor **out);
 /* r (contiguous, compute dtype) converted to dtype; r is consumed */
 mt_status mt__from_compute(mt_tensor *r, int dtype, mt_tensor **out);
+/* sizes of sliding windows computed in 128 bits: kernel sizes, paddings, strides and dilations
+ * come from the user and may be anything up to 2^63. Both return 0 and store the value, or 1 when
+ * the result does not fit int64 (the caller raises). */
+static inline int mt__narrow(__int128 v, int64_t *out) {
+    if (v > INT64_MAX || v < INT64_MIN) return 1;
+    *out = (int64_t)v;
+    return 0;
+}
+/* floor((in + pad_total - dil * (k - 1) - 1 + extra) / stride) + 1, stride > 0 */
+static inline int mt__window_out(int64_t in, __int128 pad_total, int64_t k, int64_t dil, int64_t stride,
+                                 int64_t extra, int64_t *out) {
+    __int128 num = (__int128)in + pad_total - (__int128)dil * (k - 1) - 1 + extra, q = num / stride;
+    if (num % stride != 0 && num < 0) q--;
+    return mt__narrow(q + 1, out);
+}
 #define MT_SZ(buf, t) mt__fmt_sizes(buf, sizeof buf, (t)->ndim, (t)->sizes)
 /* "Float", "BFloat16" ... */
 #define MT_DTNAME(t) (mt_dtype_names[(t)->dtype])
