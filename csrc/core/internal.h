@@ -144,6 +144,10 @@ static inline int64_t mt__f2i(double x) {
     return INT64_MIN;
 }
 
+/* PyTorch's checked Scalar conversion (c10::overflows): a Python number (f if is_float, else i) that
+ * an op converts to dtype must fit, else "value cannot be converted to type ... without overflow" */
+mt_status mt__check_fits(double f, int64_t i, int is_float, int dtype);
+
 /* ---- scalar arguments and the op descriptors ------------------------------- */
 
 typedef struct mt_kargs {

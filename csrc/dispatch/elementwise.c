@@ -204,7 +204,7 @@ static mt_status not_implemented(const char *kname, int dtype) {
 /* PyTorch's checked Scalar conversion (c10::overflows): a Python number that an op converts to
  * the tensor dtype (masked_fill value, clamp bounds, alpha) must fit. Integers may wrap into
  * unsigned types; infinities fit any float type; bool takes anything. */
-static mt_status check_fits(double f, int64_t i, int is_float, int dtype) {
+mt_status mt__check_fits(double f, int64_t i, int is_float, int dtype) {
     static const char *const names[MT_NUM_DTYPES] = {
         "bool", "uint8_t", "int8_t", "int16_t", "int", "int64_t", "c10::Half", "c10::BFloat16", "float", "double"};
     static const double lo[MT_NUM_DTYPES] = {0, 0, -128, -32768, -2147483648.0, -9223372036854775808.0, -65504.0,
@@ -217,7 +217,7 @@ static mt_status check_fits(double f, int64_t i, int is_float, int dtype) {
         double v = is_float ? f : (double)i;
         bad = !isinf(v) && (v < lo[dtype] || v > hi[dtype]);
     } else if (is_float) {
-        bad = f != f || f < lo[dtype] || f > hi[dtype];
+        bad = !(f >= lo[dtype] && f <= hi[dtype]); /* NaN too; 2^63 passes as in PyTorch (then INT64_MIN) */
     } else if (dtype == MT_U8) {
         bad = i > 255 || i < -255; /* negative values wrap (two's complement) */
     } else if (dtype != MT_I64) {
@@ -232,7 +232,7 @@ static mt_status check_scalar_fits(mt_tensor *v, int dtype) {
     int64_t i;
     if (!v->storage->data) return MT_OK;
     MT_TRY(mt_item(v, &f, &i));
-    return check_fits(f, i, mt__is_float(v->dtype), dtype);
+    return mt__check_fits(f, i, mt__is_float(v->dtype), dtype);
 }
 
 /* x rounded to a float dtype's precision (alpha is converted to the tensor dtype) */
@@ -443,7 +443,7 @@ static mt_status binary(int op, mt_tensor *a, mt_tensor *b, double alpha, mt_ten
             }
             return MT_OK;
         }
-        MT_TRY(check_fits(e, ie, mt__is_float(b->dtype), compute)); /* exp.to<scalar_t>() */
+        MT_TRY(mt__check_fits(e, ie, mt__is_float(b->dtype), compute)); /* exp.to<scalar_t>() */
     }
     atomic_int zero_div = 0;
     mt_kargs k = {.alpha = alpha, .ialpha = mt__f2i(alpha)};
@@ -470,7 +470,7 @@ static mt_status binary(int op, mt_tensor *a, mt_tensor *b, double alpha, mt_ten
         }
     }
     if (op == MT_OP_ADD || op == MT_OP_SUB) { /* alpha.to<scalar_t>() */
-        if (alpha != 1) MT_TRY(check_fits(alpha, mt__f2i(alpha), mt__is_float(compute), compute));
+        if (alpha != 1) MT_TRY(mt__check_fits(alpha, mt__f2i(alpha), mt__is_float(compute), compute));
         if (compute == MT_BOOL) k.ialpha = alpha != 0;
         k.alpha = round_to(compute, alpha);
     }
@@ -581,7 +581,7 @@ mt_status mt__impl_ternary(int op, mt_tensor *a, mt_tensor *b, mt_tensor *c, dou
                              "tensor2) for float inputs. The future addcdiv behavior is just the latter "
                              "implementation: (input + value * tensor1 / tensor2), for all dtypes.");
         if (s != 1) /* value.to<opmath_t>(); the binding passes it as a double */
-            MT_TRY(check_fits(s, mt__f2i(s), !(s == trunc(s) && fabs(s) < 0x1p63), is_reduced(dt) ? MT_F32 : dt));
+            MT_TRY(mt__check_fits(s, mt__f2i(s), !(s == trunc(s) && fabs(s) < 0x1p63), is_reduced(dt) ? MT_F32 : dt));
         return run(op, 3, ins, dt, dt, NULL, out, &k, result);
     }
     case MT_OP_NAN_TO_NUM: { /* nan_to_num(a): s = nan; posinf/neginf come in b, c as 0-dim tensors */

@@ -556,6 +556,19 @@ def test_pad_other_dtypes(dtype):
              dtype=dtype)
 
 
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool", "float16"])
+@pytest.mark.parametrize("value", [float("inf"), float("nan"), 2.0 ** 63, 1e10, 300.0, -1.0])
+def test_pad_value_must_fit_the_dtype(dtype, value):
+    """fill_(value) semantics: a value outside the dtype raises PyTorch's overflow error (not UB)"""
+    x = Arg(np.ones((2, 3), dtype=np.int64), dtype)
+    fn = lambda L, x: F(L).pad(x, (1, 1), value=value)  # noqa: E731
+    try:
+        fn(torch, x.make(torch))
+    except RuntimeError:
+        return errors_match(fn, x)
+    diff(fn, x, dtype=dtype)
+
+
 def test_pad_constant_double_backward():
     x = Arg(rnd(2, 3), grad=True)
     mx, tx = x.make(mt), x.make(torch)

@@ -137,7 +137,8 @@ mt_status mt__impl_pad(mt_tensor *x, int npad, const int64_t *pad, int mode, dou
     }
     pad_plan p;
     mt_status st = mt__as_contig(x, x->dtype, &xc);
-    if (!st) st = mt_scalar_tensor(value, (int64_t)value, MT_SCALAR_FLOAT, x->dtype, 0, &fill);
+    if (!st && mode == MT_PAD_CONSTANT) st = mt__check_fits(value, 0, 1, x->dtype); /* fill_(value) */
+    if (!st) st = mt_scalar_tensor(value, mt__f2i(value), MT_SCALAR_FLOAT, x->dtype, 0, &fill);
     if (!st) st = make_plan(x, npad, pad, mode, &p);
     if (!st) {
         int es = mt_dtype_itemsize(x->dtype);
