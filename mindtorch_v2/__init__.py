@@ -121,4 +121,20 @@ cfloat, cdouble = complex64, complex128
 globals().update(storage.LEGACY_CLASSES)  # FloatStorage, BFloat16Storage, ... (legacy storage types)
 
 # ---- the layer users train with: nn, optim, utils (data, hooks), testing ----
-from . import nn, optim, utils, testing  # noqa: E402,F401
+from . import nn, optim, utils, testing, special  # noqa: E402,F401
+
+# ---- torch.* names of nn.functional ops (the aten signatures where they differ from F's) ----
+from .nn.functional import (pixel_shuffle, pixel_unshuffle, cosine_similarity, pairwise_distance,  # noqa: E402,F401
+                            rms_norm, prelu)
+
+
+def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled):
+    return nn.functional.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled):
+    return nn.functional.instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):
+    return nn.functional.group_norm(input, num_groups, weight, bias, eps)

@@ -37,30 +37,31 @@ OP_DIV_TRUNC = 31
 OP_DIV_FLOOR = 32
 OP_REMAINDER = 33
 OP_FMOD = 34
-OP_POW = 35
-OP_MAXIMUM = 36
-OP_MINIMUM = 37
-OP_BITWISE_AND = 38
-OP_BITWISE_OR = 39
-OP_BITWISE_XOR = 40
-OP_EQ = 41
-OP_NE = 42
-OP_LT = 43
-OP_LE = 44
-OP_GT = 45
-OP_GE = 46
-OP_LOGICAL_AND = 47
-OP_LOGICAL_OR = 48
-OP_LOGICAL_XOR = 49
-OP_TANH_BACKWARD = 50
-OP_SIGMOID_BACKWARD = 51
-OP_WHERE = 52
-OP_CLAMP = 53
-OP_LERP = 54
-OP_ADDCMUL = 55
-OP_ADDCDIV = 56
-OP_MASKED_FILL = 57
-OP_NAN_TO_NUM = 58
+OP_XLOGY = 35
+OP_POW = 36
+OP_MAXIMUM = 37
+OP_MINIMUM = 38
+OP_BITWISE_AND = 39
+OP_BITWISE_OR = 40
+OP_BITWISE_XOR = 41
+OP_EQ = 42
+OP_NE = 43
+OP_LT = 44
+OP_LE = 45
+OP_GT = 46
+OP_GE = 47
+OP_LOGICAL_AND = 48
+OP_LOGICAL_OR = 49
+OP_LOGICAL_XOR = 50
+OP_TANH_BACKWARD = 51
+OP_SIGMOID_BACKWARD = 52
+OP_WHERE = 53
+OP_CLAMP = 54
+OP_LERP = 55
+OP_ADDCMUL = 56
+OP_ADDCDIV = 57
+OP_MASKED_FILL = 58
+OP_NAN_TO_NUM = 59
 
 FUNCTIONS = {}   # torch.<name>
 METHODS = {}     # Tensor.<name> and Tensor.<name>_
@@ -431,6 +432,19 @@ def _i_fmod(self, other):
 FUNCTIONS['fmod'] = fmod
 METHODS['fmod'] = _m_fmod
 METHODS['fmod_'] = _i_fmod
+
+def xlogy(input, other, *, out=None):
+    return _binary(OP_XLOGY, input, other, out)
+
+def _m_xlogy(self, other):
+    return _binary(OP_XLOGY, self, other, None)
+
+def _i_xlogy(self, other):
+    return _binary(OP_XLOGY, self, other, self)
+
+FUNCTIONS['xlogy'] = xlogy
+METHODS['xlogy'] = _m_xlogy
+METHODS['xlogy_'] = _i_xlogy
 
 def maximum(input, other, *, out=None):
     if type(input) is not Tensor or type(other) is not Tensor:

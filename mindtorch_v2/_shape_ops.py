@@ -242,6 +242,47 @@ def _broadcast_shape(a, b):
     return out
 
 
+def broadcast_shapes(*shapes):
+    from ._size import Size
+    norm = []
+    for shape in shapes:
+        if isinstance(shape, int):
+            norm.append((shape,))
+        elif isinstance(shape, (tuple, list)):
+            norm.append(shape)
+        else:
+            raise RuntimeError(f"Input shapes should be of type ints, a tuple of ints, or a list of ints, got {shape}")
+    common = [1] * max((len(s) for s in norm), default=0)
+    for arg_idx, shape in enumerate(norm):
+        for idx in range(-1, -1 - len(shape), -1):
+            if shape[idx] == common[idx]:
+                continue
+            if common[idx] == 1:
+                if shape[idx] < 0:
+                    raise ValueError("Attempting to broadcast a dimension with negative length!")
+                common[idx] = shape[idx]
+            elif shape[idx] != 1:
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {shape[idx]} at {idx}! Mismatching "
+                                   f"argument at index {arg_idx} had {shape}; but expected shape should be "
+                                   f"broadcastable to {common}")
+    return Size(common)
+
+
+def broadcast_tensors(*tensors):
+    _tensor_list("broadcast_tensors", tensors)
+    shape = []
+    for t in tensors:
+        shape = _broadcast_shape(shape, t.shape)
+    return tuple(t.expand(shape) for t in tensors)
+
+
+def equal(input, other):
+    for pos, (name, v) in enumerate((("input", input), ("other", other)), 1):
+        if not isinstance(v, Tensor):
+            raise TypeError(f"equal(): argument '{name}' (position {pos}) must be Tensor, not {type(v).__name__}")
+    return tuple(input.shape) == tuple(other.shape) and bool(input.eq(other).all())
+
+
 def take_along_dim(input, indices, dim=None, *, out=None):
     if dim is None:
         return _finish_out(gather(input.view(-1), 0, indices.view(-1)), out)
@@ -585,6 +626,7 @@ def bincount(input, weights=None, minlength=0):
 
 
 FUNCTIONS = {
+    "broadcast_shapes": broadcast_shapes, "broadcast_tensors": broadcast_tensors, "equal": equal,
     "cat": cat, "concat": concat, "concatenate": concatenate, "stack": stack, "hstack": hstack, "vstack": vstack,
     "row_stack": row_stack, "dstack": dstack, "atleast_1d": atleast_1d, "atleast_2d": atleast_2d,
     "atleast_3d": atleast_3d, "flip": flip, "fliplr": fliplr, "flipud": flipud, "roll": roll, "rot90": rot90,
@@ -602,7 +644,8 @@ FUNCTIONS = {
 
 METHODS = {name: fn for name, fn in FUNCTIONS.items()
            if name not in ("cat", "concat", "concatenate", "stack", "hstack", "vstack", "row_stack", "dstack",
-                           "atleast_1d", "atleast_2d", "atleast_3d", "meshgrid", "where", "searchsorted", "isin")}
+                           "atleast_1d", "atleast_2d", "atleast_3d", "meshgrid", "where", "searchsorted", "isin",
+                           "broadcast_shapes", "broadcast_tensors")}
 METHODS.update({
     "flip": flip, "repeat": repeat, "tril_": tril_, "triu_": triu_, "scatter_": scatter_,
     "scatter_add_": scatter_add_, "scatter_reduce_": scatter_reduce_, "index_add_": index_add_,

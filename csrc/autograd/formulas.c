@@ -93,7 +93,7 @@ static const char *const binary_names[MT_NUM_OPS] = {
     [MT_OP_DIV] = "DivBackward0", [MT_OP_DIV_TRUNC] = "DivBackward1", [MT_OP_DIV_FLOOR] = "DivBackward1",
     [MT_OP_REMAINDER] = "RemainderBackward0", [MT_OP_FMOD] = "FmodBackward0", [MT_OP_POW] = "PowBackward1",
     [MT_OP_MAXIMUM] = "MaximumBackward0", [MT_OP_MINIMUM] = "MinimumBackward0",
-    [MT_OP_TANH_BACKWARD] = "TanhBackwardBackward0", [MT_OP_SIGMOID_BACKWARD] = "SigmoidBackwardBackward0",
+    [MT_OP_XLOGY] = "XlogyBackward0", [MT_OP_TANH_BACKWARD] = "TanhBackwardBackward0", [MT_OP_SIGMOID_BACKWARD] = "SigmoidBackwardBackward0",
 };
 
 /* operand k of a binary node: saved tensor, or the Python scalar it was called with */
@@ -135,6 +135,13 @@ static mt_status binary_backward(mt_node *n, mt_tensor *const *grads, mt_tensor 
         if (needs(n, 1)) GIVE(c, out, 1, B(c, MT_OP_MUL, U(c, MT_OP_NEG, g),
                                            B(c, n->op == MT_OP_REMAINDER ? MT_OP_DIV_FLOOR : MT_OP_DIV_TRUNC, OPND(c, n, 0), OPND(c, n, 1))));
         break;
+    case MT_OP_XLOGY: /* self: xlogy(grad, other) masked to 0 where self == 0 and other <= 0; other: grad * self / other */
+        a = OPND(c, n, 0), b = OPND(c, n, 1);
+        if (needs(n, 0))
+            GIVE(c, out, 0, WHERE(c, B(c, MT_OP_LOGICAL_AND, BS(c, MT_OP_EQ, a, 0.0), BS(c, MT_OP_LE, b, 0.0)),
+                                  SCALAR(c, 0.0), B(c, MT_OP_XLOGY, g, b)));
+        if (needs(n, 1)) GIVE(c, out, 1, B(c, MT_OP_DIV, B(c, MT_OP_MUL, g, a), b));
+        break;
     case MT_OP_POW: {
         a = OPND(c, n, 0), b = OPND(c, n, 1);
         mt_tensor *zero = SCALAR(c, 0.0);
@@ -174,6 +181,7 @@ static mt_status binary_backward(mt_node *n, mt_tensor *const *grads, mt_tensor 
 
 static int binary_saves_inputs(int op) {
     return op == MT_OP_MUL || op == MT_OP_DIV || op == MT_OP_REMAINDER || op == MT_OP_FMOD || op == MT_OP_POW ||
+           op == MT_OP_XLOGY ||
            op == MT_OP_MAXIMUM || op == MT_OP_MINIMUM || op == MT_OP_TANH_BACKWARD || op == MT_OP_SIGMOID_BACKWARD;
 }
 
@@ -187,6 +195,7 @@ static mt_status record_binary(int op, mt_tensor *a, mt_tensor *b, int scalar_po
     /* PyTorch names the Tensor-Scalar overloads apart */
     if (op == MT_OP_REMAINDER) name = scalar_pos == 2 ? "RemainderBackward0" : "RemainderBackward1";
     if (op == MT_OP_FMOD) name = scalar_pos == 2 ? "FmodBackward0" : "FmodBackward1";
+    if (op == MT_OP_XLOGY && scalar_pos) name = scalar_pos == 1 ? "XlogyBackward1" : "XlogyBackward2";
     if (op == MT_OP_POW) name = scalar_pos == 2 ? "PowBackward0" : scalar_pos == 1 ? "PowBackward2" : "PowBackward1";
     if (op == MT_OP_SUB && scalar_pos == 1) name = "RsubBackward1";
     if (op == MT_OP_DIV_TRUNC || op == MT_OP_DIV_FLOOR) name = "DivBackward2";

@@ -240,6 +240,10 @@ void mt_cpu_fmod_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_fmod_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_fmod_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_fmod_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_xlogy_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_xlogy_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_xlogy_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_xlogy_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_pow_u8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_pow_i8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_pow_i16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
@@ -472,6 +476,7 @@ const mt_op_desc mt_ops[MT_NUM_OPS] = {
     [MT_OP_DIV_FLOOR] = {"div_floor", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_U8] = mt_cpu_div_floor_u8, [MT_I8] = mt_cpu_div_floor_i8, [MT_I16] = mt_cpu_div_floor_i16, [MT_I32] = mt_cpu_div_floor_i32, [MT_I64] = mt_cpu_div_floor_i64, [MT_F16] = mt_cpu_div_floor_f16, [MT_BF16] = mt_cpu_div_floor_bf16, [MT_F32] = mt_cpu_div_floor_f32, [MT_F64] = mt_cpu_div_floor_f64}},
     [MT_OP_REMAINDER] = {"remainder", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_U8] = mt_cpu_remainder_u8, [MT_I8] = mt_cpu_remainder_i8, [MT_I16] = mt_cpu_remainder_i16, [MT_I32] = mt_cpu_remainder_i32, [MT_I64] = mt_cpu_remainder_i64, [MT_F16] = mt_cpu_remainder_f16, [MT_BF16] = mt_cpu_remainder_bf16, [MT_F32] = mt_cpu_remainder_f32, [MT_F64] = mt_cpu_remainder_f64}},
     [MT_OP_FMOD] = {"fmod", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_U8] = mt_cpu_fmod_u8, [MT_I8] = mt_cpu_fmod_i8, [MT_I16] = mt_cpu_fmod_i16, [MT_I32] = mt_cpu_fmod_i32, [MT_I64] = mt_cpu_fmod_i64, [MT_F16] = mt_cpu_fmod_f16, [MT_BF16] = mt_cpu_fmod_bf16, [MT_F32] = mt_cpu_fmod_f32, [MT_F64] = mt_cpu_fmod_f64}},
+    [MT_OP_XLOGY] = {"xlogy", MT_KIND_BINARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_xlogy_f16, [MT_BF16] = mt_cpu_xlogy_bf16, [MT_F32] = mt_cpu_xlogy_f32, [MT_F64] = mt_cpu_xlogy_f64}},
     [MT_OP_POW] = {"pow", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_U8] = mt_cpu_pow_u8, [MT_I8] = mt_cpu_pow_i8, [MT_I16] = mt_cpu_pow_i16, [MT_I32] = mt_cpu_pow_i32, [MT_I64] = mt_cpu_pow_i64, [MT_F16] = mt_cpu_pow_f16, [MT_BF16] = mt_cpu_pow_bf16, [MT_F32] = mt_cpu_pow_f32, [MT_F64] = mt_cpu_pow_f64}},
     [MT_OP_MAXIMUM] = {"maximum", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_BOOL] = mt_cpu_maximum_bool, [MT_U8] = mt_cpu_maximum_u8, [MT_I8] = mt_cpu_maximum_i8, [MT_I16] = mt_cpu_maximum_i16, [MT_I32] = mt_cpu_maximum_i32, [MT_I64] = mt_cpu_maximum_i64, [MT_F16] = mt_cpu_maximum_f16, [MT_BF16] = mt_cpu_maximum_bf16, [MT_F32] = mt_cpu_maximum_f32, [MT_F64] = mt_cpu_maximum_f64}},
     [MT_OP_MINIMUM] = {"minimum", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_BOOL] = mt_cpu_minimum_bool, [MT_U8] = mt_cpu_minimum_u8, [MT_I8] = mt_cpu_minimum_i8, [MT_I16] = mt_cpu_minimum_i16, [MT_I32] = mt_cpu_minimum_i32, [MT_I64] = mt_cpu_minimum_i64, [MT_F16] = mt_cpu_minimum_f16, [MT_BF16] = mt_cpu_minimum_bf16, [MT_F32] = mt_cpu_minimum_f32, [MT_F64] = mt_cpu_minimum_f64}},

@@ -301,3 +301,5 @@ from ._conv_functional import *  # noqa: E402,F401,F403  (spatial ops)
 from ._mha_functional import (multi_head_attention_forward, _canonical_mask, _none_or_dtype,  # noqa: E402,F401
                               _in_projection, _in_projection_packed, _mha_shape_check)
 from ._attention_functional import *  # noqa: E402,F401,F403  (scaled_dot_product_attention)
+from ._norm_functional import *  # noqa: E402,F401,F403  (batch/group/instance/rms/local response norm)
+from ._misc_functional import *  # noqa: E402,F401,F403  (glu, one_hot, distances, pixel shuffle)

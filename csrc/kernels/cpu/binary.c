@@ -80,6 +80,8 @@ ROWS_INT(B_SAME, remainder, (CT)iremainder(x, y, k))
 ROWS_FLOAT(B_SAME, remainder, FREMAINDER(CT, x, y))
 ROWS_INT(B_SAME, fmod, (CT)imod(x, y, k))
 ROWS_FLOAT(B_SAME, fmod, fmod(x, y))
+/* PyTorch's xlogy: NaN if y is NaN, else 0 where x == 0, else x * log(y) */
+ROWS_FLOAT(B_SAME, xlogy, y != y ? y : (x == 0 ? (CT)0 : x * (CT)log(y)))
 
 /* integer power by squaring; negative exponents follow PyTorch (1, -1 or 0) */
 static inline int64_t ipow(int64_t base, int64_t e) {

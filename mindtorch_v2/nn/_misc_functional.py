@@ -1,0 +1,102 @@
+"""glu, one_hot, cosine_similarity, pairwise_distance, pixel_shuffle, pixel_unshuffle: PyTorch's
+compositions (cosine_similarity, pairwise_distance) and short compositions of views and core ops
+for the ones PyTorch runs as native kernels (glu, pixel_shuffle: values and gradients as PyTorch's,
+grad_fn names are those of the composing ops)."""
+from .. import _dtype
+from .._shape_ops import broadcast_tensors
+from ..autograd.grad_mode import no_grad
+
+__all__ = ["glu", "one_hot", "cosine_similarity", "pairwise_distance", "pixel_shuffle", "pixel_unshuffle"]
+
+
+def glu(input, dim=-1):
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = dim + input.dim() if dim < 0 else dim
+    if not 0 <= d < input.dim():
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-input.dim()}, {input.dim() - 1}], "
+                         f"but got {dim})")
+    n = input.size(d)
+    if n % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {n}")
+    a, b = input.narrow(d, 0, n // 2), input.narrow(d, n // 2, n // 2)
+    return a * b.sigmoid()
+
+
+def one_hot(tensor, num_classes=-1):
+    if tensor.dtype != _dtype.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes == -1:
+        if tensor.numel() == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(tensor.max().item()) + 1
+    elif tensor.numel() and int(tensor.max().item()) >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    if tensor.numel() and int(tensor.min().item()) < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    from .._creation import arange
+    return tensor.unsqueeze(-1).eq(arange(num_classes)).to(_dtype.int64)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    # PyTorch's composition (ATen's cosine_similarity): each input divided by its norm first (keeps the
+    # result in [-1, 1]); the norms clamped to eps outside autograd
+    from .._elementwise import result_type
+    common = result_type(x1, x2)
+    if not common.is_floating_point:
+        raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
+                           f"{_dtype.scalar_name(common)}")
+    x1 = x1 if x1.is_floating_point() else x1.to(common)
+    x2 = x2 if x2.is_floating_point() else x2.to(common)
+    x1, x2 = broadcast_tensors(x1, x2)
+    n1 = x1.norm(2, dim, keepdim=True).clone()
+    n2 = x2.norm(2, dim, keepdim=True).clone()
+    with no_grad():
+        n1.clamp_min_(eps)
+        n2.clamp_min_(eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    # PyTorch's composition: norm over the innermost dim of the broadcast difference
+    inner = max(x1.dim(), x2.dim()) - 1
+    return (x1 - x2 + eps).norm(p, inner if inner >= 0 else None, keepdim)
+
+
+def pixel_shuffle(input, upscale_factor):
+    r = upscale_factor
+    if input.dim() < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.dim()} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    c, h, w = input.shape[-3:]
+    if c % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
+                           f"upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
+    batch = tuple(input.shape[:-3])
+    n = len(batch)
+    x = input.reshape(batch + (c // (r * r), r, r, h, w))
+    x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return x.reshape(batch + (c // (r * r), h * r, w * r))
+
+
+def pixel_unshuffle(input, downscale_factor):
+    r = downscale_factor
+    if input.dim() < 3:
+        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.dim()} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+    c, h, w = input.shape[-3:]
+    if h % r:
+        raise RuntimeError(f"pixel_unshuffle expects height to be divisible by downscale_factor, but "
+                           f"input.size(-2)={h} is not divisible by {r}")
+    if w % r:
+        raise RuntimeError(f"pixel_unshuffle expects width to be divisible by downscale_factor, but "
+                           f"input.size(-1)={w} is not divisible by {r}")
+    batch = tuple(input.shape[:-3])
+    n = len(batch)
+    x = input.reshape(batch + (c, h // r, r, w // r, r))
+    x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return x.reshape(batch + (c * r * r, h // r, w // r))
