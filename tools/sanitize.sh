@@ -13,7 +13,10 @@ rm -f "$WORK"/mindtorch_v2/_C*.so
 cd "$WORK"
 MT_SANITIZE=1 CC="${CC:-gcc}" python setup.py -q build_ext --inplace >/dev/null
 LIBASAN="$(gcc -print-file-name=libasan.so)"
+# libstdc++ preloaded too: ASan's __cxa_throw interceptor must find the real one at start-up, or the
+# first C++ exception thrown by the reference PyTorch aborts the process
+LIBSTDCXX="$(gcc -print-file-name=libstdc++.so.6)"
 # Python itself leaks by design at exit: leak checking stays off here (tests/c checks leaks from C).
 export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:allocator_may_return_null=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
-LD_PRELOAD="$LIBASAN" python -m pytest -q -p no:cacheprovider "${@:-tests}"
+LD_PRELOAD="$LIBASAN:$LIBSTDCXX" python -m pytest -q -p no:cacheprovider "${@:-tests}"

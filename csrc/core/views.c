@@ -20,7 +20,7 @@ static mt_status check_bounds(const mt_tensor *t, int ndim, const int64_t *sizes
     for (int i = 0; i < ndim; i++) {
         if (sizes[i] == 0) return MT_OK; /* an empty view fits any storage */
         uint64_t add;
-        overflow |= __builtin_mul_overflow((uint64_t)strides[i], (uint64_t)(sizes[i] - 1), &add);
+        overflow |= sizes[i] < 0 || __builtin_mul_overflow((uint64_t)strides[i], (uint64_t)sizes[i] - 1, &add);
         overflow |= __builtin_add_overflow(need, add, &need);
     }
     overflow |= __builtin_mul_overflow(need, isz, &need) || need > ((uint64_t)1 << 62);
