@@ -6,7 +6,7 @@ from .flatten import Flatten, Unflatten  # noqa: F401
 from .lazy import LazyModuleMixin  # noqa: F401
 from .activation import *  # noqa: F401,F403
 from .dropout import *  # noqa: F401,F403
-from .normalization import LayerNorm  # noqa: F401
+from .normalization import *  # noqa: F401,F403
 from .sparse import Embedding  # noqa: F401
 from ._multihead import MultiheadAttention  # noqa: F401
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,  # noqa: F401
@@ -18,3 +18,7 @@ from .padding import *  # noqa: F401,F403
 from .fold import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
+from .batchnorm import *  # noqa: F401,F403
+from .instancenorm import *  # noqa: F401,F403
+from .pixelshuffle import *  # noqa: F401,F403
+from .distance import *  # noqa: F401,F403

@@ -1,0 +1,121 @@
+"""Batch normalization layers (PyTorch's torch/nn/modules/batchnorm.py): running statistics as
+buffers (running_mean, running_var, num_batches_tracked), momentum or a cumulative average."""
+from ... import _creation
+from ..._dtype import int64
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ["BatchNorm1d", "LazyBatchNorm1d", "BatchNorm2d", "LazyBatchNorm2d", "BatchNorm3d", "LazyBatchNorm3d",
+           "SyncBatchNorm"]
+
+
+class _NormBase(Module):
+    """Common base of _BatchNorm and _InstanceNorm"""
+
+    _version = 2
+    __constants__ = ["track_running_stats", "momentum", "eps", "num_features", "affine"]
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
+                 dtype=None, *, bias=True):
+        factory_kwargs = {"device": device, "dtype": dtype}
+        super().__init__()
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        if self.affine:
+            self.weight = Parameter(_creation.empty(num_features, **factory_kwargs))
+            if bias:
+                self.bias = Parameter(_creation.empty(num_features, **factory_kwargs))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if self.track_running_stats:
+            self.register_buffer("running_mean", _creation.zeros(num_features, **factory_kwargs))
+            self.register_buffer("running_var", _creation.ones(num_features, **factory_kwargs))
+            self.register_buffer("num_batches_tracked", _creation.tensor(0, dtype=int64, device=device))
+        else:
+            for name in ("running_mean", "running_var", "num_batches_tracked"):
+                self.register_buffer(name, None)
+        self.reset_parameters()
+
+    def reset_running_stats(self):
+        if self.track_running_stats:
+            self.running_mean.zero_()
+            self.running_var.fill_(1)
+            self.num_batches_tracked.zero_()
+
+    def reset_parameters(self):
+        self.reset_running_stats()
+        if self.affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def _check_input_dim(self, input):
+        raise NotImplementedError
+
+    def extra_repr(self):
+        return ("{num_features}, eps={eps}, momentum={momentum}, affine={affine}, bias={use_bias}, "
+                "track_running_stats={track_running_stats}".format(**self.__dict__, use_bias=self.bias is not None))
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs):
+        version = local_metadata.get("version", None)
+        if (version is None or version < 2) and self.track_running_stats:
+            # version 2 added num_batches_tracked: older checkpoints start it at 0
+            key = prefix + "num_batches_tracked"
+            if key not in state_dict:
+                state_dict[key] = (self.num_batches_tracked if self.num_batches_tracked is not None
+                                   else _creation.tensor(0, dtype=int64))
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                      error_msgs)
+
+
+class _BatchNorm(_NormBase):
+    def forward(self, input):
+        self._check_input_dim(input)
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
+            self.num_batches_tracked.add_(1)
+            # momentum None: the cumulative moving average
+            factor = 1.0 / float(self.num_batches_tracked) if self.momentum is None else self.momentum
+        bn_training = True if self.training else (self.running_mean is None and self.running_var is None)
+        use_stats = not self.training or self.track_running_stats
+        return F.batch_norm(input, self.running_mean if use_stats else None, self.running_var if use_stats else None,
+                            self.weight, self.bias, bn_training, factor, self.eps)
+
+
+def _dims_check(name, allowed):
+    def check(self, input):
+        if input.dim() not in allowed:
+            raise ValueError(f"expected {name} input (got {input.dim()}D input)")
+    return check
+
+
+class BatchNorm1d(_BatchNorm):
+    _check_input_dim = _dims_check("2D or 3D", (2, 3))
+
+
+class BatchNorm2d(_BatchNorm):
+    _check_input_dim = _dims_check("4D", (4,))
+
+
+class BatchNorm3d(_BatchNorm):
+    _check_input_dim = _dims_check("5D", (5,))
+
+
+def _not_implemented(name):
+    class _Missing(_BatchNorm):
+        def __init__(self, *args, **kwargs):
+            raise NotImplementedError(f"torch.nn.{name} is not implemented in mindtorch_v2")
+    _Missing.__name__ = _Missing.__qualname__ = name
+    return _Missing
+
+
+LazyBatchNorm1d = _not_implemented("LazyBatchNorm1d")
+LazyBatchNorm2d = _not_implemented("LazyBatchNorm2d")
+LazyBatchNorm3d = _not_implemented("LazyBatchNorm3d")
+SyncBatchNorm = _not_implemented("SyncBatchNorm")
