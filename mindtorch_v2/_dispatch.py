@@ -124,7 +124,10 @@ def _ternary(op, a, b, c, s=0.0, out=None):
 def call(fn, *args):
     """Run a core function whose last argument is `mt_tensor **out`; wrap the result."""
     res = _new("mt_tensor **")
-    st = fn(*args, res)
+    try:
+        st = fn(*args, res)
+    except OverflowError:  # a Python int beyond int64 (cffi's conversion): PyTorch's argument-parser error
+        raise ValueError("Overflow when unpacking long long") from None
     if st:
         raise_status(st)
     return wrap(res[0])
