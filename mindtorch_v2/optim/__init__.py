@@ -9,4 +9,14 @@ from .adadelta import Adadelta  # noqa: F401
 from .adamax import Adamax  # noqa: F401
 from .nadam import NAdam  # noqa: F401
 from .radam import RAdam  # noqa: F401
+from .rprop import Rprop  # noqa: F401
+from .asgd import ASGD  # noqa: F401
 from . import lr_scheduler  # noqa: F401
+
+_MISSING = ("Adafactor", "LBFGS", "Muon", "SparseAdam")
+
+
+def __getattr__(name):
+    if name in _MISSING:
+        raise NotImplementedError(f"torch.optim.{name} is not implemented in mindtorch_v2")
+    raise AttributeError(f"module 'torch.optim' has no attribute '{name}'")

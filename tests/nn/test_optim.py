@@ -25,6 +25,8 @@ CASES = [
     ("Adamax", dict()), ("Adamax", dict(weight_decay=0.1, maximize=True)),
     ("NAdam", dict()), ("NAdam", dict(weight_decay=0.1)), ("NAdam", dict(weight_decay=0.1, decoupled_weight_decay=True)),
     ("RAdam", dict(lr=0.1)), ("RAdam", dict(lr=0.1, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
+    ("Rprop", dict()), ("Rprop", dict(lr=0.05, etas=(0.3, 1.5), step_sizes=(1e-3, 1), maximize=True)),
+    ("ASGD", dict()), ("ASGD", dict(lr=0.05, lambd=1e-2, alpha=0.5, t0=5, weight_decay=0.1, maximize=True)),
 ]
 # PyTorch's float sqrt (MKL VML) is not always correctly rounded, and its float16/bfloat16 add with alpha
 # rounds alpha differently in the vectorised body and the scalar tail: trajectories agree to these bounds
