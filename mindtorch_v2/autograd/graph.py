@@ -17,32 +17,8 @@ __all__ = ["Node", "GradientEdge", "get_gradient_edge", "saved_tensors_hooks", "
            "disable_saved_tensors_hooks", "register_multi_grad_hook", "allow_mutation_on_saved_tensors"]
 
 
-class RemovableHandle:
-    """Removes a hook from the dict it was added to (as torch.utils.hooks.RemovableHandle)."""
-
-    next_id = 0
-
-    def __init__(self, hooks_dict, *, extra_dict=None):
-        self.hooks_dict_ref = weakref.ref(hooks_dict)
-        self.id = RemovableHandle.next_id
-        RemovableHandle.next_id += 1
-        self.extra_dict_ref = tuple(weakref.ref(d) for d in (extra_dict if isinstance(extra_dict, list) else
-                                                             [extra_dict] if extra_dict is not None else []))
-
-    def remove(self):
-        for ref in (self.hooks_dict_ref,) + self.extra_dict_ref:
-            d = ref()
-            if d is not None and self.id in d:
-                del d[self.id]
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
-
-
 def _add_hook(d, fn):
+    from ..utils.hooks import RemovableHandle  # (lazily: torch.utils imports autograd)
     h = RemovableHandle(d)
     d[h.id] = fn
     return h

@@ -14,7 +14,7 @@ from typing import TypeVar
 
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
-from ...utils.hooks import RemovableHandle
+from ...utils.hooks import BackwardHook, RemovableHandle
 from ..parameter import Buffer, Parameter, is_lazy
 
 __all__ = ["register_module_forward_pre_hook", "register_module_forward_hook",
@@ -103,12 +103,6 @@ _global_forward_hooks_with_kwargs = OrderedDict()
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
 
-def _no_backward_hooks(name):
-    # Module backward hooks ride on tensor/grad_fn hooks (torch.utils.hooks.BackwardHook), which the
-    # autograd core does not offer yet.
-    raise NotImplementedError(f"{name} is not implemented yet: it needs Tensor.register_hook in the autograd core")
-
-
 def register_module_buffer_registration_hook(hook):
     handle = RemovableHandle(_global_buffer_registration_hooks)
     _global_buffer_registration_hooks[handle.id] = hook
@@ -143,16 +137,32 @@ def register_module_forward_hook(hook, *, with_kwargs=False, always_call=False):
     return handle
 
 
+def _global_backward_kind(full):
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is (not full):
+        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a global Module hook. "
+                           "Please use only one of them.")
+    _global_is_full_backward_hook = full
+
+
 def register_module_backward_hook(hook):
-    _no_backward_hooks("register_module_backward_hook")
+    _global_backward_kind(False)
+    handle = RemovableHandle(_global_backward_hooks)
+    _global_backward_hooks[handle.id] = hook
+    return handle
 
 
 def register_module_full_backward_pre_hook(hook):
-    _no_backward_hooks("register_module_full_backward_pre_hook")
+    handle = RemovableHandle(_global_backward_pre_hooks)
+    _global_backward_pre_hooks[handle.id] = hook
+    return handle
 
 
 def register_module_full_backward_hook(hook):
-    _no_backward_hooks("register_module_full_backward_hook")
+    _global_backward_kind(True)
+    handle = RemovableHandle(_global_backward_hooks)
+    _global_backward_hooks[handle.id] = hook
+    return handle
 
 
 def _no_device(name):
@@ -448,13 +458,31 @@ class Module:
 
     # ---- hooks -------------------------------------------------------------------------------
     def register_full_backward_pre_hook(self, hook, prepend=False):
-        _no_backward_hooks("Module.register_full_backward_pre_hook")
+        handle = RemovableHandle(self._backward_pre_hooks)
+        self._backward_pre_hooks[handle.id] = hook
+        if prepend:
+            self._backward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def _backward_kind(self, full):
+        if self._is_full_backward_hook is (not full):
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
+                               "Please use only one of them.")
+        self._is_full_backward_hook = full
 
     def register_backward_hook(self, hook):
-        _no_backward_hooks("Module.register_backward_hook")
+        self._backward_kind(False)
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        return handle
 
     def register_full_backward_hook(self, hook, prepend=False):
-        _no_backward_hooks("Module.register_full_backward_hook")
+        self._backward_kind(True)
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        if prepend:
+            self._backward_hooks.move_to_end(handle.id, last=False)
+        return handle
 
     def _get_backward_hooks(self):
         full, non_full = [], []
@@ -509,9 +537,19 @@ class Module:
 
         result = None
         called_always_called_hooks = set()
+        full_backward_hooks, non_full_backward_hooks = [], []
+        backward_pre_hooks = []
+        if self._backward_pre_hooks or _global_backward_pre_hooks:
+            backward_pre_hooks = self._get_backward_pre_hooks()
+        if self._backward_hooks or _global_backward_hooks:
+            full_backward_hooks, non_full_backward_hooks = self._get_backward_hooks()
 
         def inner():
             nonlocal result, args, kwargs
+            bw_hook = None
+            if full_backward_hooks or backward_pre_hooks:
+                bw_hook = BackwardHook(self, full_backward_hooks, backward_pre_hooks)
+                args = bw_hook.setup_input_hook(args)
             if _global_forward_pre_hooks or self._forward_pre_hooks:
                 for hook_id, hook in (*_global_forward_pre_hooks.items(), *self._forward_pre_hooks.items()):
                     if hook_id in self._forward_pre_hooks_with_kwargs:
@@ -540,6 +578,18 @@ class Module:
                         hook_result = hook(self, args, result)
                     if hook_result is not None:
                         result = hook_result
+            if bw_hook:
+                if not isinstance(result, (Tensor, tuple)):
+                    warnings.warn("For backward hooks to be called, module output should be a Tensor or a tuple of "
+                                  f"Tensors but received {type(result)}", stacklevel=2)
+                result = bw_hook.setup_output_hook(result)
+            if non_full_backward_hooks:  # the deprecated hooks: on the grad_fn of the first output tensor
+                var = result
+                while not isinstance(var, Tensor):
+                    var = next(v for v in var.values() if isinstance(v, Tensor)) if isinstance(var, dict) else var[0]
+                if var.grad_fn is not None:
+                    for hook in non_full_backward_hooks:
+                        var.grad_fn.register_hook(functools.partial(hook, self))
             return result
 
         try:
