@@ -145,6 +145,13 @@ def _global_backward_kind(full):
     _global_is_full_backward_hook = full
 
 
+def _backward_kind(module, full):
+    if module._is_full_backward_hook is (not full):
+        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
+                           "Please use only one of them.")
+    module._is_full_backward_hook = full
+
+
 def register_module_backward_hook(hook):
     _global_backward_kind(False)
     handle = RemovableHandle(_global_backward_hooks)
@@ -464,20 +471,14 @@ class Module:
             self._backward_pre_hooks.move_to_end(handle.id, last=False)
         return handle
 
-    def _backward_kind(self, full):
-        if self._is_full_backward_hook is (not full):
-            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
-                               "Please use only one of them.")
-        self._is_full_backward_hook = full
-
     def register_backward_hook(self, hook):
-        self._backward_kind(False)
+        _backward_kind(self, False)
         handle = RemovableHandle(self._backward_hooks)
         self._backward_hooks[handle.id] = hook
         return handle
 
     def register_full_backward_hook(self, hook, prepend=False):
-        self._backward_kind(True)
+        _backward_kind(self, True)
         handle = RemovableHandle(self._backward_hooks)
         self._backward_hooks[handle.id] = hook
         if prepend:
