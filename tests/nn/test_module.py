@@ -320,15 +320,6 @@ def test_registration_hooks():
     assert both(run)[0] == both(run)[1]
 
 
-def test_backward_hooks_not_implemented():
-    m = nn.Linear(1, 1)
-    for name in ("register_full_backward_hook", "register_full_backward_pre_hook", "register_backward_hook"):
-        with pytest.raises(NotImplementedError, match=name):
-            getattr(m, name)(lambda *a: None)
-    with pytest.raises(NotImplementedError, match="register_module_full_backward_hook"):
-        nn.modules.module.register_module_full_backward_hook(lambda *a: None)
-
-
 def test_train_eval_apply_requires_grad_zero_grad():
     def run(lib):
         n = build(lib)
