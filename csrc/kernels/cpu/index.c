@@ -126,6 +126,7 @@ static mt_status make_plan(mt_tensor *t, int n, mt_tensor *const *indices, index
     /* result layout */
     int is_indexed[MT_MAX_DIMS] = {0};
     for (int j = 0; j < k; j++) is_indexed[pos[j]] = 1;
+    if (t->ndim - k + bnd > MT_MAX_DIMS) return mt__error(MT_ERR_INDEX, "index result has too many dimensions");
     int r = 0, bstart;
     if (adjacent) {
         for (int d = 0; d < first; d++) p->sizes[r] = t->sizes[d], p->src_stride[r++] = t->strides[d];
@@ -138,7 +139,6 @@ static mt_status make_plan(mt_tensor *t, int n, mt_tensor *const *indices, index
         for (int d = 0; d < t->ndim; d++)
             if (!is_indexed[d]) p->sizes[r] = t->sizes[d], p->src_stride[r++] = t->strides[d];
     }
-    if (r > MT_MAX_DIMS) return mt__error(MT_ERR_INDEX, "index result has too many dimensions");
     p->ndim = r;
     p->nidx = k;
     for (int j = 0; j < k; j++) {
