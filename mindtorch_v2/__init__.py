@@ -1,5 +1,6 @@
 """mindtorch_v2: a PyTorch-compatible tensor library whose ops run in a pure C core."""
 from ._C import lib as _lib
+from . import _c_namespace  # noqa: F401  (torch._C.Graph, ... for annotations)
 from ._dtype import (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
                      dtype, finfo, iinfo, get_default_dtype, set_default_dtype, promote_types, can_cast)
 from ._device import device, get_default_device, set_default_device
@@ -138,3 +139,15 @@ def instance_norm(input, weight, bias, running_mean, running_var, use_input_stat
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):
     return nn.functional.group_norm(input, num_groups, weight, bias, eps)
+
+
+def _accept_numpy_names():
+    import inspect
+    from ._numpy_compat import accept_numpy_names
+    g = globals()
+    for name, fn in list(g.items()):
+        if inspect.isfunction(fn) and fn.__module__.startswith(__name__) and not name.startswith("_"):
+            g[name] = accept_numpy_names(fn)
+
+
+_accept_numpy_names()

@@ -263,8 +263,9 @@ PROPERTIES = {"T": v.T, "mT": v.mT, "H": v.T, "mH": v.mT}
 
 
 def install():
+    from ._numpy_compat import accept_numpy_names
     for name, fn in {**METHODS, **OPERATORS}.items():
-        setattr(Tensor, name, fn)
+        setattr(Tensor, name, accept_numpy_names(fn))
     for name, fn in PROPERTIES.items():
         setattr(Tensor, name, property(fn))
     Tensor.__hash__ = lambda self: id(self)

@@ -477,7 +477,34 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", ou
     return _quantile("nanquantile", 1, input, q, dim, keepdim, interpolation, out)
 
 
-FUNCTIONS = {"sum": sum, "mean": mean, "prod": prod, "amax": amax, "amin": amin, "all": all, "any": any,
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    # ATen's composition: equality, or a finite |input - other| within atol + rtol * |other|
+    from ._dtype import scalar_name, get_default_dtype, bool as bool_
+    if input.dtype != other.dtype:
+        raise RuntimeError(f"{scalar_name(input)} did not match {scalar_name(other)}")
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
+    close = input.eq(other)
+    if equal_nan and input.is_floating_point():
+        close = close.logical_or(input.isnan().logical_and(other.isnan()))
+    if rtol == 0 and atol == 0:
+        return close
+    a, b = (input, other) if input.is_floating_point() else (input.to(get_default_dtype()),
+                                                              other.to(get_default_dtype()))
+    if input.dtype is bool_:
+        a, b = input.to(get_default_dtype()), other.to(get_default_dtype())
+    allowed = (b * rtol).abs() + atol
+    actual = (a - b).abs()
+    return close.logical_or(actual.isfinite().logical_and(actual.le(allowed)))
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return bool(isclose(input, other, rtol, atol, equal_nan).all())
+
+
+FUNCTIONS = {"isclose": isclose, "allclose": allclose, "sum": sum, "mean": mean, "prod": prod, "amax": amax, "amin": amin, "all": all, "any": any,
              "max": max, "min": min, "argmax": argmax, "argmin": argmin}
 FUNCTIONS.update({"var": var, "std": std, "var_mean": var_mean, "std_mean": std_mean, "norm": norm, "dist": dist,
                   "logsumexp": logsumexp, "cumsum": cumsum, "cumprod": cumprod, "logcumsumexp": logcumsumexp,

@@ -88,7 +88,9 @@ def broadcast_to(input, size):
     return expand(input, size)
 
 
-def squeeze(input, dim=None):
+def squeeze(input, dim=None, *dims):
+    if dims:  # x.squeeze(0, 1): the dims as varargs
+        dim = (dim,) + dims
     if dim is None:
         return call(lib.mt_squeeze, input._h, -1, ffi.NULL)
     if isinstance(dim, (tuple, list)):

@@ -1,5 +1,8 @@
 """torch.jit: TorchScript is not implemented. The predicates and the decorators that mean
-"leave this function alone" work; scripting/tracing raise NotImplementedError."""
+"leave this function alone" work; torch.jit.script of a plain function (libraries decorate helpers
+with it at import time) returns the function wrapped to run eagerly: the same results, but no
+graph, code or serialization (those raise NotImplementedError). Scripting modules and tracing raise
+NotImplementedError."""
 import contextlib
 import warnings
 
@@ -50,7 +53,32 @@ def _not_implemented(name):
     return fn
 
 
-script = _not_implemented("script")
+class _EagerScriptFunction:
+    """what torch.jit.script(fn) returns here: fn, run as Python"""
+
+    def __init__(self, fn):
+        import functools
+        functools.update_wrapper(self, fn)
+        self._fn = fn
+
+    def __call__(self, *args, **kwargs):
+        return self._fn(*args, **kwargs)
+
+    def __getattr__(self, name):
+        if name in ("graph", "code", "save", "inlined_graph", "schema", "graph_for", "code_with_constants"):
+            raise NotImplementedError(f"torch.jit.ScriptFunction.{name} is not implemented (mindtorch_v2 runs "
+                                      "scripted functions as Python)")
+        raise AttributeError(name)
+
+
+def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
+    import inspect
+    if inspect.isfunction(obj):
+        return _EagerScriptFunction(obj)
+    raise NotImplementedError("torch.jit.script of a module or class is not implemented (mindtorch_v2 has no "
+                              "TorchScript)")
+
+
 trace = _not_implemented("trace")
 trace_module = _not_implemented("trace_module")
 load = _not_implemented("load")

@@ -1,0 +1,90 @@
+"""General PyTorch semantics that transformers' test suites exercised: isclose/allclose, NumPy's
+argument names (axis, keepdims), squeeze with several dims, torch.jit.script of a function, fx.wrap,
+and import-time names (torch._C graph types, torch.utils.cpp_extension, torch.distributions)."""
+import numpy as np
+import pytest
+
+import mindtorch_v2 as mt
+
+torch = pytest.importorskip("torch")
+
+
+def both(fn):
+    """fn(L) in both libraries: the same value or the same exception type and text"""
+    out = []
+    for L in (mt, torch):
+        try:
+            r = fn(L)
+            out.append(("ok", r.tolist() if hasattr(r, "tolist") else r))
+        except Exception as e:  # noqa: BLE001
+            out.append((type(e).__mro__[-2 if type(e).__module__ != "builtins" else 0].__name__, str(e)))
+    assert out[0] == out[1], out
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "int64", "bool"])
+def test_isclose_allclose(dtype):
+    a = [1.0, 2.0, float("nan"), float("inf"), -float("inf"), 0.0, 1e-9, 100.0]
+    b = [1.0 + 1e-6, 2.1, float("nan"), float("inf"), float("inf"), 1e-9, 0.0, 100.001]
+    if dtype in ("int64", "bool"):
+        a, b = [1, 2, 0, 5, 7, 0, 3, 9], [1, 3, 0, 6, 7, 1, 3, 8]
+    for kw in ({}, dict(rtol=0.1), dict(atol=1.0), dict(rtol=0, atol=0), dict(equal_nan=True)):
+        both(lambda L: L.isclose(L.tensor(a).to(getattr(L, dtype)), L.tensor(b).to(getattr(L, dtype)), **kw))
+        both(lambda L: L.allclose(L.tensor(a).to(getattr(L, dtype)), L.tensor(b).to(getattr(L, dtype)), **kw))
+        both(lambda L: L.tensor(a).to(getattr(L, dtype)).allclose(L.tensor(a).to(getattr(L, dtype)), **kw))
+
+
+def test_isclose_errors_and_broadcast():
+    both(lambda L: L.allclose(L.ones(2), L.ones(2, dtype=L.float64)))
+    both(lambda L: L.allclose(L.ones(2), L.ones(3)))
+    both(lambda L: L.isclose(L.ones(2, 1), L.ones(3)))
+    both(lambda L: L.isclose(L.ones(2), L.ones(2), rtol=-1))
+    both(lambda L: L.isclose(L.ones(2), L.ones(2), atol=-1))
+
+
+def test_numpy_argument_names():
+    x = np.arange(24.0).reshape(2, 3, 4)
+    both(lambda L: L.tensor(x).sum(axis=1, keepdims=True))
+    both(lambda L: L.sum(L.tensor(x), axis=(0, 2)))
+    both(lambda L: L.tensor(x).mean(axis=-1))
+    both(lambda L: (L.tensor(x) > 3).all(axis=0))
+    both(lambda L: L.cat([L.tensor(x), L.tensor(x)], axis=1).shape)
+    both(lambda L: L.tensor(x).amax(axis=2, keepdims=True))
+    both(lambda L: L.tensor(x).sum(axis=1, dim=1))
+
+
+def test_squeeze_several_dims():
+    both(lambda L: L.ones(1, 2, 1, 1).squeeze(0, 2).shape)
+    both(lambda L: L.ones(1, 2, 1, 1).squeeze((0, 3)).shape)
+    both(lambda L: L.squeeze(L.ones(1, 2, 1), 0).shape)
+
+
+def test_jit_script_function_runs_eagerly():
+    @mt.jit.script
+    def f(x, y: int):
+        return x * y + 1
+
+    assert f(mt.tensor([1.0, 2.0]), 3).tolist() == [4.0, 7.0]
+    assert f.__name__ == "f"
+    with pytest.raises(NotImplementedError, match="ScriptFunction.graph"):
+        f.graph
+    with pytest.raises(NotImplementedError, match="torch.jit.script of a module"):
+        mt.jit.script(mt.nn.Linear(2, 2))
+
+
+def test_import_time_names():
+    def g(x):
+        return x
+    assert mt.fx.wrap(g) is g and mt.fx.wrap("len") == "len"
+    with pytest.raises(NotImplementedError, match="torch._C.Graph"):
+        mt._C.Graph()
+    from mindtorch_v2.utils import cpp_extension
+    with pytest.raises(NotImplementedError, match="cpp_extension.load"):
+        cpp_extension.load("x", ["x.cpp"])
+
+    class Mine(mt.distributions.TransformedDistribution):  # subclassing at import time works
+        pass
+    for name in ("StudentT", "AffineTransform", "Independent", "NegativeBinomial"):
+        with pytest.raises(NotImplementedError, match=f"torch.distributions.{name} is not implemented"):
+            getattr(mt.distributions, name)(1.0)
+    assert set(torch.distributions.__all__) - {"biject_to", "kl_divergence", "register_kl", "transform_to",
+                                               "identity_transform"} <= set(dir(mt.distributions))
