@@ -185,7 +185,15 @@ def _iop(opid):
     return lambda self, other: _binary(opid, self, other, self)
 
 
+def _contains(self, element):
+    import numbers
+    if isinstance(element, (Tensor, numbers.Number)):
+        return bool((element == self).any().item())
+    raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {type(element)}.")
+
+
 OPERATORS = {
+    "__contains__": _contains,
     "__add__": _plain(g.OP_ADD), "__radd__": _plain(g.OP_ADD), "__iadd__": _iop(g.OP_ADD),
     "__sub__": _plain(g.OP_SUB), "__rsub__": _reflected(g.OP_SUB),
     "__isub__": lambda self, other: ew.sub(self, other, out=self),

@@ -88,3 +88,12 @@ def test_import_time_names():
             getattr(mt.distributions, name)(1.0)
     assert set(torch.distributions.__all__) - {"biject_to", "kl_divergence", "register_kl", "transform_to",
                                                "identity_transform"} <= set(dir(mt.distributions))
+
+
+def test_contains():
+    both(lambda L: 2 in L.tensor([[1, 2], [3, 4]]))
+    both(lambda L: 5 in L.tensor([[1, 2], [3, 4]]))
+    both(lambda L: L.tensor(3) in L.tensor([1.0, 3.0]))
+    both(lambda L: 2.5 in L.tensor([1.0, 3.0]))
+    both(lambda L: "a" in L.ones(2))
+    both(lambda L: None in L.ones(2))
