@@ -29,8 +29,9 @@ class Tensor:
 
     @staticmethod
     def _make_subclass(cls, data, require_grad=False, **kwargs):
-        """A cls instance aliasing data's storage (how nn.Parameter is built)."""
-        t = data._alias(cls)
+        """A cls instance aliasing data's storage (how nn.Parameter is built): a leaf, detached from
+        data's graph as PyTorch's _make_subclass is."""
+        t = data.detach()._alias(cls)
         if require_grad:
             t.requires_grad_(True)
         return t

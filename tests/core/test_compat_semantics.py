@@ -97,3 +97,13 @@ def test_contains():
     both(lambda L: 2.5 in L.tensor([1.0, 3.0]))
     both(lambda L: "a" in L.ones(2))
     both(lambda L: None in L.ones(2))
+
+
+def test_parameter_of_a_non_leaf_is_a_leaf():
+    for L in (mt, torch):
+        w = L.nn.Parameter(L.ones(3))
+        p = L.nn.Parameter(w.clone() * 2)
+        assert p.is_leaf and p.grad_fn is None and p.requires_grad
+        lin = L.nn.Linear(3, 3)
+        lin.weight = L.nn.Parameter(lin.weight.clone())
+        assert lin.weight.grad_fn is None
