@@ -62,6 +62,9 @@ def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, bac
 
 
 def _rebuild_parameter(data, requires_grad, backward_hooks):
+    from ._tensor import Tensor
+    if not isinstance(data, Tensor):  # arguments from an untrusted pickle
+        raise TypeError(f"_rebuild_parameter: expected a Tensor, got {type(data).__name__}")
     Parameter = _parameter_class()
     if Parameter is None:  # no nn.Parameter yet: a leaf that requires grad is the closest thing
         return data.detach().requires_grad_(requires_grad)

@@ -275,6 +275,7 @@ static void rows_chunk(void *p, int64_t b, int64_t e) {
 /* run fn over every row of t along dim; vals/idx: outputs whose shape is t's with dim of length m
  * (keepdim-shaped for reductions: their strides along the other dims are used as given) */
 static mt_status run_rows(row_job *j, const mt_tensor *t, int dim, const mt_tensor *vals, const mt_tensor *idx) {
+    if (mt_tensor_numel(t) == 0) return MT_OK; /* no rows (and strides of empty views may be huge) */
     j->t = t;
     j->dim = dim;
     j->kind = key_kind(t->dtype);
