@@ -276,6 +276,23 @@ def broadcast_tensors(*tensors):
     return tuple(t.expand(shape) for t in tensors)
 
 
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    # ATen's composition: n times a narrowed difference (logical_xor for bool) along dim
+    if input.dim() == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    if prepend is not None or append is not None:
+        input = cat([t for t in (prepend, input, append) if t is not None], dim)
+    for _ in range(n):
+        length = input.size(dim)
+        if length == 0:
+            break
+        a, b = input.narrow(dim, 1, length - 1), input.narrow(dim, 0, length - 1)
+        input = a.logical_xor(b) if input.dtype is _dtype.bool else a - b
+    return input
+
+
 def equal(input, other):
     for pos, (name, v) in enumerate((("input", input), ("other", other)), 1):
         if not isinstance(v, Tensor):
@@ -626,7 +643,7 @@ def bincount(input, weights=None, minlength=0):
 
 
 FUNCTIONS = {
-    "broadcast_shapes": broadcast_shapes, "broadcast_tensors": broadcast_tensors, "equal": equal,
+    "broadcast_shapes": broadcast_shapes, "broadcast_tensors": broadcast_tensors, "equal": equal, "diff": diff,
     "cat": cat, "concat": concat, "concatenate": concatenate, "stack": stack, "hstack": hstack, "vstack": vstack,
     "row_stack": row_stack, "dstack": dstack, "atleast_1d": atleast_1d, "atleast_2d": atleast_2d,
     "atleast_3d": atleast_3d, "flip": flip, "fliplr": fliplr, "flipud": flipud, "roll": roll, "rot90": rot90,

@@ -107,3 +107,16 @@ def test_parameter_of_a_non_leaf_is_a_leaf():
         lin = L.nn.Linear(3, 3)
         lin.weight = L.nn.Parameter(lin.weight.clone())
         assert lin.weight.grad_fn is None
+
+
+def test_diff():
+    both(lambda L: L.diff(L.tensor([1, 3, 6, 10]), n=2))
+    both(lambda L: L.diff(L.tensor([[1.0, 2], [4, 8]]), dim=0, prepend=L.zeros(1, 2), append=L.ones(1, 2)))
+    both(lambda L: L.diff(L.tensor([True, False, False])))
+    both(lambda L: L.tensor([1.0, 4.0, 9.0]).diff())
+    both(lambda L: L.diff(L.ones(3), n=5))
+    both(lambda L: L.diff(L.tensor(1.0)))
+    both(lambda L: L.diff(L.ones(3), n=-1))
+    x, y = mt.tensor([1.0, 4.0, 9.0], requires_grad=True), torch.tensor([1.0, 4.0, 9.0], requires_grad=True)
+    (mt.diff(x, n=2) * 3).sum().backward(), (torch.diff(y, n=2) * 3).sum().backward()
+    assert x.grad.tolist() == y.grad.tolist()
