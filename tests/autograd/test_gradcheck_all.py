@@ -314,7 +314,6 @@ GG_SKIP = {  # no gradgradcheck (and no second-order comparison with PyTorch), w
 # known differences from PyTorch, run as strict xfails so they are seen (and noticed when fixed)
 KNOWN = {
     ("to_dtype", "gradcheck"): "float32 round trip: finite differences cannot reach float64 tolerance",
-    ("celu_", "torch"): "in-place celu_ gradients differ from PyTorch's by ~1e-8 relative (alpha rounding)",
     ("nll_loss2d-noncontig", "torch"): "PyTorch itself raises 'grad_input must be contiguous' here",
 }
 
