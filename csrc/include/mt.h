@@ -576,6 +576,14 @@ const char *mt_rand_take_warning(void);
 mt_status mt_normal_tensors(mt_tensor *mean, mt_tensor *std, double mean_s, double std_s, mt_generator *g,
                             mt_tensor **out);
 
+/* ---- multi-output views (autograd/multi_view.c) ------------------------------
+ * n views of t along dim recorded as one node with n outputs, as PyTorch does: split_size >= 0 is
+ * split(t, split_size) (SplitBackward0, chunk too), -1 split_with_sizes (SplitWithSizesBackward0).
+ * unbind writes t's size at dim outputs (UnbindBackward0). */
+mt_status mt_split_with_sizes(mt_tensor *t, int64_t dim, int n, const int64_t *sizes, int64_t split_size,
+                              mt_tensor **outs);
+mt_status mt_unbind(mt_tensor *t, int64_t dim, mt_tensor **outs);
+
 /* ---- optimizer steps (kernels/cpu/optim.c) --------------------------------
  * One call updates one parameter in place with PyTorch's single-tensor
  * (foreach=False) formula of torch.optim.<Name>, element by element: param,

@@ -325,9 +325,6 @@ def known(key):
 
 # grad_fn names that differ from PyTorch's, with why (values and gradients are still compared)
 NAME_SKIP = {
-    "split": "split/chunk/unbind are composed of slice/select views, not one multi-output node yet",
-    "chunk": "split/chunk/unbind are composed of slice/select views, not one multi-output node yet",
-    "unbind": "split/chunk/unbind are composed of slice/select views, not one multi-output node yet",
     "kron": "kron ends in a view (ViewBackward0), PyTorch's in _unsafe_view",
 }
 
