@@ -166,7 +166,16 @@ def unbind(input, dim=0):
     d = _wrap_dim(dim, input.dim())
     if input.dim() == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
-    return tuple(select(input, d, i) for i in range(input.shape[d]))
+    return _multi_output(lib.mt_unbind, input, input.shape[d], d)
+
+
+def _multi_output(fn, t, n, *args):
+    """a core function writing n views of t (one multi-output node) into its last argument"""
+    outs = _new("mt_tensor *[]", max(n, 1))
+    st = fn(t._h, *args, outs)
+    if st:
+        raise_status(st)
+    return tuple(wrap(outs[i]) for i in range(n))
 
 
 def split(tensor, split_size_or_sections, dim=0):
@@ -175,6 +184,7 @@ def split(tensor, split_size_or_sections, dim=0):
         raise RuntimeError("split expects at least a 1-dimensional tensor")
     if isinstance(split_size_or_sections, (list, tuple)):
         sections = [int(s) for s in split_size_or_sections]
+        step = -1  # split_with_sizes
         d = _wrap_dim(dim, nd)
         size = tensor.shape[d]
         if any(s < 0 for s in sections):
@@ -193,11 +203,8 @@ def split(tensor, split_size_or_sections, dim=0):
             raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}")
         n = max((size + step - 1) // step, 1) if step else 1
         sections = [step] * (n - 1) + [size - step * (n - 1)]
-    out, start = [], 0
-    for s in sections:
-        out.append(call(lib.mt_slice, tensor._h, d, start, start + s, 1))
-        start += s
-    return tuple(out)
+    return _multi_output(lib.mt_split_with_sizes, tensor, len(sections), d, len(sections), _new("int64_t[]", sections),
+                         step)
 
 
 def chunk(input, chunks, dim=0):

@@ -88,6 +88,8 @@ void mt__node_release(mt_node *n);
 mt_status mt__check_inplace(mt_tensor *t);
 /* any write into t (out=, in place): grad says whether an input or t requires grad */
 mt_status mt__check_write(mt_tensor *t, int grad);
+/* PyTorch's error for an output of a multi-output view op (split, unbind) written in place */
+mt_status mt__multi_view_error(const mt_tensor *t, int base_written);
 /* The in-place op's result history becomes t's history. A view's base gets a CopySlices node
  * instead, and the view's own history is regenerated from it (AsStridedBackward0). */
 mt_status mt__rebase(mt_tensor *t, mt_tensor *result);

@@ -242,16 +242,22 @@ mt_status mt_activation_backward(int act, mt_tensor *grad, mt_tensor *input, dou
     return END(c, result, 1);
 }
 
-/* saved 0: the input (relu: the result); s[0..2]: a, b, c */
+/* saved 0: the input (relu, in-place elu/celu: the result); s[0..2]: a, b, c; iv[0]: the result is saved */
 static mt_status activation_bw(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
     F c0 = {0}, *c = &c0;
     mt_tensor *y = SAVED(c, n, 0), *r = NULL;
-    if (y) KEEP(c, mt_activation_backward(n->op, grads[0], y, n->s[0], n->s[1], n->s[2], &r), r);
+    if (n->iv[0]) { /* PyTorch's elu_backward(is_result=true): g * c * (result + a * b) where result <= 0 */
+        double a = n->s[0], b = n->s[1], cc = n->s[2];
+        r = WHERE(c, BS(c, MT_OP_LE, y, 0.0), B(c, MT_OP_MUL, BS(c, MT_OP_MUL, grads[0], cc), BS(c, MT_OP_ADD, y, a * b)),
+                  BS(c, MT_OP_MUL, grads[0], b));
+    } else if (y) {
+        KEEP(c, mt_activation_backward(n->op, grads[0], y, n->s[0], n->s[1], n->s[2], &r), r);
+    }
     GIVE(c, out, 0, r);
     return END(c, out, 1);
 }
 
-/* in place, PyTorch names these nodes apart (they save the result; we save a copy of the input) */
+/* in place, PyTorch names these nodes apart (elu/celu save the result; the others a copy of the input) */
 static const char *inplace_name(int act) {
     switch (act) {
     case MT_ACT_ELU: return "EluBackward1";
@@ -262,7 +268,7 @@ static const char *inplace_name(int act) {
     return mt__act_name(act);
 }
 
-typedef struct { int act; mt_tensor *x; double a, b, c; } act_ctx;
+typedef struct { int act; mt_tensor *x; double a, b, c; int inplace; } act_ctx;
 
 static mt_status act_forward(const act_ctx *u, const char *name, mt_tensor **result) {
     int grad = mt__grad_enabled() && mt__requires_grad(u->x);
@@ -276,7 +282,8 @@ static mt_status act_forward(const act_ctx *u, const char *name, mt_tensor **res
         n->op = u->act;
         n->s[0] = u->a, n->s[1] = u->b, n->s[2] = u->c;
         if (u->act == MT_ACT_CELU) n->s[2] = 1.0 / (float)u->a; /* PyTorch's celu backward: 1 / alpha in float */
-        st = u->act == MT_ACT_RELU ? mt__save(n, 0, *result, 1) : mt__save(n, 0, u->x, 0);
+        n->iv[0] = u->inplace && (u->act == MT_ACT_ELU || u->act == MT_ACT_CELU);
+        st = u->act == MT_ACT_RELU || n->iv[0] ? mt__save(n, 0, *result, 1) : mt__save(n, 0, u->x, 0);
     }
     if (st) MT_DROP(*result);
     return st;
@@ -288,7 +295,7 @@ static mt_status act_inplace_oop(void *p, mt_tensor **r) {
 }
 
 mt_status mt_activation(int act, mt_tensor *x, double a, double b, double c, mt_tensor *out, mt_tensor **result) {
-    act_ctx u = {act, x, a, b, c};
+    act_ctx u = {act, x, a, b, c, out != NULL};
     if (!mt__act_name(act)) return mt__error(MT_ERR_VALUE, "unknown activation %d", act);
     if (!out) return act_forward(&u, mt__act_name(act), result);
     if (out != x) return mt__error(MT_ERR_VALUE, "activation: out must be the input (in place) or NULL");

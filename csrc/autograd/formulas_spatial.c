@@ -4,7 +4,9 @@
  * ops (cross_entropy, nll_loss over N-D input, the 1-D spatial ops) call public
  * ops and record through their parts, as PyTorch's composites do. Backward
  * kernels run with grad mode off; under create_graph their result gets a node
- * that refuses a further backward (no double backward through them yet). */
+ * (PyTorch's "...BackwardBackward0") whose formula is written with the public ops,
+ * as derivatives.yaml does: each of these backward kernels is linear in the
+ * gradient, so its derivative is the forward op (or a gather by the saved indices). */
 #include "formula.h"
 #include "../kernels/cpu/spatial.h"
 
@@ -25,12 +27,20 @@ static mt_tensor *REDUCE_LOSS(F *c, mt_tensor *l, int reduction) {
     return RED(c, reduction == MT_REDUCTION_MEAN ? MT_RED_MEAN : MT_RED_SUM, l, 0, NULL, 0);
 }
 
-/* A backward kernel's result: under create_graph it gets a node that refuses double backward. */
-static mt_tensor *BWD(F *c, mt_status st, mt_tensor *r, const char *name, int nin, mt_tensor *const *ins) {
+/* A backward kernel's result r (inputs ins: the gradient first): under create_graph it gets node
+ * `name` with formula fn, which reads the first-order node p's arguments (copied) and sv[0..nsv). */
+static mt_tensor *BWD(F *c, mt_status st, mt_tensor *r, const char *name, mt_backward_fn fn, const mt_node *p, int nin,
+                      mt_tensor *const *ins, int nsv, mt_tensor *const *sv) {
     r = keep(c, st, r);
     if (r && mt__grad_enabled()) {
         mt_node *n;
-        mt_status s2 = mt__record(name, no_formula, nin, ins, 1, &r, &n);
+        mt_status s2 = mt__record(name, fn, nin, ins, 1, &r, &n);
+        if (!s2 && n) {
+            n->op = p->op, n->niv = p->niv;
+            memcpy(n->iv, p->iv, sizeof n->iv);
+            memcpy(n->s, p->s, sizeof n->s);
+            for (int k = 0; k < nsv && !s2; k++) s2 = mt__save(n, k, sv[k], 0);
+        }
         if (s2 && !c->st) c->st = s2;
     }
     return r;
@@ -77,6 +87,18 @@ mt_status mt__log_softmax_for_loss(mt_tensor *x, int64_t dim, mt_tensor **out) {
 
 /* ---- nll_loss --------------------------------------------------------------- */
 
+static mt_status nll_core(mt_tensor *x, mt_tensor *t, mt_tensor *w, int reduction, int64_t ignore_index, int two_d,
+                          mt_tensor **out);
+
+/* nll_loss_backward is linear in grad_output: its derivative is nll_loss of the incoming gradient */
+static mt_status nll_double_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
+    F c0 = {0}, *c = &c0;
+    mt_tensor *t = SAVED(c, n, 0), *w = has_saved(n, 1) ? SAVED(c, n, 1) : NULL, *r = NULL;
+    if (needs(n, 0) && !c->st) r = KEEP(c, nll_core(grads[0], t, w, (int)n->iv[0], n->iv[1], (int)n->iv[2], &r), r);
+    GIVE(c, out, 0, r);
+    return END(c, out, 2);
+}
+
 static mt_status nll_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
     F c0 = {0}, *c = &c0;
     mt_tensor *x = SAVED(c, n, 0), *t = SAVED(c, n, 1), *w = has_saved(n, 2) ? SAVED(c, n, 2) : NULL, *tw = SAVED(c, n, 3);
@@ -85,8 +107,9 @@ static mt_status nll_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **o
         int prev = mt__grad_push(0);
         mt_status st = mt__impl_nll_loss_backward(grads[0], x, t, w, (int)n->iv[0], n->iv[1], tw, &r);
         mt__grad_pop(prev);
-        mt_tensor *ins[1] = {grads[0]};
-        GIVE(c, out, 0, BWD(c, st, r, n->iv[2] ? "NllLoss2DBackwardBackward0" : "NllLossBackwardBackward0", 1, ins));
+        mt_tensor *ins[2] = {grads[0], x}, *sv[2] = {t, w};
+        GIVE(c, out, 0, BWD(c, st, r, n->iv[2] ? "NllLoss2DBackwardBackward0" : "NllLossBackwardBackward0",
+                            nll_double_backward, n, 2, ins, 2, sv));
     }
     return END(c, out, 1);
 }
@@ -396,29 +419,102 @@ mt_status mt_pointwise_loss(int kind, mt_tensor *x, mt_tensor *t, mt_tensor *w, 
 
 _Static_assert(sizeof(mt_conv_args) <= sizeof(((mt_node *)0)->iv), "conv args fit a node");
 
+/* The gradients of convolution(x, w; a) for the mask's inputs (1 input, 2 weight, 4 bias), recorded under
+ * create_graph as ConvolutionBackwardBackward0 (inputs g, x, w; one output per gradient computed). */
+static mt_status conv_backward_rec(mt_tensor *g, mt_tensor *x, mt_tensor *w, const mt_conv_args *a, int mask,
+                                   mt_tensor **r);
+
+/* convolution(x, w, b; a), recorded as ConvolutionBackward0 */
+static mt_status conv_rec(mt_tensor *x, mt_tensor *w, mt_tensor *b, const mt_conv_args *a, mt_tensor **out);
+
 static mt_status conv_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
     F c0 = {0}, *c = &c0;
     mt_conv_args a;
     memcpy(&a, n->iv, sizeof a);
-    mt_tensor *x = SAVED(c, n, 0), *w = SAVED(c, n, 1), *r[3] = {NULL, NULL, NULL};
+    mt_tensor *x = SAVED(c, n, 0), *w = SAVED(c, n, 1);
     int mask = (needs(n, 0) ? 1 : 0) | (needs(n, 1) ? 2 : 0) | (needs(n, 2) ? 4 : 0);
-    if (!c->st) {
-        int prev = mt__grad_push(0);
-        c->st = mt__impl_convolution_backward(grads[0], x, w, &a, mask, &r[0], &r[1], &r[2]);
-        mt__grad_pop(prev);
-    }
-    int nr = 0;
-    mt_tensor *outs[3];
-    for (int i = 0; i < 3; i++) {
-        if (r[i]) outs[nr++] = keep(c, MT_OK, r[i]);
-    }
-    if (!c->st && nr && mt__grad_enabled()) { /* create_graph: no double backward through it yet */
-        mt_node *bn;
-        mt_tensor *ins[3] = {grads[0], x, w};
-        c->st = mt__record("ConvolutionBackwardBackward0", no_formula, 3, ins, nr, outs, &bn);
-    }
-    for (int i = 0; i < 3; i++) GIVE(c, out, i, r[i]);
+    if (!c->st) c->st = conv_backward_rec(grads[0], x, w, &a, mask, out);
     return END(c, out, 3);
+}
+
+/* PyTorch's _convolution_double_backward: the gradients are bilinear, <ggx, gx(g, w)> = <g, conv(ggx, w)>
+ * and <ggw, gw(g, x)> = <g, conv(x, ggw)>, so each derivative is a convolution or its backward. */
+static mt_status conv_double_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
+    F c0 = {0}, *c = &c0;
+    mt_conv_args a;
+    memcpy(&a, n->iv, sizeof a);
+    mt_tensor *gg[3] = {NULL, NULL, NULL};
+    for (int i = 0, k = 0; i < 3; i++)
+        if (n->op & (1 << i)) gg[i] = grads[k++];
+    mt_tensor *g = SAVED(c, n, 0), *x = SAVED(c, n, 1), *w = SAVED(c, n, 2), *r = NULL, *go = NULL;
+    if (needs(n, 0)) {
+        if (gg[0] && !c->st) go = KEEP(c, conv_rec(gg[0], w, NULL, &a, &r), r);
+        if (gg[1] && !c->st) {
+            mt_tensor *t = KEEP(c, conv_rec(x, gg[1], NULL, &a, &r), r);
+            go = go ? B(c, MT_OP_ADD, go, t) : t;
+        }
+        if (gg[2] && g && !c->st) { /* the bias gradient summed g over all but the channel dim */
+            int64_t s[MT_MAX_DIMS];
+            for (int d = 0; d < g->ndim; d++) s[d] = d == 1 ? g->sizes[1] : 1;
+            mt_tensor *t = VIEWN(c, gg[2], g->ndim, s);
+            if (go) go = B(c, MT_OP_ADD, go, t);
+            else if (t) go = KEEP(c, mt_expand(t, g->ndim, g->sizes, &r), r);
+        }
+        GIVE(c, out, 0, go);
+    }
+    mt_tensor *p[3] = {NULL, NULL, NULL};
+    if (needs(n, 1) && gg[1] && !c->st) {
+        c->st = conv_backward_rec(g, x, gg[1], &a, 1, p);
+        GIVE(c, out, 1, keep(c, MT_OK, p[0]));
+    }
+    if (needs(n, 2) && gg[0] && !c->st) {
+        p[0] = p[1] = NULL;
+        c->st = conv_backward_rec(g, gg[0], w, &a, 2, p);
+        GIVE(c, out, 2, keep(c, MT_OK, p[1]));
+    }
+    return END(c, out, 3);
+}
+
+static mt_status conv_backward_rec(mt_tensor *g, mt_tensor *x, mt_tensor *w, const mt_conv_args *a, int mask,
+                                   mt_tensor **r) {
+    r[0] = r[1] = r[2] = NULL;
+    int prev = mt__grad_push(0);
+    mt_status st = mt__impl_convolution_backward(g, x, w, a, mask, &r[0], &r[1], &r[2]);
+    mt__grad_pop(prev);
+    int nr = 0, present = 0;
+    mt_tensor *outs[3];
+    for (int i = 0; i < 3; i++)
+        if (r[i]) outs[nr++] = r[i], present |= 1 << i;
+    if (!st && nr && mt__grad_enabled()) {
+        mt_node *n;
+        mt_tensor *ins[3] = {g, x, w};
+        st = mt__record("ConvolutionBackwardBackward0", conv_double_backward, 3, ins, nr, outs, &n);
+        if (!st && n) {
+            n->op = present, n->no_materialize = 1; /* an absent output gradient is a term that vanishes */
+            memcpy(n->iv, a, sizeof *a);
+            for (int k = 0; k < 3 && !st; k++) st = mt__save(n, k, ins[k], 0);
+        }
+    }
+    if (st)
+        for (int i = 0; i < 3; i++) MT_DROP(r[i]);
+    return st;
+}
+
+static mt_status conv_rec(mt_tensor *x, mt_tensor *w, mt_tensor *b, const mt_conv_args *a, mt_tensor **out) {
+    int grad = mt__grad_enabled() && (mt__requires_grad(x) || mt__requires_grad(w) || mt__requires_grad(b));
+    int prev = mt__grad_push(0);
+    mt_status st = mt__impl_convolution(x, w, b, a, out);
+    mt__grad_pop(prev);
+    if (st || !grad) return st;
+    mt_node *n;
+    mt_tensor *ins[3] = {x, w, b};
+    if (!(st = mt__record("ConvolutionBackward0", conv_backward, 3, ins, 1, out, &n)) && n) {
+        memcpy(n->iv, a, sizeof *a);
+        st = mt__save(n, 0, x, 0);
+        if (!st) st = mt__save(n, 1, w, 0);
+    }
+    if (st) MT_DROP(*out);
+    return st;
 }
 
 mt_status mt_convolution(mt_tensor *x, mt_tensor *w, mt_tensor *b, int nd, const int64_t *stride, const int64_t *padding,
@@ -438,20 +534,7 @@ mt_status mt_convolution(mt_tensor *x, mt_tensor *w, mt_tensor *b, int nd, const
             a.padding[i] = total / 2, a.pad_extra[i] = total % 2;
         }
     }
-    int grad = mt__grad_enabled() && (mt__requires_grad(x) || mt__requires_grad(w) || mt__requires_grad(b));
-    int prev = mt__grad_push(0);
-    mt_status st = mt__impl_convolution(x, w, b, &a, out);
-    mt__grad_pop(prev);
-    if (st || !grad) return st;
-    mt_node *n;
-    mt_tensor *ins[3] = {x, w, b};
-    if (!(st = mt__record("ConvolutionBackward0", conv_backward, 3, ins, 1, out, &n)) && n) {
-        memcpy(n->iv, &a, sizeof a);
-        st = mt__save(n, 0, x, 0);
-        if (!st) st = mt__save(n, 1, w, 0);
-    }
-    if (st) MT_DROP(*out);
-    return st;
+    return conv_rec(x, w, b, &a, out);
 }
 
 /* ---- im2col / col2im: each the other's backward ------------------------------- */
@@ -497,6 +580,34 @@ mt_status mt_col2im(mt_tensor *x, const int64_t *osz, const int64_t *k, const in
 
 /* ---- pooling ---------------------------------------------------------------------- */
 
+/* t with its last two dims (a plane) flattened into one */
+static mt_tensor *FLAT_PLANE(F *c, mt_tensor *t) {
+    if (!OK2(t, 1)) return NULL;
+    int64_t s[MT_MAX_DIMS];
+    memcpy(s, t->sizes, t->ndim * sizeof(int64_t));
+    s[t->ndim - 2] *= s[t->ndim - 1];
+    mt_tensor *r = NULL;
+    return KEEP(c, mt_reshape(t, t->ndim - 1, s, &r), r);
+}
+
+/* pooling backward is linear in the gradient: avg kinds pool it again (derivatives.yaml), max kinds
+ * gather it by the saved indices (max_pool_double_backward) */
+static mt_status pool_double_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
+    F c0 = {0}, *c = &c0;
+    int kind = n->op;
+    const int64_t *v = n->iv;
+    mt_tensor *r = NULL, *gg = grads[0];
+    if (needs(n, 0) && (kind == MT_POOL_MAX || kind == MT_POOL_ADAPTIVE_MAX)) {
+        mt_tensor *ind = SAVED(c, n, 0), *fi = FLAT_PLANE(c, ind), *fg = FLAT_PLANE(c, gg);
+        if (OK2(fi, fg)) r = KEEP(c, mt_gather(fg, -1, fi, &r), r);
+        if (OK2(r, ind)) r = KEEP(c, mt_reshape(r, ind->ndim, ind->sizes, &r), r);
+    } else if (needs(n, 0)) {
+        r = KEEP(c, mt_pool2d(kind, gg, v, v + 2, v + 4, v + 6, (int)v[8], (int)v[9], v[10], &r, NULL), r);
+    }
+    GIVE(c, out, 0, r);
+    return END(c, out, 2);
+}
+
 static mt_status pool_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
     F c0 = {0}, *c = &c0;
     int kind = n->op;
@@ -510,8 +621,8 @@ static mt_status pool_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **
         mt__grad_pop(prev);
         static const char *names[] = {"MaxPool2DWithIndicesBackwardBackward0", "AvgPool2DBackwardBackward0",
                                       "AdaptiveMaxPool2DBackwardBackward0", "AdaptiveAvgPool2DBackwardBackward0"};
-        mt_tensor *ins[1] = {grads[0]};
-        GIVE(c, out, 0, BWD(c, st, r, names[kind], 1, ins));
+        mt_tensor *ins[2] = {grads[0], x};
+        GIVE(c, out, 0, BWD(c, st, r, names[kind], pool_double_backward, n, 2, ins, is_max, &ind));
     }
     return END(c, out, 1);
 }
@@ -548,6 +659,15 @@ mt_status mt_pool2d(int kind, mt_tensor *x, const int64_t *k, const int64_t *s, 
 
 /* ---- padding -------------------------------------------------------------------------- */
 
+/* reflection/replication/circular pad backward is linear in the gradient: its derivative pads again */
+static mt_status pad_double_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
+    F c0 = {0}, *c = &c0;
+    mt_tensor *r = NULL;
+    if (needs(n, 0)) r = KEEP(c, mt_pad(grads[0], (int)n->iv[0], n->iv + 1, n->op, 0, &r), r);
+    GIVE(c, out, 0, r);
+    return END(c, out, 2);
+}
+
 static mt_status pad_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
     F c0 = {0}, *c = &c0;
     int npad = (int)n->iv[0], mode = n->op;
@@ -565,8 +685,15 @@ static mt_status pad_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **o
         int prev = mt__grad_push(0);
         mt_status st = mt__impl_pad_backward(grads[0], x, npad, pad, mode, &r);
         mt__grad_pop(prev);
-        mt_tensor *ins[1] = {grads[0]};
-        GIVE(c, out, 0, BWD(c, st, r, "PadBackwardBackward0", 1, ins));
+        /* PyTorch composes circular padding of slices; its backward node has no single name there */
+        static const char *names[3][3] = {
+            {"ReflectionPad1DBackwardBackward0", "ReflectionPad2DBackwardBackward0", "ReflectionPad3DBackwardBackward0"},
+            {"ReplicationPad1DBackwardBackward0", "ReplicationPad2DBackwardBackward0", "ReplicationPad3DBackwardBackward0"},
+            {"PadBackwardBackward0", "PadBackwardBackward0", "PadBackwardBackward0"}};
+        int k = npad / 2;
+        mt_tensor *ins[2] = {grads[0], x};
+        GIVE(c, out, 0, BWD(c, st, r, names[mode - 1][k < 1 ? 0 : k > 3 ? 2 : k - 1], pad_double_backward, n, 2, ins, 0,
+                            NULL));
     }
     return END(c, out, 1);
 }
@@ -596,6 +723,15 @@ mt_status mt_pad(mt_tensor *x, int npad, const int64_t *pad, int mode, double va
 
 /* ---- interpolation ------------------------------------------------------------------------ */
 
+/* upsample backward is linear in the gradient: its derivative is the upsampling itself */
+static mt_status upsample_double_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
+    F c0 = {0}, *c = &c0;
+    mt_tensor *r = NULL;
+    if (needs(n, 0)) r = KEEP(c, mt_upsample(grads[0], n->op, (int)n->iv[0], n->iv + 2, n->s, (int)n->iv[1], &r), r);
+    GIVE(c, out, 0, r);
+    return END(c, out, 1);
+}
+
 static mt_status upsample_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
     F c0 = {0}, *c = &c0;
     mt_tensor *x = SAVED(c, n, 0), *r = NULL;
@@ -604,8 +740,12 @@ static mt_status upsample_backward(mt_node *n, mt_tensor *const *grads, mt_tenso
         int prev = mt__grad_push(0);
         mt_status st = mt__impl_upsample_backward(grads[0], x, n->op, nd, n->iv + 2, n->s, (int)n->iv[1], &r);
         mt__grad_pop(prev);
+        static const char *names[3][2] = {
+            {"UpsampleNearest1DBackwardBackward0", "UpsampleNearest2DBackwardBackward0"},
+            {"UpsampleNearestExact1DBackwardBackward0", "UpsampleNearestExact2DBackwardBackward0"},
+            {"UpsampleLinear1DBackwardBackward0", "UpsampleBilinear2DBackwardBackward0"}};
         mt_tensor *ins[1] = {grads[0]};
-        GIVE(c, out, 0, BWD(c, st, r, "UpsampleBackwardBackward0", 1, ins));
+        GIVE(c, out, 0, BWD(c, st, r, names[n->op][nd - 1], upsample_double_backward, n, 1, ins, 0, NULL));
     }
     return END(c, out, 1);
 }

@@ -227,6 +227,21 @@ void mt__release_saved(mt_node *n) {
 
 mt_status mt__check_inplace(mt_tensor *t) { return mt__check_write(t, 1); }
 
+/* an output of split/unbind (or a view of one) written in place, or used after its base was */
+mt_status mt__multi_view_error(const mt_tensor *t, int base_written) {
+    static const char tail[] = "This view is the output of a function that returns multiple views. Such functions do "
+                               "not allow the output views to be modified inplace. You should replace the inplace "
+                               "operation by an out-of-place one.";
+    if (t->view_multi == 2)
+        return mt__error(MT_ERR_RUNTIME, "A view was created in no_grad mode and is being modified inplace with grad "
+                         "mode enabled. %s", tail);
+    /* PyTorch names the view's function without its "Backward<N>" suffix: "Output 0 of Split" */
+    const char *name = t->grad_fn ? t->grad_fn->name : "a function", *cut = strstr(name, "Backward");
+    int len = cut ? (int)(cut - name) : (int)strlen(name);
+    return mt__error(MT_ERR_RUNTIME, "Output %d of %.*s is a view and %s modified inplace. %s", t->output_nr, len, name,
+                     base_written ? "its base or another view of its base has been" : "is being", tail);
+}
+
 mt_status mt__check_write(mt_tensor *t, int grad) {
     if (t->storage->inference && !inference_mode)
         return mt__error(MT_ERR_RUNTIME,
@@ -242,6 +257,7 @@ mt_status mt__check_write(mt_tensor *t, int grad) {
                              "can clarify your code by moving both the view and the inplace either both inside the "
                              "no_grad block (if you don't want the inplace to be tracked) or both outside (if you "
                              "want the inplace to be tracked).");
+        if (t->view_multi) return mt__multi_view_error(t, 0);
         /* a view made before its base required grad is a leaf of its own (the check below) */
         if (mt__requires_grad(t) && !t->base->grad_fn && mt__requires_grad(t->base))
             return mt__error(MT_ERR_RUNTIME,

@@ -29,6 +29,7 @@ void mt__track_view(mt_tensor *out, mt_tensor *t) {
     out->base = b;
     out->attr_version = mt_tensor_version(out);
     out->view_nograd = !mt__grad_enabled() || t->view_nograd;
+    out->view_multi = t->view_multi; /* a view of a split output is one too */
 }
 
 /* the storage elements [lo, hi) a geometry touches (hi == lo when it has none) */
@@ -123,6 +124,7 @@ mt_status mt__sync_view(mt_tensor *t) {
         t->attr_version = v;
         return MT_OK;
     }
+    if (t->view_multi == 1) return mt__multi_view_error(t, 1); /* its node cannot be regenerated per output */
     mt_node *n = mt__node_new("AsStridedBackward0", as_strided_backward, 1, 1);
     if (!n) return mt__error(MT_ERR_OOM, "out of memory recording autograd");
     mt_status st = mt__edge_of(b, &n->next[0]);

@@ -40,6 +40,7 @@ struct mt_tensor {
     int retains_grad;         /* a non-leaf that keeps .grad (retain_grad()) */
     int output_nr;            /* which output of grad_fn this is */
     int view_nograd;          /* a view created with grad mode off */
+    int view_multi;           /* an output of split/unbind (1; 2: its base needed no grad): no in-place */
     struct mt_tensor *base;   /* a view: the (non-view) tensor it views, strong; in-place writes rebase it */
     int64_t attr_version;     /* a view: storage version its grad_fn was recorded at (else regenerated) */
     void *handle;             /* Python-side state (hooks), dropped through the autograd callback */

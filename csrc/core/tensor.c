@@ -75,7 +75,7 @@ static mt_status header_new(mt_storage *s, int ndim, const int64_t *sizes, const
     t->dtype = dtype;
     t->device = s->device;
     t->wrapped = 0;
-    t->requires_grad = t->retains_grad = t->output_nr = t->view_nograd = t->hook_flags = 0;
+    t->requires_grad = t->retains_grad = t->output_nr = t->view_nograd = t->view_multi = t->hook_flags = 0;
     t->grad_fn = t->grad_acc = NULL;
     t->base = NULL;
     t->handle = NULL;

@@ -576,6 +576,22 @@ const char *mt_rand_take_warning(void);
 mt_status mt_normal_tensors(mt_tensor *mean, mt_tensor *std, double mean_s, double std_s, mt_generator *g,
                             mt_tensor **out);
 
+/* ---- multi-output views (autograd/multi_view.c) ------------------------------
+ * n views of t along dim recorded as one node with n outputs, as PyTorch does: split_size >= 0 is
+ * split(t, split_size) (SplitBackward0, chunk too), -1 split_with_sizes (SplitWithSizesBackward0).
+ * unbind writes t's size at dim outputs (UnbindBackward0). */
+mt_status mt_split_with_sizes(mt_tensor *t, int64_t dim, int n, const int64_t *sizes, int64_t split_size,
+                              mt_tensor **outs);
+mt_status mt_unbind(mt_tensor *t, int64_t dim, mt_tensor **outs);
+/* what a node keeps for its backward (grad_fn._saved_*, autograd/node_saved.c): saved tensor slot
+ * (NULL: none), its integer arguments (25 + 2 values; returns how many dims it holds), its 4 float
+ * arguments, an input's / output's sizes (returns ndim, -1: no such input/output; sizes holds 25) */
+mt_status mt_node_saved(mt_node *n, int slot, mt_tensor **out);
+int mt_node_int_args(const mt_node *n, int64_t *iv);
+void mt_node_float_args(const mt_node *n, double *s);
+int mt_node_input_sizes(const mt_node *n, int i, int64_t *sizes);
+int mt_node_output_sizes(const mt_node *n, int i, int64_t *sizes);
+
 /* ---- optimizer steps (kernels/cpu/optim.c) --------------------------------
  * One call updates one parameter in place with PyTorch's single-tensor
  * (foreach=False) formula of torch.optim.<Name>, element by element: param,

@@ -185,6 +185,16 @@ class _CNode(Node):
     def __repr__(self):
         return f"<{type(self).__name__} object at {hex(id(self))}>"
 
+    def __getattr__(self, name):  # grad_fn._saved_<name> (a table per node name, autograd/_saved.py)
+        if name.startswith("_saved_"):
+            from . import _saved
+            return _saved.get(self._ptr, type(self).__name__, name[7:])
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __dir__(self):
+        from . import _saved
+        return sorted(set(super().__dir__()) | set(_saved.names(type(self).__name__)))
+
 
 class _AccumulateGrad(_CNode):
     __slots__ = ()

@@ -310,21 +310,13 @@ SKIP = {
     "UniqueConsecutiveBackward0": "unique_consecutive: PyTorch has no derivative either",
 }
 
-_NO_DOUBLE = "not implemented yet: its backward kernel's node refuses a second backward (NotImplementedError)"
 GG_SKIP = {  # no gradgradcheck (and no second-order comparison with PyTorch), with why
     "to_dtype": "float32 round trip: finite differences cannot reach gradcheck's float64 tolerance",
     "hardsigmoid": "PyTorch has no double backward for it either",
-    **{k: _NO_DOUBLE for k in ("conv1d", "conv2d", "conv_transpose2d", "max_pool2d", "max_pool1d", "avg_pool2d",
-                               "avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool2d", "pad_reflect1d",
-                               "pad_reflect2d", "pad_reflect3d", "pad_replicate1d", "pad_replicate2d",
-                               "pad_replicate3d", "pad_circular", "interp_nearest1d", "interp_nearest2d",
-                               "interp_nearest_exact1d", "interp_nearest_exact2d", "interp_linear", "interp_bilinear",
-                               "nll_loss", "nll_loss2d", "cross_entropy", "fold", "unfold_im2col")},
 }
 # known differences from PyTorch, run as strict xfails so they are seen (and noticed when fixed)
 KNOWN = {
     ("to_dtype", "gradcheck"): "float32 round trip: finite differences cannot reach float64 tolerance",
-    ("celu_", "torch"): "in-place celu_ gradients differ from PyTorch's by ~1e-8 relative (alpha rounding)",
     ("nll_loss2d-noncontig", "torch"): "PyTorch itself raises 'grad_input must be contiguous' here",
 }
 
@@ -336,9 +328,6 @@ def known(key):
 
 # grad_fn names that differ from PyTorch's, with why (values and gradients are still compared)
 NAME_SKIP = {
-    "split": "split/chunk/unbind are composed of slice/select views, not one multi-output node yet",
-    "chunk": "split/chunk/unbind are composed of slice/select views, not one multi-output node yet",
-    "unbind": "split/chunk/unbind are composed of slice/select views, not one multi-output node yet",
     "kron": "kron ends in a view (ViewBackward0), PyTorch's in _unsafe_view",
 }
 
