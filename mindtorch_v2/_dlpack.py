@@ -62,13 +62,19 @@ _DTYPES = {v: k for k, v in _CODES.items()}
 _CODE_NAMES = {0: "kDLInt", 1: "kDLUInt", 2: "kDLFloat", 3: "kDLOpaqueHandle", 4: "kDLBfloat", 5: "kDLComplex",
                6: "kDLBool"}
 
-# ---- the CPython capsule API through ctypes (a PyDLL: calls keep the GIL) ------------------------
-_api = ctypes.pythonapi
-for _fn, _res, _args in (("PyCapsule_IsValid", ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p]),
-                         ("PyCapsule_GetPointer", ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_char_p]),
-                         ("PyCapsule_SetName", ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p])):
-    getattr(_api, _fn).restype = _res
-    getattr(_api, _fn).argtypes = _args
+# ---- the CPython capsule API through ctypes (PyDLL: calls keep the GIL) -------------------------
+# Our own prototypes, not ctypes.pythonapi's shared function objects: other libraries (dill) set
+# argtypes on those process-wide, which turned every capsule into an invalid one.
+class _CapsuleAPI:
+    def __init__(self):
+        proto = ctypes.PYFUNCTYPE
+        for fn, res, args in (("PyCapsule_IsValid", ctypes.c_int, (ctypes.c_void_p, ctypes.c_char_p)),
+                              ("PyCapsule_GetPointer", ctypes.c_void_p, (ctypes.c_void_p, ctypes.c_char_p)),
+                              ("PyCapsule_SetName", ctypes.c_int, (ctypes.c_void_p, ctypes.c_char_p))):
+            setattr(self, fn, proto(res, *args)((fn, ctypes.pythonapi)))
+
+
+_api = _CapsuleAPI()
 
 # capsule names: module constants, so the char * a capsule keeps stays valid
 _NAME = b"dltensor"

@@ -155,8 +155,9 @@ def test_compile_returns_the_eager_callable():
 def test_jit():
     f = mt.jit.unused(lambda: 1)
     assert f() == 1 and mt.jit.ignore(f) is f and mt.jit.ignore(drop=True)(f) is f
+    assert mt.jit.script(lambda x: x + 1)(2) == 3  # functions run eagerly
     with pytest.raises(NotImplementedError, match="torch.jit.script"):
-        mt.jit.script(f)
+        mt.jit.script(mt.nn.Linear(2, 2))
     with pytest.raises(NotImplementedError, match="torch.jit.trace"):
         mt.jit.trace(f, ())
 

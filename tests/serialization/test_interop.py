@@ -207,3 +207,18 @@ def test_pickle_and_copy_of_parameters():
     p = Parameter(mt.ones(2))
     for q in (pickle.loads(pickle.dumps(p)), copy.deepcopy(p)):
         assert isinstance(q, Parameter) and q.requires_grad and q.tolist() == [1.0, 1.0]
+
+
+def test_dlpack_ignores_other_libraries_ctypes_settings():
+    # dill sets argtypes on ctypes.pythonapi's shared capsule functions process-wide
+    import ctypes
+    api = ctypes.pythonapi
+    saved = {f: getattr(api, f).argtypes for f in ("PyCapsule_IsValid", "PyCapsule_GetPointer")}
+    try:
+        for f in saved:
+            getattr(api, f).argtypes = (ctypes.py_object, ctypes.c_char_p)
+        a = np.arange(6.0).reshape(2, 3)
+        assert mt.from_dlpack(a).tolist() == a.tolist()
+    finally:
+        for f, v in saved.items():
+            getattr(api, f).argtypes = v
