@@ -19,6 +19,7 @@ from ._views import (reshape, transpose, permute, t, squeeze, unsqueeze, flatten
 from ._methods import clone
 from ._reduce import FUNCTIONS as _REDUCTIONS, return_types
 from ._linalg import FUNCTIONS as _LINALG
+from ._lapack import FUNCTIONS as _LAPACK
 from ._random import FUNCTIONS as _RANDOM, Generator, default_generator
 from ._nn_ops import FUNCTIONS as _NN_OPS
 from ._shape_ops import FUNCTIONS as _SHAPE_OPS
@@ -33,6 +34,7 @@ from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enab
 globals().update(_GENERATED)
 globals().update(_REDUCTIONS)
 globals().update(_LINALG)
+globals().update(_LAPACK)
 globals().update(_RANDOM)
 globals().update(_NN_OPS)
 globals().update(_SHAPE_OPS)

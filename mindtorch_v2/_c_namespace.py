@@ -12,3 +12,7 @@ def _graph_type(name):
 
 for _name in ("Graph", "Value", "Node", "Block"):
     setattr(_C, _name, _graph_type(_name))
+
+from ._core import LinAlgError as _LinAlgError  # noqa: E402
+
+_C._LinAlgError = _LinAlgError

@@ -3,6 +3,13 @@ from ._C import ffi, lib
 
 NULL = ffi.NULL
 
+class LinAlgError(RuntimeError):
+    """torch.linalg.LinAlgError: a matrix factorisation failed (singular, not positive-definite...)."""
+
+
+LinAlgError.__name__ = LinAlgError.__qualname__ = "_LinAlgError"
+LinAlgError.__module__ = "torch._C"
+
 _EXCEPTIONS = {
     lib.MT_ERR_RUNTIME: RuntimeError,
     lib.MT_ERR_VALUE: ValueError,
@@ -10,6 +17,7 @@ _EXCEPTIONS = {
     lib.MT_ERR_INDEX: IndexError,
     lib.MT_ERR_NOT_IMPLEMENTED: NotImplementedError,
     lib.MT_ERR_OOM: RuntimeError,
+    lib.MT_ERR_LINALG: LinAlgError,
 }
 
 

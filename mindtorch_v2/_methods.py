@@ -1,6 +1,6 @@
 """Attach the op library to Tensor as methods and Python operators."""
 from ._C import ffi, lib
-from . import _creation, _dtype, _elementwise as ew, _generated_ops as g, _indexing, _linalg, _nn_ops, _random, _reduce, _views as v
+from . import _creation, _lapack, _dtype, _elementwise as ew, _generated_ops as g, _indexing, _linalg, _nn_ops, _random, _reduce, _views as v
 from ._core import check, raise_status
 from ._device import core_id
 from ._dispatch import NotANumber, _binary, _unary, as_tensor_operand, call, scalar_kind
@@ -225,6 +225,7 @@ METHODS = dict(g.METHODS)
 METHODS.update(ew.INPLACE)
 METHODS.update(_reduce.METHODS)
 METHODS.update(_linalg.METHODS)
+METHODS.update(_lapack.METHODS)
 METHODS.update(_random.METHODS)
 METHODS.update(_nn_ops.METHODS)
 METHODS.update(_shape_ops.METHODS)

@@ -78,13 +78,15 @@ def _return_type(name):
 
 
 def _pair_type(name, fields):
+    """A torch.return_types named tuple (fields in PyTorch's order, repr as PyTorch's)."""
     base = namedtuple(name, fields)
 
     class ReturnType(base):
         __slots__ = ()
 
         def __repr__(self):
-            return (f"torch.return_types.{name}(\n{fields[0]}={self[0]!r},\n{fields[1]}={self[1]!r})")
+            body = ",\n".join(f"{f}={v!r}" for f, v in zip(fields, self))
+            return f"torch.return_types.{name}(\n{body})"
 
     ReturnType.__name__ = ReturnType.__qualname__ = name
     ReturnType.__module__ = "torch.return_types"
@@ -268,8 +270,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
         if ord == "fro":
             r = vector_norm(A, 2, dim, keepdim, dtype=dtype)
         elif ord == "nuc":
-            raise NotImplementedError("linalg.matrix_norm(ord='nuc') needs singular values (linalg.svdvals), "
-                                      "which mindtorch_v2 does not implement yet")
+            r = _singular_value_norm(A, ord, d0, d1, keepdim, dtype)
         else:
             raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     elif ord in (math.inf, -math.inf, 1, -1):
@@ -283,13 +284,25 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
         else:
             r = amax(s, d1, keepdim) if ord > 0 else amin(s, d1, keepdim)
     elif ord in (2, -2):
-        raise NotImplementedError("linalg.matrix_norm(ord=2/-2) needs singular values (linalg.svdvals), "
-                                  "which mindtorch_v2 does not implement yet")
+        r = _singular_value_norm(A, ord, d0, d1, keepdim, dtype)
     else:
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     if out is not None:
         out.resize_(r.shape).copy_(r)
         return out
+    return r
+
+
+def _singular_value_norm(A, ord, d0, d1, keepdim, dtype):
+    """'nuc' (the sum), 2 (the largest) or -2 (the smallest) of the singular values over dims d0, d1"""
+    from ._lapack import svdvals
+    if dtype is not None:
+        A = A.to(dtype)
+    s = svdvals(A.movedim((d0, d1), (-2, -1)))
+    r = s.sum(-1) if ord == "nuc" else s.amax(-1) if ord == 2 else s.amin(-1)
+    if keepdim:
+        for d in sorted((d0, d1)):
+            r = r.unsqueeze(d)
     return r
 
 

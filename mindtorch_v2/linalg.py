@@ -1,5 +1,7 @@
-"""torch.linalg: norms, cross, multi_dot, vecdot, matmul. Factorisations and solvers
-(det, inv, solve, cholesky, qr, svd, eig*) are not implemented yet and say so."""
+"""torch.linalg: norms, products, and the LAPACK factorisations with what is built on them
+(mindtorch_v2/_lapack.py). Those that need complex results (eig, eigvals) or are not written yet
+say so."""
+from ._lapack import LINALG as _LAPACK
 from ._linalg import linalg_cross as cross, matmul, multi_dot
 from ._reduce import linalg_norm as norm, matrix_norm, vector_norm
 
@@ -12,10 +14,9 @@ def vecdot(x, y, *, dim=-1, out=None):
     return r
 
 
-_MISSING = ("det", "slogdet", "inv", "inv_ex", "solve", "solve_ex", "lstsq", "cholesky", "cholesky_ex", "qr", "svd",
-            "svdvals", "eig", "eigh", "eigvals", "eigvalsh", "lu", "lu_factor", "lu_solve", "pinv", "matrix_rank",
-            "matrix_power", "matrix_exp", "cond", "tensorinv", "tensorsolve", "householder_product", "ldl_factor",
-            "solve_triangular", "vander", "diagonal")
+globals().update(_LAPACK)
+
+_MISSING = ("lstsq", "eig", "eigvals", "matrix_exp", "householder_product", "ldl_factor", "ldl_solve")
 
 
 def __getattr__(name):

@@ -17,7 +17,8 @@ enum mt_status_kind {
     MT_ERR_TYPE = -3,
     MT_ERR_INDEX = -4,
     MT_ERR_NOT_IMPLEMENTED = -5,
-    MT_ERR_OOM = -6
+    MT_ERR_OOM = -6,
+    MT_ERR_LINALG = -7 /* torch.linalg.LinAlgError (a RuntimeError): a factorisation failed */
 };
 
 enum mt_dtype {
@@ -294,6 +295,36 @@ mt_status mt_baddbmm(mt_tensor *self, mt_tensor *b1, mt_tensor *b2, double beta,
 mt_status mt_dot(mt_tensor *a, mt_tensor *b, mt_tensor **result);
 mt_status mt_mv(mt_tensor *m, mt_tensor *v, mt_tensor **result);
 mt_status mt_matmul(mt_tensor *a, mt_tensor *b, mt_tensor **result);
+
+/* ---- matrix factorisations on OpenBLAS's LAPACK (kernels/cpu/lapack.c; autograd in
+ *      autograd/formulas_lapack.c). float32/float64, batches of matrices [..., m, n]; results
+ *      are batches of column-major matrices as PyTorch's. info: int32 per matrix, LAPACK's
+ *      (0: success); check_errors turns a failure into MT_ERR_LINALG with PyTorch's text. */
+mt_status mt_linalg_cholesky_ex(mt_tensor *a, int upper, int check_errors, mt_tensor **L, mt_tensor **info);
+/* pivots: int32, 1-based as LAPACK's */
+mt_status mt_linalg_lu_factor_ex(mt_tensor *a, int pivot, int check_errors, mt_tensor **LU, mt_tensor **pivots,
+                                 mt_tensor **info);
+mt_status mt_linalg_lu_solve(mt_tensor *LU, mt_tensor *pivots, mt_tensor *b, int left, int adjoint,
+                             mt_tensor **result);
+/* A X = B (left) or X A = B; B a (batch of) vector(s) under PyTorch's rule, or matrices */
+mt_status mt_linalg_solve_ex(mt_tensor *a, mt_tensor *b, int left, int check_errors, mt_tensor **result,
+                             mt_tensor **info);
+mt_status mt_linalg_solve_triangular(mt_tensor *a, mt_tensor *b, int upper, int left, int unitriangular,
+                                     mt_tensor **result);
+mt_status mt_linalg_inv_ex(mt_tensor *a, int check_errors, mt_tensor **inverse, mt_tensor **info);
+mt_status mt_linalg_det(mt_tensor *a, mt_tensor **result);
+mt_status mt_linalg_slogdet(mt_tensor *a, mt_tensor **sign, mt_tensor **logabsdet);
+/* eigenvalues ascending; eigenvectors only when compute_v */
+mt_status mt_linalg_eigh(mt_tensor *a, int upper, int compute_v, mt_tensor **eigenvalues, mt_tensor **eigenvectors);
+/* singular values descending; without compute_uv, U and Vh are empty tensors */
+mt_status mt_linalg_svd(mt_tensor *a, int full_matrices, int compute_uv, mt_tensor **U, mt_tensor **S,
+                        mt_tensor **Vh);
+enum mt_qr_mode {
+    MT_QR_REDUCED = 0,
+    MT_QR_COMPLETE = 1,
+    MT_QR_R = 2 /* R only: Q is an empty tensor */
+};
+mt_status mt_linalg_qr(mt_tensor *a, int mode, mt_tensor **Q, mt_tensor **R);
 
 /* ---- NN kernels (kernels/cpu/softmax.c norm.c activation.c embedding.c dropout.c
  *      attention.c; their autograd in autograd/formulas_nn.c) ------------------- */

@@ -293,7 +293,53 @@ OPS = {
                         gg=True),
     "kl_div": Op(lambda L, a, b: L.nn.functional.kl_div(a, b, reduction="batchmean"), (2, 3), (2, 3), kind="prob",
                  gg=True),
+    # ---- LAPACK factorisations (SPD / well-conditioned inputs built from the leaves; eigenvectors and
+    # singular vectors normalised to a sign so both libraries' LAPACKs give the same ones)
+    "cholesky": Op(lambda L, x: L.linalg.cholesky(spd(L, x)), (3, 3), gg=True),
+    "cholesky_upper": Op(lambda L, x: L.linalg.cholesky_ex(spd(L, x), upper=True).L, (2, 3, 3), gg=True),
+    "inv": Op(lambda L, x: L.linalg.inv(x + 3 * L.eye(3, dtype=L.float64)), (2, 3, 3), gg=True),
+    "det": Op(lambda L, x: L.linalg.det(x), (2, 3, 3), gg=True),
+    "slogdet": Op(lambda L, x: L.linalg.slogdet(x), (3, 3), gg=True),
+    "logdet": Op(lambda L, x: L.logdet(spd(L, x)), (3, 3), gg=True),
+    "solve": Op(lambda L, a, b: L.linalg.solve(a + 3 * L.eye(3, dtype=L.float64), b), (3, 3), (3, 2),
+                bcast=[(2, 3, 3), (3, 2)], gg=True),
+    "solve_right": Op(lambda L, a, b: L.linalg.solve(a + 3 * L.eye(3, dtype=L.float64), b, left=False), (3, 3),
+                      (2, 3), gg=True),
+    "solve_vector": Op(lambda L, a, b: L.linalg.solve(a + 3 * L.eye(3, dtype=L.float64), b), (2, 3, 3), (2, 3),
+                       gg=True),
+    "solve_triangular": Op(lambda L, a, b: L.linalg.solve_triangular(a + 3 * L.eye(3, dtype=L.float64), b,
+                                                                     upper=True), (3, 3), (3, 2),
+                           bcast=[(2, 3, 3), (3, 2)], gg=True),
+    "solve_triangular_lower_right": Op(lambda L, a, b: L.linalg.solve_triangular(
+        a + 3 * L.eye(3, dtype=L.float64), b, upper=False, left=False), (3, 3), (2, 3), gg=True),
+    "solve_triangular_unit": Op(lambda L, a, b: L.linalg.solve_triangular(a, b, upper=False, unitriangular=True),
+                                (3, 3), (3, 2), gg=True),
+    "eigh": Op(lambda L, x: signed_eigh(L, spd(L, x)), (2, 3, 3), gg=True),
+    "eigvalsh": Op(lambda L, x: L.linalg.eigvalsh(spd(L, x), UPLO="U"), (3, 3), gg=True),
+    "svd": Op(lambda L, x: signed_svd(L, x), (4, 3), gg=True),
+    "svd_wide": Op(lambda L, x: signed_svd(L, x), (2, 3, 4), gg=True),
+    "svd_full_square": Op(lambda L, x: signed_svd(L, x, True), (3, 3), gg=True),
+    "svdvals": Op(lambda L, x: L.linalg.svdvals(x), (4, 3), gg=True),
+    "qr": Op(lambda L, x: L.linalg.qr(x), (4, 3), gg=True),
+    "qr_wide": Op(lambda L, x: L.linalg.qr(x), (2, 3, 4), gg=True),
+    "qr_complete_square": Op(lambda L, x: L.linalg.qr(x, mode="complete"), (3, 3), gg=True),
 }
+
+
+def spd(L, x):
+    """a symmetric positive-definite matrix from any square x"""
+    return x @ x.mT + L.eye(x.shape[-1], dtype=x.dtype)
+
+
+def signed_eigh(L, a):
+    w, v = L.linalg.eigh(a)
+    return w, v * v[..., :1, :].sign()
+
+
+def signed_svd(L, x, full=False):
+    u, s, vh = L.linalg.svd(x, full_matrices=full)
+    d = u[..., :1, :].sign()
+    return u * d, s, vh * d.mT
 
 
 def _setitem(x, v):
@@ -308,6 +354,8 @@ SKIP = {
     "Unique2Backward0": "unique: PyTorch has no derivative either (raises 'not implemented')",
     "UniqueDimBackward0": "unique(dim=): PyTorch has no derivative either",
     "UniqueConsecutiveBackward0": "unique_consecutive: PyTorch has no derivative either",
+    "LinalgLuFactorExBackward0": "lu_factor/lu: recorded, but its derivative is not implemented yet (raises)",
+    "LinalgLuSolveBackward0": "lu_solve: recorded, but its derivative is not implemented yet (raises)",
 }
 
 GG_SKIP = {  # no gradgradcheck (and no second-order comparison with PyTorch), with why

@@ -1,0 +1,699 @@
+/* lapack.c — matrix factorisations on OpenBLAS's LAPACK: cholesky, LU (and the solve, inverse
+ * and determinants built on it), triangular solve, QR, the symmetric eigendecomposition and the
+ * SVD. LAPACK is column-major, so each kernel works on a column-major copy of its input (the
+ * layout PyTorch's linalg results have too) and calls the float32/float64 routine once per
+ * matrix of the batch. Checks and messages are PyTorch 2.13's, op by op; per-matrix failures
+ * come back as LAPACK's info (an int32 tensor) or, when checked, as LinAlgError. These are the
+ * kernels; autograd/formulas_lapack.c records them. */
+#include <cblas.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "../../autograd/formula.h"
+#include "lapack.h"
+
+/* ---- LAPACK (Fortran ABI, 32-bit integers; trailing string lengths) ---------------------- */
+
+void spotrf_(const char *, const int *, float *, const int *, int *, size_t);
+void dpotrf_(const char *, const int *, double *, const int *, int *, size_t);
+void sgetrf_(const int *, const int *, float *, const int *, int *, int *);
+void dgetrf_(const int *, const int *, double *, const int *, int *, int *);
+void sgetrs_(const char *, const int *, const int *, const float *, const int *, const int *, float *, const int *,
+             int *, size_t);
+void dgetrs_(const char *, const int *, const int *, const double *, const int *, const int *, double *, const int *,
+             int *, size_t);
+void sgetri_(const int *, float *, const int *, const int *, float *, const int *, int *);
+void dgetri_(const int *, double *, const int *, const int *, double *, const int *, int *);
+void sgeqrf_(const int *, const int *, float *, const int *, float *, float *, const int *, int *);
+void dgeqrf_(const int *, const int *, double *, const int *, double *, double *, const int *, int *);
+void sorgqr_(const int *, const int *, const int *, float *, const int *, const float *, float *, const int *, int *);
+void dorgqr_(const int *, const int *, const int *, double *, const int *, const double *, double *, const int *,
+             int *);
+void ssyevd_(const char *, const char *, const int *, float *, const int *, float *, float *, const int *, int *,
+             const int *, int *, size_t, size_t);
+void dsyevd_(const char *, const char *, const int *, double *, const int *, double *, double *, const int *, int *,
+             const int *, int *, size_t, size_t);
+void sgesdd_(const char *, const int *, const int *, float *, const int *, float *, float *, const int *, float *,
+             const int *, float *, const int *, int *, int *, size_t);
+void dgesdd_(const char *, const int *, const int *, double *, const int *, double *, double *, const int *, double *,
+             const int *, double *, const int *, int *, int *, size_t);
+
+/* ---- checks ------------------------------------------------------------------------------- */
+
+mt_status mt__lapack_check(const mt_lapack_check *c, mt_tensor *a) {
+    if (a->ndim < 2) {
+        if (c->lu_dims)
+            return mt__error(MT_ERR_RUNTIME, "%s: Expected tensor with 2 or more dimensions. Got size: [%lld] instead",
+                             c->lu_dims, (long long)(a->ndim ? a->sizes[0] : 1));
+        return mt__error(MT_ERR_RUNTIME, "%s: The input tensor %s must have at least 2 dimensions.", c->name,
+                         c->arg ? c->arg : "A");
+    }
+    int64_t m = a->sizes[a->ndim - 2], n = a->sizes[a->ndim - 1];
+    if (c->square && m != n)
+        return mt__error(MT_ERR_RUNTIME, "%s: A must be batches of square matrices, but they are %lld by %lld matrices",
+                         c->name, (long long)m, (long long)n);
+    if (c->float_check && !mt__is_float(a->dtype))
+        return mt__error(MT_ERR_RUNTIME, "%s: Expected a floating point or complex tensor as input. Got %s", c->name,
+                         mt_dtype_names[a->dtype]);
+    if (c->low_precision && (a->dtype == MT_F16 || a->dtype == MT_BF16))
+        return mt__error(MT_ERR_RUNTIME, "%s: Low precision dtypes not supported. Got %s", c->name,
+                         mt_dtype_names[a->dtype]);
+    if (a->dtype != MT_F32 && a->dtype != MT_F64)
+        return mt__error(MT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", c->kernel,
+                         mt_dtype_names[a->dtype]);
+    if (m > INT_MAX || n > INT_MAX || m * n > INT_MAX)
+        return mt__error(MT_ERR_RUNTIME, "%s: matrices of %lld by %lld are too large for LAPACK's 32-bit indices",
+                         c->name, (long long)m, (long long)n);
+    return MT_OK;
+}
+
+/* "name: (Batch element i): <what>" when the input is batched, else "name: <what>" */
+__attribute__((format(printf, 5, 6))) static mt_status failed(int kind, const char *name, const mt_tensor *a,
+                                                               int64_t i, const char *fmt, ...) {
+    char what[320];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (a->ndim > 2) return mt__error(kind, "%s: (Batch element %lld): %s", name, (long long)i, what);
+    return mt__error(kind, "%s: %s", name, what);
+}
+
+/* ---- column-major batches ------------------------------------------------------------------- */
+
+/* strides of a batch of column-major matrices, batches contiguous (PyTorch's linalg result layout) */
+static void colmajor_strides(int nd, const int64_t *sz, int64_t *st) {
+    int64_t acc = 1;
+    st[nd - 2] = 1;
+    acc *= sz[nd - 2] > 1 ? sz[nd - 2] : 1;
+    st[nd - 1] = acc;
+    acc *= sz[nd - 1] > 1 ? sz[nd - 1] : 1;
+    for (int d = nd - 3; d >= 0; d--) {
+        st[d] = acc;
+        acc *= sz[d] > 1 ? sz[d] : 1;
+    }
+}
+
+mt_status mt__colmajor_empty(int nd, const int64_t *sz, int dtype, int device, mt_tensor **out) {
+    int64_t st[MT_MAX_DIMS];
+    colmajor_strides(nd, sz, st);
+    return mt__alloc(nd, sz, st, dtype, device, out);
+}
+
+/* a copy of a broadcast to sizes (nd dims), column-major; on meta only the header */
+static mt_status colmajor_copy(mt_tensor *a, int nd, const int64_t *sz, mt_tensor **out) {
+    MT_TRY(mt__colmajor_empty(nd, sz, a->dtype, a->device, out));
+    if (a->device == MT_META) return MT_OK;
+    mt_status st = mt__impl_copy_(*out, a);
+    if (st) MT_DROP(*out);
+    return st;
+}
+
+static mt_status new_tensor(int nd, const int64_t *sz, int dtype, int device, mt_tensor **out) {
+    return mt__alloc(nd, sz, NULL, dtype, device, out);
+}
+
+static int64_t batch_count(int nd, const int64_t *sz) { return mt__numel(nd - 2, sz); }
+
+static char *mat(mt_tensor *w, int64_t i) {
+    int64_t m = w->sizes[w->ndim - 2], n = w->sizes[w->ndim - 1];
+    return mt__data(w) + i * m * n * (int64_t)mt_dtype_itemsize(w->dtype);
+}
+
+/* zero the triangle of a column-major n x n matrix that a factor leaves untouched */
+static void zero_triangle(int dt, char *p, int64_t n, int keep_upper) {
+    for (int64_t c = 0; c < n; c++)
+        for (int64_t r = 0; r < n; r++)
+            if (keep_upper ? r > c : r < c) {
+                if (dt == MT_F32) ((float *)p)[c * n + r] = 0;
+                else ((double *)p)[c * n + r] = 0;
+            }
+}
+
+static double get(int dt, const char *p, int64_t i) { return dt == MT_F32 ? ((const float *)p)[i] : ((const double *)p)[i]; }
+static void put(int dt, char *p, int64_t i, double v) {
+    if (dt == MT_F32) ((float *)p)[i] = (float)v;
+    else ((double *)p)[i] = v;
+}
+
+/* ---- cholesky --------------------------------------------------------------------------------- */
+
+static const mt_lapack_check CHOLESKY = {"linalg.cholesky", "cholesky_cpu", .square = 1, .float_check = 1};
+
+mt_status mt__impl_linalg_cholesky_ex(mt_tensor *a, int upper, int check_errors, mt_tensor **L, mt_tensor **info) {
+    MT_TRY(mt__lapack_check(&CHOLESKY, a));
+    int nd = a->ndim, n = (int)a->sizes[nd - 1], lda = n > 1 ? n : 1;
+    mt_tensor *w = NULL, *inf = NULL;
+    mt_status st = colmajor_copy(a, nd, a->sizes, &w);
+    if (!st) st = new_tensor(nd - 2, a->sizes, MT_I32, a->device, &inf);
+    if (st || a->device == MT_META) goto done;
+    int64_t nb = batch_count(nd, a->sizes), bad = -1;
+    int32_t *ip = (int32_t *)mt__data(inf);
+    char uplo = upper ? 'U' : 'L';
+    for (int64_t i = 0; i < nb; i++) {
+        int r = 0;
+        if (n) {
+            if (a->dtype == MT_F32) spotrf_(&uplo, &n, (float *)mat(w, i), &lda, &r, 1);
+            else dpotrf_(&uplo, &n, (double *)mat(w, i), &lda, &r, 1);
+            zero_triangle(a->dtype, mat(w, i), n, upper);
+        }
+        ip[i] = r;
+        if (r > 0 && bad < 0) bad = i;
+    }
+    if (check_errors && bad >= 0)
+        st = failed(MT_ERR_LINALG, "linalg.cholesky", a, bad,
+                    "The factorization could not be completed because the input is not positive-definite (the "
+                    "leading minor of order %d is not positive-definite).", ip[bad]);
+done:
+    if (st) { MT_DROP(w); MT_DROP(inf); return st; }
+    *L = w;
+    *info = inf;
+    return MT_OK;
+}
+
+/* ---- LU ------------------------------------------------------------------------------------------ */
+
+static const mt_lapack_check LU = {"torch.linalg.lu_factor", "lu_cpu", .lu_dims = "torch.lu_factor"};
+
+/* LU with partial pivoting of every matrix of w (column-major, in place); pivots [batch, min(m,n)] int32
+ * (1-based, LAPACK's), info [batch] */
+static void getrf_batch(mt_tensor *w, int32_t *piv, int32_t *info) {
+    int nd = w->ndim, m = (int)w->sizes[nd - 2], n = (int)w->sizes[nd - 1], lda = m > 1 ? m : 1, k = m < n ? m : n;
+    int64_t nb = batch_count(nd, w->sizes);
+    for (int64_t i = 0; i < nb; i++) {
+        int r = 0;
+        if (k) {
+            if (w->dtype == MT_F32) sgetrf_(&m, &n, (float *)mat(w, i), &lda, piv + i * k, &r);
+            else dgetrf_(&m, &n, (double *)mat(w, i), &lda, piv + i * k, &r);
+        }
+        info[i] = r;
+    }
+}
+
+mt_status mt__impl_linalg_lu_factor_ex(mt_tensor *a, int pivot, int check_errors, mt_tensor **LU_, mt_tensor **pivots,
+                                       mt_tensor **info) {
+    MT_TRY(mt__lapack_check(&LU, a));
+    if (!pivot) return mt__error(MT_ERR_RUNTIME, "linalg.lu_factor: LU without pivoting is not implemented on the CPU");
+    int nd = a->ndim;
+    int64_t m = a->sizes[nd - 2], n = a->sizes[nd - 1], psz[MT_MAX_DIMS];
+    memcpy(psz, a->sizes, sizeof psz);
+    psz[nd - 2] = m < n ? m : n;
+    mt_tensor *w = NULL, *piv = NULL, *inf = NULL;
+    mt_status st = colmajor_copy(a, nd, a->sizes, &w);
+    if (!st) st = new_tensor(nd - 1, psz, MT_I32, a->device, &piv);
+    if (!st) st = new_tensor(nd - 2, a->sizes, MT_I32, a->device, &inf);
+    if (st || a->device == MT_META) goto done;
+    int32_t *ip = (int32_t *)mt__data(inf);
+    getrf_batch(w, (int32_t *)mt__data(piv), ip);
+    int64_t nb = batch_count(nd, a->sizes);
+    for (int64_t i = 0; check_errors && i < nb; i++)
+        if (ip[i] > 0) {
+            st = failed(MT_ERR_RUNTIME, LU.name, a, i,
+                        "U[%d,%d] is zero and using it on lu_solve would result in a division by zero. If you "
+                        "still want to perform the factorization, consider calling linalg.lu(A, pivot) or "
+                        "linalg.lu_factor_ex(A, pivot)", ip[i], ip[i]);
+            break;
+        }
+done:
+    if (st) { MT_DROP(w); MT_DROP(piv); MT_DROP(inf); return st; }
+    *LU_ = w;
+    *pivots = piv;
+    *info = inf;
+    return MT_OK;
+}
+
+/* The batch shape of A and B broadcast, with A's and B's matrix dims appended into sa / sb. */
+static mt_status broadcast_batch(mt_tensor *a, mt_tensor *b, int *nd, int64_t *sa, int64_t *sb) {
+    int na = a->ndim - 2, nb = b->ndim - 2, n = na > nb ? na : nb;
+    for (int i = 0; i < n; i++) {
+        int64_t x = i < n - na ? 1 : a->sizes[i - (n - na)], y = i < n - nb ? 1 : b->sizes[i - (n - nb)];
+        if (x != y && x != 1 && y != 1)
+            return mt__error(MT_ERR_RUNTIME,
+                             "The size of tensor a (%lld) must match the size of tensor b (%lld) at non-singleton "
+                             "dimension %d", (long long)y, (long long)x, i); /* B first, as PyTorch */
+        sa[i] = sb[i] = x == 1 ? y : x;
+    }
+    sa[n] = a->sizes[a->ndim - 2], sa[n + 1] = a->sizes[a->ndim - 1];
+    sb[n] = b->sizes[b->ndim - 2], sb[n + 1] = b->sizes[b->ndim - 1];
+    *nd = n + 2;
+    return MT_OK;
+}
+
+/* X = op(A)^-1 B for every matrix: lu, piv from getrf_batch, x column-major (overwritten) */
+static void getrs_batch(mt_tensor *lu, const int32_t *piv, mt_tensor *x, int transpose) {
+    int nd = x->ndim, n = (int)x->sizes[nd - 2], k = (int)x->sizes[nd - 1], ld = n > 1 ? n : 1;
+    int64_t nb = batch_count(nd, x->sizes);
+    char tr = transpose ? 'T' : 'N';
+    for (int64_t i = 0; i < nb && n && k; i++) {
+        int r = 0;
+        if (x->dtype == MT_F32)
+            sgetrs_(&tr, &n, &k, (const float *)mat(lu, i), &ld, piv + i * n, (float *)mat(x, i), &ld, &r, 1);
+        else
+            dgetrs_(&tr, &n, &k, (const double *)mat(lu, i), &ld, piv + i * n, (double *)mat(x, i), &ld, &r, 1);
+    }
+}
+
+static const mt_lapack_check SOLVE = {"linalg.solve", "lu_cpu", .square = 1, .float_check = 1};
+
+/* PyTorch's linalg_solve_is_vector_rhs */
+int mt__solve_vector_rhs(mt_tensor *a, mt_tensor *b) {
+    return b->ndim == 1 ||
+           (b->ndim == a->ndim - 1 && !memcmp(b->sizes, a->sizes, (size_t)b->ndim * sizeof(int64_t)));
+}
+
+static mt_status incompatible(const char *name, int left, mt_tensor *a, mt_tensor *b) {
+    int nb = b->ndim;
+    return mt__error(MT_ERR_RUNTIME, "%s: Incompatible shapes of A and B for the equation %s (%lldx%lld and %lldx%lld)",
+                     name, left ? "AX = B" : "XA = B", (long long)a->sizes[a->ndim - 2],
+                     (long long)a->sizes[a->ndim - 1], (long long)b->sizes[nb - 2], (long long)b->sizes[nb - 1]);
+}
+
+static mt_status dtype_mismatch(const char *name, mt_tensor *a, mt_tensor *b) {
+    return mt__error(MT_ERR_RUNTIME,
+                     "%s: Expected A and B to have the same dtype, but found A of type %s and B of type %s instead",
+                     name, mt_dtype_names[a->dtype], mt_dtype_names[b->dtype]);
+}
+
+/* solve A X = B (left) or X A = B; B a vector or a batch of matrices (PyTorch's vector rule) */
+mt_status mt__impl_linalg_solve_ex(mt_tensor *a, mt_tensor *b, int left, int check_errors, mt_tensor **result,
+                                   mt_tensor **info) {
+    MT_TRY(mt__lapack_check(&SOLVE, a));
+    if (a->dtype != b->dtype) return dtype_mismatch("linalg.solve", a, b);
+    int vec = mt__solve_vector_rhs(a, b);
+    mt_tensor *b2 = NULL, *lu = NULL, *piv = NULL, *inf = NULL, *x = NULL, *r = NULL;
+    mt_status st = vec ? mt__impl_unsqueeze(b, left ? -1 : -2, &b2) : (mt_tensor_retain(b), b2 = b, MT_OK);
+    if (st) return st;
+    int nd = 0;
+    int64_t n = a->sizes[a->ndim - 1], sa[MT_MAX_DIMS], sb[MT_MAX_DIMS], psz[MT_MAX_DIMS];
+    if (b2->ndim < 2 || b2->sizes[b2->ndim - (left ? 2 : 1)] != n) { st = incompatible("linalg.solve", left, a, b2); goto done; }
+    if ((st = broadcast_batch(a, b2, &nd, sa, sb))) goto done;
+    /* X A = B is A^T X^T = B^T: solve with the transposed LU on B^T */
+    if (!left) {
+        int64_t t = sb[nd - 2]; sb[nd - 2] = sb[nd - 1]; sb[nd - 1] = t;
+    }
+    memcpy(psz, sa, sizeof psz);
+    if ((st = colmajor_copy(a, nd, sa, &lu))) goto done;
+    if ((st = new_tensor(nd - 1, psz, MT_I32, a->device, &piv))) goto done;
+    if ((st = new_tensor(nd - 2, sa, MT_I32, a->device, &inf))) goto done;
+    if (left) st = colmajor_copy(b2, nd, sb, &x);
+    else {
+        mt_tensor *bt = NULL;
+        st = mt__impl_transpose(b2, -2, -1, &bt);
+        if (!st) st = colmajor_copy(bt, nd, sb, &x);
+        mt_tensor_release(bt);
+    }
+    if (st) goto done;
+    if (a->device != MT_META) {
+        int32_t *ip = (int32_t *)mt__data(inf);
+        getrf_batch(lu, (int32_t *)mt__data(piv), ip);
+        getrs_batch(lu, (int32_t *)mt__data(piv), x, !left);
+        int64_t nbat = batch_count(nd, sa);
+        for (int64_t i = 0; check_errors && i < nbat; i++)
+            if (ip[i] > 0) {
+                st = failed(MT_ERR_LINALG, "torch.linalg.solve", a, i,
+                            "The solver failed because the input matrix is singular.");
+                goto done;
+            }
+    }
+    st = left ? (mt_tensor_retain(x), r = x, MT_OK) : mt__impl_transpose(x, -2, -1, &r);
+    if (!st && vec) {
+        mt_tensor *s = NULL;
+        st = mt__impl_squeeze(r, 1, (int64_t[]){left ? -1 : -2}, &s);
+        mt_tensor_release(r);
+        r = s;
+    }
+done:
+    mt_tensor_release(b2); mt_tensor_release(lu); mt_tensor_release(piv); mt_tensor_release(x);
+    if (st) { mt_tensor_release(inf); mt_tensor_release(r); return st; }
+    *result = r;
+    *info = inf;
+    return MT_OK;
+}
+
+static const mt_lapack_check LU_SOLVE = {"torch.linalg.lu_solve", "linalg.lu_solve_cpu", .square = 1, .float_check = 1};
+
+/* linalg.lu_solve: X from lu_factor's LU and pivots; adjoint solves A^H X = B */
+mt_status mt__impl_linalg_lu_solve(mt_tensor *LU_, mt_tensor *pivots, mt_tensor *b, int left, int adjoint,
+                                   mt_tensor **result) {
+    MT_TRY(mt__lapack_check(&LU_SOLVE, LU_));
+    if (b->ndim < 2)
+        return mt__error(MT_ERR_RUNTIME, "torch.linalg.lu_solve: The input tensor B must have at least 2 dimensions.");
+    if (LU_->dtype != b->dtype) return dtype_mismatch("linalg.lu_solve", LU_, b);
+    if (pivots->dtype != MT_I32)
+        return mt__error(MT_ERR_RUNTIME, "linalg.lu_solve: pivots should be a Tensor of scalar type int32");
+    int64_t n = LU_->sizes[LU_->ndim - 1];
+    if (b->sizes[b->ndim - (left ? 2 : 1)] != n) return incompatible("linalg.lu_solve", left, LU_, b);
+    if (pivots->ndim != LU_->ndim - 1 || pivots->sizes[pivots->ndim - 1] != n ||
+        memcmp(pivots->sizes, LU_->sizes, (size_t)(LU_->ndim - 2) * sizeof(int64_t)))
+        return mt__error(MT_ERR_RUNTIME, "linalg.lu_solve: Expected LU.shape[:-1] and pivots.shape to be the same");
+    int nd = 0;
+    int64_t sa[MT_MAX_DIMS], sb[MT_MAX_DIMS], psz[MT_MAX_DIMS];
+    MT_TRY(broadcast_batch(LU_, b, &nd, sa, sb));
+    if (!left) { int64_t t = sb[nd - 2]; sb[nd - 2] = sb[nd - 1]; sb[nd - 1] = t; }
+    memcpy(psz, sa, sizeof psz);
+    mt_tensor *lu = NULL, *piv = NULL, *x = NULL, *bt = NULL;
+    mt_status st = colmajor_copy(LU_, nd, sa, &lu);
+    if (!st) st = new_tensor(nd - 1, psz, MT_I32, LU_->device, &piv);
+    if (!st && LU_->device != MT_META) st = mt__impl_copy_(piv, pivots);
+    if (!st) st = left ? (mt_tensor_retain(b), bt = b, MT_OK) : mt__impl_transpose(b, -2, -1, &bt);
+    if (!st) st = colmajor_copy(bt, nd, sb, &x);
+    if (!st && LU_->device != MT_META) {
+        const int32_t *p = (const int32_t *)mt__data(piv);
+        for (int64_t i = 0; i < mt_tensor_numel(piv); i++)
+            if (p[i] < 1 || p[i] > n) { st = mt__error(MT_ERR_RUNTIME, "linalg.lu_solve: pivots out of range"); break; }
+        /* left: A or A^T; right: X A = B is A^T X^T = B^T (flipped) */
+        if (!st) getrs_batch(lu, p, x, left ? adjoint : !adjoint);
+    }
+    if (!st) st = left ? (mt_tensor_retain(x), *result = x, MT_OK) : mt__impl_transpose(x, -2, -1, result);
+    mt_tensor_release(lu); mt_tensor_release(piv); mt_tensor_release(x); mt_tensor_release(bt);
+    return st;
+}
+
+/* ---- inverse, determinants ------------------------------------------------------------------------ */
+
+static const mt_lapack_check INV = {"linalg.inv", "lu_cpu", .square = 1, .float_check = 1, .low_precision = 1};
+
+mt_status mt__impl_linalg_inv_ex(mt_tensor *a, int check_errors, mt_tensor **inverse, mt_tensor **info) {
+    MT_TRY(mt__lapack_check(&INV, a));
+    int nd = a->ndim, n = (int)a->sizes[nd - 1], ld = n > 1 ? n : 1;
+    int64_t psz[MT_MAX_DIMS];
+    memcpy(psz, a->sizes, sizeof psz);
+    mt_tensor *w = NULL, *piv = NULL, *inf = NULL;
+    mt_status st = colmajor_copy(a, nd, a->sizes, &w);
+    if (!st) st = new_tensor(nd - 1, psz, MT_I32, a->device, &piv);
+    if (!st) st = new_tensor(nd - 2, a->sizes, MT_I32, a->device, &inf);
+    if (st || a->device == MT_META) goto done;
+    int32_t *ip = (int32_t *)mt__data(inf), *pp = (int32_t *)mt__data(piv);
+    getrf_batch(w, pp, ip);
+    int64_t nb = batch_count(nd, a->sizes), bad = -1;
+    int lwork = n * 64 > 1 ? n * 64 : 1;
+    void *work = n ? malloc((size_t)lwork * (size_t)mt_dtype_itemsize(a->dtype)) : NULL;
+    if (n && !work) { st = mt__error(MT_ERR_OOM, "linalg.inv: out of memory for the workspace"); goto done; }
+    for (int64_t i = 0; i < nb && n; i++) {
+        if (ip[i] > 0) {
+            if (bad < 0) bad = i;
+            continue;
+        }
+        int r = 0;
+        if (a->dtype == MT_F32) sgetri_(&n, (float *)mat(w, i), &ld, pp + i * n, (float *)work, &lwork, &r);
+        else dgetri_(&n, (double *)mat(w, i), &ld, pp + i * n, (double *)work, &lwork, &r);
+    }
+    free(work);
+    if (check_errors && bad >= 0)
+        st = failed(MT_ERR_LINALG, "linalg.inv", a, bad,
+                    "The diagonal element %d is zero, the inversion could not be completed because the input "
+                    "matrix is singular.", ip[bad]);
+done:
+    mt_tensor_release(piv);
+    if (st) { MT_DROP(w); MT_DROP(inf); return st; }
+    *inverse = w;
+    *info = inf;
+    return MT_OK;
+}
+
+static const mt_lapack_check DET = {"linalg.det", "lu_cpu", .square = 1, .float_check = 1};
+static const mt_lapack_check SLOGDET = {"linalg.slogdet", "lu_cpu", .square = 1, .float_check = 1, .low_precision = 1};
+
+/* det (logabs == NULL) or slogdet's sign and log|det| of every matrix, from its LU */
+static mt_status determinants(const mt_lapack_check *c, mt_tensor *a, mt_tensor **det, mt_tensor **logabs) {
+    MT_TRY(mt__lapack_check(c, a));
+    int nd = a->ndim;
+    int64_t n = a->sizes[nd - 1], psz[MT_MAX_DIMS];
+    memcpy(psz, a->sizes, sizeof psz);
+    mt_tensor *w = NULL, *piv = NULL, *inf = NULL, *d = NULL, *l = NULL;
+    mt_status st = colmajor_copy(a, nd, a->sizes, &w);
+    if (!st) st = new_tensor(nd - 1, psz, MT_I32, a->device, &piv);
+    if (!st) st = new_tensor(nd - 2, a->sizes, MT_I32, a->device, &inf);
+    if (!st) st = new_tensor(nd - 2, a->sizes, a->dtype, a->device, &d);
+    if (!st && logabs) st = new_tensor(nd - 2, a->sizes, a->dtype, a->device, &l);
+    if (st || a->device == MT_META) goto done;
+    getrf_batch(w, (int32_t *)mt__data(piv), (int32_t *)mt__data(inf));
+    int64_t nb = batch_count(nd, a->sizes);
+    const int32_t *pp = (const int32_t *)mt__data(piv);
+    for (int64_t i = 0; i < nb; i++) {
+        const char *p = mat(w, i);
+        double prod = 1, sign = 1, logsum = 0;
+        for (int64_t j = 0; j < n; j++) {
+            double u = get(a->dtype, p, j * n + j);
+            if (pp[i * n + j] != j + 1) sign = -sign;
+            if (logabs) {
+                sign = u < 0 ? -sign : u == 0 ? 0 : sign;
+                logsum += log(fabs(u));
+            } else {
+                prod *= u;
+            }
+        }
+        if (logabs) {
+            put(a->dtype, mt__data(d), i, isnan(logsum) ? NAN : sign);
+            put(a->dtype, mt__data(l), i, logsum);
+        } else {
+            put(a->dtype, mt__data(d), i, sign * prod);
+        }
+    }
+done:
+    mt_tensor_release(w); mt_tensor_release(piv); mt_tensor_release(inf);
+    if (st) { mt_tensor_release(d); mt_tensor_release(l); return st; }
+    *det = d;
+    if (logabs) *logabs = l;
+    return MT_OK;
+}
+
+mt_status mt__impl_linalg_det(mt_tensor *a, mt_tensor **result) { return determinants(&DET, a, result, NULL); }
+mt_status mt__impl_linalg_slogdet(mt_tensor *a, mt_tensor **sign, mt_tensor **logabsdet) {
+    return determinants(&SLOGDET, a, sign, logabsdet);
+}
+
+/* ---- triangular solve (BLAS trsm) ------------------------------------------------------------------ */
+
+static const mt_lapack_check TRI = {"linalg.solve_triangular", "triangular_solve_cpu", .square = 1};
+
+mt_status mt__impl_linalg_solve_triangular(mt_tensor *a, mt_tensor *b, int upper, int left, int unitriangular,
+                                           mt_tensor **result) {
+    if (a->ndim < 2) return mt__lapack_check(&TRI, a);
+    if (b->ndim < 2)
+        return mt__error(MT_ERR_RUNTIME, "linalg.solve_triangular: The input tensor B must have at least 2 dimensions.");
+    MT_TRY(mt__lapack_check(&TRI, a));
+    if (b->dtype != MT_F32 && b->dtype != MT_F64)
+        return mt__error(MT_ERR_NOT_IMPLEMENTED, "\"triangular_solve_cpu\" not implemented for '%s'",
+                         mt_dtype_names[b->dtype]);
+    int64_t n = a->sizes[a->ndim - 1];
+    if (b->sizes[b->ndim - (left ? 2 : 1)] != n) return incompatible("linalg.solve_triangular", left, a, b);
+    int nd = 0;
+    int64_t sa[MT_MAX_DIMS], sb[MT_MAX_DIMS];
+    MT_TRY(broadcast_batch(a, b, &nd, sa, sb));
+    /* PyTorch computes in A's dtype */
+    mt_tensor *w = NULL, *x = NULL;
+    mt_status st = colmajor_copy(a, nd, sa, &w);
+    if (!st) st = mt__colmajor_empty(nd, sb, a->dtype, a->device, &x);
+    if (!st && a->device != MT_META) st = mt__impl_copy_(x, b);
+    if (!st && a->device != MT_META) {
+        int m = (int)sb[nd - 2], k = (int)sb[nd - 1], lda = n > 1 ? (int)n : 1, ldb = m > 1 ? m : 1;
+        int64_t nb = batch_count(nd, sb);
+        for (int64_t i = 0; i < nb && m && k; i++) {
+            if (a->dtype == MT_F32)
+                cblas_strsm(CblasColMajor, left ? CblasLeft : CblasRight, upper ? CblasUpper : CblasLower, CblasNoTrans,
+                            unitriangular ? CblasUnit : CblasNonUnit, m, k, 1.0f, (const float *)mat(w, i), lda,
+                            (float *)mat(x, i), ldb);
+            else
+                cblas_dtrsm(CblasColMajor, left ? CblasLeft : CblasRight, upper ? CblasUpper : CblasLower, CblasNoTrans,
+                            unitriangular ? CblasUnit : CblasNonUnit, m, k, 1.0, (const double *)mat(w, i), lda,
+                            (double *)mat(x, i), ldb);
+        }
+    }
+    mt_tensor_release(w);
+    if (st) { mt_tensor_release(x); return st; }
+    *result = x;
+    return MT_OK;
+}
+
+/* ---- symmetric eigendecomposition -------------------------------------------------------------------- */
+
+static const mt_lapack_check EIGH = {"linalg.eigh", "linalg_eigh_cpu", .square = 1};
+
+mt_status mt__impl_linalg_eigh(mt_tensor *a, int upper, int compute_v, mt_tensor **values, mt_tensor **vectors) {
+    MT_TRY(mt__lapack_check(&EIGH, a));
+    int nd = a->ndim, n = (int)a->sizes[nd - 1], ld = n > 1 ? n : 1, isz = mt_dtype_itemsize(a->dtype);
+    mt_tensor *w = NULL, *ev = NULL;
+    mt_status st = colmajor_copy(a, nd, a->sizes, &w);
+    if (!st) st = new_tensor(nd - 1, a->sizes, a->dtype, a->device, &ev);
+    if (st || a->device == MT_META || !n) goto done;
+    char jobz = compute_v ? 'V' : 'N', uplo = upper ? 'U' : 'L';
+    int lwork = -1, liwork = -1, r = 0, iq = 0;
+    double wq = 0;
+    /* workspace query */
+    if (a->dtype == MT_F32) {
+        float fq = 0;
+        ssyevd_(&jobz, &uplo, &n, (float *)mat(w, 0), &ld, (float *)mt__data(ev), &fq, &lwork, &iq, &liwork, &r, 1, 1);
+        wq = fq;
+    } else {
+        dsyevd_(&jobz, &uplo, &n, (double *)mat(w, 0), &ld, (double *)mt__data(ev), &wq, &lwork, &iq, &liwork, &r, 1, 1);
+    }
+    lwork = (int)wq + 1, liwork = iq > 1 ? iq : 1;
+    void *work = malloc((size_t)lwork * isz);
+    int *iwork = malloc((size_t)liwork * sizeof(int));
+    int64_t nb = batch_count(nd, a->sizes);
+    if (!work || !iwork) st = mt__error(MT_ERR_OOM, "linalg.eigh: out of memory for the workspace");
+    for (int64_t i = 0; !st && i < nb; i++) {
+        char *vals = mt__data(ev) + i * n * isz;
+        if (a->dtype == MT_F32)
+            ssyevd_(&jobz, &uplo, &n, (float *)mat(w, i), &ld, (float *)vals, work, &lwork, iwork, &liwork, &r, 1, 1);
+        else
+            dsyevd_(&jobz, &uplo, &n, (double *)mat(w, i), &ld, (double *)vals, work, &lwork, iwork, &liwork, &r, 1, 1);
+        if (r > 0)
+            st = failed(MT_ERR_LINALG, "linalg.eigh", a, i,
+                        "The algorithm failed to converge because the input matrix is ill-conditioned or has too "
+                        "many repeated eigenvalues (error code: %d).", r);
+    }
+    free(work);
+    free(iwork);
+done:
+    if (st) { MT_DROP(w); MT_DROP(ev); return st; }
+    *values = ev;
+    if (compute_v) *vectors = w;
+    else mt_tensor_release(w);
+    return MT_OK;
+}
+
+/* ---- SVD ------------------------------------------------------------------------------------------------ */
+
+static const mt_lapack_check SVD = {"linalg.svd", "linalg_svd_cpu", .float_check = 1};
+
+static void set_eye(int dt, char *p, int64_t rows, int64_t cols) {
+    for (int64_t c = 0; c < cols; c++)
+        for (int64_t r = 0; r < rows; r++) put(dt, p, c * rows + r, r == c);
+}
+
+mt_status mt__impl_linalg_svd(mt_tensor *a, int full_matrices, int compute_uv, mt_tensor **U, mt_tensor **S,
+                              mt_tensor **Vh) {
+    MT_TRY(mt__lapack_check(&SVD, a));
+    int nd = a->ndim, m = (int)a->sizes[nd - 2], n = (int)a->sizes[nd - 1], k = m < n ? m : n;
+    int isz = mt_dtype_itemsize(a->dtype), full = compute_uv && full_matrices;
+    int ucols = full ? m : k, vrows = full ? n : k;
+    int64_t usz[MT_MAX_DIMS], vsz[MT_MAX_DIMS], ssz[MT_MAX_DIMS];
+    memcpy(usz, a->sizes, sizeof usz);
+    memcpy(vsz, a->sizes, sizeof vsz);
+    memcpy(ssz, a->sizes, sizeof ssz);
+    usz[nd - 1] = ucols, vsz[nd - 2] = vrows, ssz[nd - 2] = k;
+    mt_tensor *w = NULL, *u = NULL, *s = NULL, *vh = NULL;
+    mt_status st = colmajor_copy(a, nd, a->sizes, &w);
+    if (!st) st = new_tensor(nd - 1, ssz, a->dtype, a->device, &s);
+    if (!st && compute_uv) st = mt__colmajor_empty(nd, usz, a->dtype, a->device, &u);
+    if (!st && compute_uv) st = mt__colmajor_empty(nd, vsz, a->dtype, a->device, &vh);
+    if (!st && !compute_uv) st = new_tensor(1, (int64_t[]){0}, a->dtype, a->device, &u);
+    if (!st && !compute_uv) st = new_tensor(1, (int64_t[]){0}, a->dtype, a->device, &vh);
+    if (st || a->device == MT_META) goto done;
+    int64_t nb = batch_count(nd, a->sizes);
+    if (!k) { /* an empty matrix: the full factors are identities */
+        for (int64_t i = 0; compute_uv && i < nb; i++) {
+            set_eye(a->dtype, mat(u, i), m, ucols);
+            set_eye(a->dtype, mat(vh, i), vrows, n);
+        }
+        goto done;
+    }
+    char jobz = !compute_uv ? 'N' : full ? 'A' : 'S';
+    int lda = m, ldu = m, ldvt = vrows > 1 ? vrows : 1, lwork = -1, r = 0;
+    int *iwork = malloc((size_t)8 * k * sizeof(int));
+    double wq = 0;
+    float *uq = compute_uv ? (float *)mat(u, 0) : NULL, *vq = compute_uv ? (float *)mat(vh, 0) : NULL;
+    if (a->dtype == MT_F32) {
+        float fq = 0;
+        sgesdd_(&jobz, &m, &n, (float *)mat(w, 0), &lda, (float *)mt__data(s), uq, &ldu, vq, &ldvt, &fq, &lwork, iwork,
+                &r, 1);
+        wq = fq;
+    } else {
+        dgesdd_(&jobz, &m, &n, (double *)mat(w, 0), &lda, (double *)mt__data(s), (double *)uq, &ldu, (double *)vq,
+                &ldvt, &wq, &lwork, iwork, &r, 1);
+    }
+    lwork = (int)wq + 1;
+    void *work = malloc((size_t)lwork * isz);
+    if (!work || !iwork) st = mt__error(MT_ERR_OOM, "linalg.svd: out of memory for the workspace");
+    for (int64_t i = 0; !st && i < nb; i++) {
+        char *sp = mt__data(s) + i * k * isz, *up = compute_uv ? mat(u, i) : NULL, *vp = compute_uv ? mat(vh, i) : NULL;
+        if (a->dtype == MT_F32)
+            sgesdd_(&jobz, &m, &n, (float *)mat(w, i), &lda, (float *)sp, (float *)up, &ldu, (float *)vp, &ldvt, work,
+                    &lwork, iwork, &r, 1);
+        else
+            dgesdd_(&jobz, &m, &n, (double *)mat(w, i), &lda, (double *)sp, (double *)up, &ldu, (double *)vp, &ldvt,
+                    work, &lwork, iwork, &r, 1);
+        if (r > 0)
+            st = failed(MT_ERR_LINALG, "linalg.svd", a, i,
+                        "The algorithm failed to converge because the input matrix is ill-conditioned or has too "
+                        "many repeated singular values (error code: %d).", r);
+    }
+    free(work);
+    free(iwork);
+done:
+    mt_tensor_release(w);
+    if (st) { mt_tensor_release(u); mt_tensor_release(s); mt_tensor_release(vh); return st; }
+    *U = u, *S = s, *Vh = vh;
+    return MT_OK;
+}
+
+/* ---- QR ---------------------------------------------------------------------------------------------------- */
+
+static const mt_lapack_check QR = {"linalg.qr", "geqrf_cpu", .float_check = 1};
+
+/* mode: MT_QR_REDUCED, MT_QR_COMPLETE or MT_QR_R (Q is then an empty tensor) */
+mt_status mt__impl_linalg_qr(mt_tensor *a, int mode, mt_tensor **Q, mt_tensor **R) {
+    MT_TRY(mt__lapack_check(&QR, a));
+    int nd = a->ndim, m = (int)a->sizes[nd - 2], n = (int)a->sizes[nd - 1], k = m < n ? m : n;
+    int isz = mt_dtype_itemsize(a->dtype), qcols = mode == MT_QR_COMPLETE ? m : k;
+    int rrows = mode == MT_QR_COMPLETE ? m : k;
+    int64_t qsz[MT_MAX_DIMS], rsz[MT_MAX_DIMS];
+    memcpy(qsz, a->sizes, sizeof qsz);
+    memcpy(rsz, a->sizes, sizeof rsz);
+    qsz[nd - 1] = qcols, rsz[nd - 2] = rrows;
+    mt_tensor *w = NULL, *q = NULL, *r = NULL;
+    mt_status st = colmajor_copy(a, nd, a->sizes, &w);
+    if (!st) st = mt__colmajor_empty(nd, rsz, a->dtype, a->device, &r);
+    if (!st) st = mode == MT_QR_R ? new_tensor(1, (int64_t[]){0}, a->dtype, a->device, &q)
+                                  : mt__colmajor_empty(nd, qsz, a->dtype, a->device, &q);
+    if (st || a->device == MT_META) goto done;
+    int64_t nb = batch_count(nd, a->sizes);
+    int lda = m > 1 ? m : 1, lwork = -1, info = 0, kk = k > 1 ? k : 1;
+    double wq = 0, wq2 = 0;
+    void *tau = malloc((size_t)kk * isz);
+    /* workspace: the larger of geqrf's and orgqr's queries */
+    if (m && n) {
+        if (a->dtype == MT_F32) {
+            float f1 = 0, f2 = 0;
+            sgeqrf_(&m, &n, (float *)mat(w, 0), &lda, tau, &f1, &lwork, &info);
+            if (mode != MT_QR_R && qcols) sorgqr_(&m, &qcols, &k, (float *)mat(q, 0), &lda, tau, &f2, &lwork, &info);
+            wq = f1, wq2 = f2;
+        } else {
+            dgeqrf_(&m, &n, (double *)mat(w, 0), &lda, tau, &wq, &lwork, &info);
+            if (mode != MT_QR_R && qcols) dorgqr_(&m, &qcols, &k, (double *)mat(q, 0), &lda, tau, &wq2, &lwork, &info);
+        }
+    }
+    lwork = (int)(wq > wq2 ? wq : wq2) + 1;
+    void *work = malloc((size_t)lwork * isz);
+    if (!tau || !work) st = mt__error(MT_ERR_OOM, "linalg.qr: out of memory for the workspace");
+    for (int64_t i = 0; !st && i < nb; i++) {
+        char *wp = mat(w, i), *rp = mat(r, i);
+        if (m && n) {
+            if (a->dtype == MT_F32) sgeqrf_(&m, &n, (float *)wp, &lda, tau, work, &lwork, &info);
+            else dgeqrf_(&m, &n, (double *)wp, &lda, tau, work, &lwork, &info);
+        }
+        for (int64_t c = 0; c < n; c++) /* R: the upper triangle of the first rrows rows */
+            for (int64_t rr = 0; rr < rrows; rr++)
+                put(a->dtype, rp, c * rrows + rr, rr <= c && rr < m ? get(a->dtype, wp, c * m + rr) : 0);
+        if (mode == MT_QR_R || !qcols) continue;
+        char *qp = mat(q, i);
+        /* Q: orgqr over the reflectors (the first k columns), extended to qcols columns */
+        memcpy(qp, wp, (size_t)m * k * isz);
+        for (int64_t e = (int64_t)m * k; e < (int64_t)m * qcols; e++) put(a->dtype, qp, e, 0);
+        if (!k) { set_eye(a->dtype, qp, m, qcols); continue; }
+        if (a->dtype == MT_F32) sorgqr_(&m, &qcols, &k, (float *)qp, &lda, tau, work, &lwork, &info);
+        else dorgqr_(&m, &qcols, &k, (double *)qp, &lda, tau, work, &lwork, &info);
+    }
+    free(tau);
+    free(work);
+done:
+    mt_tensor_release(w);
+    if (st) { mt_tensor_release(q); mt_tensor_release(r); return st; }
+    *Q = q, *R = r;
+    return MT_OK;
+}

@@ -1,0 +1,417 @@
+"""Matrix factorisations and what is built on them (torch.linalg's cholesky, LU, solve, inv, det,
+eigh, svd, qr; pinv, matrix_rank, matrix_power, cond...). The factorisations are core calls
+(LAPACK underneath, autograd in C); the compositions here are PyTorch's own definitions of them."""
+import math
+
+from ._C import ffi, lib
+from ._core import LinAlgError, check
+from ._dispatch import call
+from ._dtype import float32, float64, int64, scalar_name
+from ._reduce import _pair_type, return_types
+from ._tensor import Tensor, wrap
+
+
+for _name, _fields in (("linalg_cholesky_ex", "L info"), ("linalg_inv_ex", "inverse info"),
+                       ("linalg_solve_ex", "result info"), ("linalg_lu_factor", "LU pivots"),
+                       ("linalg_lu_factor_ex", "LU pivots info"), ("linalg_lu", "P L U"), ("lu_unpack", "P L U"),
+                       ("linalg_slogdet", "sign logabsdet"), ("slogdet", "sign logabsdet"),
+                       ("linalg_eigh", "eigenvalues eigenvectors"), ("linalg_svd", "U S Vh"), ("svd", "U S V"),
+                       ("linalg_qr", "Q R"), ("qr", "Q R"), ("triangular_solve", "solution cloned_coefficient")):
+    setattr(return_types, _name, _pair_type(_name, _fields.split()))
+
+
+def _t(fn, arg, v, pos=1):
+    if not isinstance(v, Tensor):
+        raise TypeError(f"{fn}(): argument '{arg}' (position {pos}) must be Tensor, not {type(v).__name__}")
+    return v._h
+
+
+def _call(fn, nout, *args):
+    """A core call with nout `mt_tensor **` results at the end."""
+    outs = [ffi.new("mt_tensor **") for _ in range(nout)]
+    check(fn(*args, *outs))
+    return [wrap(o[0]) for o in outs]
+
+
+def _into(results, out):
+    """PyTorch's out=: each result resized into and copied to its out tensor."""
+    if out is None:
+        return results
+    outs = (out,) if isinstance(out, Tensor) else tuple(out)
+    for o, r in zip(outs, results if isinstance(results, tuple) else (results,)):
+        o.resize_(r.shape).copy_(r)
+    return out if isinstance(out, Tensor) else type(results)(*outs) if isinstance(results, tuple) else out
+
+
+# ---- cholesky ---------------------------------------------------------------------------------------
+
+def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
+    L, info = _call(lib.mt_linalg_cholesky_ex, 2, _t("linalg_cholesky_ex", "input", A), bool(upper),
+                    bool(check_errors))
+    return _into(return_types.linalg_cholesky_ex(L, info), out)
+
+
+def cholesky(A, *, upper=False, out=None):
+    L, _ = _call(lib.mt_linalg_cholesky_ex, 2, _t("linalg_cholesky", "input", A), bool(upper), True)
+    return _into(L, out)
+
+
+def torch_cholesky(input, upper=False, *, out=None):
+    return cholesky(input, upper=upper, out=out)
+
+
+def cholesky_solve(input, input2, upper=False, *, out=None):
+    """X with A X = B for A = L L^H (upper: U^H U) given the factor: two triangular solves."""
+    for t, n in ((input, "b"), (input2, "u")):
+        if t.dim() < 2:
+            raise RuntimeError(f"{n} should have at least 2 dimensions, but has {t.dim()} dimensions instead")
+    L = input2.mT if upper else input2
+    Y = solve_triangular(L, input, upper=False)
+    return _into(solve_triangular(L.mT, Y, upper=True), out)
+
+
+def cholesky_inverse(input, upper=False, *, out=None):
+    if input.dim() < 2:
+        raise RuntimeError("cholesky_inverse: The input tensor A must have at least 2 dimensions.")
+    if input.shape[-1] != input.shape[-2]:
+        raise RuntimeError(f"cholesky_inverse: A must be batches of square matrices, but they are "
+                           f"{input.shape[-2]} by {input.shape[-1]} matrices")
+    if input.dtype not in (float32, float64):
+        raise NotImplementedError(f'"cholesky_inverse_out_cpu" not implemented for \'{scalar_name(input.dtype)}\'')
+    from ._creation import eye
+    eye_ = eye(input.shape[-1], dtype=input.dtype).expand(input.shape)
+    return _into(cholesky_solve(eye_, input, upper), out)
+
+
+# ---- LU --------------------------------------------------------------------------------------------
+
+def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
+    LU, piv, info = _call(lib.mt_linalg_lu_factor_ex, 3, _t("linalg_lu_factor_ex", "A", A), bool(pivot),
+                          bool(check_errors))
+    return _into(return_types.linalg_lu_factor_ex(LU, piv, info), out)
+
+
+def lu_factor(A, *, pivot=True, out=None):
+    LU, piv, _ = _call(lib.mt_linalg_lu_factor_ex, 3, _t("linalg_lu_factor", "A", A), bool(pivot), True)
+    return _into(return_types.linalg_lu_factor(LU, piv), out)
+
+
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
+    """P, L, U with A = P L U from lu_factor's packed LU and LAPACK's 1-based row swaps."""
+    from ._creation import eye, empty, tensor
+    m, n = LU_data.shape[-2], LU_data.shape[-1]
+    k = min(m, n)
+    L = U = P = empty(0, dtype=LU_data.dtype)
+    if unpack_data:
+        L = LU_data[..., :, :k].tril(-1) + eye(m, k, dtype=LU_data.dtype)
+        U = LU_data[..., :k, :].triu()
+    if unpack_pivots:
+        batch = tuple(LU_pivots.shape[:-1])
+        perms = []
+        for row in LU_pivots.reshape(-1, k).tolist() if k else [[]] * math.prod(batch):
+            perm = list(range(m))
+            for i, p in enumerate(row):  # the swaps in order: P^T A = L U
+                perm[i], perm[p - 1] = perm[p - 1], perm[i]
+            perms.append(perm)
+        idx = tensor(perms, dtype=int64).reshape(*batch, m)
+        P = eye(m, dtype=LU_data.dtype)[idx].mT
+    return _into(return_types.lu_unpack(P, L, U), out)
+
+
+def lu(A, *, pivot=True, out=None):
+    LU, piv = lu_factor(A, pivot=pivot)
+    P, L, U = lu_unpack(LU, piv)
+    return _into(return_types.linalg_lu(P, L, U), out)
+
+
+def torch_lu(A, pivot=True, get_infos=False, out=None):
+    LU, piv, info = lu_factor_ex(A, pivot=pivot, check_errors=False)
+    return (LU, piv, info) if get_infos else (LU, piv)
+
+
+def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
+    r = call(lib.mt_linalg_lu_solve, _t("linalg_lu_solve", "LU", LU), _t("linalg_lu_solve", "pivots", pivots, 2),
+             _t("linalg_lu_solve", "B", B, 3), bool(left), bool(adjoint))
+    return _into(r, out)
+
+
+def torch_lu_solve(b, LU_data, LU_pivots, *, out=None):
+    return lu_solve(LU_data, LU_pivots, b, out=out)
+
+
+# ---- solve, inverse ----------------------------------------------------------------------------------
+
+def solve_ex(A, B, *, left=True, check_errors=False, out=None):
+    r, info = _call(lib.mt_linalg_solve_ex, 2, _t("linalg_solve_ex", "A", A), _t("linalg_solve_ex", "B", B, 2),
+                    bool(left), bool(check_errors))
+    return _into(return_types.linalg_solve_ex(r, info), out)
+
+
+def solve(A, B, *, left=True, out=None):
+    r, _ = _call(lib.mt_linalg_solve_ex, 2, _t("linalg_solve", "A", A), _t("linalg_solve", "B", B, 2), bool(left),
+                 True)
+    return _into(r, out)
+
+
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
+    r = call(lib.mt_linalg_solve_triangular, _t("linalg_solve_triangular", "input", A),
+             _t("linalg_solve_triangular", "B", B, 2), bool(upper), bool(left), bool(unitriangular))
+    return _into(r, out)
+
+
+def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False, *, out=None):
+    """Deprecated torch.triangular_solve: (solution of op(A) X = b, a copy of A)."""
+    X = solve_triangular(A.mT if transpose else A, input, upper=upper != bool(transpose), unitriangular=unitriangular)
+    A_ = A.expand(*X.shape[:-2], *A.shape[-2:]).clone()  # broadcast to the batch, as PyTorch's
+    return _into(return_types.triangular_solve(X, A_), out)
+
+
+def inv_ex(A, *, check_errors=False, out=None):
+    r, info = _call(lib.mt_linalg_inv_ex, 2, _t("linalg_inv_ex", "A", A), bool(check_errors))
+    return _into(return_types.linalg_inv_ex(r, info), out)
+
+
+def inv(A, *, out=None):
+    r, _ = _call(lib.mt_linalg_inv_ex, 2, _t("linalg_inv", "A", A), True)
+    return _into(r, out)
+
+
+# ---- determinants ------------------------------------------------------------------------------------
+
+def det(A, *, out=None):
+    return _into(call(lib.mt_linalg_det, _t("linalg_det", "A", A)), out)
+
+
+def slogdet(A, *, out=None):
+    s, l = _call(lib.mt_linalg_slogdet, 2, _t("linalg_slogdet", "A", A))
+    return _into(return_types.linalg_slogdet(s, l), out)
+
+
+def torch_slogdet(input, *, out=None):
+    return _into(return_types.slogdet(*slogdet(input)), out)
+
+
+def logdet(input):
+    """log det A: NaN where det A < 0 (PyTorch's)."""
+    try:
+        s, l = _call(lib.mt_linalg_slogdet, 2, _t("logdet", "input", input))
+    except RuntimeError as e:
+        msg = str(e)
+        if msg.startswith("linalg.slogdet: "):
+            raise type(e)("logdet: " + msg[len("linalg.slogdet: "):]) from None
+        raise
+    from ._elementwise import where
+    return where(s == -1, math.nan, l)  # PyTorch's definition (WhereBackward0)
+
+
+# ---- eigh, svd, qr -------------------------------------------------------------------------------------
+
+def _uplo(UPLO):
+    if UPLO not in ("L", "U", "l", "u"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    return UPLO in ("U", "u")
+
+
+def eigh(A, UPLO="L", *, out=None):
+    L, V = _call(lib.mt_linalg_eigh, 2, _t("linalg_eigh", "A", A), _uplo(UPLO), True)
+    return _into(return_types.linalg_eigh(L, V), out)
+
+
+def eigvalsh(A, UPLO="L", *, out=None):
+    L, _ = _call(lib.mt_linalg_eigh, 2, _t("linalg_eigvalsh", "A", A), _uplo(UPLO), False)
+    return _into(L, out)
+
+
+def _no_driver(driver):
+    if driver is not None:
+        raise RuntimeError("torch.linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with "
+                           "cuSOLVER backend.")
+
+
+def svd(A, full_matrices=True, *, driver=None, out=None):
+    _no_driver(driver)
+    U, S, Vh = _call(lib.mt_linalg_svd, 3, _t("linalg_svd", "A", A), bool(full_matrices), True)
+    return _into(return_types.linalg_svd(U, S, Vh), out)
+
+
+def svdvals(A, *, driver=None, out=None):
+    _no_driver(driver)
+    _, S, _ = _call(lib.mt_linalg_svd, 3, _t("linalg_svdvals", "A", A), False, False)
+    return _into(S, out)
+
+
+def torch_svd(input, some=True, compute_uv=True, *, out=None):
+    """Deprecated torch.svd: V rather than Vh; without compute_uv, U and V are zero-filled."""
+    if compute_uv:
+        U, S, Vh = svd(input, full_matrices=not some)
+        return _into(return_types.svd(U, S, Vh.mT), out)
+    from ._creation import zeros
+    m, n = input.shape[-2], input.shape[-1]
+    batch = tuple(input.shape[:-2])
+    S = svdvals(input)
+    return _into(return_types.svd(zeros(*batch, m, m, dtype=input.dtype), S,
+                                  zeros(*batch, n, n, dtype=input.dtype)), out)
+
+
+_QR_MODES = {"reduced": lib.MT_QR_REDUCED, "complete": lib.MT_QR_COMPLETE, "r": lib.MT_QR_R}
+
+
+def qr(A, mode="reduced", *, out=None):
+    if mode not in _QR_MODES:
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', "
+                           "or 'complete'")
+    Q, R = _call(lib.mt_linalg_qr, 2, _t("linalg_qr", "A", A), _QR_MODES[mode])
+    return _into(return_types.linalg_qr(Q, R), out)
+
+
+def torch_qr(input, some=True, *, out=None):
+    return _into(return_types.qr(*qr(input, "reduced" if some else "complete")), out)
+
+
+# ---- built on the factorisations -----------------------------------------------------------------------
+
+def _tolerances(A, atol, rtol, name):
+    """PyTorch's defaults: rtol = eps * max(m, n) unless only a positive atol is given."""
+    from ._dtype import finfo
+    if rtol is None:
+        atol_pos = atol is not None and (isinstance(atol, Tensor) or atol > 0)
+        rtol = 0.0 if atol_pos else finfo(A.dtype).eps * max(A.shape[-2], A.shape[-1])
+    if atol is None:
+        atol = 0.0
+    as_col = (lambda v: v.unsqueeze(-1) if isinstance(v, Tensor) else v)
+    return as_col(atol), as_col(rtol)
+
+
+def _check_float_matrix(A, name):
+    if A.dim() < 2 or A.dtype.is_complex or not A.dtype.is_floating_point or A.dtype.itemsize < 4:
+        raise RuntimeError(f"{name}({scalar_name(A.dtype)}{{{list(A.shape)}}}): expected a tensor with 2 or more "
+                           "dimensions of float, double, cfloat or cdouble types")
+
+
+def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
+    """The pseudo-inverse from the SVD (or eigh), singular values below max(atol, rtol * s_max) dropped."""
+    _check_float_matrix(A, "linalg.pinv")
+    atol, rtol = _tolerances(A, atol, rtol, "linalg.pinv")
+    if A.numel() == 0:
+        from ._creation import zeros
+        return _into(zeros(*A.shape[:-2], A.shape[-1], A.shape[-2], dtype=A.dtype), out)
+    if hermitian:
+        L, V = eigh(A)
+        s = L.abs()
+        tol = (rtol * s.amax(-1, keepdim=True)).clamp(min=atol) if not isinstance(atol, Tensor) else \
+            (rtol * s.amax(-1, keepdim=True)).maximum(atol)
+        inv_ = L.reciprocal().where(s > tol, L.new_zeros(()))
+        return _into((V * inv_.unsqueeze(-2)) @ V.mT, out)
+    U, S, Vh = svd(A, full_matrices=False)
+    smax = S[..., :1]
+    tol = (rtol * smax).clamp(min=atol) if not isinstance(atol, Tensor) else (rtol * smax).maximum(atol)
+    inv_ = S.reciprocal().where(S > tol, S.new_zeros(()))
+    return _into((Vh.mT * inv_.unsqueeze(-2)) @ U.mT, out)
+
+
+def pinverse(input, rcond=1e-15):
+    return pinv(input, rtol=rcond)
+
+
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None):
+    if A.dim() < 2:
+        raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at least 2 dimensions.")
+    if A.dtype.is_complex or not A.dtype.is_floating_point or A.dtype.itemsize < 4:
+        raise RuntimeError("This function doesn't handle types other than float and double")
+    if tol is not None:
+        atol, rtol = tol, 0.0
+    atol, rtol = _tolerances(A, atol, rtol, "linalg.matrix_rank")
+    S = eigvalsh(A).abs() if hermitian else svdvals(A)
+    if S.shape[-1] == 0:
+        return _into(S.new_zeros(S.shape[:-1]).long(), out)
+    smax = S.amax(-1, keepdim=True)
+    thr = (rtol * smax).clamp(min=atol) if not isinstance(atol, Tensor) else (rtol * smax).maximum(atol)
+    return _into((S > thr).sum(-1), out)
+
+
+def matrix_power(A, n, *, out=None):
+    """A^n by repeated squaring; n < 0 powers the inverse; n = 0 is the identity."""
+    if A.dim() < 2:
+        raise RuntimeError("linalg.matrix_power: The input tensor A must have at least 2 dimensions.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they are "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+    n = n.__index__()
+    if n == 0:
+        from ._creation import eye
+        return _into(eye(A.shape[-1], dtype=A.dtype).expand(A.shape).clone(), out)
+    if n < 0:
+        A, n = inv(A), -n
+    result, base = None, A
+    while n:
+        if n & 1:
+            result = base if result is None else result @ base
+        n >>= 1
+        if n:
+            base = base @ base
+    return _into(result, out)
+
+
+def cond(A, p=None, *, out=None):
+    if p in (None, 2, -2):
+        S = svdvals(A)
+        r = S[..., 0] / S[..., -1] if p != -2 else S[..., -1] / S[..., 0]
+        return _into(r, out)
+    from ._reduce import matrix_norm
+    Ai, info = inv_ex(A)
+    r = matrix_norm(A, p) * matrix_norm(Ai, p)
+    return _into(r.masked_fill(info > 0, math.inf) if r.dim() else (r if int(info) == 0 else r.new_tensor(math.inf)),
+                 out)
+
+
+def tensorinv(A, ind=2, *, out=None):
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    lead, rest = tuple(A.shape[:ind]), tuple(A.shape[ind:])
+    p = math.prod(lead)
+    if p != math.prod(rest):
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                           f"prod(self.shape[:ind]), but got {math.prod(rest)} != {p}")
+    return _into(inv(A.reshape(p, p)).reshape(*rest, *lead), out)
+
+
+def tensorsolve(A, B, dims=None, *, out=None):
+    if dims is not None:
+        dims = [d % A.dim() for d in dims]
+        A = A.permute(*[d for d in range(A.dim()) if d not in dims], *dims)
+    shape = tuple(A.shape[B.dim():])
+    r = solve(A.reshape(B.numel(), math.prod(shape)), B.reshape(B.numel()))
+    return _into(r.reshape(shape), out)
+
+
+def vander(x, *, N=None):
+    if x.dim() < 1:
+        raise RuntimeError("linalg.vander: x must have at least one dimension.")
+    n = x.shape[-1] if N is None else N
+    if n <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    from ._shape_ops import cat
+    ones = x.new_ones(()).expand(*x.shape, 1).to(x.dtype)
+    powers = x.unsqueeze(-1).expand(*x.shape, n - 1).cumprod(-1)
+    return cat([ones.to(powers.dtype), powers], -1)
+
+
+def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    return A.diagonal(offset, dim1, dim2)
+
+
+LINALG = {"cholesky": cholesky, "cholesky_ex": cholesky_ex, "lu_factor": lu_factor, "lu_factor_ex": lu_factor_ex,
+          "lu": lu, "lu_solve": lu_solve, "solve": solve, "solve_ex": solve_ex, "solve_triangular": solve_triangular,
+          "inv": inv, "inv_ex": inv_ex, "det": det, "slogdet": slogdet, "eigh": eigh, "eigvalsh": eigvalsh,
+          "svd": svd, "svdvals": svdvals, "qr": qr, "pinv": pinv, "matrix_rank": matrix_rank,
+          "matrix_power": matrix_power, "cond": cond, "tensorinv": tensorinv, "tensorsolve": tensorsolve,
+          "vander": vander, "diagonal": diagonal, "LinAlgError": LinAlgError}
+
+# torch.<name> (and Tensor.<name> where PyTorch has the method)
+FUNCTIONS = {"cholesky": torch_cholesky, "cholesky_solve": cholesky_solve, "cholesky_inverse": cholesky_inverse,
+             "inverse": inv, "det": det, "logdet": logdet, "slogdet": torch_slogdet, "svd": torch_svd, "qr": torch_qr,
+             "pinverse": pinverse, "matrix_power": matrix_power, "triangular_solve": triangular_solve,
+             "lu": torch_lu, "lu_solve": torch_lu_solve, "lu_unpack": lu_unpack}
+METHODS = {k: FUNCTIONS[k] for k in ("cholesky", "cholesky_solve", "cholesky_inverse", "inverse", "det", "logdet",
+                                     "slogdet", "svd", "qr", "pinverse", "matrix_power", "triangular_solve", "lu",
+                                     "lu_solve")}
