@@ -171,6 +171,9 @@ def _var_args(name, input, args, kwargs):
             unbiased = args.pop(0)
         if args:
             keepdim = args.pop(0)
+    for alias, full in (("axis", "dim"), ("keepdims", "keepdim")):  # NumPy's names, as PyTorch's parser
+        if alias in kwargs and full not in kwargs:
+            kwargs[full] = kwargs.pop(alias)
     dim = kwargs.pop("dim", dim)
     unbiased = kwargs.pop("unbiased", unbiased)
     keepdim = kwargs.pop("keepdim", keepdim)

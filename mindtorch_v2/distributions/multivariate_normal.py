@@ -22,12 +22,17 @@ def _batch_mahalanobis(bL, bx):
     return solve(L, x.unsqueeze(-1), upper=False).squeeze(-1).pow(2).sum(-1)
 
 
-class MultivariateNormal(Distribution):
-    """MultivariateNormal(loc, covariance_matrix | precision_matrix | scale_tril).
+def _precision_to_scale_tril(P):
+    """the lower Cholesky factor of P^-1, through the Cholesky factor of P reversed (PyTorch's)"""
+    Lf = _op("linalg.cholesky")(_op("flip")(P, (-2, -1)))
+    L_inv = _op("flip")(Lf, (-2, -1)).transpose(-2, -1)
+    Id = _op("eye")(P.shape[-1], dtype=P.dtype)
+    return _op("linalg.solve_triangular")(L_inv, Id, upper=False)
 
-    With scale_tril, sampling uses only matmul; covariance/precision parameters need
-    torch.linalg.cholesky and log_prob needs torch.linalg.solve_triangular (raising
-    NotImplementedError naming the op until the op library has them)."""
+
+class MultivariateNormal(Distribution):
+    """MultivariateNormal(loc, covariance_matrix | precision_matrix | scale_tril), parametrised
+    internally by the Cholesky factor of the covariance as PyTorch's."""
     arg_constraints = {"loc": constraints.real_vector, "covariance_matrix": constraints.positive_definite,
                        "precision_matrix": constraints.positive_definite, "scale_tril": constraints.lower_cholesky}
     support = constraints.real_vector
@@ -65,8 +70,7 @@ class MultivariateNormal(Distribution):
         elif covariance_matrix is not None:
             self._unbroadcasted_scale_tril = _op("linalg.cholesky")(covariance_matrix)
         else:
-            raise NotImplementedError("MultivariateNormal(precision_matrix=...) is not implemented yet (needs "
-                                      "torch.linalg.cholesky and torch.linalg.solve_triangular)")
+            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
         del torch
 
     @lazy_property

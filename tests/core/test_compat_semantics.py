@@ -50,6 +50,9 @@ def test_numpy_argument_names():
     both(lambda L: L.cat([L.tensor(x), L.tensor(x)], axis=1).shape)
     both(lambda L: L.tensor(x).amax(axis=2, keepdims=True))
     both(lambda L: L.tensor(x).sum(axis=1, dim=1))
+    both(lambda L: L.std(L.tensor(x), axis=0))
+    both(lambda L: L.tensor(x).var(1, keepdims=True, correction=0))
+    both(lambda L: L.tensor(x).std_mean(axis=(0, 1)))
 
 
 def test_squeeze_several_dims():

@@ -325,3 +325,14 @@ def test_multivariate_normal_and_positive_definite():
     close(d.sample((4,)), dt.sample((4,)), 1e-5)
     x = mt.ones(3)
     close(d.log_prob(x), dt.log_prob(torch.ones(3)), 1e-5)
+
+
+def test_multivariate_normal_parametrisations_agree():
+    from mindtorch_v2.distributions.multivariate_normal import MultivariateNormal
+    cov = mt.tensor(spd((3, 3)).tolist())
+    a = MultivariateNormal(mt.zeros(3), covariance_matrix=cov)
+    b = MultivariateNormal(mt.zeros(3), precision_matrix=mt.linalg.inv(cov))
+    dt = torch.distributions.MultivariateNormal(torch.zeros(3), precision_matrix=torch.linalg.inv(torch.tensor(cov.tolist())))
+    close(b.scale_tril, dt.scale_tril, 1e-5)
+    close(a.log_prob(mt.ones(3)), dt.log_prob(torch.ones(3)), 1e-5)
+    close(b.log_prob(mt.ones(3)), dt.log_prob(torch.ones(3)), 1e-5)

@@ -20,6 +20,14 @@ static double linear_scale(int64_t in, int64_t out, int align, double scale) {
     return scale > 0 ? 1.0 / scale : (double)in / (double)out;
 }
 
+/* floor(v) kept inside [0, in - 1] (PyTorch's guard_index_and_lambda); NaN and extreme scales too
+ * (found by the fuzzer: a tap index past the input read out of bounds) */
+static int64_t guard_index(double v, int64_t in) {
+    if (!(v >= 0)) return 0;
+    if (v >= (double)(in - 1)) return in - 1;
+    return (int64_t)v;
+}
+
 static void make_taps(int mode, int f64, int64_t in, int64_t out, int align, double scale, tap *t) {
     for (int64_t o = 0; o < out; o++) {
         tap *p = &t[o];
@@ -29,11 +37,10 @@ static void make_taps(int mode, int f64, int64_t in, int64_t out, int align, dou
             if (mode == MT_UPSAMPLE_NEAREST) {
                 if (out == in) i = o;
                 else if (out == 2 * in) i = o >> 1;
-                else i = (int64_t)floorf((float)o * s);
+                else i = guard_index(floorf((float)o * s), in);
             } else {
-                i = (int64_t)floorf(((float)o + 0.5f) * s);
+                i = guard_index(floorf(((float)o + 0.5f) * s), in);
             }
-            if (i > in - 1) i = in - 1;
             p->i0 = p->i1 = i, p->w0 = 1, p->w1 = 0;
             continue;
         }
@@ -42,15 +49,18 @@ static void make_taps(int mode, int f64, int64_t in, int64_t out, int align, dou
             double s = linear_scale(in, out, align, scale);
             double src = align ? s * (double)o : s * ((double)o + 0.5) - 0.5;
             if (!align && src < 0) src = 0;
-            int64_t i = (int64_t)src;
+            int64_t i = guard_index(src, in);
+            double l1 = fmin(fmax(src - (double)i, 0.0), 1.0);
+            if (l1 != l1) l1 = 0;
             p->i0 = i, p->i1 = i + (i < in - 1 ? 1 : 0);
-            p->w1 = src - (double)i, p->w0 = 1.0 - p->w1;
+            p->w1 = l1, p->w0 = 1.0 - l1;
         } else {
             float s = (float)linear_scale(in, out, align, scale);
             float src = align ? s * (float)o : s * ((float)o + 0.5f) - 0.5f;
             if (!align && src < 0) src = 0;
-            int64_t i = (int64_t)src;
-            float l1 = src - (float)i;
+            int64_t i = guard_index(src, in);
+            float l1 = fminf(fmaxf(src - (float)i, 0.0f), 1.0f);
+            if (l1 != l1) l1 = 0;
             p->i0 = i, p->i1 = i + (i < in - 1 ? 1 : 0);
             p->w1 = l1, p->w0 = 1.0f - l1;
         }

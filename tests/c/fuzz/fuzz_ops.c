@@ -186,14 +186,32 @@ static void linalg(machine *m, bytes *b) {
     mt_tensor *x = get(m, b), *y = get(m, b), *z = get(m, b), *t = NULL;
     if (!x || !y) return;
     mt_status st;
-    switch (u8(b) % 6) {
+    switch (u8(b) % 7) {
     case 0: st = mt_matmul(x, y, &t); break;
     case 1: st = mt_mm(x, y, NULL, &t); break;
     case 2: st = mt_bmm(x, y, NULL, &t); break;
     case 3: if (!z) return; st = mt_addmm(z, x, y, f64(b), f64(b), NULL, &t); break;
     case 4: { char eq[16]; int n = u8(b) % 15; for (int i = 0; i < n; i++) eq[i] = "ij,k->.ab "[u8(b) % 10];
               eq[n] = 0; mt_tensor *ops[2] = {x, y}; st = mt_einsum(eq, 1 + (u8(b) & 1), ops, &t); break; }
-    default: st = mt_dot(x, y, &t); break;
+    case 5: st = mt_dot(x, y, &t); break;
+    default: { /* the LAPACK factorisations; the extra outputs are dropped */
+        mt_tensor *t2 = NULL, *t3 = NULL;
+        switch (u8(b) % 11) {
+        case 0: st = mt_linalg_cholesky_ex(x, u8(b) & 1, u8(b) & 1, &t, &t2); break;
+        case 1: st = mt_linalg_lu_factor_ex(x, u8(b) & 1, u8(b) & 1, &t, &t2, &t3); break;
+        case 2: if (!z) return; st = mt_linalg_lu_solve(x, y, z, u8(b) & 1, u8(b) & 1, &t); break;
+        case 3: st = mt_linalg_solve_ex(x, y, u8(b) & 1, u8(b) & 1, &t, &t2); break;
+        case 4: st = mt_linalg_solve_triangular(x, y, u8(b) & 1, u8(b) & 1, u8(b) & 1, &t); break;
+        case 5: st = mt_linalg_inv_ex(x, u8(b) & 1, &t, &t2); break;
+        case 6: st = mt_linalg_det(x, &t); break;
+        case 7: st = mt_linalg_slogdet(x, &t, &t2); break;
+        case 8: st = mt_linalg_eigh(x, u8(b) & 1, u8(b) & 1, &t, &t2); break;
+        case 9: st = mt_linalg_svd(x, u8(b) & 1, u8(b) & 1, &t2, &t, &t3); break;
+        default: st = mt_linalg_qr(x, (int)(u8(b) % 4), &t2, &t); break;
+        }
+        mt_tensor_release(t2);
+        mt_tensor_release(t3);
+    }
     }
     put(m, b, st, &t);
 }
