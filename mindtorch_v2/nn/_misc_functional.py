@@ -6,7 +6,41 @@ from .. import _dtype
 from .._shape_ops import broadcast_tensors
 from ..autograd.grad_mode import no_grad
 
-__all__ = ["glu", "one_hot", "cosine_similarity", "pairwise_distance", "pixel_shuffle", "pixel_unshuffle"]
+__all__ = ["glu", "one_hot", "cosine_similarity", "pairwise_distance", "pixel_shuffle", "pixel_unshuffle", "rrelu",
+           "rrelu_"]
+
+
+def _rrelu_noise(input, lower, upper):
+    """PyTorch's rrelu_with_noise on CPU: every element <= 0, in order, draws a double
+    uniform(lower, upper) (lower/upper first rounded to the compute type) from the default
+    generator; the others get 1. A float64 uniform_ draws the same stream."""
+    import mindtorch_v2 as mt
+    x = input.detach().contiguous().reshape(-1)
+    neg = x <= 0
+    k = int(neg.sum().item())
+    opmath = mt.float64 if input.dtype == mt.float64 else mt.float32
+    lo, up = (mt.tensor([lower, upper], dtype=opmath).double().tolist())
+    noise = mt.ones(x.shape, dtype=input.dtype)
+    if k:
+        noise[neg] = mt.empty(k, dtype=mt.float64).uniform_(lo, up).to(opmath).to(input.dtype)
+    return noise.reshape(input.shape)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Randomized leaky ReLU: a random slope per negative element in training, their mean in eval."""
+    if not training or upper - lower <= 1e-6:
+        from .functional import leaky_relu
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+    noise = _rrelu_noise(input, lower, upper)
+    import mindtorch_v2 as mt
+    out = mt.where(input <= 0, input * noise, input)
+    if inplace:
+        return input.copy_(out)
+    return out
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    return rrelu(input, lower, upper, training, True)
 
 
 def glu(input, dim=-1):

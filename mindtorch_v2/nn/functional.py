@@ -303,3 +303,5 @@ from ._mha_functional import (multi_head_attention_forward, _canonical_mask, _no
 from ._attention_functional import *  # noqa: E402,F401,F403  (scaled_dot_product_attention)
 from ._norm_functional import *  # noqa: E402,F401,F403  (batch/group/instance/rms/local response norm)
 from ._misc_functional import *  # noqa: E402,F401,F403  (glu, one_hot, distances, pixel shuffle)
+from ._grid_functional import *  # noqa: E402,F401,F403  (affine_grid, grid_sample)
+from ._embedding_bag import *  # noqa: E402,F401,F403

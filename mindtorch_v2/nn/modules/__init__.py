@@ -7,7 +7,7 @@ from .lazy import LazyModuleMixin  # noqa: F401
 from .activation import *  # noqa: F401,F403
 from .dropout import *  # noqa: F401,F403
 from .normalization import *  # noqa: F401,F403
-from .sparse import Embedding  # noqa: F401
+from .sparse import Embedding, EmbeddingBag  # noqa: F401
 from ._multihead import MultiheadAttention  # noqa: F401
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,  # noqa: F401
                           TransformerEncoderLayer)

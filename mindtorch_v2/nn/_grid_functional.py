@@ -1,0 +1,148 @@
+"""affine_grid and grid_sample, composed of core ops as PyTorch's math defines them (its
+affine_grid_generator is itself a composition; grid_sample's bilinear/nearest sampling is the same
+unnormalise -> pad -> gather -> weight arithmetic, with autograd through the ops)."""
+import warnings
+
+import mindtorch_v2 as _mt
+from mindtorch_v2._dtype import scalar_name
+
+__all__ = ["affine_grid", "grid_sample"]
+
+_ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
+                  "Please specify align_corners=True if the old behavior is desired. See the documentation of "
+                  "grid_sample for details.")
+
+
+def _linspace_from_neg_one(theta, n, align_corners):
+    if n <= 1:
+        return _mt.zeros(1, dtype=theta.dtype)
+    r = _mt.linspace(-1, 1, n, dtype=theta.dtype)
+    return r if align_corners else r * ((n - 1) / n)
+
+
+def affine_grid(theta, size, align_corners=None):
+    if align_corners is None:
+        warnings.warn(_ALIGN_WARNING)
+        align_corners = False
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    given, size = size, list(size)
+    if len(size) == 4:
+        if theta.dim() != 3 or theta.shape[-2] != 2 or theta.shape[-1] != 3:
+            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {given}. "
+                             f"Got {theta.shape}.")
+        spatial = size[-2:]
+    elif len(size) == 5:
+        if theta.dim() != 3 or theta.shape[-2] != 3 or theta.shape[-1] != 4:
+            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size {given}. "
+                             f"Got {theta.shape}.")
+        spatial = size[-3:]
+    else:
+        raise NotImplementedError("affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
+                                  f"respectively. Got size {given}.")
+    if align_corners and min(spatial) == 1:
+        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
+                      "align_corners=True. This is not an issue for standard usage, but may matter for "
+                      "unit-size inputs in non-standard usage.")
+    elif min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {given}")
+    N = size[0]
+    # base grid [..., (x, y[, z], 1)] with x varying fastest, then grid = base @ theta^T
+    axes = [_linspace_from_neg_one(theta, n, align_corners) for n in reversed(spatial)]  # x, y[, z]
+    shape = list(spatial)
+    cols = []
+    for k, ax in enumerate(axes):
+        view = [1] * len(shape)
+        view[len(shape) - 1 - k] = shape[len(shape) - 1 - k]
+        cols.append(ax.reshape(view).expand(shape))
+    cols.append(_mt.ones(shape, dtype=theta.dtype))
+    base = _mt.stack(cols, -1).reshape(1, -1, len(cols)).expand(N, -1, -1)
+    grid = base.bmm(theta.transpose(1, 2))
+    return grid.reshape(N, *spatial, len(spatial))
+
+
+def _unnormalize(coord, size, align_corners):
+    if align_corners:
+        return (coord + 1) / 2 * (size - 1)
+    return ((coord + 1) * size - 1) / 2
+
+
+def _reflect(coord, twice_low, twice_high):
+    if twice_low == twice_high:
+        return coord * 0
+    lo, span = twice_low / 2, (twice_high - twice_low) / 2
+    c = (coord - lo).abs()
+    extra = c.fmod(span)
+    flips = (c / span).floor()
+    return _mt.where(flips.remainder(2) == 0, extra + lo, span - extra + lo)
+
+
+def _source_index(coord, size, padding_mode, align_corners):
+    c = _unnormalize(coord, size, align_corners)
+    if padding_mode == "border":
+        c = c.clamp(0, size - 1)
+    elif padding_mode == "reflection":
+        c = _reflect(c, 0, 2 * (size - 1)) if align_corners else _reflect(c, -1, 2 * size - 1)
+        c = c.clamp(0, size - 1)
+    return c
+
+
+def _gather(flat, fy, fx, H, W):
+    """input values at the integral float coordinates (fy, fx) [N, Ho, Wo] from flat [N, C, H*W], and
+    whether each is inside the input (NaN and infinities are outside)"""
+    inside = ((fx >= 0) & (fx < W) & (fy >= 0) & (fy < H)).unsqueeze(1)
+    iy = fy.detach().nan_to_num(0, 0, 0).clamp(0, H - 1).long()
+    ix = fx.detach().nan_to_num(0, 0, 0).clamp(0, W - 1).long()
+    idx = (iy * W + ix).reshape(flat.shape[0], 1, -1)
+    vals = flat.gather(2, idx.expand(-1, flat.shape[1], -1)).reshape(flat.shape[0], flat.shape[1], *iy.shape[1:])
+    return vals, inside
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError("nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', "
+                         f"but got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                         f"'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        warnings.warn(_ALIGN_WARNING)
+        align_corners = False
+    # PyTorch's check_grid_sampler_common, then the rank check
+    if input.dtype != grid.dtype:
+        raise RuntimeError(f"grid_sampler(): expected input and grid to have same dtype, but input has "
+                           f"{scalar_name(input.dtype)} and grid has {scalar_name(grid.dtype)}")
+    if input.shape[0] != grid.shape[0]:
+        raise RuntimeError("grid_sampler(): expected grid and input to have same batch size, but got input with "
+                           f"sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    if grid.shape[-1] != input.dim() - 2:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {input.dim() - 2} in last dimension, but "
+                           f"got grid with sizes {list(grid.shape)}")
+    for i in range(2, input.dim()):
+        if input.shape[i] <= 0:
+            raise RuntimeError("grid_sampler(): expected input to have non-empty spatial dimensions, but input has "
+                               f"sizes {list(input.shape)} with dimension {i} being empty")
+    if input.dim() not in (4, 5) or grid.dim() != input.dim():
+        raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same number of dimensions, but "
+                           f"got input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    if input.dim() == 5:
+        raise NotImplementedError("grid_sample over 5-D (volumetric) inputs is not implemented in mindtorch_v2")
+    if mode == "bicubic":
+        raise NotImplementedError("grid_sample(mode='bicubic') is not implemented in mindtorch_v2")
+    N, C, H, W = input.shape
+    ix = _source_index(grid[..., 0], W, padding_mode, align_corners)
+    iy = _source_index(grid[..., 1], H, padding_mode, align_corners)
+    flat = input.reshape(N, C, H * W)
+    if mode == "nearest":  # round half to even, as nearbyint
+        v, inside = _gather(flat, iy.round(), ix.round(), H, W)
+        zero = (grid[..., 0] * 0).nan_to_num(0, 0, 0).unsqueeze(1)  # the grid's gradient is zeros, not None
+        return _mt.where(inside, v, v.new_zeros(())) + zero
+    x0, y0 = ix.floor(), iy.floor()
+    x1, y1 = x0 + 1, y0 + 1
+    out = None
+    for ys, xs, w in ((y0, x0, (x1 - ix) * (y1 - iy)), (y0, x1, (ix - x0) * (y1 - iy)),
+                      (y1, x0, (x1 - ix) * (iy - y0)), (y1, x1, (ix - x0) * (iy - y0))):
+        v, inside = _gather(flat, ys, xs, H, W)
+        term = _mt.where(inside, v, v.new_zeros(())) * w.unsqueeze(1)  # a NaN weight stays NaN, as PyTorch
+        out = term if out is None else out + term
+    return out
