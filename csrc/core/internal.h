@@ -198,6 +198,12 @@ void mt__output_strides(int n, mt_tensor *const *ins, int ndim, const int64_t *s
 void mt__like_strides(const mt_tensor *t, int64_t *strides);
 /* PyTorch's is_non_overlapping_and_dense. */
 int mt__non_overlapping_and_dense(const mt_tensor *t);
+/* PyTorch's get_overlap_status of two tensors (too hard: not both non-overlapping and dense) */
+enum { MT_OVERLAP_NO = 0, MT_OVERLAP_PARTIAL = 1, MT_OVERLAP_FULL = 2, MT_OVERLAP_TOO_HARD = 3 };
+int mt__overlap(const mt_tensor *a, const mt_tensor *b);
+/* PyTorch's assert_no_overlap: an in-place op must not read an input sharing memory with what it
+ * writes (index ops would otherwise read indices they are overwriting, past the checked range) */
+mt_status mt__assert_no_overlap(const mt_tensor *written, const mt_tensor *input);
 /* Build an iterator over ops[0] (output, full shape) and broadcast inputs. */
 void mt__iter_init(mt_iter *it, int nops, mt_tensor *const *ops);
 /* Run fn over [0, n) in chunks on the core's thread pool (inline when small). */

@@ -87,6 +87,26 @@ int mt__non_overlapping_and_dense(const mt_tensor *t) {
     return 1;
 }
 
+int mt__overlap(const mt_tensor *a, const mt_tensor *b) {
+    if (!a || !b || a->storage != b->storage || !mt_tensor_numel(a) || !mt_tensor_numel(b)) return MT_OVERLAP_NO;
+    if (!mt__non_overlapping_and_dense(a) || !mt__non_overlapping_and_dense(b)) return MT_OVERLAP_TOO_HARD;
+    int64_t isz = mt_dtype_itemsize(a->dtype), jsz = mt_dtype_itemsize(b->dtype);
+    int64_t a0 = a->offset * isz, a1 = a0 + mt_tensor_numel(a) * isz;
+    int64_t b0 = b->offset * jsz, b1 = b0 + mt_tensor_numel(b) * jsz;
+    if (a0 == b0 && a1 == b1 && a->ndim == b->ndim && !memcmp(a->strides, b->strides, a->ndim * sizeof(int64_t)))
+        return MT_OVERLAP_FULL;
+    return a0 < b1 && b0 < a1 ? MT_OVERLAP_PARTIAL : MT_OVERLAP_NO;
+}
+
+mt_status mt__assert_no_overlap(const mt_tensor *written, const mt_tensor *input) {
+    int o = mt__overlap(written, input);
+    if (o == MT_OVERLAP_FULL || o == MT_OVERLAP_PARTIAL)
+        return mt__error(MT_ERR_RUNTIME, "unsupported operation: some elements of the input tensor and the written-to "
+                                         "tensor refer to a single memory location. Please clone() the tensor before "
+                                         "performing the operation.");
+    return MT_OK;
+}
+
 /* is_contiguous(memory_format=torch.channels_last) of a 4-d tensor */
 static int channels_last_contiguous(const mt_tensor *t) {
     if (t->ndim != 4) return 0;

@@ -123,3 +123,29 @@ def test_diff():
     x, y = mt.tensor([1.0, 4.0, 9.0], requires_grad=True), torch.tensor([1.0, 4.0, 9.0], requires_grad=True)
     (mt.diff(x, n=2) * 3).sum().backward(), (torch.diff(y, n=2) * 3).sum().backward()
     assert x.grad.tolist() == y.grad.tolist()
+
+
+ALIASED_WRITES = {
+    "scatter_add_": lambda L, x: x.scatter_add_(1, x, x),
+    "scatter_": lambda L, x: x.scatter_(1, x, 0),
+    "scatter_src": lambda L, x: x.scatter_(1, L.zeros(1, 5, dtype=L.long), x),
+    "scatter_reduce_": lambda L, x: x.scatter_reduce_(1, x, x, "amax"),
+    "index_add_": lambda L, x: x[0].index_add_(0, x[0], x[0]),
+    "index_copy_": lambda L, x: x[0].index_copy_(0, x[0], x[0]),
+    "index_fill_": lambda L, x: x[0].index_fill_(0, x[0], 1),
+    "index_put_": lambda L, x: x[0].index_put_((x[0],), x[0], accumulate=True),
+    "setitem_values": lambda L, x: x[0].__setitem__([0, 1], x[0, 2:4]),
+    "setitem_index": lambda L, x: x[0].__setitem__(x[0, :2], 5),
+}
+
+
+@pytest.mark.parametrize("name", ALIASED_WRITES)
+def test_in_place_index_ops_refuse_aliased_inputs(name):
+    """An index op writing into the tensor it reads indices or values from is PyTorch's overlap
+    error (it also kept the fuzzer's scatter_add_ from reading indices it had overwritten)."""
+    msgs = []
+    for L in (mt, torch):
+        with pytest.raises(RuntimeError) as e:
+            ALIASED_WRITES[name](L, L.zeros(1, 5, dtype=L.long))
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]

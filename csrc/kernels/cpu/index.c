@@ -255,6 +255,8 @@ mt_status mt__impl_index_put_(mt_tensor *t, int n, mt_tensor *const *indices, mt
     if (accumulate && !mt_ops[MT_OP_ADD].loops[t->dtype])
         return mt__error(MT_ERR_NOT_IMPLEMENTED, "index_put_ with accumulate=True is not implemented for '%s'",
                          mt_dtype_names[t->dtype]);
+    for (int i = 0; i < n; i++) MT_TRY(mt__assert_no_overlap(t, indices[i]));
+    MT_TRY(mt__assert_no_overlap(t, values));
     index_plan p;
     mt_tensor *held[2 * MT_MAX_DIMS];
     int nheld = 0;

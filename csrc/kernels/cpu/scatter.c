@@ -333,6 +333,10 @@ mt_status mt__impl_scatter(int kind, mt_tensor *self, int64_t dim, mt_tensor *in
     if (n && self->storage->data && find_bad(index, 0, size, &bad))
         return mt__error(MT_ERR_RUNTIME, "index %lld is out of bounds for dimension %lld with size %lld", (long long)bad,
                          (long long)dim, (long long)size);
+    if (inplace) {
+        MT_TRY(mt__assert_no_overlap(self, index));
+        if (!is_value) MT_TRY(mt__assert_no_overlap(self, src));
+    }
     /* the tensor written: self (in place), or a contiguous copy; mean needs a contiguous one to count */
     mt_tensor *work;
     if (inplace && (reduce != R_MEAN || mt_tensor_is_contiguous(self))) {
@@ -493,6 +497,10 @@ mt_status mt__impl_index_op(int kind, mt_tensor *self, int64_t dim, mt_tensor *i
                              (long long)bad, (long long)dim, (long long)size);
     }
     MT_TRY(mt__same_device(self, index));
+    if (inplace) {
+        MT_TRY(mt__assert_no_overlap(self, index));
+        if (kind != IX_FILL) MT_TRY(mt__assert_no_overlap(self, source));
+    }
     mt_tensor *work;
     if (inplace) {
         mt_tensor_retain(self);
