@@ -1,4 +1,5 @@
 """Matrix products: one core call each (OpenBLAS underneath)."""
+from . import _autocast as _ac
 from ._C import ffi, lib
 from ._dispatch import call
 from ._tensor import Tensor
@@ -26,24 +27,34 @@ def _finish(t, out):
 
 
 def mm(input, mat2, *, out=None):
+    if _ac.ACTIVE[0]:
+        input, mat2 = _ac.lower(input, mat2)
     return _finish(call(lib.mt_mm, _h('mm', 1, 'input', input), _h('mm', 2, 'mat2', mat2), _out(out)), out)
 
 
 def bmm(input, mat2, *, out=None):
+    if _ac.ACTIVE[0]:
+        input, mat2 = _ac.lower(input, mat2)
     return _finish(call(lib.mt_bmm, _h('bmm', 1, 'input', input), _h('bmm', 2, 'mat2', mat2), _out(out)), out)
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+    if _ac.ACTIVE[0]:
+        input, mat1, mat2 = _ac.lower(input, mat1, mat2)
     return _finish(call(lib.mt_addmm, _h('addmm', 1, 'input', input), _h('addmm', 2, 'mat1', mat1),
                         _h('addmm', 3, 'mat2', mat2), beta, alpha, _out(out)), out)
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    if _ac.ACTIVE[0]:
+        input, batch1, batch2 = _ac.lower(input, batch1, batch2)
     return _finish(call(lib.mt_baddbmm, _h('baddbmm', 1, 'input', input), _h('baddbmm', 2, 'batch1', batch1),
                         _h('baddbmm', 3, 'batch2', batch2), beta, alpha, _out(out)), out)
 
 
 def matmul(input, other, *, out=None):
+    if _ac.ACTIVE[0]:
+        input, other = _ac.lower(input, other)
     if not isinstance(other, Tensor):
         raise TypeError(f"matmul(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
     r = call(lib.mt_matmul, _h('matmul', 1, 'input', input), other._h)
@@ -96,6 +107,8 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
 
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    if _ac.ACTIVE[0]:
+        input, batch1, batch2 = _ac.lower(input, batch1, batch2)
     return _finish(call(lib.mt_addbmm, input._h, batch1._h, batch2._h, beta, alpha, _out(out)), out)
 
 

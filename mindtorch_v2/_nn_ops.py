@@ -3,6 +3,7 @@ methods: one core call each (csrc/kernels/cpu/{softmax,norm,activation,...}.c).
 torch.nn.functional builds on these."""
 import math
 
+from . import _autocast as _ac
 from ._C import ffi, lib
 from ._dispatch import call, finish
 from ._tensor import Tensor
@@ -180,6 +181,8 @@ def feature_alpha_dropout_(input, p, train):
 
 
 def linear(input, weight, bias=None):
+    if _ac.ACTIVE[0]:
+        input, weight, bias = _ac.lower(input, weight, bias)
     _check_tensor("linear", "input", 1, input)
     _check_tensor("linear", "weight", 2, weight)
     return call(lib.mt_linear, input._h, weight._h, _h(bias))

@@ -1,15 +1,15 @@
 """torch.autocast / torch.amp.autocast.
 
-mindtorch_v2's ops do not autocast yet (no op casts its inputs to the autocast dtype), so an
-autocast region that PyTorch would really enable raises NotImplementedError when entered rather
-than silently computing in float32. Everything else behaves as PyTorch's: `enabled=False` regions
-(how transformers forces float32, e.g. LLaMA's rotary embedding), device_type 'cuda' on a machine
-without CUDA (warns and disables), unsupported dtypes (warn and disable), the per-device default
-dtypes and the thread-local state queries.
+CPU autocast is real: inside an enabled region the ops of PyTorch's CPU lists cast their inputs
+(mindtorch_v2/_autocast.py holds the state and the policy). The other device types are not
+available here and behave as PyTorch's does without them (warn and disable); `enabled=False`
+regions switch casting off inside enabled ones, as transformers uses them.
 """
 import functools
 import threading
 import warnings
+
+from .. import _autocast as _ac
 
 _AVAILABLE = ("cpu", "cuda", "xpu", "mps", "hpu", "mtia", "maia", "xla", "ipu", "privateuseone")
 _state = threading.local()
@@ -35,28 +35,31 @@ def _check_device(device_type):
 
 
 def is_autocast_enabled(device_type=None):
-    """Always False: no autocast region can be enabled (see the module docstring)."""
+    """device_type None asks about CUDA (as PyTorch's legacy form): never enabled here."""
     if device_type is not None:
         _check_device(device_type)
-    return False
+    return device_type == "cpu" and _ac.cpu_enabled()
 
 
 def set_autocast_enabled(device_type, enabled=None):
     if enabled is None:  # legacy one-argument form: set_autocast_enabled(enabled) for CUDA
         device_type, enabled = "cuda", device_type
     _check_device(device_type)
-    if enabled and device_type == "cpu":
-        raise NotImplementedError("torch.set_autocast_enabled('cpu', True): CPU autocast is not implemented")
+    if device_type == "cpu":
+        _ac.set_cpu_enabled(enabled)
 
 
 def get_autocast_dtype(device_type):
     _check_device(device_type)
-    return _dtypes()[device_type]
+    return _ac.cpu_dtype() if device_type == "cpu" else _dtypes()[device_type]
 
 
 def set_autocast_dtype(device_type, dtype):
     _check_device(device_type)
-    _dtypes()[device_type] = dtype
+    if device_type == "cpu":
+        _ac.set_cpu_dtype(dtype)
+    else:
+        _dtypes()[device_type] = dtype
 
 
 def get_autocast_gpu_dtype():
@@ -68,7 +71,7 @@ def get_autocast_cpu_dtype():
 
 
 def is_autocast_cpu_enabled():
-    return False
+    return _ac.cpu_enabled()
 
 
 def is_autocast_cache_enabled():
@@ -120,10 +123,10 @@ class autocast:
         self._enabled = enabled
 
     def __enter__(self):
-        if self._enabled:
-            raise NotImplementedError(f"torch.autocast(device_type='{self.device}', dtype={self.fast_dtype}, "
-                                      "enabled=True) is not implemented: mindtorch_v2's ops do not autocast yet; "
-                                      "cast the model and inputs to the dtype instead")
+        if self.device == "cpu":  # enabled=False inside an enabled region switches casting off
+            self._prev = (_ac.cpu_enabled(), _ac.cpu_dtype())
+            _ac.set_cpu_dtype(self.fast_dtype)
+            _ac.set_cpu_enabled(self._enabled)
         self._prev_cache = is_autocast_cache_enabled()
         set_autocast_cache_enabled(self._cache_enabled)
         autocast_increment_nesting()
@@ -133,6 +136,9 @@ class autocast:
         if autocast_decrement_nesting() == 0:
             clear_autocast_cache()
         set_autocast_cache_enabled(self._prev_cache)
+        if self.device == "cpu":
+            _ac.set_cpu_enabled(self._prev[0])
+            _ac.set_cpu_dtype(self._prev[1])
         return False
 
     def __call__(self, func):
@@ -144,9 +150,20 @@ class autocast:
         return decorate_autocast
 
 
+def _cast(value, dtype):
+    from .._tensor import Tensor
+    if isinstance(value, Tensor):
+        return value.to(dtype) if value.is_floating_point() and value.dtype.itemsize < 8 else value
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast(v, dtype) for v in value)
+    if isinstance(value, dict):
+        return {k: _cast(v, dtype) for k, v in value.items()}
+    return value
+
+
 def custom_fwd(fwd=None, *, device_type, cast_inputs=None):
-    """Decorator for a custom autograd Function's forward; with autocast never enabled it only
-    needs to run forward (cast_inputs applies inside enabled regions only)."""
+    """Decorator for a custom autograd Function's forward: inside an enabled region with cast_inputs,
+    the floating tensor arguments are cast to it and forward runs with autocast off (PyTorch's)."""
     if not isinstance(device_type, str):
         raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
     if fwd is None:
@@ -154,6 +171,15 @@ def custom_fwd(fwd=None, *, device_type, cast_inputs=None):
 
     @functools.wraps(fwd)
     def decorate_fwd(*args, **kwargs):
+        args[0]._dtype = get_autocast_dtype(device_type)
+        if cast_inputs is None:
+            args[0]._fwd_used_autocast = is_autocast_enabled(device_type)
+            return fwd(*args, **kwargs)
+        autocast_context = is_autocast_enabled(device_type)
+        args[0]._fwd_used_autocast = False
+        if autocast_context:
+            with autocast(device_type=device_type, enabled=False):
+                return fwd(*_cast(args, cast_inputs), **_cast(kwargs, cast_inputs))
         return fwd(*args, **kwargs)
     return decorate_fwd
 
@@ -165,6 +191,7 @@ def custom_bwd(bwd=None, *, device_type):
         return functools.partial(custom_bwd, device_type=device_type)
 
     @functools.wraps(bwd)
-    def decorate_bwd(*args, **kwargs):
-        return bwd(*args, **kwargs)
+    def decorate_bwd(*args, **kwargs):  # backward runs with the autocast state forward saw
+        with autocast(device_type=device_type, enabled=args[0]._fwd_used_autocast, dtype=args[0]._dtype):
+            return bwd(*args, **kwargs)
     return decorate_bwd

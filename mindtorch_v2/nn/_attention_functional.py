@@ -3,6 +3,7 @@
 fused kernel of csrc/kernels/cpu/attention.c or the math path). Python only parses arguments the
 way PyTorch's argument parser does and passes the enabled backends (torch.nn.attention.sdpa_kernel,
 torch.backends.cuda.enable_*_sdp)."""
+from .. import _autocast as _ac
 from .._C import ffi, lib
 from .._dispatch import call
 from .._tensor import Tensor
@@ -27,6 +28,8 @@ def _bool_arg(name, v):
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None,
                                  enable_gqa=False):
+    if _ac.ACTIVE[0]:
+        query, key, value = _ac.lower(query, key, value)
     for pos, (name, t) in enumerate((("query", query), ("key", key), ("value", value)), 1):
         if not isinstance(t, Tensor):
             raise TypeError(f"{_NAME}(): argument '{name}' (position {pos}) must be Tensor, not {type(t).__name__}")

@@ -5,6 +5,7 @@ arguments the way PyTorch's argument parser does (int or tuple, unbatched input)
 """
 import warnings
 
+from .. import _autocast as _ac
 from .._C import ffi, lib
 from .._dispatch import call
 from .._tensor import Tensor
@@ -86,18 +87,26 @@ def _conv(fn, nd, input, weight, bias, stride, padding, dilation, groups, transp
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    if _ac.ACTIVE[0]:
+        input, weight, bias = _ac.lower(input, weight, bias)
     return _conv("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    if _ac.ACTIVE[0]:
+        input, weight, bias = _ac.lower(input, weight, bias)
     return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    if _ac.ACTIVE[0]:
+        input, weight, bias = _ac.lower(input, weight, bias)
     return _conv("conv_transpose1d", 1, input, weight, bias, stride, padding, dilation, groups, True, output_padding)
 
 
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    if _ac.ACTIVE[0]:
+        input, weight, bias = _ac.lower(input, weight, bias)
     return _conv("conv_transpose2d", 2, input, weight, bias, stride, padding, dilation, groups, True, output_padding)
 
 

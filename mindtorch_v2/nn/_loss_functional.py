@@ -7,6 +7,7 @@ from tensor ops exactly where PyTorch composes them.
 import math
 import warnings
 
+from .. import _autocast as _ac
 from .._C import ffi, lib
 from .._dispatch import call
 from .._tensor import Tensor
@@ -95,12 +96,16 @@ def _apply_reduction(loss, reduction):
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    if _ac.ACTIVE[0]:
+        input, = _ac.fp32(input)
     reduction = _reduction(size_average, reduce, reduction)
     return call(lib.mt_nll_loss, input._h, target._h, _h(weight), _Reduction.get_enum(reduction), ignore_index)
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
                   label_smoothing=0.0):
+    if _ac.ACTIVE[0]:
+        input, = _ac.fp32(input)
     reduction = _reduction(size_average, reduce, reduction)
     return call(lib.mt_cross_entropy, input._h, target._h, _h(weight), _Reduction.get_enum(reduction), ignore_index,
                 float(label_smoothing))
@@ -126,6 +131,8 @@ def _weighted(loss, weight, input, reduction, mean_by_weight):
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    if _ac.ACTIVE[0]:
+        input, target = _ac.fp32(input, target)
     _warn_size(input, target)
     reduction = _reduction(size_average, reduce, reduction)
     ei, et = _broadcast_pair(input, target)
@@ -135,6 +142,8 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    if _ac.ACTIVE[0]:
+        input, target = _ac.fp32(input, target)
     _warn_size(input, target)
     reduction = _reduction(size_average, reduce, reduction)
     ei, et = _broadcast_pair(input, target)
@@ -144,6 +153,8 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    if _ac.ACTIVE[0]:
+        input, target = _ac.fp32(input, target)
     _warn_size(input, target)
     reduction = _reduction(size_average, reduce, reduction)
     ei, et = _broadcast_pair(input, target)
@@ -153,6 +164,8 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    if _ac.ACTIVE[0]:
+        input, target = _ac.fp32(input, target)
     _warn_size(input, target)
     ei, et = _broadcast_pair(input, target)
     if weight is None:
@@ -161,6 +174,8 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    if _ac.ACTIVE[0]:
+        input, target, weight = _ac.fp32(input, target, weight)
     reduction = _reduction(size_average, reduce, reduction)
     red = _Reduction.get_enum(reduction)
     if target.size() != input.size():
@@ -173,6 +188,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
                                      pos_weight=None):
+    if _ac.ACTIVE[0]:
+        input, target, weight, pos_weight = _ac.fp32(input, target, weight, pos_weight)
     reduction = _reduction(size_average, reduce, reduction)
     red = _Reduction.get_enum(reduction)
     if not (target.size() == input.size()):
@@ -181,6 +198,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    if _ac.ACTIVE[0]:
+        input, target = _ac.fp32(input, target)
     reduction = _reduction(size_average, reduce, reduction)
     return _pointwise(lib.MT_LOSS_SOFT_MARGIN, input, target, reduction)
 
@@ -188,6 +207,8 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
 # ---- losses PyTorch composes from tensor ops ------------------------------------------------
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    if _ac.ACTIVE[0]:
+        input, target = _ac.fp32(input, target)
     if size_average is not None or reduce is not None:
         red = _Reduction.legacy_get_enum(size_average, reduce)
     else:
@@ -217,6 +238,8 @@ def _reduction_enum(size_average, reduce, reduction):
 
 
 def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
+    if _ac.ACTIVE[0]:
+        input1, input2, target = _ac.fp32(input1, input2, target)
     red = _reduction_enum(size_average, reduce, reduction)
     if input1.dim() != input2.dim() or input1.dim() != target.dim():
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
@@ -226,6 +249,8 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
 
 
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+    if _ac.ACTIVE[0]:
+        input, target = _ac.fp32(input, target)
     from .. import where, clamp_min, zeros_like
     red = _reduction_enum(size_average, reduce, reduction)
     zeros = zeros_like(input)
@@ -236,6 +261,8 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 
 
 def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
+    if _ac.ACTIVE[0]:
+        input1, input2, target = _ac.fp32(input1, input2, target)
     from .. import where, clamp_min, zeros_like
     red = _reduction_enum(size_average, reduce, reduction)
     td = target.dim()
@@ -273,6 +300,8 @@ def _pairwise_distance(x1, x2, p, eps):
 
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
                         reduce=None, reduction="mean"):
+    if _ac.ACTIVE[0]:
+        anchor, positive, negative = _ac.fp32(anchor, positive, negative)
     from .. import minimum, clamp_min
     red = _reduction_enum(size_average, reduce, reduction)
     if margin <= 0:
@@ -290,6 +319,8 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
 
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
                      reduction="mean"):
+    if _ac.ACTIVE[0]:
+        input, target = _ac.fp32(input, target)
     from .. import where
     reduction = _reduction(size_average, reduce, reduction)
     if reduction != "none" and reduction != "mean" and reduction != "sum":

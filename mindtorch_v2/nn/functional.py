@@ -6,6 +6,7 @@ else is one call into the core through mindtorch_v2._nn_ops."""
 import math
 import warnings
 
+from .. import _autocast as _ac
 from .. import _nn_ops as _ops
 from .._C import lib as _lib
 from .._dtype import scalar_name
@@ -164,6 +165,8 @@ def tanh(input):
 
 
 def prelu(input, weight):
+    if _ac.ACTIVE[0]:
+        input, weight = _ac.lower(input, weight)
     # composed (where over x > 0), values and gradients as PyTorch's kernel; its node is
     # WhereBackward0 where PyTorch records PreluKernelBackward0
     if weight.dim() > 1:

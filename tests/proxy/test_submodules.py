@@ -220,14 +220,6 @@ def test_autocast_disabled_regions_and_state():
         mt.autocast("cpu", dtype=mt.float64)
 
 
-def test_autocast_enabled_cpu_is_not_implemented():
-    with pytest.raises(NotImplementedError, match="torch.autocast.*enabled=True"):
-        with mt.autocast("cpu", dtype=mt.bfloat16):
-            pass
-    with pytest.raises(NotImplementedError):
-        mt.amp.autocast("cpu")(lambda: 1)()
-
-
 # ---- checkpoint -------------------------------------------------------------------------
 
 def test_checkpoint_gradients_equal_plain_run():
