@@ -108,6 +108,15 @@ static inline mt_tensor *TR(F *c, mt_tensor *a) { /* swap the last two dims */
     mt_tensor *r = NULL;
     return OK2(a, 1) ? KEEP(c, mt_transpose(a, -2, -1, &r), r) : NULL;
 }
+static inline mt_tensor *UNSQ(F *c, mt_tensor *t, int64_t d) {
+    mt_tensor *r = NULL;
+    return OK2(t, 1) ? KEEP(c, mt_unsqueeze(t, d, &r), r) : NULL;
+}
+/* op over dims (ndims <= 0: all) in the default result dtype */
+static inline mt_tensor *REDUCE(F *c, int op, mt_tensor *t, int ndims, const int64_t *dims, int keepdim) {
+    mt_tensor *r = NULL;
+    return OK2(t, 1) ? KEEP(c, mt_reduce(op, t, ndims, dims, keepdim, -1, NULL, &r), r) : NULL;
+}
 static inline mt_tensor *RESHAPE(F *c, mt_tensor *a, const mt_meta *m) {
     mt_tensor *r = NULL;
     return OK2(a, 1) ? KEEP(c, mt_reshape(a, m->ndim, m->sizes, &r), r) : NULL;

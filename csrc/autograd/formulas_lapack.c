@@ -7,10 +7,6 @@
 
 /* ---- helpers for the formulas ---------------------------------------------------------------- */
 
-static mt_tensor *UNSQ(F *c, mt_tensor *t, int64_t d) {
-    mt_tensor *r = NULL;
-    return OK2(t, 1) ? KEEP(c, mt_unsqueeze(t, d, &r), r) : NULL;
-}
 static mt_tensor *SQ(F *c, mt_tensor *t, int64_t d) {
     mt_tensor *r = NULL;
     return OK2(t, 1) ? KEEP(c, mt_squeeze(t, 1, &d, &r), r) : NULL;

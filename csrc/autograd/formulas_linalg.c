@@ -14,10 +14,6 @@ mt_status mt__impl_cross(mt_tensor *a, mt_tensor *b, int64_t dim, mt_tensor **re
 enum { K_ADDMV, K_ADDR, K_ADDBMM, K_VDOT, K_CROSS };
 
 static mt_tensor *SC(F *c, mt_tensor *t, double s) { return s == 1 ? t : BS(c, MT_OP_MUL, t, s); }
-static mt_tensor *UNSQ(F *c, mt_tensor *t, int64_t d) {
-    mt_tensor *r = NULL;
-    return OK2(t, 1) ? KEEP(c, mt_unsqueeze(t, d, &r), r) : NULL;
-}
 static mt_tensor *EXP(F *c, mt_tensor *t, int nd, const int64_t *sz) {
     mt_tensor *r = NULL;
     return OK2(t, 1) ? KEEP(c, mt_expand(t, nd, sz, &r), r) : NULL;

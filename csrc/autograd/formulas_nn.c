@@ -7,10 +7,6 @@
 #include "../kernels/cpu/nn.h"
 #include "formula.h"
 
-static mt_tensor *REDUCE(F *c, int op, mt_tensor *t, int ndims, const int64_t *dims, int keepdim) {
-    mt_tensor *r = NULL;
-    return OK2(t, 1) ? KEEP(c, mt_reduce(op, t, ndims, dims, keepdim, -1, NULL, &r), r) : NULL;
-}
 static mt_tensor *AND(F *c, mt_tensor *a, mt_tensor *b) { return B(c, MT_OP_LOGICAL_AND, a, b); }
 
 /* the backward is recorded: grad mode is on and something it reads requires grad */

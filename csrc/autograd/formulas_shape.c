@@ -57,10 +57,6 @@ static mt_tensor *SUMALL(F *c, mt_tensor *t) {
     mt_tensor *r = NULL;
     return OK2(t, 1) ? KEEP(c, mt_reduce(MT_RED_SUM, t, 0, NULL, 0, -1, NULL, &r), r) : NULL;
 }
-static mt_tensor *UNSQ(F *c, mt_tensor *t, int64_t dim) {
-    mt_tensor *r = NULL;
-    return OK2(t, 1) ? KEEP(c, mt_unsqueeze(t, dim, &r), r) : NULL;
-}
 static mt_tensor *ZEROS_LIKE(F *c, mt_tensor *t) {
     if (!t || c->st) return NULL;
     mt_meta m = {t->ndim, t->dtype, {0}};

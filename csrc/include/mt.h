@@ -335,6 +335,15 @@ mt_status mt_softmax_backward(mt_tensor *grad, mt_tensor *output, int64_t dim, i
 /* layer_norm over the last nnorm dims (sizes in shape); weight and bias may be NULL */
 mt_status mt_layer_norm(mt_tensor *x, int nnorm, const int64_t *shape, mt_tensor *weight, mt_tensor *bias,
                         double eps, mt_tensor **out);
+/* native_batch_norm over x [N, C, *]: weight, bias, running_mean, running_var [C] or NULL; in
+ * training the batch statistics normalise and the running ones are updated in place (unbiased
+ * variance); save_mean/save_invstd are [C] in training and empty in eval */
+mt_status mt_batch_norm(mt_tensor *x, mt_tensor *weight, mt_tensor *bias, mt_tensor *running_mean,
+                        mt_tensor *running_var, int training, double momentum, double eps, mt_tensor **out,
+                        mt_tensor **save_mean, mt_tensor **save_invstd);
+/* native_group_norm over x [N, C, *] in `groups` groups of channels: mean/rstd [N, groups] */
+mt_status mt_group_norm(mt_tensor *x, mt_tensor *weight, mt_tensor *bias, int64_t groups, double eps,
+                        mt_tensor **out, mt_tensor **mean, mt_tensor **rstd);
 
 /* Elementwise activations; a, b, c are their scalar parameters. */
 enum mt_activation {

@@ -1,12 +1,13 @@
 """rms_norm, batch_norm, instance_norm, group_norm, local_response_norm.
 
-Composed of the core's ops (reductions, rsqrt, elementwise), so values and gradients are
-PyTorch's; float16/bfloat16 inputs are normalised in float32 and rounded once, as PyTorch's CPU
-kernels do. rms_norm and local_response_norm are compositions in PyTorch too (same nodes);
-batch/group/instance norm are native kernels there (NativeBatchNormBackward0, ...), so their
-grad_fn names differ here."""
+batch_norm and group_norm are the core's native kernels (NativeBatchNormBackward0,
+NativeGroupNormBackward0); instance_norm is batch_norm over (1, N*C, *) as PyTorch's; rms_norm and
+local_response_norm are compositions of core ops as in PyTorch. float16/bfloat16 inputs are
+normalised in float32 and rounded once, as PyTorch's CPU kernels do."""
+from .. import _C
+from .._core import check
 from .._dtype import float32, bfloat16, float16
-from .._reduce import var_mean
+from .._tensor import wrap
 from ..autograd.grad_mode import no_grad
 
 __all__ = ["rms_norm", "batch_norm", "instance_norm", "group_norm", "local_response_norm"]
@@ -43,10 +44,6 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     return out.type_as(input)
 
 
-def _stat_dims(x):
-    return [0] + list(range(2, x.dim()))
-
-
 def _verify_batch_size(size):
     n = size[0]
     for s in size[2:]:
@@ -54,13 +51,6 @@ def _verify_batch_size(size):
     if n == 1:
         raise ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
 
-
-def _affine(y, weight, bias, shape):
-    if weight is not None:
-        y = y * weight.reshape(shape)
-    if bias is not None:
-        y = y + bias.reshape(shape)
-    return y
 
 
 def _check_channels(name, t, c):
@@ -78,23 +68,17 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     c = input.size(1)
     for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean), ("running_var", running_var)):
         _check_channels(name, t, c)
-    shape = (1, c) + (1,) * (input.dim() - 2)
-    x = _upcast(input)
-    if training:
-        var, mean = var_mean(x, _stat_dims(x), correction=0)
-        if running_mean is not None or running_var is not None:
-            n = input.numel() // c
-            with no_grad():
-                if running_mean is not None:
-                    running_mean.mul_(1 - momentum).add_(mean.detach().to(running_mean.dtype), alpha=momentum)
-                if running_var is not None:
-                    unbiased = var.detach() * (n / max(n - 1, 1))
-                    running_var.mul_(1 - momentum).add_(unbiased.to(running_var.dtype), alpha=momentum)
-    else:
-        mean, var = running_mean.to(x.dtype), running_var.to(x.dtype)
-    y = (x - mean.reshape(shape)) * (var.reshape(shape) + eps).rsqrt()
-    y = _affine(y, weight if weight is None else weight.to(x.dtype), bias if bias is None else bias.to(x.dtype), shape)
-    return y.to(input.dtype)
+    out, _, _ = _native(_C.lib.mt_batch_norm, input, weight, bias, running_mean, running_var, bool(training),
+                        float(momentum), float(eps))
+    return out
+
+
+def _native(fn, input, *args):
+    """a native norm kernel's three results (output and its statistics)"""
+    hs = [a._h if hasattr(a, "_h") else _C.ffi.NULL if a is None else a for a in args]
+    outs = [_C.ffi.new("mt_tensor **") for _ in range(3)]
+    check(fn(input._h, *hs, *outs))
+    return [wrap(o[0]) for o in outs]
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
@@ -132,13 +116,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
         if t is not None and (t.dim() != 1 or t.numel() != c):
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
                                f"but got {name} of shape {_fmt(t.shape)} and input of shape {_fmt(input.shape)}")
-    x = _upcast(input)
-    g = x.reshape(n, num_groups, input.numel() // max(n * num_groups, 1))
-    var, mean = var_mean(g, -1, correction=0, keepdim=True)
-    y = ((g - mean) * (var + eps).rsqrt()).reshape(input.shape)
-    shape = (1, c) + (1,) * (input.dim() - 2)
-    y = _affine(y, weight if weight is None else weight.to(x.dtype), bias if bias is None else bias.to(x.dtype), shape)
-    return y.to(input.dtype)
+    out, _, _ = _native(_C.lib.mt_group_norm, input, weight, bias, int(num_groups), float(eps))
+    return out
 
 
 def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):

@@ -234,6 +234,13 @@ OPS = {
     "softmax": Op(lambda L, x: x.softmax(1), (2, 3), gg=True),
     "log_softmax": Op(lambda L, x: x.log_softmax(0), (2, 3), gg=True),
     "layer_norm": Op(lambda L, x, w, b: L.nn.functional.layer_norm(x, (3,), w, b), (2, 3), (3,), (3,), gg=True),
+    "batch_norm_train": Op(lambda L, x, w, b: L.nn.functional.batch_norm(
+        x, L.zeros(3, dtype=L.float64), L.ones(3, dtype=L.float64), w, b, training=True), (4, 3, 2), (3,), (3,),
+        gg=True),
+    "batch_norm_eval": Op(lambda L, x, w, b: L.nn.functional.batch_norm(
+        x, L.tensor([0.1, -0.2, 0.3], dtype=L.float64), L.tensor([0.5, 1.5, 2.0], dtype=L.float64), w, b),
+        (4, 3), (3,), (3,), gg=True),
+    "group_norm": Op(lambda L, x, w, b: L.nn.functional.group_norm(x, 2, w, b), (2, 4, 3), (4,), (4,), gg=True),
     "sdpa_fused": Op(lambda L, q, k, v: L.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True),
                      (1, 2, 3, 4), (1, 2, 3, 4), (1, 2, 3, 4)),
     "sdpa_math_float_mask": Op(lambda L, q, k, v, m: L.nn.functional.scaled_dot_product_attention(q, k, v, m),

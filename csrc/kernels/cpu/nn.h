@@ -74,6 +74,13 @@ mt_status mt__nn_not_implemented(const char *kernel, int dtype);
 mt_status mt__impl_softmax(mt_tensor *x, int64_t dim, int log, int dtype, mt_tensor **out);
 mt_status mt__impl_softmax_backward(mt_tensor *grad, mt_tensor *output, int64_t dim, int log, mt_tensor **out);
 /* mean/rstd (may be NULL): [rows] in the compute dtype, for the backward */
+/* norm_batch.c: native_batch_norm (save_mean/save_invstd [C] in training, empty in eval; the running
+ * statistics updated in place in training) and native_group_norm (mean/rstd [N, groups]) */
+mt_status mt__impl_batch_norm(mt_tensor *x, mt_tensor *weight, mt_tensor *bias, mt_tensor *running_mean,
+                              mt_tensor *running_var, int training, double momentum, double eps, mt_tensor **out,
+                              mt_tensor **save_mean, mt_tensor **save_invstd);
+mt_status mt__impl_group_norm(mt_tensor *x, mt_tensor *weight, mt_tensor *bias, int64_t groups, double eps,
+                              mt_tensor **out, mt_tensor **mean, mt_tensor **rstd);
 mt_status mt__impl_layer_norm(mt_tensor *x, int nnorm, const int64_t *shape, mt_tensor *weight, mt_tensor *bias,
                               double eps, mt_tensor **out, mt_tensor **mean, mt_tensor **rstd);
 /* mask: bit 0 input, bit 1 weight, bit 2 bias gradient */
