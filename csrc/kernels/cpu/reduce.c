@@ -193,15 +193,14 @@ mt_status mt__reduce_dims(const mt_tensor *x, int ndims, const int64_t *dims, in
 void mt__reduce_inner(const mt_tensor *x, const int *reduced, inner_t *in) {
     int isz = mt_dtype_itemsize(x->dtype);
     in->n = 0;
+    if (mt_tensor_numel(x) == 0) { /* nothing is read; an empty view's strides may be anything (fuzzer) */
+        in->n = 1, in->size[0] = 0, in->stride[0] = 0;
+        return;
+    }
     for (int d = 0; d < x->ndim; d++)
         if (reduced[d] && x->sizes[d] != 1) {
             in->size[in->n] = x->sizes[d];
             in->stride[in->n++] = x->strides[d] * isz;
-        }
-    for (int i = 0; i < in->n; i++)
-        if (in->size[i] == 0) { /* nothing to reduce (the other reduced dims may be huge) */
-            in->n = 1, in->size[0] = 0, in->stride[0] = 0;
-            return;
         }
     /* order by stride, largest outside, then merge dims that address memory as one */
     for (int i = 1; i < in->n; i++)
