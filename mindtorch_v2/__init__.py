@@ -129,6 +129,7 @@ from . import nn, optim, utils, testing, special, _logging  # noqa: E402,F401
 # ---- torch.* names of nn.functional ops (the aten signatures where they differ from F's) ----
 from .nn.functional import (pixel_shuffle, pixel_unshuffle, cosine_similarity, pairwise_distance,  # noqa: E402,F401
                             rms_norm, prelu, rrelu, rrelu_)
+from .nn.utils.weight_norm import _weight_norm, norm_except_dim  # noqa: E402,F401
 
 
 def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled):
