@@ -7,7 +7,7 @@ from ._device import device, get_default_device, set_default_device
 from ._size import Size
 from ._tensor import Tensor
 from . import _methods  # noqa: F401  (attaches ops to Tensor)
-from ._creation import (tensor, as_tensor, scalar_tensor, empty, empty_like, empty_strided, zeros, zeros_like,
+from ._creation import (tril_indices, triu_indices, tensor, as_tensor, scalar_tensor, empty, empty_like, empty_strided, zeros, zeros_like,
                         ones, ones_like, full, full_like, arange, linspace, eye, frombuffer)
 from ._interop import from_numpy
 from ._generated_ops import FUNCTIONS as _GENERATED

@@ -469,3 +469,26 @@ def _grad_factory(fn):
 for _name in ("empty", "empty_strided", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like",
               "full_like", "tensor", "scalar_tensor", "arange", "linspace", "eye", "frombuffer"):
     globals()[_name] = _grad_factory(globals()[_name])
+
+
+def _tri_indices(name, row, col, offset, dtype, lower):
+    from ._dtype import int32, int64
+    dtype = int64 if dtype is None else dtype
+    if dtype not in (int32, int64):
+        raise RuntimeError(f"\"{name}\" not implemented for '{dtype}'")
+    if row < 0 or col < 0:
+        raise RuntimeError(f"row must be non-negative, got{row}" if row < 0 else f"col must be non-negative, got{col}")
+    r = arange(row).unsqueeze(1)
+    c = arange(col).unsqueeze(0)
+    keep = (c - r <= offset) if lower else (c - r >= offset)
+    return keep.nonzero().t().contiguous().to(dtype)
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """the (row, col) coordinates of the lower triangle (diagonal offset), row by row"""
+    return _tri_indices("tril_indices", row, col, offset, dtype, True)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """the (row, col) coordinates of the upper triangle (diagonal offset), row by row"""
+    return _tri_indices("triu_indices", row, col, offset, dtype, False)

@@ -308,3 +308,4 @@ from ._norm_functional import *  # noqa: E402,F401,F403  (batch/group/instance/r
 from ._misc_functional import *  # noqa: E402,F401,F403  (glu, one_hot, distances, pixel shuffle)
 from ._grid_functional import *  # noqa: E402,F401,F403  (affine_grid, grid_sample)
 from ._embedding_bag import *  # noqa: E402,F401,F403
+from ._extra_functional import *  # noqa: E402,F401,F403  (bilinear, pdist, unpooling, margin losses...)

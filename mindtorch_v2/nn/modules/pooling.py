@@ -161,8 +161,34 @@ AvgPool3d = _absent("AvgPool3d")
 LPPool3d = _absent("LPPool3d")
 AdaptiveMaxPool3d = _absent("AdaptiveMaxPool3d")
 AdaptiveAvgPool3d = _absent("AdaptiveAvgPool3d")
-MaxUnpool1d = _absent("MaxUnpool1d")
-MaxUnpool2d = _absent("MaxUnpool2d")
+class _MaxUnpoolNd(Module):
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        self.kernel_size = (kernel_size,) if isinstance(kernel_size, int) else tuple(kernel_size)
+        self.stride = self.kernel_size if stride is None else (stride,) if isinstance(stride, int) else tuple(stride)
+        self.padding = (padding,) if isinstance(padding, int) else tuple(padding)
+
+    def forward(self, input, indices, output_size=None):
+        return F.max_unpool1d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        pair = (lambda v: (v, v) if isinstance(v, int) else tuple(v))
+        self.kernel_size = pair(kernel_size)
+        self.stride = self.kernel_size if stride is None else pair(stride)
+        self.padding = pair(padding)
+
+    def forward(self, input, indices, output_size=None):
+        return F.max_unpool2d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+
 MaxUnpool3d = _absent("MaxUnpool3d")
 FractionalMaxPool2d = _absent("FractionalMaxPool2d")
 FractionalMaxPool3d = _absent("FractionalMaxPool3d")

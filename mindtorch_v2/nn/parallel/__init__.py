@@ -1,0 +1,29 @@
+"""torch.nn.parallel: DataParallel as PyTorch's behaves without accelerators (it runs the module
+itself); DistributedDataParallel needs a process group, which mindtorch_v2 does not have."""
+from ..modules.module import Module
+
+__all__ = ["DataParallel", "DistributedDataParallel", "data_parallel"]
+
+
+class DataParallel(Module):
+    def __init__(self, module, device_ids=None, output_device=None, dim=0):
+        super().__init__()
+        self.module = module
+        self.device_ids = []  # no accelerator: the module runs as is
+        self.dim = dim
+        self.output_device = None
+
+    def forward(self, *inputs, **kwargs):
+        return self.module(*inputs, **kwargs)
+
+
+def data_parallel(module, inputs, device_ids=None, output_device=None, dim=0, module_kwargs=None):
+    if not isinstance(inputs, tuple):
+        inputs = (inputs,) if inputs is not None else ()
+    return module(*inputs, **(module_kwargs or {}))
+
+
+class DistributedDataParallel(Module):
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError("torch.nn.parallel.DistributedDataParallel is not implemented in mindtorch_v2 "
+                                  "(torch.distributed is not available)")
