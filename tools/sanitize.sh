@@ -17,6 +17,8 @@ LIBASAN="$(gcc -print-file-name=libasan.so)"
 # first C++ exception thrown by the reference PyTorch aborts the process
 LIBSTDCXX="$(gcc -print-file-name=libstdc++.so.6)"
 # Python itself leaks by design at exit: leak checking stays off here (tests/c checks leaks from C).
-export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:allocator_may_return_null=1"
-export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
-LD_PRELOAD="$LIBASAN:$LIBSTDCXX" python -m pytest -q -p no:cacheprovider "${@:-tests}"
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1:allocator_may_return_null=1}"
+# (set UBSAN_OPTIONS=halt_on_error=0:print_stacktrace=1 to collect every UBSan report in one run)
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
+# --capture=sys: a sanitizer report written to fd 2 reaches the log (fd capture lost it on abort)
+LD_PRELOAD="$LIBASAN:$LIBSTDCXX" python -m pytest -q -p no:cacheprovider --capture=sys "${@:-tests}"

@@ -180,7 +180,7 @@ static mt_status record_shape(const char *name, int kind, mt_tensor *t, mt_tenso
     if (!st && n) {
         n->op = kind;
         n->niv = nargs;
-        memcpy(n->iv, args, nargs * sizeof(int64_t));
+        if (nargs) memcpy(n->iv, args, nargs * sizeof(int64_t)); /* args may be NULL when there are none */
         if (kind == S_DIAGONAL) {
             st = mt__save(n, 0, t, 0);
         }

@@ -7,7 +7,7 @@ __all__ = ["embedding_bag"]
 
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
                   sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
-    from .functional import embedding
+    from .functional import _padding_idx, embedding
     if weight.dtype == _mt.long and input.is_floating_point():
         input, weight = weight, input  # the old argument order, as PyTorch accepts it
     if per_sample_weights is not None and input.size() != per_sample_weights.size():
@@ -38,12 +38,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             raise ValueError("max mode does not support sparse weights")
     elif mode not in ("sum", "mean"):
         raise ValueError("mode has to be one of sum, mean or max")
-    if padding_idx is not None:
-        if padding_idx > 0:
-            assert padding_idx < weight.size(0), "padding_idx must be within the number of embeddings"
-        elif padding_idx < 0:
-            assert padding_idx >= -weight.size(0), "padding_idx must be within the number of embeddings"
-            padding_idx = weight.size(0) + padding_idx
+    padding_idx = _padding_idx(padding_idx, weight.size(0), "padding_idx must be within the number of embeddings")
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError("embedding_bag: per_sample_weights was not None. per_sample_weights is only "
                                   f"supported for mode='sum' (got mode='{mode}'). Please open a feature request "

@@ -194,15 +194,21 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 # ---- embedding ---------------------------------------------------------------------------------
 
 
-def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
-              sparse=False):
+def _padding_idx(padding_idx, num_embeddings, message):
+    """padding_idx checked against the table size (PyTorch's assert and its words), negative wrapped"""
     if padding_idx is not None:
         if padding_idx > 0:
-            assert padding_idx < weight.size(0), "Padding_idx must be within num_embeddings"
+            assert padding_idx < num_embeddings, message
         elif padding_idx < 0:
-            assert padding_idx >= -weight.size(0), "Padding_idx must be within num_embeddings"
-            padding_idx = weight.size(0) + padding_idx
-    else:
+            assert padding_idx >= -num_embeddings, message
+            padding_idx = num_embeddings + padding_idx
+    return padding_idx
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+              sparse=False):
+    padding_idx = _padding_idx(padding_idx, weight.size(0), "Padding_idx must be within num_embeddings")
+    if padding_idx is None:
         padding_idx = -1
     if max_norm is not None:
         input = input.contiguous()

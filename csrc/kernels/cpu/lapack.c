@@ -82,6 +82,11 @@ __attribute__((format(printf, 5, 6))) static mt_status failed(int kind, const ch
     return mt__error(kind, "%s: %s", name, what);
 }
 
+static mt_status not_converged(const char *name, const char *what, const mt_tensor *a, int64_t i, int info) {
+    return failed(MT_ERR_LINALG, name, a, i, "The algorithm failed to converge because the input matrix is "
+                  "ill-conditioned or has too many repeated %s (error code: %d).", what, info);
+}
+
 /* ---- column-major batches ------------------------------------------------------------------- */
 
 /* strides of a batch of column-major matrices, batches contiguous (PyTorch's linalg result layout) */
@@ -543,9 +548,7 @@ mt_status mt__impl_linalg_eigh(mt_tensor *a, int upper, int compute_v, mt_tensor
         else
             dsyevd_(&jobz, &uplo, &n, (double *)mat(w, i), &ld, (double *)vals, work, &lwork, iwork, &liwork, &r, 1, 1);
         if (r > 0)
-            st = failed(MT_ERR_LINALG, "linalg.eigh", a, i,
-                        "The algorithm failed to converge because the input matrix is ill-conditioned or has too "
-                        "many repeated eigenvalues (error code: %d).", r);
+            st = not_converged("linalg.eigh", "eigenvalues", a, i, r);
     }
     free(work);
     free(iwork);
@@ -619,9 +622,7 @@ mt_status mt__impl_linalg_svd(mt_tensor *a, int full_matrices, int compute_uv, m
             dgesdd_(&jobz, &m, &n, (double *)mat(w, i), &lda, (double *)sp, (double *)up, &ldu, (double *)vp, &ldvt,
                     work, &lwork, iwork, &r, 1);
         if (r > 0)
-            st = failed(MT_ERR_LINALG, "linalg.svd", a, i,
-                        "The algorithm failed to converge because the input matrix is ill-conditioned or has too "
-                        "many repeated singular values (error code: %d).", r);
+            st = not_converged("linalg.svd", "singular values", a, i, r);
     }
     free(work);
     free(iwork);

@@ -193,7 +193,7 @@ mt_status mt__impl_group_norm(mt_tensor *x, mt_tensor *weight, mt_tensor *bias, 
                   .G = groups, .eps = eps};
     int64_t M = C / groups * S;
     if (M > 0) mt__parallel_for(N * groups, 1 + MT_GRAIN_SIZE / M, cd == MT_F64 ? gn_fwd_d : gn_fwd_f, &k);
-    else if (N * groups) { /* no elements per group: PyTorch's mean 0 and rstd NaN */
+    else if (N * groups > 0) { /* no elements per group: PyTorch's mean 0 and rstd NaN */
         st = mt__impl_fill(mu, 0, 0, MT_SCALAR_INT);
         if (!st) st = mt__impl_fill(rs, NAN, 0, MT_SCALAR_FLOAT);
     }

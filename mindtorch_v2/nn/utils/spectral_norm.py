@@ -4,6 +4,7 @@ from ... import _linalg
 from ...autograd.grad_mode import no_grad
 from .. import functional as F
 from ..parameter import Parameter
+from .weight_norm import _remove_hook
 
 __all__ = ["SpectralNorm", "spectral_norm", "remove_spectral_norm"]
 
@@ -86,9 +87,4 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
 
 
 def remove_spectral_norm(module, name="weight"):
-    for k, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, SpectralNorm) and hook.name == name:
-            hook.remove(module)
-            del module._forward_pre_hooks[k]
-            return module
-    raise ValueError(f"spectral_norm of '{name}' not found in {module}")
+    return _remove_hook(module, SpectralNorm, name, "spectral_norm")
