@@ -396,6 +396,74 @@ def vander(x, *, N=None):
     return cat([ones.to(powers.dtype), powers], -1)
 
 
+def householder_product(A, tau, *, out=None):
+    """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^H with v_i the i-th column of A
+    below the diagonal and 1 on it (LAPACK's orgqr, as a composition)."""
+    if A.dim() < 2:
+        raise RuntimeError("torch.linalg.householder_product: input must have at least 2 dimensions.")
+    m, n = A.shape[-2], A.shape[-1]
+    if m < n:
+        raise RuntimeError("torch.linalg.householder_product: input.shape[-2] must be greater than or equal to "
+                           "input.shape[-1]")
+    if tau.shape[-1] > n:
+        raise RuntimeError("torch.linalg.householder_product: input.shape[-1] must be greater than or equal to "
+                           "tau.shape[-1]")
+    from ._creation import eye
+    Q = eye(m, dtype=A.dtype).expand(*A.shape[:-2], m, m)
+    below = A.tril(-1) + eye(m, n, dtype=A.dtype)  # the reflectors' vectors, unit diagonal
+    for i in range(tau.shape[-1]):
+        v = below[..., :, i:i + 1]
+        if i:
+            v = v * (_arange_ge(m, i, A.dtype).unsqueeze(-1))
+        Q = Q - (Q @ v) @ (v.mT * tau[..., i:i + 1].unsqueeze(-1))
+    return _into(Q[..., :n], out)
+
+
+def _arange_ge(m, i, dtype):
+    """1 from row i on, 0 above: a reflector's vector starts at its diagonal"""
+    from ._creation import arange
+    return (arange(m) >= i).to(dtype)
+
+
+# Padé(13) coefficients of the scaling-and-squaring matrix exponential (Higham 2005)
+_PADE13 = (64764752532480000., 32382376266240000., 7771770303897600., 1187353796428800., 129060195264000.,
+           10559470521600., 670442572800., 33522128640., 1323241920., 40840800., 960960., 16380., 182., 1.)
+_THETA13 = 5.371920351148152
+
+
+def matrix_exp(A):
+    """exp(A) by scaling and squaring with the [13/13] Padé approximant (Higham 2005): one solve and
+    a few products, all recorded ops, so it is differentiable."""
+    if A.dim() < 2:
+        raise RuntimeError("linalg.matrix_exp: The input tensor A must have at least 2 dimensions.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"linalg.matrix_exp: A must be batches of square matrices, but they are "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+    if not A.dtype.is_floating_point:
+        raise RuntimeError(f"linalg.matrix_exp: Expected a floating point or complex tensor as input. Got "
+                           f"{scalar_name(A.dtype)}")
+    n = A.shape[-1]
+    if A.numel() == 0:
+        return A.clone()
+    if n == 1:
+        return A.exp()
+    wide = A.to(float32) if A.dtype.itemsize < 4 else A
+    norm1 = float(wide.detach().abs().sum(-2).amax())
+    s = max(0, math.ceil(math.log2(norm1 / _THETA13))) if norm1 > _THETA13 else 0
+    X = wide / (2 ** s) if s else wide
+    from ._creation import eye
+    b, I = _PADE13, eye(n, dtype=wide.dtype)
+    X2 = X @ X
+    X4 = X2 @ X2
+    X6 = X4 @ X2
+    U = X @ (X6 @ (b[13] * X6 + b[11] * X4 + b[9] * X2) + b[7] * X6 + b[5] * X4 + b[3] * X2 + b[1] * I)
+    V = X6 @ (b[12] * X6 + b[10] * X4 + b[8] * X2) + b[6] * X6 + b[4] * X4 + b[2] * X2 + b[0] * I
+    R = solve(V - U, V + U)
+    for _ in range(s):
+        R = R @ R
+    return R.to(A.dtype)
+
+
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
     return A.diagonal(offset, dim1, dim2)
 
@@ -405,13 +473,15 @@ LINALG = {"cholesky": cholesky, "cholesky_ex": cholesky_ex, "lu_factor": lu_fact
           "inv": inv, "inv_ex": inv_ex, "det": det, "slogdet": slogdet, "eigh": eigh, "eigvalsh": eigvalsh,
           "svd": svd, "svdvals": svdvals, "qr": qr, "pinv": pinv, "matrix_rank": matrix_rank,
           "matrix_power": matrix_power, "cond": cond, "tensorinv": tensorinv, "tensorsolve": tensorsolve,
-          "vander": vander, "diagonal": diagonal, "LinAlgError": LinAlgError}
+          "vander": vander, "diagonal": diagonal, "householder_product": householder_product,
+          "matrix_exp": matrix_exp, "LinAlgError": LinAlgError}
 
 # torch.<name> (and Tensor.<name> where PyTorch has the method)
 FUNCTIONS = {"cholesky": torch_cholesky, "cholesky_solve": cholesky_solve, "cholesky_inverse": cholesky_inverse,
              "inverse": inv, "det": det, "logdet": logdet, "slogdet": torch_slogdet, "svd": torch_svd, "qr": torch_qr,
              "pinverse": pinverse, "matrix_power": matrix_power, "triangular_solve": triangular_solve,
-             "lu": torch_lu, "lu_solve": torch_lu_solve, "lu_unpack": lu_unpack}
+             "lu": torch_lu, "lu_solve": torch_lu_solve, "lu_unpack": lu_unpack, "matrix_exp": matrix_exp,
+             "orgqr": householder_product}
 METHODS = {k: FUNCTIONS[k] for k in ("cholesky", "cholesky_solve", "cholesky_inverse", "inverse", "det", "logdet",
                                      "slogdet", "svd", "qr", "pinverse", "matrix_power", "triangular_solve", "lu",
-                                     "lu_solve")}
+                                     "lu_solve", "matrix_exp", "orgqr")}

@@ -16,7 +16,7 @@ def vecdot(x, y, *, dim=-1, out=None):
 
 globals().update(_LAPACK)
 
-_MISSING = ("lstsq", "eig", "eigvals", "matrix_exp", "householder_product", "ldl_factor", "ldl_solve")
+_MISSING = ("lstsq", "eig", "eigvals", "ldl_factor", "ldl_solve")
 
 
 def __getattr__(name):

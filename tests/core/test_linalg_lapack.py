@@ -336,3 +336,22 @@ def test_multivariate_normal_parametrisations_agree():
     close(b.scale_tril, dt.scale_tril, 1e-5)
     close(a.log_prob(mt.ones(3)), dt.log_prob(torch.ones(3)), 1e-5)
     close(b.log_prob(mt.ones(3)), dt.log_prob(torch.ones(3)), 1e-5)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape,scale", [((4, 4), 0.5), ((2, 3, 3), 5.0), ((5, 5), 30.0), ((1, 1), 1.0), ((0, 2, 2), 1.0)])
+def test_matrix_exp(dtype, shape, scale):
+    m, t = both(general(shape, dtype) * scale)
+    rm, rt = mt.linalg.matrix_exp(m), torch.linalg.matrix_exp(t)
+    np.testing.assert_allclose(rm.numpy(), rt.numpy(), rtol=2e-5 if dtype == np.float32 else 1e-12,
+                               atol=1e-5 * max(1.0, float(rt.abs().max()) if rt.numel() else 1.0))
+    assert mt.matrix_exp(m).shape == rt.shape
+
+
+def test_householder_product_and_grads():
+    (a, at), (tau, taut) = both(general((5, 3))), both(np.random.default_rng(2).random(3))
+    close(mt.linalg.householder_product(a, tau), torch.linalg.householder_product(at, taut))
+    close(mt.orgqr(a, tau), torch.orgqr(at, taut))
+    x = mt.tensor(general((3, 3)), requires_grad=True)
+    assert mt.autograd.gradcheck(mt.linalg.matrix_exp, (x,))
+    assert mt.autograd.gradcheck(mt.linalg.householder_product, (a.clone().requires_grad_(), tau.clone().requires_grad_()))

@@ -106,6 +106,35 @@ def test_custom_parametrization_cached_assign_and_remove():
         P.register_parametrization(m, "nope", Symmetric())
 
 
-def test_orthogonal_says_it_is_missing():
-    with pytest.raises(NotImplementedError, match="orthogonal"):
-        mt.nn.utils.parametrizations.orthogonal(mt.nn.Linear(3, 3))
+ORTH = [((4, 4), None, True), ((5, 3), None, True), ((3, 5), None, True), ((4, 4), "cayley", True),
+        ((5, 3), "matrix_exp", True), ((4, 4), "householder", True), ((4, 4), "matrix_exp", False),
+        ((5, 3), "cayley", False)]
+
+
+@pytest.mark.parametrize("shape,omap,triv", ORTH)
+def test_orthogonal_same_weights_and_gradients(shape, omap, triv):
+    res = []
+    for L in (mt, torch):
+        L.manual_seed(0)
+        lin = L.nn.Linear(shape[1], shape[0], bias=False)
+        with L.no_grad():
+            lin.weight.copy_(L.tensor(w_of(shape, 1)))
+        L.manual_seed(2)  # the random completion of a non-square weight draws from it
+        L.nn.utils.parametrizations.orthogonal(lin, orthogonal_map=omap, use_trivialization=triv)
+        y = lin(L.tensor(w_of((2, shape[1]), 3)))
+        y.pow(2).sum().backward()
+        res.append((lin.weight, next(iter(lin.parameters())).grad, sorted(lin.state_dict())))
+    (wm, gm, km), (wt, gt, kt) = res
+    close(wm, wt)
+    close(gm, gt, 1e-4)
+    assert km == kt
+    q = wm if shape[0] >= shape[1] else wm.mT
+    close(q.mT @ q, torch.eye(min(shape)), 1e-5)
+
+
+def test_orthogonal_errors():
+    with pytest.raises(ValueError, match='orthogonal_map has to be one of'):
+        mt.nn.utils.parametrizations.orthogonal(mt.nn.Linear(3, 3), orthogonal_map="qr")
+    m = mt.nn.utils.parametrizations.orthogonal(mt.nn.Linear(3, 3), use_trivialization=False)
+    with pytest.raises(NotImplementedError, match="use_trivialization=False"):
+        m.weight = mt.eye(3)

@@ -1,6 +1,6 @@
-"""torch.nn.utils.parametrizations: weight_norm and spectral_norm as parametrizations (PyTorch's
-modules). orthogonal needs matrix_exp / householder_product, which the op library lacks: it says so."""
-from ... import _linalg
+"""torch.nn.utils.parametrizations: orthogonal, weight_norm and spectral_norm as parametrizations
+(PyTorch's modules and maps)."""
+from ... import _lapack, _linalg
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from .. import functional as F
@@ -92,6 +92,101 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
     return module
 
 
+_MAPS = ("matrix_exp", "cayley", "householder")
+
+
+def _is_orthogonal(Q):
+    from ..._creation import eye
+    from ..._dtype import finfo
+    n, k = Q.size(-2), Q.size(-1)
+    return (Q.mT @ Q).allclose(eye(k, dtype=Q.dtype), atol=10.0 * n * finfo(Q.dtype).eps)
+
+
+def _make_orthogonal(A):
+    """the Q of A = QR with diag(R) >= 0 (A tall)"""
+    Q, R = _lapack.qr(A)
+    return Q * R.diagonal(dim1=-2, dim2=-1).sign().unsqueeze(-2)
+
+
+class _Orthogonal(Module):
+    """X -> an orthogonal matrix: exp or Cayley of the skew part of X's lower triangle, or the
+    Householder product of its reflectors; with use_trivialization, times a stored base."""
+
+    def __init__(self, weight, orthogonal_map, *, use_trivialization=True):
+        super().__init__()
+        self.shape = weight.shape
+        self.orthogonal_map = orthogonal_map
+        if use_trivialization:
+            self.register_buffer("base", None)
+
+    def forward(self, X):
+        n, k = X.size(-2), X.size(-1)
+        transposed = n < k
+        if transposed:
+            X, n, k = X.mT, k, n
+        if self.orthogonal_map in ("matrix_exp", "cayley"):
+            X = X.tril()
+            if n != k:  # embedded in a square matrix
+                from ..._shape_ops import cat
+                X = cat([X, X.new_zeros(n, n - k).expand(*X.shape[:-2], -1, -1)], dim=-1)
+            A = X - X.mT
+            if self.orthogonal_map == "matrix_exp":
+                Q = _lapack.matrix_exp(A)
+            else:  # the Cayley retraction (I + A/2)(I - A/2)^-1
+                from ..._creation import eye
+                Id = eye(n, dtype=A.dtype)
+                Q = _lapack.solve(Id - 0.5 * A, Id + 0.5 * A)
+            if n != k:
+                Q = Q[..., :k]
+        else:
+            A = X.tril(diagonal=-1)
+            tau = 2.0 / (1.0 + (A * A).sum(dim=-2))
+            Q = _lapack.householder_product(A, tau)
+            Q = Q * X.diagonal(dim1=-2, dim2=-1).int().unsqueeze(-2)  # the diagonal holds the signs
+        if hasattr(self, "base"):
+            Q = self.base @ Q
+        return Q.mT if transposed else Q
+
+    def right_inverse(self, Q):
+        with no_grad():
+            if Q.shape != self.shape:
+                raise ValueError(f"Expected a matrix or batch of matrices of shape {self.shape}. Got a tensor of "
+                                 f"shape {Q.shape}.")
+            Q_init = Q
+            n, k = Q.size(-2), Q.size(-1)
+            transpose = n < k
+            if transpose:
+                Q, n, k = Q.mT, k, n
+            if not hasattr(self, "base"):
+                if self.orthogonal_map in ("matrix_exp", "cayley"):
+                    raise NotImplementedError("It is not possible to assign to the matrix exponential or the Cayley "
+                                              "parametrizations when use_trivialization=False.")
+                raise NotImplementedError("orthogonal(orthogonal_map='householder', use_trivialization=False) needs "
+                                          "torch.geqrf, which is not implemented in mindtorch_v2")
+            if n == k:
+                Q = Q.clone() if _is_orthogonal(Q) else _make_orthogonal(Q)
+            else:  # completed to a full n x n orthogonal matrix with random columns (PyTorch's draws)
+                from ..._random import randn
+                from ..._shape_ops import cat
+                N = randn(*(Q.size()[:-2] + (n, n - k)), dtype=Q.dtype)
+                Q = _make_orthogonal(cat([Q, N], dim=-1))
+            self.base = Q
+            neg_Id = Q_init.new_zeros(Q_init.shape)
+            neg_Id.diagonal(dim1=-2, dim2=-1).fill_(-1.0)
+            return neg_Id
+
+
 def orthogonal(module, name="weight", orthogonal_map=None, *, use_trivialization=True):
-    raise NotImplementedError("torch.nn.utils.parametrizations.orthogonal is not implemented in mindtorch_v2 "
-                              "(its maps need linalg.matrix_exp or linalg.householder_product)")
+    weight = getattr(module, name, None)
+    if not isinstance(weight, Tensor):
+        raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
+    if weight.ndim < 2:
+        raise ValueError(f"Expected a matrix or batch of matrices. Got a tensor of {weight.ndim} dimensions.")
+    if orthogonal_map is None:
+        orthogonal_map = "matrix_exp" if weight.size(-2) == weight.size(-1) else "householder"
+    if orthogonal_map not in _MAPS:
+        raise ValueError('orthogonal_map has to be one of "matrix_exp", "cayley", "householder". Got: '
+                         f"{orthogonal_map}")
+    orth = _Orthogonal(weight, orthogonal_map, use_trivialization=use_trivialization)
+    parametrize.register_parametrization(module, name, orth, unsafe=True)
+    return module
