@@ -96,7 +96,7 @@ static mt_status gemm3(mt_tensor *A, mt_tensor *B, mt_tensor *C, double beta, do
     if (A->sizes[2] == 0 || alpha == 0) { /* empty inner dimension: C = beta * C */
         if (beta == 0) return mt_fill(C, 0, 0, MT_SCALAR_INT);
         mt_tensor *r;
-        MT_TRY(mt_binary_scalar(MT_OP_MUL, C, beta, (int64_t)beta, mt__is_float(dt) ? MT_SCALAR_FLOAT : MT_SCALAR_INT, 0, 1, C, &r));
+        MT_TRY(mt_binary_scalar(MT_OP_MUL, C, beta, mt__f2i(beta), mt__is_float(dt) ? MT_SCALAR_FLOAT : MT_SCALAR_INT, 0, 1, C, &r));
         mt_tensor_release(r);
         return MT_OK;
     }

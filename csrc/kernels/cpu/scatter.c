@@ -522,7 +522,7 @@ mt_status mt__impl_index_op(int kind, mt_tensor *self, int64_t dim, mt_tensor *i
     mt_tensor ss = mt__restride(source, nd, ssz, rst, source->offset);
     mt_tensor *ops[3] = {&ws, &ws, &ss};
     mt_iter it;
-    mt_kargs k = {.alpha = alpha, .ialpha = (int64_t)alpha};
+    mt_kargs k = {.alpha = alpha, .ialpha = mt__f2i(alpha)};
     mt_loop_fn f;
     if (kind == IX_ADD) {
         mt__iter_init(&it, 3, ops);
