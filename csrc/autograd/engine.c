@@ -265,6 +265,8 @@ mt_status mt_backward(int nroots, mt_tensor *const *roots, mt_tensor *const *gra
     mt_status st = MT_OK;
     run_graph g = {0};
     intvec ready = {0}, stack = {0};
+    if (nroots < 0 || ninputs < 0 || (nroots && (!roots || !grads)) || (ninputs && (!inputs || !input_grads)))
+        return mt__error(MT_ERR_VALUE, "mt_backward: negative counts or NULL arrays");
     for (int i = 0; i < ninputs; i++) input_grads[i] = NULL;
     for (int i = 0; i < ninputs; i++)
         if (!mt__requires_grad(inputs[i]))
