@@ -434,14 +434,15 @@ static mt_tensor *qr_tall_backward(F *c, mt_tensor *gQ, mt_tensor *gR, mt_tensor
 
 static mt_status qr_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
     F c0 = {0}, *c = &c0;
-    mt_tensor *Q = SAVED(c, n, 0), *R = SAVED(c, n, 1), *gQ = grads[0], *gR = grads[1];
+    int r_only = n->iv[0] == MT_QR_R; /* mode 'r' recorded R as its only output */
+    mt_tensor *Q = SAVED(c, n, 0), *R = SAVED(c, n, 1), *gQ = r_only ? NULL : grads[0], *gR = grads[r_only ? 0 : 1];
     if (c->st) return END(c, out, 1);
-    int64_t m = rows(Q), nn = cols(R);
-    if (n->iv[0] == MT_QR_R)
+    if (r_only) /* Q is an empty placeholder then: check before reading its sizes */
         c->st = mt__error(MT_ERR_RUNTIME, "The derivative of linalg.qr depends on Q, which is not computed when "
                                           "mode='r'. Please use linalg.qr(A, mode='reduced') if you are going to "
                                           "differentiate through linalg.qr.");
-    else if (n->iv[0] == MT_QR_COMPLETE && m > nn)
+    int64_t m = c->st ? 0 : rows(Q), nn = cols(R);
+    if (!c->st && n->iv[0] == MT_QR_COMPLETE && m > nn)
         c->st = mt__error(MT_ERR_RUNTIME,
                           "The QR decomposition is not differentiable when mode='complete' and nrows > ncols.");
     if (c->st || (!gQ && !gR)) return END(c, out, 1);

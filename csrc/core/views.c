@@ -27,8 +27,9 @@ static mt_status check_bounds(const mt_tensor *t, int ndim, const int64_t *sizes
     if (overflow)
         return mt__error(MT_ERR_RUNTIME, "Storage size calculation overflowed with sizes=%s and strides=%s",
                          SZ(a, ndim, sizes), SZ(b, ndim, strides));
-    int64_t total = (int64_t)need + offset * (int64_t)isz;
-    if (total > t->storage->nbytes)
+    __int128 exact = (__int128)need + (__int128)offset * isz; /* a huge offset must not wrap (fuzzer) */
+    int64_t total = exact > INT64_MAX ? INT64_MAX : (int64_t)exact;
+    if (exact > t->storage->nbytes)
         return mt__error(MT_ERR_RUNTIME,
                          "setStorage: sizes %s, strides %s, storage offset %lld, and itemsize %lld requiring a "
                          "storage size of %lld are out of bounds for storage of size %lld",

@@ -65,6 +65,7 @@ CAST_ROW(i64) CAST_ROW(f16) CAST_ROW(bf16) CAST_ROW(f32) CAST_ROW(f64)
 #define COPY_DEF(W, T)                                                                 \
     static void copy_##W(char **d, const int64_t *s, int64_t n, const mt_kargs *k) {   \
         (void)k;                                                                       \
+        if (n <= 0) return; /* an empty source may be a NULL pointer */                \
         if (s[0] == W && s[1] == W) { memmove(d[0], d[1], (size_t)(n * W)); return; }  \
         for (int64_t i = 0; i < n; i++) AT(d[0], i, s[0], T) = AT(d[1], i, s[1], const T); \
     }
