@@ -7,7 +7,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 WORK="${MT_SANITIZE_DIR:-/tmp/mindtorch-asan}"
 rm -rf "$WORK"; mkdir -p "$WORK"
-cp -r "$ROOT/csrc" "$ROOT/mindtorch_v2" "$ROOT/torch_proxy" "$ROOT/tests" "$ROOT/setup.py" "$ROOT/pyproject.toml" "$WORK/"
+cp -r "$ROOT/csrc" "$ROOT/mindtorch_v2" "$ROOT/torch_proxy" "$ROOT/tests" "$ROOT/tools" "$ROOT/setup.py" "$ROOT/pyproject.toml" "$WORK/"
 [ -d "$ROOT/examples" ] && cp -r "$ROOT/examples" "$WORK/"
 rm -f "$WORK"/mindtorch_v2/_C*.so
 cd "$WORK"

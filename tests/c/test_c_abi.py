@@ -24,7 +24,8 @@ def _build_and_run(tmp_path, mains, extra, args=(), cc="gcc", runner=(), env=Non
     cmd = [cc, "-std=gnu11", *(["-DMT_NO_CLONES"] if cc == "clang" else []), "-pthread", "-include", "stdint.h", "-I", os.path.join(CSRC, "include"),
            *[os.path.join(ROOT, "tests", "c", m) for m in mains], *sources, "-o", exe, "-lopenblas", "-lm", *extra]
     subprocess.run(cmd, check=True, capture_output=True, text=True)
-    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:max_allocation_size_mb=1024",
+    base = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}  # tools/sanitize.sh preloads gcc's ASan
+    env = dict(base, ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:max_allocation_size_mb=1024",
                UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1", **(env or {}))
     res = subprocess.run([*runner, exe, *args], capture_output=True, text=True, env=env, timeout=600)
     assert res.returncode == 0, res.stdout + res.stderr

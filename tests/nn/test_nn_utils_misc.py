@@ -45,5 +45,3 @@ def test_clip_grad_value_and_vectors():
     assert v.tolist() == [1.0] * 6 + [2.0] * 4
     mt.nn.utils.vector_to_parameters(v, ps)
     assert ps[1].tolist() == [2.0] * 4
-    with pytest.raises(NotImplementedError, match="parametrizations.weight_norm"):
-        mt.nn.utils.parametrizations.weight_norm(mt.nn.Linear(2, 2))

@@ -6,6 +6,7 @@ import os
 import mindtorch_v2 as mt
 from mindtorch_v2._C import lib
 
+UNDER_ASAN = "libasan" in os.environ.get("LD_PRELOAD", "")
 RSS_BOUND = 16 << 20  # bytes of growth allowed after warm-up (allocator and interpreter noise)
 
 
@@ -27,7 +28,8 @@ def test_a_million_tensors_created_and_freed():
         del y, z
     gc.collect()
     assert lib.mt_live_tensors() == live
-    assert rss() - before < RSS_BOUND, (rss() - before) >> 20
+    if not UNDER_ASAN:  # ASan's quarantine keeps freed memory resident on purpose
+        assert rss() - before < RSS_BOUND, (rss() - before) >> 20
 
 
 def test_ten_thousand_forward_backward_graphs():
