@@ -33,20 +33,30 @@ def _batch(fn, budget):
 
 
 def measure(c, rounds, budget):
-    """Median seconds per call of mindtorch_v2 and PyTorch, timed in alternating rounds."""
+    """Median seconds per call of mindtorch_v2 and PyTorch, timed in alternating rounds.
+
+    A case's callable may have finish() (cases run in a child process: transformers_models.py):
+    called once after timing, it returns extra figures such as peak_rss_mb, kept under "extra"."""
     import torch
     import mindtorch_v2
-    fns = {"mt": c.make(mindtorch_v2), "torch": c.make(torch)}
-    batch = {k: _batch(f, budget) for k, f in fns.items()}
-    samples = {"mt": [], "torch": []}
-    for _ in range(min(rounds, c.rounds or rounds)):
-        for k in ("mt", "torch"):
-            f, n = fns[k], batch[k]
-            t0 = time.perf_counter()
-            for _ in range(n):
-                f()
-            samples[k].append((time.perf_counter() - t0) / n)
-    return {k: statistics.median(v) for k, v in samples.items()}
+    fns = {"mt": c.make(mindtorch_v2)}
+    try:
+        fns["torch"] = c.make(torch)
+        batch = {k: _batch(f, budget) for k, f in fns.items()}
+        samples = {"mt": [], "torch": []}
+        for _ in range(min(rounds, c.rounds or rounds)):
+            for k in ("mt", "torch"):
+                f, n = fns[k], batch[k]
+                t0 = time.perf_counter()
+                for _ in range(n):
+                    f()
+                samples[k].append((time.perf_counter() - t0) / n)
+    finally:
+        extra = {k: f.finish() for k, f in fns.items() if hasattr(f, "finish")}
+    t = {k: statistics.median(v) for k, v in samples.items()}
+    if extra:
+        t["extra"] = extra
+    return t
 
 
 def _fmt_time(s):
@@ -71,6 +81,8 @@ def row(c, t, peak):
             r["mindtorch_peak_share"] = r["mindtorch_gflops"] / peak
     elif c.bytes:
         r["mindtorch_gbs"] = c.bytes / t["mt"] / 1e9
+    for k, extra in t.get("extra", {}).items():  # e.g. mindtorch_peak_rss_mb, torch_peak_rss_mb
+        r.update({f"{'mindtorch' if k == 'mt' else 'torch'}_{name}": v for name, v in extra.items()})
     return r
 
 
@@ -78,6 +90,8 @@ def _rate(r):
     if "mindtorch_gflops" in r:
         s = f"{r['mindtorch_gflops']:.1f} vs {r['torch_gflops']:.1f} GFLOP/s"
         return s + (f", {100 * r['mindtorch_peak_share']:.0f}% of peak" if "mindtorch_peak_share" in r else "")
+    if "mindtorch_peak_rss_mb" in r:
+        return f"peak RSS {r['mindtorch_peak_rss_mb']:.0f} vs {r['torch_peak_rss_mb']:.0f} MB"
     return f"{r['mindtorch_gbs']:.1f} GB/s" if "mindtorch_gbs" in r else ""
 
 

