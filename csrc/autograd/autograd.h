@@ -50,11 +50,13 @@ struct mt_node {
     int64_t saved_version[MT_NODE_SAVED];
     int saved_is_output[MT_NODE_SAVED];  /* 0: an input; else 1 + the output_nr of an output */
     int released;                     /* saved tensors freed after a backward without retain_graph */
-    /* saved_tensors_hooks (saved_hooks.c): a packed slot holds Python's handle instead of saved[k],
-     * and the saved tensor's history (grad_fn, output_nr; leaf: requires grad) to re-attach on unpack */
+    /* a saved input's history when saved (grad_fn, output_nr), re-attached on unpack (strong) */
+    mt_node *saved_fn[MT_NODE_SAVED];
+    int saved_nr[MT_NODE_SAVED];
+    /* saved_tensors_hooks (saved_hooks.c): a packed slot holds Python's handle instead of saved[k]
+     * (leaf: the saved tensor required grad) */
     void *packed[MT_NODE_SAVED];
-    mt_node *packed_fn[MT_NODE_SAVED];
-    int packed_nr[MT_NODE_SAVED], packed_leaf[MT_NODE_SAVED];
+    int packed_leaf[MT_NODE_SAVED];
     double s[4];                      /* scalar arguments (alpha, beta, value...) */
     int64_t iv[MT_MAX_DIMS + 2];      /* integer arguments (dims, sizes...) */
     int niv;
@@ -112,7 +114,7 @@ void mt__forget_retained(mt_tensor *t); /* a tensor that retained its grad is go
 
 /* saved_hooks.c: with saved_tensors_hooks on, mt__save packs through Python and mt__saved unpacks */
 int mt__saved_hooks_on(void);
-mt_status mt__pack(mt_node *n, int slot, mt_tensor *t, int is_output);
+mt_status mt__pack(mt_node *n, int slot, mt_tensor *t);
 mt_status mt__unpack(mt_node *n, int slot, mt_tensor **out);
 void mt__release_packed(mt_node *n);
 

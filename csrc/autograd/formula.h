@@ -165,9 +165,8 @@ static inline mt_status unalias_saved(mt_node *n, mt_tensor *dst) {
             mt_status st = mt__impl_clone(s, &cl);
             mt__grad_pop(prev);
             if (st) return st;
-            /* the clone stands for the old value, with the old history */
+            /* the clone stands for the old value; its history stays in saved_fn */
             cl->requires_grad = s->requires_grad;
-            if (s->grad_fn) { atomic_fetch_add(&s->grad_fn->refcount, 1); cl->grad_fn = s->grad_fn; cl->output_nr = s->output_nr; }
             mt_tensor_release(s);
             n->saved[k] = cl;
             n->saved_version[k] = mt_tensor_version(cl);

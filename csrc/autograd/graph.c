@@ -41,14 +41,23 @@ int mt__requires_grad(const mt_tensor *t) {
 static _Thread_local mt_node **pending;
 static _Thread_local int npending, cap_pending, draining;
 
+static void release_saved_slots(mt_node *n) {
+    for (int k = 0; k < MT_NODE_SAVED; k++) {
+        mt_tensor_release(n->saved[k]);
+        n->saved[k] = NULL;
+        mt__node_release(n->saved_fn[k]);
+        n->saved_fn[k] = NULL;
+    }
+    mt__release_packed(n);
+}
+
 static void node_free(mt_node *n) {
     if (n->handle) mt__callback(n->handle, MT_CB_RELEASE, n, 0, NULL, 0, NULL);
     if (n->fn) mt__node_release(n->fn);
     free(n->geom);
     for (int i = 0; i < n->n_next; i++)
         if (n->next[i].node) mt__node_release(n->next[i].node);
-    for (int i = 0; i < MT_NODE_SAVED; i++) mt_tensor_release(n->saved[i]);
-    mt__release_packed(n);
+    release_saved_slots(n);
     for (int i = 0; i < n->nindex; i++) mt_tensor_release(n->index[i]);
     for (int i = 0; i < n->n_out; i++) mt_tensor_release(n->buf[i]);
     if (n->variable) {
@@ -173,14 +182,23 @@ mt_status mt__save(mt_node *n, int slot, mt_tensor *t, int is_output) {
                          "inference mode in computation tracked by autograd. To work around this, you can make a "
                          "clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
                          "`torch.inference_mode()`.");
-    if (mt__saved_hooks_on()) return mt__pack(n, slot, t, is_output);
+    /* 1 + which output of n it is: it is re-attached to that output when unpacked */
+    n->saved_is_output[slot] = is_output ? 1 + (t->grad_fn == n ? t->output_nr : 0) : 0;
+    if (!is_output && t->grad_fn) { /* an input's producer, re-attached when unpacked */
+        atomic_fetch_add(&t->grad_fn->refcount, 1);
+        n->saved_fn[slot] = t->grad_fn;
+        n->saved_nr[slot] = t->output_nr;
+    }
+    if (mt__saved_hooks_on()) return mt__pack(n, slot, t);
+    /* Only a leaf that requires grad is kept as itself (its identity is its history). Anything
+     * else is kept as a detached alias plus the history it has now: an output saved as itself
+     * would be a cycle, and so would an input that a later in-place op (t.copy_(u) where u's
+     * graph saved t) gives a grad_fn leading back here. */
     mt_tensor *s = t;
-    if (is_output) MT_TRY(mt__detached_alias(t, &s)); /* an output saved as itself would be a cycle */
+    if (is_output || t->grad_fn || !mt__requires_grad(t)) MT_TRY(mt__detached_alias(t, &s));
     else mt_tensor_retain(t);
     n->saved[slot] = s;
     n->saved_version[slot] = mt_tensor_version(t);
-    /* 1 + which output of n it is: it is re-attached to that output when unpacked */
-    n->saved_is_output[slot] = is_output ? 1 + (t->grad_fn == n ? t->output_nr : 0) : 0;
     return MT_OK;
 }
 
@@ -202,25 +220,25 @@ mt_status mt__saved(mt_node *n, int slot, mt_tensor **out) {
                          "to compute its gradient, with torch.autograd.set_detect_anomaly(True).",
                          mt_dtype_names[s->dtype], (long long)mt_tensor_numel(s), 0, n->name,
                          (long long)mt_tensor_version(s), (long long)n->saved_version[slot]);
-    if (!n->saved_is_output[slot]) {
+    mt_node *fn = n->saved_is_output[slot] ? n : n->saved_fn[slot];
+    if (!fn) { /* a grad-requiring leaf kept as itself, or a tensor with no history */
         mt_tensor_retain(s);
         *out = s;
         return MT_OK;
     }
-    /* an output comes back attached to this node, so double backward sees through it */
+    /* attached to the node that made it (this one for an output), so double backward sees through it */
     MT_TRY(mt__detached_alias(s, out));
     if (grad_enabled) {
-        atomic_fetch_add(&n->refcount, 1);
-        (*out)->grad_fn = n;
-        (*out)->output_nr = n->saved_is_output[slot] - 1;
+        atomic_fetch_add(&fn->refcount, 1);
+        (*out)->grad_fn = fn;
+        (*out)->output_nr = n->saved_is_output[slot] ? n->saved_is_output[slot] - 1 : n->saved_nr[slot];
     }
     return MT_OK;
 }
 
 void mt__release_saved(mt_node *n) {
     n->released = 1;
-    for (int k = 0; k < MT_NODE_SAVED; k++) { mt_tensor_release(n->saved[k]); n->saved[k] = NULL; }
-    mt__release_packed(n);
+    release_saved_slots(n);
     if (n->fn) mt__release_saved(n->fn);
     if (n->handle && (n->hook_flags & MT_HOOK_FUNCTION)) mt__callback(n->handle, MT_CB_FREE_SAVED, n, 0, NULL, 0, NULL);
 }

@@ -9,7 +9,7 @@ static _Thread_local int hooks_on;
 void mt_set_saved_tensors_hooks(int on) { hooks_on = on != 0; }
 int mt__saved_hooks_on(void) { return hooks_on; }
 
-mt_status mt__pack(mt_node *n, int slot, mt_tensor *t, int is_output) {
+mt_status mt__pack(mt_node *n, int slot, mt_tensor *t) {
     int64_t v = mt_tensor_version(t);
     void *h = NULL;
     int prev = mt__grad_push(0); /* the pack hook runs in no-grad mode, as PyTorch's */
@@ -24,13 +24,7 @@ mt_status mt__pack(mt_node *n, int slot, mt_tensor *t, int is_output) {
                          "pack hook can not be modified by in-place operations as this can lead to unexpected "
                          "side-effects. Please open an issue if you need to perform in-place operations on the input "
                          "to a pack hook.");
-    n->saved_is_output[slot] = is_output ? 1 + (t->grad_fn == n ? t->output_nr : 0) : 0;
-    if (!is_output && t->grad_fn) {
-        atomic_fetch_add(&t->grad_fn->refcount, 1);
-        n->packed_fn[slot] = t->grad_fn;
-        n->packed_nr[slot] = t->output_nr;
-    }
-    if (!is_output && !t->grad_fn && mt__requires_grad(t)) { /* a leaf: weak, for unpack's identity test */
+    if (!n->saved_is_output[slot] && !t->grad_fn && mt__requires_grad(t)) { /* a leaf: weak, for unpack's identity test */
         n->packed_leaf[slot] = 1;
         n->saved_version[slot] = (int64_t)(intptr_t)t;
     }
@@ -49,11 +43,11 @@ mt_status mt__unpack(mt_node *n, int slot, mt_tensor **out) {
     mt_tensor_release(u);
     if (st || !mt__grad_enabled()) return st;
     /* recorded (create_graph): the unpacked tensor stands for the saved one in the graph */
-    mt_node *fn = n->saved_is_output[slot] ? n : n->packed_fn[slot];
+    mt_node *fn = n->saved_is_output[slot] ? n : n->saved_fn[slot];
     if (fn) {
         atomic_fetch_add(&fn->refcount, 1);
         (*out)->grad_fn = fn;
-        (*out)->output_nr = n->saved_is_output[slot] ? n->saved_is_output[slot] - 1 : n->packed_nr[slot];
+        (*out)->output_nr = n->saved_is_output[slot] ? n->saved_is_output[slot] - 1 : n->saved_nr[slot];
     } else if (n->packed_leaf[slot]) {
         mt_tensor_release(*out);
         *out = NULL;
@@ -68,7 +62,5 @@ void mt__release_packed(mt_node *n) {
     for (int k = 0; k < MT_NODE_SAVED; k++) {
         if (n->packed[k]) mt__callback(n->packed[k], MT_CB_RELEASE, NULL, 0, NULL, 0, NULL);
         n->packed[k] = NULL;
-        mt__node_release(n->packed_fn[k]);
-        n->packed_fn[k] = NULL;
     }
 }

@@ -144,3 +144,19 @@ def test_backward_kernels_under_no_grad_record_nothing():
     y = _f(mt).max_pool2d(x, 2)
     (g,) = mt.autograd.grad(y.sum(), [x])
     assert g.grad_fn is None and not g.requires_grad
+
+
+def test_double_backward_through_a_saved_non_leaf_input_as_torch():
+    """a saved input that has a history comes back attached to it, so the second backward
+    reaches the leaf through the input's producer"""
+    def run(lib):
+        x = lib.tensor([0.5, -1.5, 2.0], dtype=lib.float64, requires_grad=True)
+        a = x.sin()
+        y = (a * a.exp()).sum()  # MulBackward0 and ExpBackward0 save a, a non-leaf
+        (g,) = lib.autograd.grad(y, x, create_graph=True)
+        (gg,) = lib.autograd.grad(g.sum(), x)
+        return g.detach().tolist(), gg.tolist()
+
+    got, want = run(mt), run(torch)
+    for a, b in zip(got, want):
+        assert all(abs(u - v) < 1e-12 for u, v in zip(a, b)), (got, want)

@@ -68,6 +68,20 @@ def test_graph_kept_by_a_cycle_is_collected():
     assert lib.mt_live_tensors() == live
 
 
+def test_in_place_write_into_a_saved_input_forms_no_cycle():
+    """t1.copy_(t2) where t2's graph saved t1: t1's new grad_fn leads to a node that saved t1.
+    A saved input is kept as an alias plus the history it had when saved, so nothing cycles
+    (PyTorch 2.13 keeps this graph alive forever; found by the C fuzzer)."""
+    live = lib.mt_live_tensors()
+    for _ in range(100):
+        x = mt.ones(3, requires_grad=True)
+        t1 = mt.addcdiv(x, x, x)
+        t2 = mt.addcdiv(t1, t1, t1)
+        t1.copy_(t2)
+        del x, t1, t2
+    assert lib.mt_live_tensors() == live
+
+
 def test_out_of_memory_is_an_error_and_the_process_keeps_working():
     import pytest
     with pytest.raises(RuntimeError, match="not enough memory: you tried to allocate 4398046511104 bytes"):
