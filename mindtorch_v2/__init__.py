@@ -1,4 +1,10 @@
 """mindtorch_v2: a PyTorch-compatible tensor library whose ops run in a pure C core."""
+import os as _os
+
+# OpenBLAS's idle GEMM threads spin (sched_yield) for ~2^28 cycles before sleeping, taking the
+# cores our own pool runs the next op on: MiniLM 8x128 ran 1.3x slower. Read once, when _C
+# loads OpenBLAS; a value the user set wins. (docs/PERFORMANCE.md, "OpenBLAS thread timeout")
+_os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "10")
 from ._C import lib as _lib
 from . import _c_namespace  # noqa: F401  (torch._C.Graph, ... for annotations)
 from ._dtype import (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
