@@ -46,46 +46,60 @@ static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 typedef float vec_f __attribute__((vector_size(64)));
 typedef double vec_d __attribute__((vector_size(64)));
 
+/* the tile for the rows left (6 or fewer), with NV vectors of columns */
+#define TILES(SUF, NV, rows, ...)                                                                  \
+    switch ((rows) < 6 ? (int)(rows) : 6) {                                                        \
+    case 6: tile_##SUF(6, NV, __VA_ARGS__); break;                                                 \
+    case 5: tile_##SUF(5, NV, __VA_ARGS__); break;                                                 \
+    case 4: tile_##SUF(4, NV, __VA_ARGS__); break;                                                 \
+    case 3: tile_##SUF(3, NV, __VA_ARGS__); break;                                                 \
+    case 2: tile_##SUF(2, NV, __VA_ARGS__); break;                                                 \
+    default: tile_##SUF(1, NV, __VA_ARGS__);                                                       \
+    }
+#define TILES_f(...) TILES(f, __VA_ARGS__)
+#define TILES_d(...) TILES(d, __VA_ARGS__)
+
 #define DEF_ATT(SUF, T)                                                                            \
-    /* one MR x NR tile of C (MR a constant after inlining: the accumulators stay in registers) */ \
-    static inline __attribute__((always_inline)) void tile_##SUF(const int MR, int64_t k, T alpha, const T *a, \
-                                                                int64_t lda, const T *B, int64_t ldb, int acc, \
-                                                                T *C, int64_t ldc) {                 \
-        vec_##SUF c[6] = {{0}}, b;                                                                 \
+    /* one MR x (NV vectors) tile of C; MR, NV constants after inlining, so the up to 12       \
+     * accumulators stay in registers. A's element (r, p) is a[r * ars + p * aps]. */            \
+    static inline __attribute__((always_inline)) void tile_##SUF(const int MR, const int NV, int64_t k, T alpha, \
+                                                                const T *a, int64_t ars, int64_t aps, \
+                                                                const T *B, int64_t ldb, int acc, T *C, int64_t ldc) { \
+        enum { W = sizeof(vec_##SUF) / sizeof(T) };                                                \
+        vec_##SUF c[6][2] = {{{0}}}, b0, b1 = {0};                                                 \
         for (int64_t p = 0; p < k; p++) {                                                          \
-            memcpy(&b, B + p * ldb, sizeof b);                                                     \
-            for (int r = 0; r < MR; r++) c[r] += a[r * lda + p] * b;                               \
-        }                                                                                          \
-        for (int r = 0; r < MR; r++) {                                                             \
-            vec_##SUF o = c[r] * alpha;                                                            \
-            if (acc) { vec_##SUF old; memcpy(&old, C + r * ldc, sizeof old); o += old; }           \
-            memcpy(C + r * ldc, &o, sizeof o);                                                     \
-        }                                                                                          \
-    }                                                                                              \
-    /* row-major C[m,n] = alpha * A[m,k] @ B[k,n] (+ C when acc) */                                \
-    static inline __attribute__((always_inline)) void gemm_##SUF(int64_t m, int64_t n, int64_t k, T alpha, \
-                                                                const T *A, int64_t lda, const T *B, \
-                                                                int64_t ldb, int acc, T *C, int64_t ldc) { \
-        enum { NR = sizeof(vec_##SUF) / sizeof(T) };                                               \
-        int64_t j0 = 0;                                                                            \
-        for (; j0 + NR <= n; j0 += NR)                                                             \
-            for (int64_t i0 = 0; i0 < m; i0 += 6) {                                                \
-                const T *a = A + i0 * lda, *bb = B + j0;                                           \
-                T *cc = C + i0 * ldc + j0;                                                         \
-                switch (m - i0 < 6 ? m - i0 : 6) {                                                 \
-                case 6: tile_##SUF(6, k, alpha, a, lda, bb, ldb, acc, cc, ldc); break;             \
-                case 5: tile_##SUF(5, k, alpha, a, lda, bb, ldb, acc, cc, ldc); break;             \
-                case 4: tile_##SUF(4, k, alpha, a, lda, bb, ldb, acc, cc, ldc); break;             \
-                case 3: tile_##SUF(3, k, alpha, a, lda, bb, ldb, acc, cc, ldc); break;             \
-                case 2: tile_##SUF(2, k, alpha, a, lda, bb, ldb, acc, cc, ldc); break;             \
-                default: tile_##SUF(1, k, alpha, a, lda, bb, ldb, acc, cc, ldc);                   \
-                }                                                                                  \
+            memcpy(&b0, B + p * ldb, sizeof b0);                                                   \
+            if (NV == 2) memcpy(&b1, B + p * ldb + W, sizeof b1);                                  \
+            for (int r = 0; r < MR; r++) {                                                         \
+                T x = a[r * ars + p * aps];                                                        \
+                c[r][0] += x * b0;                                                                 \
+                if (NV == 2) c[r][1] += x * b1;                                                    \
             }                                                                                      \
+        }                                                                                          \
+        for (int r = 0; r < MR; r++)                                                               \
+            for (int v = 0; v < NV; v++) {                                                         \
+                vec_##SUF o = c[r][v] * alpha;                                                     \
+                if (acc) { vec_##SUF old; memcpy(&old, C + r * ldc + v * W, sizeof old); o += old; } \
+                memcpy(C + r * ldc + v * W, &o, sizeof o);                                         \
+            }                                                                                      \
+    }                                                                                              \
+    /* row-major C[m,n] = alpha * A[m,k] @ B[k,n] (+ C when acc); A by (ars, aps) as above */     \
+    static inline __attribute__((always_inline)) void gemm_##SUF(int64_t m, int64_t n, int64_t k, T alpha, \
+                                                                const T *A, int64_t ars, int64_t aps, \
+                                                                const T *B, int64_t ldb, int acc, T *C, int64_t ldc) { \
+        enum { W = sizeof(vec_##SUF) / sizeof(T) };                                                \
+        int64_t j0 = 0;                                                                            \
+        for (; j0 + 2 * W <= n; j0 += 2 * W)                                                       \
+            for (int64_t i0 = 0; i0 < m; i0 += 6)                                                  \
+                TILES_##SUF(2, m - i0, k, alpha, A + i0 * ars, ars, aps, B + j0, ldb, acc, C + i0 * ldc + j0, ldc); \
+        for (; j0 + W <= n; j0 += W)                                                               \
+            for (int64_t i0 = 0; i0 < m; i0 += 6)                                                  \
+                TILES_##SUF(1, m - i0, k, alpha, A + i0 * ars, ars, aps, B + j0, ldb, acc, C + i0 * ldc + j0, ldc); \
         if (j0 < n) /* the last columns: rows of axpys */                                          \
             for (int64_t i = 0; i < m; i++) {                                                      \
-                T cr[NR] = {0};                                                                    \
+                T cr[W] = {0};                                                                     \
                 for (int64_t p = 0; p < k; p++)                                                    \
-                    for (int64_t j = j0; j < n; j++) cr[j - j0] += A[i * lda + p] * B[p * ldb + j]; \
+                    for (int64_t j = j0; j < n; j++) cr[j - j0] += A[i * ars + p * aps] * B[p * ldb + j]; \
                 for (int64_t j = j0; j < n; j++)                                                   \
                     C[i * ldc + j] = alpha * cr[j - j0] + (acc ? C[i * ldc + j] : 0);              \
             }                                                                                      \
@@ -99,7 +113,7 @@ typedef double vec_d __attribute__((vector_size(64)));
     static inline __attribute__((always_inline)) void scores_##SUF(const att *a, int64_t b, int64_t h, int64_t i0, int64_t nq, int64_t j0, \
                              int64_t nk, const T *Q, const T *K, T *kt, T *s) {                    \
         pack_t_##SUF(nk, a->E, K, a->ks[2], kt, BK);                                               \
-        gemm_##SUF(nq, nk, a->E, (T)a->scale, Q, a->qs[2], kt, BK, 0, s, BK);                      \
+        gemm_##SUF(nq, nk, a->E, (T)a->scale, Q, a->qs[2], 1, kt, BK, 0, s, BK);                      \
         for (int64_t r = 0; r < nq; r++) {                                                         \
             T *sr = s + r * BK;                                                                    \
             int64_t i = i0 + r;                                                                    \
@@ -117,38 +131,62 @@ typedef double vec_d __attribute__((vector_size(64)));
                 for (int64_t j = i + 1 - j0 > 0 ? i + 1 - j0 : 0; j < nk; j++) sr[j] = -(T)INFINITY; \
         }                                                                                          \
     }                                                                                              \
+    /* Scores are computed transposed, st[j][r] = key j . (scale * query r), from keys as they    \
+     * lie (no transposed copy of K per block) and the block's queries transposed once; the       \
+     * softmax then runs down columns, each step a vector across queries. */                      \
     MT_SIMD static void fwd_##SUF(void *p, int64_t t0, int64_t t1) {                               \
         const att *a = p;                                                                          \
+        enum { W = sizeof(vec_##SUF) / sizeof(T) };                                                \
         int64_t E = a->E, G = a->Hq / a->Hk;                                                       \
-        T *s = malloc(sizeof(T) * (BQ * BK + BQ * E + 2 * BQ + E * BK));                           \
-        if (!s) return; /* the caller pre-checked a probe allocation of this size */              \
-        T *acc = s + BQ * BK, *m = acc + BQ * E, *l = m + BQ, *kt = l + BQ;                        \
+        T *st = malloc(sizeof(T) * (BK * BQ + BQ * E + 4 * BQ + E * BQ));                          \
+        if (!st) return; /* the caller pre-checked a probe allocation of this size */             \
+        T *acc = st + BK * BQ, *m = acc + BQ * E, *l = m + BQ, *al = l + BQ, *ref = al + BQ, *qt = ref + BQ; \
         for (int64_t t = t0; t < t1; t++) {                                                        \
             int64_t b = t / (a->Hq * a->nqb), h = t / a->nqb % a->Hq, i0 = t % a->nqb * BQ;        \
             int64_t nq = min64(BQ, a->L - i0), kend = a->causal ? min64(a->S, i0 + nq) : a->S;     \
+            int64_t nqp = (nq + W - 1) / W * W; /* columns padded to whole vectors (BQ % W == 0) */ \
             const T *Q = (const T *)a->q + b * a->qs[0] + h * a->qs[1] + i0 * a->qs[2];            \
             const T *K = (const T *)a->k + b * a->ks[0] + h / G * a->ks[1];                        \
             const T *V = (const T *)a->v + b * a->vs[0] + h / G * a->vs[1];                        \
-            for (int64_t r = 0; r < nq; r++) m[r] = -(T)INFINITY, l[r] = 0;                        \
+            for (int64_t r = 0; r < nqp; r++)                                                      \
+                for (int64_t e = 0; e < E; e++) qt[e * BQ + r] = r < nq ? Q[r * a->qs[2] + e] * (T)a->scale : 0; \
+            for (int64_t r = 0; r < nqp; r++) m[r] = -(T)INFINITY, l[r] = 0;                       \
             memset(acc, 0, sizeof(T) * nq * E);                                                    \
             for (int64_t j0 = 0; j0 < kend; j0 += BK) {                                            \
                 int64_t nk = min64(BK, kend - j0);                                                 \
-                scores_##SUF(a, b, h, i0, nq, j0, nk, Q, K + j0 * a->ks[2], kt, s);                    \
-                for (int64_t r = 0; r < nq; r++) {                                                 \
-                    T *sr = s + r * BK, mx = mt__rmax_##SUF(sr, nk), mn = mx > m[r] ? mx : m[r];   \
-                    if (mn == -(T)INFINITY) { /* every key so far masked: nothing to add */         \
-                        for (int64_t j = 0; j < nk; j++) sr[j] = 0;                                \
-                        continue;                                                                  \
+                gemm_##SUF(nk, nqp, E, 1, K + j0 * a->ks[2], a->ks[2], 1, qt, BQ, 0, st, BQ);      \
+                if (a->mask_kind != MASK_NONE)                                                     \
+                    for (int64_t j = 0; j < nk; j++) {                                             \
+                        int64_t mo = b * a->mstr[0] + h * a->mstr[1] + i0 * a->mstr[2] + (j0 + j) * a->mstr[3], ms = a->mstr[2]; \
+                        T *row = st + j * BQ;                                                      \
+                        if (a->mask_kind == MASK_BOOL)                                             \
+                            for (int64_t r = 0; r < nq; r++) row[r] = ((const uint8_t *)a->mask)[mo + r * ms] ? row[r] : -(T)INFINITY; \
+                        else                                                                       \
+                            for (int64_t r = 0; r < nq; r++) row[r] += ((const T *)a->mask)[mo + r * ms]; \
                     }                                                                              \
-                    T alpha = EXPF_##SUF(m[r] - mn), sum = 0;                                      \
-                    for (int64_t j = 0; j < nk; j++) sr[j] = EXPF_##SUF(sr[j] - mn);               \
-                    sum = mt__rsum_##SUF(sr, nk);                                                  \
-                    l[r] = l[r] * alpha + sum;                                                     \
-                    if (alpha != 1)                                                                \
-                        for (int64_t e = 0; e < E; e++) acc[r * E + e] *= alpha;                   \
+                if (a->causal) /* key j0 + j is hidden from queries before it */                   \
+                    for (int64_t j = 0; j < nk; j++)                                               \
+                        for (int64_t r = 0; r < min64(nq, j0 + j - i0); r++) st[j * BQ + r] = -(T)INFINITY; \
+                for (int64_t r = 0; r < nqp; r++) ref[r] = m[r];                                   \
+                for (int64_t j = 0; j < nk; j++)                                                   \
+                    for (int64_t r = 0; r < nqp; r++) ref[r] = st[j * BQ + r] > ref[r] ? st[j * BQ + r] : ref[r]; \
+                for (int64_t r = 0; r < nqp; r++) { /* running max; 0 stands for it while a column is all masked */ \
+                    T mn = ref[r];                                                                 \
+                    ref[r] = mn == -(T)INFINITY ? 0 : mn;                                          \
+                    al[r] = EXPF_##SUF(m[r] - ref[r]);                                             \
                     m[r] = mn;                                                                     \
+                    l[r] *= al[r];                                                                 \
                 }                                                                                  \
-                gemm_##SUF(nq, E, nk, 1, s, BK, V + j0 * a->vs[2], a->vs[2], 1, acc, E);     \
+                for (int64_t j = 0; j < nk; j++)                                                   \
+                    for (int64_t r = 0; r < nqp; r++) {                                            \
+                        T e = EXPF_##SUF(st[j * BQ + r] - ref[r]);                                 \
+                        st[j * BQ + r] = e;                                                        \
+                        l[r] += e;                                                                 \
+                    }                                                                              \
+                for (int64_t r = 0; r < nq; r++)                                                   \
+                    if (al[r] != 1)                                                                \
+                        for (int64_t e = 0; e < E; e++) acc[r * E + e] *= al[r];                   \
+                gemm_##SUF(nq, E, nk, 1, st, 1, BQ, V + j0 * a->vs[2], a->vs[2], 1, acc, E);       \
             }                                                                                      \
             T *lse = (T *)a->lse + (b * a->Hq + h) * a->L + i0;                                    \
             for (int64_t r = 0; r < nq; r++) {                                                     \
@@ -158,15 +196,15 @@ typedef double vec_d __attribute__((vector_size(64)));
                 lse[r] = l[r] > 0 ? m[r] + LOGF_##SUF(l[r]) : (T)INFINITY;                         \
             }                                                                                      \
         }                                                                                          \
-        free(s);                                                                                   \
+        free(st);                                                                                  \
     }                                                                                              \
     /* one task per (batch, key head): it owns dk, dv of that head and dq of its query heads */   \
     MT_SIMD static void bwd_##SUF(void *p, int64_t t0, int64_t t1) {                               \
         const att *a = p;                                                                          \
         int64_t E = a->E, G = a->Hq / a->Hk;                                                       \
-        T *s = malloc(sizeof(T) * (3 * BQ * BK + BQ + 2 * E * BK));                                \
+        T *s = malloc(sizeof(T) * (2 * BQ * BK + BQ + 2 * E * BK));                                \
         if (!s) return;                                                                            \
-        T *dp = s + BQ * BK, *pt = dp + BQ * BK, *D = pt + BQ * BK, *kt = D + BQ, *vt = kt + E * BK; \
+        T *dp = s + BQ * BK, *D = dp + BQ * BK, *kt = D + BQ, *vt = kt + E * BK;                   \
         for (int64_t t = t0; t < t1; t++) {                                                        \
             int64_t b = t / a->Hk, hk = t % a->Hk;                                                 \
             const T *K = (const T *)a->k + b * a->ks[0] + hk * a->ks[1];                           \
@@ -192,16 +230,14 @@ typedef double vec_d __attribute__((vector_size(64)));
                             if (ls == (T)INFINITY)                                                 \
                                 for (int64_t j = 0; j < nk; j++) sr[j] = 0;                        \
                         }                                                                          \
-                        pack_t_##SUF(nq, nk, s, BK, pt, BQ);                                       \
-                        gemm_##SUF(nk, E, nq, 1, pt, BQ, GO, a->gos[2], 1, gv + j0 * E, E);        \
+                        gemm_##SUF(nk, E, nq, 1, s, 1, BK, GO, a->gos[2], 1, gv + j0 * E, E); /* p^T go */ \
                         pack_t_##SUF(nk, E, Vj, a->vs[2], vt, BK);                                 \
-                        gemm_##SUF(nq, nk, E, 1, GO, a->gos[2], vt, BK, 0, dp, BK);                \
+                        gemm_##SUF(nq, nk, E, 1, GO, a->gos[2], 1, vt, BK, 0, dp, BK);                \
                         for (int64_t r = 0; r < nq; r++)                                           \
                             for (int64_t j = 0; j < nk; j++)                                       \
                                 dp[r * BK + j] = s[r * BK + j] * (dp[r * BK + j] - D[r]);           \
-                        gemm_##SUF(nq, E, nk, (T)a->scale, dp, BK, Kj, a->ks[2], 1, gq, E);        \
-                        pack_t_##SUF(nq, nk, dp, BK, pt, BQ);                                      \
-                        gemm_##SUF(nk, E, nq, (T)a->scale, pt, BQ, Q, a->qs[2], 1, gk + j0 * E, E); \
+                        gemm_##SUF(nq, E, nk, (T)a->scale, dp, BK, 1, Kj, a->ks[2], 1, gq, E);        \
+                        gemm_##SUF(nk, E, nq, (T)a->scale, dp, 1, BK, Q, a->qs[2], 1, gk + j0 * E, E); \
                     }                                                                              \
                 }                                                                                  \
         }                                                                                          \
