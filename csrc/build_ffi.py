@@ -22,6 +22,10 @@ def sources():
     return [rel(f) for f in files if "/tests/" not in f]
 
 
+def headers():  # a header edit rebuilds the extension (distutils compares only these dates)
+    return [rel(f) for f in sorted(glob.glob(os.path.join(HERE, "**", "*.h"), recursive=True))]
+
+
 def compile_args():
     args = ["-std=gnu11", "-O3", "-pthread", "-fno-math-errno", "-fno-trapping-math", "-Wall", "-Wno-unused-function",
             "-fvisibility=hidden"]
@@ -53,6 +57,7 @@ ffibuilder.set_source(
     "mindtorch_v2._C",
     '#include <stdint.h>\n#include "mt.h"\n',
     sources=sources(),
+    depends=headers(),
     include_dirs=[rel(os.path.join(HERE, "include"))],
     libraries=["openblas", "m"],
     extra_compile_args=compile_args(),

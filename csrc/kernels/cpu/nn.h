@@ -37,20 +37,27 @@
         for (int l = 0; l < MT_LANES; l++) s += acc[l];                                  \
         return s;                                                                        \
     }                                                                                    \
-    /* max propagating NaN (a NaN row gives NaN everywhere, as in PyTorch) */            \
+    /* max propagating NaN (a NaN row gives NaN everywhere, as in PyTorch): a select on    \
+     * whole vectors, NaNs noted apart (GCC leaves the scalar form of this loop scalar) */  \
+    typedef T mt__v64_##SUF __attribute__((vector_size(64)));                            \
     static inline T mt__rmax_##SUF(const T *x, int64_t n) {                              \
-        T acc[MT_LANES];                                                                 \
-        for (int l = 0; l < MT_LANES; l++) acc[l] = -(T)INFINITY;                        \
+        enum { W = 64 / sizeof(T) };                                                     \
+        mt__v64_##SUF acc, v;                                                            \
+        for (int l = 0; l < W; l++) acc[l] = -(T)INFINITY;                               \
+        __typeof__(acc > acc) nan, gt;                                                   \
+        memset(&nan, 0, sizeof nan);                                                     \
         int64_t i = 0;                                                                   \
-        for (; i + MT_LANES <= n; i += MT_LANES)                                         \
-            for (int l = 0; l < MT_LANES; l++) {                                         \
-                T v = x[i + l];                                                          \
-                acc[l] = (v > acc[l] || v != v) ? v : acc[l];                            \
-            }                                                                            \
+        for (; i + W <= n; i += W) {                                                     \
+            memcpy(&v, x + i, sizeof v);                                                 \
+            gt = v > acc;                                                                \
+            acc = (mt__v64_##SUF)(((__typeof__(gt))v & gt) | ((__typeof__(gt))acc & ~gt)); \
+            nan |= v != v;                                                               \
+        }                                                                                \
         T m = -(T)INFINITY;                                                              \
-        for (; i < n; i++) m = (x[i] > m || x[i] != x[i]) ? x[i] : m;                    \
-        for (int l = 0; l < MT_LANES; l++) m = (acc[l] > m || acc[l] != acc[l]) ? acc[l] : m; \
-        return m;                                                                        \
+        int any = 0;                                                                     \
+        for (; i < n; i++) m = x[i] > m ? x[i] : m, any |= x[i] != x[i];                 \
+        for (int l = 0; l < W; l++) m = acc[l] > m ? acc[l] : m, any |= nan[l] != 0;     \
+        return any ? (T)NAN : m;                                                         \
     }
 MT_DEF_ROW_REDUCE(f, float)
 MT_DEF_ROW_REDUCE(d, double)
