@@ -110,6 +110,10 @@ mt_status mt__conform(mt_tensor *g, const mt_meta *m, mt_tensor **out);
 mt_status mt__callback(void *handle, int kind, mt_node *n, int nin, mt_tensor *const *in, int nout, mt_tensor **out);
 int mt__anomaly_enabled(void); /* 0 off, 1 on, 2 on and checking NaN */
 mt_status mt__detached_alias(mt_tensor *t, mt_tensor **out);
+/* a tensor's first .grad, as PyTorch's AccumulateGrad makes it: g itself when nothing else can
+ * see it (the engine's reference only, storage unshared), it is not recorded (no create_graph)
+ * and has t's layout; else a copy in t's layout (the Gradient Layout Contract) */
+mt_status mt__first_grad(mt_tensor *t, mt_tensor *g, mt_tensor **out);
 void mt__forget_retained(mt_tensor *t); /* a tensor that retained its grad is going away */
 
 /* saved_hooks.c: with saved_tensors_hooks on, mt__save packs through Python and mt__saved unpacks */

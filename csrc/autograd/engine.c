@@ -247,7 +247,7 @@ static mt_status check_nan(mt_node *n, mt_tensor **outg) {
 static mt_status accumulate_into(mt_tensor *t, mt_tensor *g) {
     mt_tensor *r;
     if (!t->grad) {
-        MT_TRY(mt_clone(g, &r));
+        MT_TRY(mt__first_grad(t, g, &r));
     } else {
         MT_TRY(mt_binary(MT_OP_ADD, t->grad, g, 1, NULL, &r));
         mt_tensor_release(t->grad);

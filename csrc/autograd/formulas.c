@@ -497,18 +497,26 @@ mt_status mt_max_dim(int is_min, mt_tensor *x, int64_t dim, int keepdim, mt_tens
 /* ---- matrix products ---------------------------------------------------------- */
 
 /* inputs: [self,] a, b; s[0] beta, s[1] alpha; iv[0]: has self */
+static int col_major(const mt_tensor *t) {
+    return t->ndim == 2 && t->strides[0] == 1 && t->strides[1] == t->sizes[0];
+}
+
 static mt_status gemm_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
     F c0 = {0}, *c = &c0;
     mt_tensor *g = grads[0];
     int o = (int)n->iv[0];
     double beta = n->s[0], alpha = n->s[1];
     if (o && needs(n, 0)) GIVE(c, out, 0, beta == 1 ? g : BS(c, MT_OP_MUL, g, beta));
+    /* PyTorch's mm_mat1/mat2_backward: a column-major operand (a transposed weight) gets its
+     * gradient as the transpose of a row-major product, so it is in the operand's own layout */
     if (needs(n, o)) {
-        mt_tensor *r = MM(c, g, TR(c, SAVED(c, n, 1)));
+        mt_tensor *b = SAVED(c, n, 1);
+        mt_tensor *r = n->iv[1] ? TR(c, MM(c, b, TR(c, g))) : MM(c, g, TR(c, b));
         GIVE(c, out, o, alpha == 1 ? r : BS(c, MT_OP_MUL, r, alpha));
     }
     if (needs(n, o + 1)) {
-        mt_tensor *r = MM(c, TR(c, SAVED(c, n, 0)), g);
+        mt_tensor *a = SAVED(c, n, 0);
+        mt_tensor *r = n->iv[2] ? TR(c, MM(c, TR(c, g), a)) : MM(c, TR(c, a), g);
         GIVE(c, out, o + 1, alpha == 1 ? r : BS(c, MT_OP_MUL, r, alpha));
     }
     return END(c, out, 3);
@@ -522,6 +530,7 @@ static mt_status record_gemm(const char *name, mt_tensor *self, mt_tensor *a, mt
     MT_TRY(mt__record(name, gemm_backward, 2 + o, ins + (1 - o), 1, result, &n));
     if (!n) return MT_OK;
     n->iv[0] = o;
+    n->iv[1] = col_major(a), n->iv[2] = col_major(b); /* the operands' layouts, as PyTorch records them */
     n->s[0] = beta;
     n->s[1] = alpha;
     MT_TRY(mt__save(n, 0, a, 0));

@@ -308,18 +308,34 @@ void mt__set_grad_fn(mt_tensor *t, mt_node *n, int nr) {
     if (n && t->retains_grad && nr < n->n_out) n->retained[nr] = t;
 }
 
-/* AccumulateGrad: leaf.grad = grad (detached unless create_graph) or leaf.grad + grad */
+/* PyTorch's Gradient Layout Contract: a dense leaf's .grad has the leaf's strides (else contiguous) */
+static int obeys_layout(const mt_tensor *g, const mt_tensor *t) {
+    if (!mt__non_overlapping_and_dense(t)) return mt_tensor_is_contiguous(g);
+    for (int d = 0; d < t->ndim; d++)
+        if (g->sizes[d] != 1 && g->strides[d] != t->strides[d]) return 0;
+    return 1;
+}
+
+mt_status mt__first_grad(mt_tensor *t, mt_tensor *g, mt_tensor **out) {
+    if (!grad_enabled && !g->grad_fn && atomic_load(&g->refcount) == 1 && atomic_load(&g->storage->refcount) == 1 &&
+        !g->storage->deleter && obeys_layout(g, t)) {
+        mt_tensor_retain(g);
+        *out = g;
+        return MT_OK;
+    }
+    MT_TRY(mt__alloc(t->ndim, t->sizes, mt__non_overlapping_and_dense(t) ? t->strides : NULL, g->dtype, g->device,
+                     out));
+    mt_status st = mt_copy_(*out, g); /* recorded under create_graph, as PyTorch's copy_ */
+    if (st) MT_DROP(*out);
+    return st;
+}
+
+/* AccumulateGrad: leaf.grad = grad (mt__first_grad) or leaf.grad + grad */
 static mt_status accumulate_grad(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
     (void)out;
     mt_tensor *v = n->variable, *g = grads[0];
     if (!g) return MT_OK;
-    if (!v->grad) {
-        mt_tensor *c;
-        if (grad_enabled) { mt_tensor_retain(g); c = g; }
-        else MT_TRY(mt_clone(g, &c)); /* the leaf owns its own .grad buffer */
-        v->grad = c;
-        return MT_OK;
-    }
+    if (!v->grad) return mt__first_grad(v, g, &v->grad);
     if (grad_enabled) { /* create_graph: out of place, so the sum is recorded */
         mt_tensor *sum;
         MT_TRY(mt_binary(MT_OP_ADD, v->grad, g, 1, NULL, &sum));

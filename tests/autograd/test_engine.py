@@ -381,3 +381,29 @@ def test_anomaly_mode_names_the_nan_node():
     with L.autograd.set_detect_anomaly(True, check_nan=False):
         assert L.is_anomaly_enabled() and not L.is_anomaly_check_nan_enabled()
     assert not L.is_anomaly_enabled()
+
+
+def test_grad_layout_contract_and_stealing_as_torch():
+    """.grad takes the leaf's strides (a transposed leaf, a Linear weight after a 3-D input), and a
+    first gradient is only kept as it is when nothing else can see it"""
+    def run(L):
+        out = {}
+        w = L.randn(5, 3).t().detach().requires_grad_()  # a column-major leaf
+        (w * 2).sum().backward()
+        out["transposed leaf"] = w.grad.stride()
+        lin = L.nn.Linear(4, 6)
+        lin(L.randn(2, 3, 4)).sum().backward()
+        out["linear weight"] = lin.weight.grad.stride()
+        a, b = L.ones(3, requires_grad=True), L.ones(3, requires_grad=True)
+        (a + b).sum().backward()  # one gradient reaches both leaves
+        a.grad.add_(1)
+        out["independent"] = b.grad.tolist()
+        seen = []
+        x = L.ones(2, requires_grad=True)
+        x.register_hook(lambda g: seen.append(g))
+        (x * 3).sum().backward()
+        x.grad.mul_(0)  # the hook's tensor is not the .grad it sees
+        out["hook kept"] = seen[0].tolist()
+        return out
+
+    assert run(mt) == run(torch)
