@@ -297,6 +297,74 @@ static double split_sum(int op, int dt, const char *p, int64_t n, int64_t s) {
     return split_combine(&t, n, SPLIT_DEPTH, &k);
 }
 
+/* Column sums (one reduced dim whose elements lie a row apart, the innermost kept dim
+ * contiguous: a bias gradient, sum(dim=0)): adjacent outputs are summed together, a run of
+ * W columns per row, so rows stream through the cache once rather than once per column;
+ * pairwise over the rows as sum1 is (leaves of BLOCK rows). Tasks take COLW columns (W = COLW,
+ * then 16 for what is left, then one by one). */
+#define COLW 128
+#define DEF_COLSUM(TAG, T, W)                                                            \
+    MT_SIMD static void colsum##W##_##TAG(const char *p, int64_t n, int64_t rs, T *out) { \
+        if (n > BLOCK) {                                                                 \
+            int64_t half = ((n / 2) + BLOCK - 1) / BLOCK * BLOCK;                        \
+            T b[W];                                                                      \
+            colsum##W##_##TAG(p, half, rs, out);                                         \
+            colsum##W##_##TAG(p + half * rs, n - half, rs, b);                           \
+            for (int l = 0; l < W; l++) out[l] += b[l];                                  \
+            return;                                                                      \
+        }                                                                                \
+        T a[W] = {0};                                                                    \
+        for (int64_t r = 0; r < n; r++) {                                                \
+            const T *q = (const T *)(p + r * rs);                                        \
+            for (int l = 0; l < W; l++) a[l] += q[l];                                    \
+        }                                                                                \
+        for (int l = 0; l < W; l++) out[l] = a[l];                                       \
+    }
+DEF_COLSUM(f32, float, 128)
+DEF_COLSUM(f64, double, 128)
+DEF_COLSUM(f32, float, 16)
+DEF_COLSUM(f64, double, 16)
+
+typedef struct { const reduce_task *t; int64_t ncol, nblk; } colsum_task;
+
+/* W outputs from o0 on (adjacent columns of one row of outputs) */
+static void colsum_run(const reduce_task *t, int64_t o0, int w) {
+    static const int64_t z[2] = {0, 0};
+    int64_t rem = o0, off = 0;
+    for (int d = t->kn - 1; d >= 0; d--) {
+        off += (rem % t->ksz[d]) * t->kst[d];
+        rem /= t->ksz[d];
+    }
+    const char *p = t->base + off;
+    int64_t n = t->in->size[0], rs = t->in->stride[0];
+    double v[COLW];
+    if (t->dtype == MT_F32) {
+        float f[COLW];
+        if (w == COLW) colsum128_f32(p, n, rs, f);
+        else colsum16_f32(p, n, rs, f);
+        for (int l = 0; l < w; l++) v[l] = f[l];
+    } else if (w == COLW) {
+        colsum128_f64(p, n, rs, v);
+    } else {
+        colsum16_f64(p, n, rs, v);
+    }
+    for (int l = 0; l < w; l++) {
+        if (t->op == MT_RED_MEAN) v[l] /= (double)t->count;
+        t->store((char *[]){t->obase + (o0 + l) * t->osize, (char *)&v[l]}, z, 1, NULL);
+    }
+}
+
+/* tasks [b, e): (row of outputs, block of COLW columns) */
+static void colsum_chunk(void *p, int64_t b, int64_t e) {
+    const colsum_task *c = p;
+    for (int64_t k = b; k < e; k++) {
+        int64_t row = k / c->nblk, c0 = k % c->nblk * COLW, end = c0 + COLW < c->ncol ? c0 + COLW : c->ncol;
+        if (end - c0 == COLW) { colsum_run(c->t, row * c->ncol + c0, COLW); continue; }
+        for (; c0 + 16 <= end; c0 += 16) colsum_run(c->t, row * c->ncol + c0, 16);
+        if (c0 < end) reduce_chunk((void *)c->t, row * c->ncol + c0, row * c->ncol + end);
+    }
+}
+
 mt_status mt__impl_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, int keepdim, int dtype,
                     mt_tensor *out, mt_tensor **result) {
     if ((unsigned)op > MT_RED_COUNT_NONZERO) return mt__error(MT_ERR_VALUE, "unknown reduction %d", op);
@@ -361,6 +429,11 @@ mt_status mt__impl_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, 
             double v = split_sum(op, src->dtype, base, count, in.stride[0]);
             if (op == MT_RED_MEAN) v /= (double)count;
             store((char *[]){obase, (char *)&v}, z, 1, NULL);
+        } else if ((op == MT_RED_SUM || op == MT_RED_MEAN) && (src->dtype == MT_F32 || src->dtype == MT_F64) &&
+                   in.n == 1 && count > 0 && kn > 0 && kst[kn - 1] == isz && ksz[kn - 1] >= 16) {
+            colsum_task c = {&t, ksz[kn - 1], (ksz[kn - 1] + COLW - 1) / COLW};
+            int64_t ntask = nout / c.ncol * c.nblk;
+            mt__parallel_for(ntask, 1 + MT_GRAIN_SIZE / (count * COLW), colsum_chunk, &c);
         } else {
             mt__parallel_for(nout, grain, reduce_chunk, &t);
         }
