@@ -20,11 +20,12 @@ typedef struct mt_storage {
     atomic_long refcount;
     void *data;
     int64_t nbytes;
-    int device;
     void (*deleter)(void *); /* external memory: called with ctx at the end */
     void *ctx;
     atomic_llong version;    /* shared by every view of this storage */
+    int device;
     int inference;           /* allocated in inference mode: its tensors are inference tensors */
+    int size_class;          /* a large block's class in tensor.c's cache, else -1 */
 } mt_storage;
 
 struct mt_tensor {

@@ -1,4 +1,6 @@
 /* tensor.c — storages and tensor headers: allocation, reference counts, metadata. */
+#include <pthread.h>
+
 #include "internal.h"
 #include "../autograd/autograd.h"
 
@@ -8,13 +10,98 @@ int64_t mt_live_tensors(void) { return atomic_load(&live_tensors); }
 #define STORAGE_HEADER 64 /* storage struct padded so the data that follows is 64-byte aligned */
 _Static_assert(sizeof(mt_storage) <= STORAGE_HEADER, "storage header too large");
 
+/* ---- large blocks: a bounded cache ----
+ * glibc gives blocks of a MiB and more back to the kernel when they are freed (munmap, or a
+ * trim of the heap top), so each new large tensor paid page faults and page zeroing again: ~5%
+ * of a BERT training step, most of a 64 MB softmax. Freed large blocks are kept by size class
+ * (4 per power of two; a block is allocated at its class's size) and reused, at most
+ * CACHE_LIMIT bytes of them; all go back when an allocation fails. Off under AddressSanitizer,
+ * which must see every free. */
+#if defined(__SANITIZE_ADDRESS__)
+#define MT_NO_BLOCK_CACHE 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define MT_NO_BLOCK_CACHE 1
+#endif
+#endif
+#define BIG_LOG 20 /* classes start at 1 MiB */
+#define NCLASS (4 * (40 - BIG_LOG + 1))
+#define CACHE_LIMIT ((size_t)1 << 30)
+
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *cached[NCLASS]; /* free blocks per class, linked through their first word */
+static size_t cached_bytes;
+
+/* the class of a block of n bytes, and its size; -1 when it is not cached */
+static int size_class(size_t n, size_t *size) {
+#ifdef MT_NO_BLOCK_CACHE
+    (void)n, (void)size;
+    return -1;
+#else
+    if (n < ((size_t)1 << BIG_LOG)) return -1;
+    int lg = 63 - __builtin_clzll(n);
+    size_t step = (size_t)1 << (lg - 2), r = (n + step - 1) / step * step;
+    lg = 63 - __builtin_clzll(r);
+    int c = 4 * (lg - BIG_LOG) + (int)(r >> (lg - 2)) - 4;
+    if (c >= NCLASS) return -1;
+    *size = r;
+    return c;
+#endif
+}
+static size_t class_bytes(int c) {
+    int lg = BIG_LOG + c / 4;
+    return ((size_t)1 << lg) + (size_t)(c % 4) * ((size_t)1 << (lg - 2));
+}
+
+static void *cache_take(int c) {
+    pthread_mutex_lock(&cache_lock);
+    void *b = cached[c];
+    if (b) {
+        memcpy(&cached[c], b, sizeof(void *));
+        cached_bytes -= class_bytes(c);
+    }
+    pthread_mutex_unlock(&cache_lock);
+    return b;
+}
+
+static void cache_flush(void) {
+    pthread_mutex_lock(&cache_lock);
+    for (int c = 0; c < NCLASS; c++)
+        while (cached[c]) {
+            void *b = cached[c];
+            memcpy(&cached[c], b, sizeof(void *));
+            free(b);
+        }
+    cached_bytes = 0;
+    pthread_mutex_unlock(&cache_lock);
+}
+
+static void block_free(void *b, int c) {
+    if (c >= 0) {
+        pthread_mutex_lock(&cache_lock);
+        int keep = cached_bytes + class_bytes(c) <= CACHE_LIMIT;
+        if (keep) {
+            memcpy(b, &cached[c], sizeof(void *));
+            cached[c] = b;
+            cached_bytes += class_bytes(c);
+        }
+        pthread_mutex_unlock(&cache_lock);
+        if (keep) return;
+    }
+    free(b);
+}
+
 /* Storage and its bytes in one allocation; meta storages have no bytes. */
 static mt_status storage_new(int64_t nbytes, int device, mt_storage **out) {
     void *block = NULL;
-    size_t total = STORAGE_HEADER + (device == MT_CPU ? (size_t)nbytes : 0);
+    size_t total = STORAGE_HEADER + (device == MT_CPU ? (size_t)nbytes : 0), size = total;
+    int c = size_class(total, &size);
     /* small blocks: plain malloc (16-byte aligned, cheaper); large: 64-byte aligned */
     if (total <= 4096) block = malloc(total);
-    else if (posix_memalign(&block, 64, total) != 0) block = NULL;
+    else if (!(c >= 0 && (block = cache_take(c))) && posix_memalign(&block, 64, size) != 0) {
+        cache_flush();
+        if (posix_memalign(&block, 64, size) != 0) block = NULL;
+    }
     if (!block)
         return mt__error(MT_ERR_OOM,
                          "DefaultCPUAllocator: not enough memory: you tried to allocate %lld bytes.",
@@ -28,6 +115,7 @@ static mt_status storage_new(int64_t nbytes, int device, mt_storage **out) {
     s->deleter = NULL;
     s->ctx = NULL;
     s->inference = mt__inference_enabled();
+    s->size_class = c;
     *out = s;
     return MT_OK;
 }
@@ -35,7 +123,7 @@ static mt_status storage_new(int64_t nbytes, int device, mt_storage **out) {
 void mt__storage_release(mt_storage *s) {
     if (atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) == 1) {
         if (s->deleter) s->deleter(s->ctx);
-        free(s);
+        block_free(s, s->size_class);
     }
 }
 
