@@ -13,6 +13,9 @@
 #define MT_MAX_DIMS 25      /* PyTorch's TensorIterator limit */
 #define MT_MAX_OPERANDS 4   /* output + three inputs */
 #define MT_GRAIN_SIZE 32768 /* below this many elements a loop stays on one thread */
+/* a product that wraps, without C's signed-overflow undefined behaviour: byte strides of empty
+ * tensors (whose strides may be anything) and PyTorch's own wrapping int64 stride arithmetic */
+static inline int64_t mt__wmul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
 
 /* ---- storage and tensor ------------------------------------------------- */
 

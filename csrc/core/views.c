@@ -91,7 +91,7 @@ static int compute_stride(const mt_tensor *t, int nd, const int64_t *newshape, i
             return 1;
         }
         for (int d = nd - 1; d >= 0; d--)
-            newstride[d] = d == nd - 1 ? 1 : (newshape[d + 1] > 1 ? newshape[d + 1] : 1) * newstride[d + 1];
+            newstride[d] = d == nd - 1 ? 1 : mt__wmul(newshape[d + 1] > 1 ? newshape[d + 1] : 1, newstride[d + 1]);
         return 1;
     }
     int64_t view_d = nd - 1;
@@ -100,10 +100,10 @@ static int compute_stride(const mt_tensor *t, int nd, const int64_t *newshape, i
     for (int64_t tensor_d = od - 1; tensor_d >= 0; tensor_d--) {
         tensor_numel *= oldshape[tensor_d];
         if (tensor_d == 0 ||
-            (oldshape[tensor_d - 1] != 1 && oldstride[tensor_d - 1] != tensor_numel * chunk_base_stride)) {
+            (oldshape[tensor_d - 1] != 1 && oldstride[tensor_d - 1] != mt__wmul(tensor_numel, chunk_base_stride))) {
             while (view_d >= 0 && (view_numel < tensor_numel || newshape[view_d] == 1)) {
-                newstride[view_d] = view_numel * chunk_base_stride;
-                view_numel *= newshape[view_d];
+                newstride[view_d] = mt__wmul(view_numel, chunk_base_stride);
+                view_numel = mt__wmul(view_numel, newshape[view_d]);
                 view_d--;
             }
             if (view_numel != tensor_numel) return 0;

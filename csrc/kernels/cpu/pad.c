@@ -37,6 +37,11 @@ static mt_status pad_check(mt_tensor *x, int npad, const int64_t *pad, int mode)
                          "but got padding length %d and input of dimension %d", npad, x->ndim);
     if ((unsigned)mode > MT_PAD_CIRCULAR) return mt__error(MT_ERR_NOT_IMPLEMENTED, "Unrecognised padding mode %d", mode);
     int k = npad / 2;
+    for (int j = 0; j < k; j++) { /* sizes are summed left to right below: none of the sums may overflow */
+        int64_t n, d = x->ndim - 1 - j;
+        if (__builtin_add_overflow(x->sizes[d], pad[2 * j], &n) || __builtin_add_overflow(n, pad[2 * j + 1], &n))
+            return mt__error(MT_ERR_RUNTIME, "pad(): the padded size of dimension %lld overflows int64", (long long)d);
+    }
     if (mode == MT_PAD_CONSTANT) {
         for (int j = 0; j < k; j++) {
             int d = x->ndim - 1 - j;
@@ -125,7 +130,7 @@ mt_status mt__impl_pad(mt_tensor *x, int npad, const int64_t *pad, int mode, dou
     MT_TRY(pad_check(x, npad, pad, mode));
     int64_t sz[MT_MAX_DIMS];
     memcpy(sz, x->sizes, x->ndim * sizeof(int64_t));
-    for (int j = 0; j < npad / 2; j++) sz[x->ndim - 1 - j] += pad[2 * j] + pad[2 * j + 1];
+    for (int j = 0; j < npad / 2; j++) sz[x->ndim - 1 - j] = sz[x->ndim - 1 - j] + pad[2 * j] + pad[2 * j + 1];
     mt_tensor *r, *xc = NULL, *fill = NULL;
     MT_TRY(mt__alloc(x->ndim, sz, NULL, x->dtype, x->device, &r));
     if (x->device == MT_META || mt_tensor_numel(r) == 0) { *out = r; return MT_OK; }

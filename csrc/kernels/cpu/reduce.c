@@ -200,7 +200,7 @@ void mt__reduce_inner(const mt_tensor *x, const int *reduced, inner_t *in) {
     for (int d = 0; d < x->ndim; d++)
         if (reduced[d] && x->sizes[d] != 1) {
             in->size[in->n] = x->sizes[d];
-            in->stride[in->n++] = x->strides[d] * isz;
+            in->stride[in->n++] = mt__wmul(x->strides[d], isz);
         }
     /* order by stride, largest outside, then merge dims that address memory as one */
     for (int i = 1; i < in->n; i++)
@@ -414,7 +414,7 @@ mt_status mt__impl_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, 
         int64_t ksz[MT_MAX_DIMS], kst[MT_MAX_DIMS];
         int isz = mt_dtype_itemsize(src->dtype);
         for (int d = 0; d < src->ndim; d++)
-            if (!reduced[d]) ksz[kn] = src->sizes[d], kst[kn++] = src->strides[d] * isz;
+            if (!reduced[d]) ksz[kn] = src->sizes[d], kst[kn++] = mt__wmul(src->strides[d], isz);
         int64_t nout = mt__numel(kn, ksz);
         char *base = mt__data(src), *obase = mt__data(buf);
         int osize = mt_dtype_itemsize(res_dt), acc_float = mt__is_float(src->dtype);
@@ -465,7 +465,7 @@ mt_status mt__impl_max_dim(int is_min, mt_tensor *x, int64_t dim, int keepdim, m
     for (int d = 0; d < x->ndim; d++) {
         if (d == dim) { if (keepdim) osz[ond++] = 1; continue; }
         osz[ond++] = x->sizes[d];
-        ksz[kn] = x->sizes[d], kst[kn++] = x->strides[d] * isz;
+        ksz[kn] = x->sizes[d], kst[kn++] = mt__wmul(x->strides[d], isz);
     }
     MT_TRY(mt__alloc(ond, osz, NULL, x->dtype, x->device, values));
     mt_status st = mt__alloc(ond, osz, NULL, MT_I64, x->device, indices);

@@ -43,7 +43,7 @@ static void plan_rows(rows_t *r, const mt_tensor *x, const int *reduced, int acc
     for (int i = 0; i < r->in.n; i++) r->count *= r->in.size[i];
     int isz = mt_dtype_itemsize(x->dtype);
     for (int d = 0; d < x->ndim; d++)
-        if (!reduced[d]) r->ksz[r->kn] = x->sizes[d], r->kst[r->kn++] = x->strides[d] * isz;
+        if (!reduced[d]) r->ksz[r->kn] = x->sizes[d], r->kst[r->kn++] = mt__wmul(x->strides[d], isz);
     r->nout = mt__numel(r->kn, r->ksz);
     r->base = x->storage->data ? mt__data(x) : NULL;
     r->acc = acc;
