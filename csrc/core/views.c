@@ -288,9 +288,9 @@ mt_status mt__impl_slice(mt_tensor *t, int64_t dim, int64_t start, int64_t end, 
     int64_t sizes[MT_MAX_DIMS], strides[MT_MAX_DIMS];
     memcpy(sizes, t->sizes, t->ndim * sizeof(int64_t));
     memcpy(strides, t->strides, t->ndim * sizeof(int64_t));
-    sizes[dim] = (end - start + step - 1) / step;
-    strides[dim] *= step;
-    return mt__view_of(t, t->ndim, sizes, strides, t->offset + start * t->strides[dim], out);
+    sizes[dim] = end == start ? 0 : 1 + (end - start - 1) / step; /* rounded up, without overflow for a huge step */
+    strides[dim] = mt__wmul(strides[dim], step); /* only used when the slice has 2+ elements: then it fits */
+    return mt__view_of(t, t->ndim, sizes, strides, t->offset + mt__wmul(start, t->strides[dim]), out);
 }
 
 mt_status mt__impl_unfold(mt_tensor *t, int64_t dim, int64_t size, int64_t step, mt_tensor **out) {
@@ -309,7 +309,7 @@ mt_status mt__impl_unfold(mt_tensor *t, int64_t dim, int64_t size, int64_t step,
     int64_t st = t->ndim ? t->strides[dim] : 1;
     if (t->ndim) {
         sizes[dim] = (len - size) / step + 1;
-        strides[dim] = st * step;
+        strides[dim] = mt__wmul(st, step); /* a huge step leaves one window: its stride is unused */
     }
     sizes[nd - 1] = size;
     strides[nd - 1] = st;
