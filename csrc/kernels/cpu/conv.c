@@ -29,7 +29,7 @@ static int direct(const geom *g) {
             int64_t c = r / (g->kh * g->kw), ki = r / g->kw % g->kh, kj = r % g->kw;                            \
             T *dst = col + r * L;                                                                               \
             int64_t x0 = kj * g->dw - g->pw;                                                                    \
-            int64_t lo = x0 >= 0 ? 0 : (-x0 + g->sw - 1) / g->sw;                                               \
+            int64_t lo = x0 >= 0 ? 0 : (-x0 - 1) / g->sw + 1; /* rounded up; no overflow for a huge stride */    \
             int64_t hi = g->W - 1 - x0 < 0 ? 0 : (g->W - 1 - x0) / g->sw + 1;                                   \
             if (hi > g->ow) hi = g->ow;                                                                         \
             if (lo > hi) lo = hi;                                                                               \
