@@ -64,7 +64,8 @@ mt_status mt__impl_cat(int n, mt_tensor *const *ts, int64_t dim, mt_tensor **out
                 return mt__error(MT_ERR_RUNTIME, "Sizes of tensors must match except in dimension %lld. Expected size "
                                  "%lld but got size %lld for tensor number %d in the list.", (long long)dim,
                                  (long long)f->sizes[d], (long long)t->sizes[d], i);
-        sizes[dim] += t->sizes[dim];
+        if (__builtin_add_overflow(sizes[dim], t->sizes[dim], &sizes[dim]))
+            return mt__error(MT_ERR_RUNTIME, "cat(): the size of dimension %lld overflows int64", (long long)dim);
     }
     MT_TRY(mt__alloc(f->ndim, sizes, NULL, dtype, f->device, out));
     if (!(*out)->storage->data) return MT_OK;
@@ -73,7 +74,7 @@ mt_status mt__impl_cat(int n, mt_tensor *const *ts, int64_t dim, mt_tensor **out
         const mt_tensor *t = ts[i];
         if (skipped(t)) continue;
         mt_tensor part = mt__restride(*out, f->ndim, t->sizes, (*out)->strides,
-                                      (*out)->offset + at * (*out)->strides[dim]);
+                                      (*out)->offset + mt__wmul(at, (*out)->strides[dim])); /* huge only when empty */
         mt__strided_copy(&part, t);
         at += t->sizes[dim];
     }
