@@ -72,9 +72,9 @@ mt_status mt__impl_cat(int n, mt_tensor *const *ts, int64_t dim, mt_tensor **out
     int64_t at = 0;
     for (int i = first; i < n; i++) {
         const mt_tensor *t = ts[i];
-        if (skipped(t)) continue;
+        if (skipped(t) || mt_tensor_numel(t) == 0) continue; /* nothing to copy (its offset may be huge) */
         mt_tensor part = mt__restride(*out, f->ndim, t->sizes, (*out)->strides,
-                                      (*out)->offset + mt__wmul(at, (*out)->strides[dim])); /* huge only when empty */
+                                      (*out)->offset + at * (*out)->strides[dim]);
         mt__strided_copy(&part, t);
         at += t->sizes[dim];
     }
