@@ -40,7 +40,7 @@ mt_status mt__impl_embedding(mt_tensor *weight, mt_tensor *indices, mt_tensor **
         }
     }
     if (!st) {
-        int64_t isz = mt_dtype_itemsize(weight->dtype), s0 = weight->strides[0] * isz, s1 = weight->strides[1] * isz;
+        int64_t isz = mt_dtype_itemsize(weight->dtype), s0 = mt__wmul(weight->strides[0], isz), s1 = mt__wmul(weight->strides[1], isz);
         const char *w = mt__data(weight);
         char *o = mt__data(*out);
         for (int64_t i = 0; i < n; i++) {
@@ -163,7 +163,7 @@ mt_status mt_embedding_renorm_(mt_tensor *weight, mt_tensor *indices, double max
     for (int64_t i = 0; !st && i < n; i++) {
         if (i > 0 && sorted[i] == sorted[i - 1]) continue;
         char *row = w + sorted[i] * weight->strides[0] * isz;
-        int64_t s1 = weight->strides[1] * isz;
+        int64_t s1 = mt__wmul(weight->strides[1], isz);
         double norm = 0, v;
         /* the row's norm in its dtype's accumulation type, then row *= max_norm / (norm + 1e-7) */
         for (int64_t j = 0; j < D; j++) {

@@ -32,7 +32,7 @@ static void gemm_blas(mt_tensor *A, mt_tensor *B, mt_tensor *C, double beta, dou
     int tb = blas_layout(k, n, B->strides[1], B->strides[2], &ldb);
     int tc = blas_layout(m, n, C->strides[1], C->strides[2], &ldc);
     int isz = mt_dtype_itemsize(A->dtype);
-    int64_t sa = A->strides[0] * isz, sb = B->strides[0] * isz, sc = C->strides[0] * isz;
+    int64_t sa = mt__wmul(A->strides[0], isz), sb = mt__wmul(B->strides[0], isz), sc = mt__wmul(C->strides[0], isz);
     char *pa = mt__data(A), *pb = mt__data(B);
     if (tc == 1) { /* column-major C: compute C^T = B^T A^T in row-major terms */
         char *tp = pa; pa = pb; pb = tp;

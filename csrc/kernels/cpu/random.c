@@ -1331,7 +1331,7 @@ mt_status mt_multinomial(mt_tensor *self, int64_t n_sample, int replacement, mt_
     int64_t *r = (int64_t *)mt__data(res);
     const char *sp = mt__data(self);
     int isz = mt_dtype_itemsize(dt);
-    int64_t s0 = self->ndim == 2 ? self->strides[0] * isz : 0, s1 = self->strides[self->ndim - 1] * isz;
+    int64_t s0 = self->ndim == 2 ? mt__wmul(self->strides[0], isz) : 0, s1 = mt__wmul(self->strides[self->ndim - 1], isz);
     g = mt__gen_resolve(g);
 
     if (!replacement || n_sample == 1) {
@@ -1364,7 +1364,7 @@ mt_status mt_multinomial(mt_tensor *self, int64_t n_sample, int replacement, mt_
         if (st != MT_OK) { mt_tensor_release(q); mt_tensor_release(res); return st; }
         /* q = self / q in self's dtype, then argmax / topk along the last dim */
         const char *qp = mt__data(q);
-        int64_t q0 = self->ndim == 2 ? q->strides[0] * isz : 0, q1 = q->strides[q->ndim - 1] * isz;
+        int64_t q0 = self->ndim == 2 ? mt__wmul(q->strides[0], isz) : 0, q1 = mt__wmul(q->strides[q->ndim - 1], isz);
         vi_pair *row = malloc((size_t)n_cat * sizeof *row);
         if (!row) { mt_tensor_release(q); mt_tensor_release(res); return mt__error(MT_ERR_OOM, "out of memory"); }
         for (int64_t i = 0; i < n_dist; i++) {

@@ -35,7 +35,7 @@ static void walk_init(walker *w, int nd, const int64_t *sz, int nops) {
 static void walk_op(walker *w, int k, const mt_tensor *t) {
     int lead = w->nd - t->ndim, isz = mt_dtype_itemsize(t->dtype);
     for (int d = 0; d < w->nd; d++)
-        w->st[k][d] = d < lead || (t->sizes[d - lead] == 1 && w->sz[d] != 1) ? 0 : t->strides[d - lead] * isz;
+        w->st[k][d] = d < lead || (t->sizes[d - lead] == 1 && w->sz[d] != 1) ? 0 : mt__wmul(t->strides[d - lead], isz);
 }
 static inline void walk_next(walker *w) {
     for (int d = w->nd - 1; d >= 0; d--) {
@@ -534,7 +534,7 @@ mt_status mt__impl_index_op(int kind, mt_tensor *self, int64_t dim, mt_tensor *i
     }
     char *w0 = it.data[0], *s0 = it.data[kind == IX_ADD ? 2 : 1];
     const char *ip = mt__data(index);
-    int64_t is = index->ndim ? index->strides[0] * mt_dtype_itemsize(index->dtype) : 0;
+    int64_t is = index->ndim ? mt__wmul(index->strides[0], mt_dtype_itemsize(index->dtype)) : 0;
     for (int64_t j = 0; j < n; j++) {
         int64_t v = mt__load_index(index, ip + j * is);
         if (v < 0) v += size;

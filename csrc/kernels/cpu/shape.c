@@ -240,8 +240,8 @@ mt_status mt__impl_tril(mt_tensor *t, int64_t k, int upper, mt_tensor *out, mt_t
     if (!out->storage->data) return MT_OK;
     /* zero each row's columns outside the triangle */
     int nd = out->ndim, isz = mt_dtype_itemsize(out->dtype);
-    int64_t rows = out->sizes[nd - 2], cols = out->sizes[nd - 1], rs = out->strides[nd - 2] * isz,
-            cs = out->strides[nd - 1] * isz, nbatch = mt__numel(nd - 2, out->sizes);
+    int64_t rows = out->sizes[nd - 2], cols = out->sizes[nd - 1], rs = mt__wmul(out->strides[nd - 2], isz),
+            cs = mt__wmul(out->strides[nd - 1], isz), nbatch = mt__numel(nd - 2, out->sizes);
     for (int64_t b = 0; b < nbatch; b++) {
         char *base = mt__data(out);
         for (int64_t r = b, d = nd - 3; d >= 0; d--) {
