@@ -16,7 +16,16 @@ ROWS_ALL(U_SAME, sign, (CT)((x > 0) - (x < 0)))
 
 ROWS_FLOAT(U_SAME, sqrt, sqrt(x))
 ROWS_FLOAT(U_SAME, rsqrt, (CT)1 / sqrt(x))
-ROWS_FLOAT(U_SAME, exp, VEC_OR_LIBM(mt_v_expf, exp, x))
+U_SAME(f16, uint16_t, float, mt__f16_to_f32, mt__f32_to_f16, exp, mt_v_expf(x))
+U_SAME(bf16, uint16_t, float, mt__bf16_to_f32, mt__f32_to_bf16, exp, mt_v_expf(x))
+U_SAME(f32, float, float, ID, ID, exp_portable, mt_v_expf(x))
+U_SAME(f64, double, double, ID, ID, exp, exp(x))
+void mt_cpu_exp_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k) {
+    if (s[0] == sizeof(float) && s[1] == sizeof(float) && mt__exp_f32_avx512_ok())
+        mt__exp_f32_avx512((float *)d[0], (const float *)d[1], n);
+    else
+        mt_cpu_exp_portable_f32(d, s, n, k);
+}
 ROWS_FLOAT(U_SAME, expm1, expm1(x))
 ROWS_FLOAT(U_SAME, log, VEC_OR_LIBM(mt_v_logf, log, x))
 ROWS_FLOAT(U_SAME, log1p, log1p(x))

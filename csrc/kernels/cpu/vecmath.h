@@ -10,13 +10,18 @@
 static inline __attribute__((always_inline)) float mt_v_bits_f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 static inline uint32_t mt_v_f_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 
-/* 2^n for integral n in [-126, 127] */
+/* 2^n for integral n in [-126, 127] (any n: no undefined behaviour, a meaningless value) */
 static inline __attribute__((always_inline)) float mt_v_pow2i(int32_t n) { return mt_v_bits_f((uint32_t)(n + 127) << 23); }
 
+/* exp(x): n = round(x / ln2) read from the bits of a magic-number sum (no float-to-int
+ * conversion, so NaN needs no select: it flows through the arithmetic and comes out NaN);
+ * x is clamped so 2^n stays in two normal factors: overflow gives inf, deep underflow 0. */
 static inline __attribute__((always_inline)) float mt_v_expf(float x) {
-    float xc = x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x);
-    xc = x == x ? xc : 0.0f; /* NaN: computed on 0 (an int conversion of NaN is undefined), x returned */
-    float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f; /* round to nearest even */
+    float xc = x < -104.0f ? -104.0f : x; /* NaN compares false: kept */
+    xc = xc > 89.0f ? 89.0f : xc;
+    float t = xc * 1.44269504088896341f + 12582912.0f; /* 1.5 * 2^23: rounds to nearest even */
+    float n = t - 12582912.0f;
+    int32_t ni = (int32_t)(mt_v_f_bits(t) - 0x4B400000u); /* the integer n, from t's low bits */
     float r = xc - n * 0.693359375f;
     r = r - n * -2.12194440e-4f;
     float p = 1.9875691500e-4f;
@@ -26,9 +31,8 @@ static inline __attribute__((always_inline)) float mt_v_expf(float x) {
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
     float y = p * (r * r) + r + 1.0f;
-    int32_t ni = (int32_t)n, n1 = ni / 2, n2 = ni - n1; /* two steps: no overflow of the exponent field */
-    y = y * mt_v_pow2i(n1) * mt_v_pow2i(n2);
-    return x != x ? x : y;
+    int32_t n1 = ni >> 1, n2 = ni - n1; /* two steps: no overflow of the exponent field */
+    return y * mt_v_pow2i(n1) * mt_v_pow2i(n2);
 }
 
 static inline __attribute__((always_inline)) float mt_v_logf(float x) {
@@ -76,5 +80,9 @@ static inline __attribute__((always_inline)) float mt_v_tanhf(float x) {
     float r = ax < 0.625f ? small : (x < 0 ? -big : big);
     return (x != x || x == 0.0f) ? x : r; /* keeps nan and -0.0 */
 }
+
+/* exp over a contiguous float32 row with AVX-512 (exp_avx512.c); same bits as mt_v_expf */
+int mt__exp_f32_avx512_ok(void);
+void mt__exp_f32_avx512(float *o, const float *a, int64_t n);
 
 #endif
