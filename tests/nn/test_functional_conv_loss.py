@@ -452,6 +452,19 @@ def test_pad(case, dtype):
         diff(lambda L, x: F(L).pad(x, p, mode=mode, value=value), x, dtype=dtype)
 
 
+def test_pad_circular_with_nothing_left_after_cropping():
+    """size 2 padded by (-2, 1): PyTorch wraps an empty slice and returns uninitialised memory;
+    here the positions are the fill value 0 and the gradient is 0 (a fuzzer finding: was a
+    division by zero)"""
+    import mindtorch_v2 as mt
+    x = mt.arange(6.0).reshape(1, 3, 2).requires_grad_()
+    for p in [(-2, 1), (-2, 2), (1, -2)]:
+        y = mt.nn.functional.pad(x, p, mode="circular")
+        assert y.shape == (1, 3, 2 + p[0] + p[1]) and not y.detach().abs().sum().item()
+        y.sum().backward()
+        assert x.grad.abs().sum().item() == 0
+
+
 @pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool", "float16"])
 def test_pad_other_dtypes(dtype):
     x = Arg((rnd(2, 3, 4) * 3).astype(np.int64) % 2 if dtype == "bool" else np.abs(rnd(2, 3, 4) * 3).astype(np.int64),

@@ -92,7 +92,9 @@ static mt_status make_plan(mt_tensor *x, int npad, const int64_t *pad, int mode,
         int64_t l = pad[2 * j], r = pad[2 * j + 1];
         if (mode == MT_PAD_CIRCULAR) { /* PyTorch crops the negative pads first, then wraps within what is left */
             int64_t c0 = l < 0 ? -l : 0, n = p->in[pd] - c0 - (r < 0 ? -r : 0), l0 = l > 0 ? l : 0;
-            for (int64_t o = 0; o < p->out[pd]; o++) p->map[pd][o] = c0 + map_index(mode, o - l0, n);
+            /* nothing left (e.g. size 2 padded by (-2, 1)): PyTorch copies uninitialised memory into
+             * itself; here those positions take the fill value (0) */
+            for (int64_t o = 0; o < p->out[pd]; o++) p->map[pd][o] = n > 0 ? c0 + map_index(mode, o - l0, n) : -1;
         } else {
             for (int64_t o = 0; o < p->out[pd]; o++) p->map[pd][o] = map_index(mode, o - l, p->in[pd]);
         }
