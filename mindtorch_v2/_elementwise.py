@@ -107,7 +107,7 @@ def clamp_max(input, max, *, out=None):
 
 def _clamp_named(r, kind, bound, out):
     """clamp_min/clamp_max have nodes of their own in PyTorch (Backward1: a tensor bound)"""
-    if out is None and r.grad_fn is not None:
+    if out is None and lib.mt_tensor_grad_fn_name(r._h):
         check(lib.mt_tensor_rename_grad_fn(r._h, f"{kind}Backward{1 if isinstance(bound, Tensor) else 0}".encode()))
     return r
 

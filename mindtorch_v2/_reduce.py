@@ -114,7 +114,7 @@ def _extreme(is_min, input, dim, keepdim, other):
             raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
                                "Specify the reduction dim with the 'dim' argument.")
         r = _reduce(lib.MT_RED_AMIN if is_min else lib.MT_RED_AMAX, input, None, False, None)
-        if r.grad_fn is not None:  # PyTorch's max()/min() node (same formula as amax/amin)
+        if lib.mt_tensor_grad_fn_name(r._h):  # PyTorch's max()/min() node (same formula as amax/amin)
             check(lib.mt_tensor_rename_grad_fn(r._h, b"MinBackward1" if is_min else b"MaxBackward1"))
         return r
     vals, idx = ffi.new("mt_tensor **"), ffi.new("mt_tensor **")

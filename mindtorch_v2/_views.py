@@ -299,7 +299,7 @@ def swap_handle(self, other, name=None):
 def named(r, name, src):
     """r's new grad_fn takes PyTorch's name for the overload called (src: the input, whose
     own node must not be renamed when the op returned it unchanged)."""
-    if r._h != src._h and r.grad_fn is not None:
+    if r._h != src._h and lib.mt_tensor_grad_fn_name(r._h):  # a C call: no Python node object
         check(lib.mt_tensor_rename_grad_fn(r._h, name.encode()))
     return r
 

@@ -198,6 +198,8 @@ mt_status mt__broadcast_shapes(int n, mt_tensor *const *ts, int *ndim, int64_t *
  * layout (PyTorch's TensorIterator dimension reordering). */
 void mt__output_strides(int n, mt_tensor *const *ins, int ndim, const int64_t *sizes,
                         int64_t *strides);
+/* PyTorch's computeStride: the strides of viewing t as newshape; 0 when no view exists. */
+int mt__compute_stride(const mt_tensor *t, int nd, const int64_t *newshape, int64_t *newstride);
 /* Strides of empty_like(t) with memory_format=torch.preserve_format (also .to, .clone). */
 void mt__like_strides(const mt_tensor *t, int64_t *strides);
 /* PyTorch's is_non_overlapping_and_dense. */

@@ -77,7 +77,7 @@ static mt_status infer_size(int ndim, const int64_t *in, int64_t numel, int64_t 
 }
 
 /* PyTorch's computeStride: strides for viewing t as newshape, or 0 if impossible. */
-static int compute_stride(const mt_tensor *t, int nd, const int64_t *newshape, int64_t *newstride) {
+int mt__compute_stride(const mt_tensor *t, int nd, const int64_t *newshape, int64_t *newstride) {
     int od = t->ndim;
     const int64_t *oldshape = t->sizes, *oldstride = t->strides;
     if (od == 0) {
@@ -121,7 +121,7 @@ mt_status mt__impl_view(mt_tensor *t, int ndim, const int64_t *sizes, mt_tensor 
     if (ndim > MT_MAX_DIMS) return mt__error(MT_ERR_RUNTIME, "view: too many dimensions");
     int64_t shape[MT_MAX_DIMS], strides[MT_MAX_DIMS];
     MT_TRY(infer_size(ndim, sizes, mt_tensor_numel(t), shape));
-    if (!compute_stride(t, ndim, shape, strides))
+    if (!mt__compute_stride(t, ndim, shape, strides))
         return mt__error(MT_ERR_RUNTIME,
                          "view size is not compatible with input tensor's size and stride (at least one "
                          "dimension spans across two contiguous subspaces). Use .reshape(...) instead.");
@@ -132,7 +132,7 @@ mt_status mt__impl_reshape(mt_tensor *t, int ndim, const int64_t *sizes, mt_tens
     if (ndim > MT_MAX_DIMS) return mt__error(MT_ERR_RUNTIME, "reshape: too many dimensions");
     int64_t shape[MT_MAX_DIMS], strides[MT_MAX_DIMS];
     MT_TRY(infer_size(ndim, sizes, mt_tensor_numel(t), shape));
-    if (compute_stride(t, ndim, shape, strides)) return mt__view_of(t, ndim, shape, strides, t->offset, out);
+    if (mt__compute_stride(t, ndim, shape, strides)) return mt__view_of(t, ndim, shape, strides, t->offset, out);
     mt_tensor *c;
     MT_TRY(mt__alloc(t->ndim, t->sizes, NULL, t->dtype, t->device, &c));
     mt_status st = mt_copy_(c, t);

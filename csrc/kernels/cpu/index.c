@@ -15,6 +15,8 @@ typedef struct {
     int64_t idx_stride[MT_MAX_DIMS][MT_MAX_DIMS]; /* per index tensor, per result dim */
     int64_t dim_size[MT_MAX_DIMS];                /* size of the source dim it indexes */
     int64_t dim_stride[MT_MAX_DIMS];              /* stride of the source dim it indexes */
+    const mt_tensor *idx_t[MT_MAX_DIMS];          /* the index tensors (before broadcasting) */
+    int bstart, bnd;                              /* where the broadcast index dims sit in the result */
 } index_plan;
 
 /* nonzero positions of a bool tensor as k int64 tensors of length count */
@@ -150,8 +152,35 @@ static mt_status make_plan(mt_tensor *t, int n, mt_tensor *const *indices, index
         p->idx_data[j] = ix->storage->data ? (const int64_t *)mt__data(ix) : NULL;
         p->dim_size[j] = t->sizes[pos[j]];
         p->dim_stride[j] = t->strides[pos[j]];
+        p->idx_t[j] = ix;
     }
+    p->bstart = bstart;
+    p->bnd = bnd;
     return MT_OK;
+}
+
+/* The strides PyTorch's TensorIterator sees for index tensor j: with the source's they decide the
+ * result's layout, and its size-1 dims take part. expand_outplace broadcasts it (new leading dims
+ * get size * stride of the next, broadcast dims 0), then reshape_indexer reshapes it to
+ * [1] * dims_before + shape + [1] * dims_after: a view where one exists, else a contiguous copy. */
+static void torch_index_strides(const index_plan *p, int j, int64_t *out) {
+    const mt_tensor *ix = p->idx_t[j];
+    mt_tensor e;
+    e.ndim = p->bnd;
+    for (int i = p->bnd - 1; i >= 0; i--) {
+        int d = ix->ndim - p->bnd + i;
+        int64_t size = d >= 0 ? ix->sizes[d] : 1;
+        int64_t stride = ix->ndim == 0 ? 0 : d >= 0 ? ix->strides[d]
+                       : mt__wmul(e.sizes[i + 1], e.strides[i + 1]); /* d < 0 needs i + 1 < bnd */
+        e.sizes[i] = p->sizes[p->bstart + i];
+        e.strides[i] = size == e.sizes[i] ? stride : 0;
+    }
+    int64_t shape[MT_MAX_DIMS];
+    for (int d = 0; d < p->ndim; d++)
+        shape[d] = d >= p->bstart && d < p->bstart + p->bnd ? p->sizes[d] : 1;
+    if (!mt__compute_stride(&e, p->ndim, shape, out)) mt__contiguous_strides(p->ndim, shape, out);
+    for (int d = 0; d < p->ndim; d++) /* TensorIterator's broadcast: a size-1 dim of a larger result */
+        if (shape[d] != p->sizes[d]) out[d] = 0;
 }
 
 /* Walk the result in row-major order; call visit(result element offset, source element offset).
@@ -235,7 +264,8 @@ mt_status mt__impl_index(mt_tensor *t, int n, mt_tensor *const *indices, mt_tens
             ops[k].ndim = p.ndim;
             ops[k].wrapped = 0;
             memcpy(ops[k].sizes, p.sizes, sizeof p.sizes);
-            memcpy(ops[k].strides, k ? p.idx_stride[k - 1] : p.src_stride, sizeof p.src_stride);
+            if (k) torch_index_strides(&p, k - 1, ops[k].strides);
+            else memcpy(ops[k].strides, p.src_stride, sizeof p.src_stride);
             ptrs[k] = &ops[k];
         }
         mt__output_strides(nops, ptrs, p.ndim, p.sizes, strides);
