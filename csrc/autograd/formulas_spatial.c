@@ -530,7 +530,7 @@ mt_status mt_convolution(mt_tensor *x, mt_tensor *w, mt_tensor *b, int nd, const
         if (!pad_same) { a.padding[i] = padding[i]; continue; }
         if (stride[i] != 1) return mt__error(MT_ERR_RUNTIME, "padding='same' is not supported for strided convolutions");
         if (w->ndim == nd + 2) { /* total d*(k-1): half before, the odd one after */
-            int64_t total = dilation[i] * (w->sizes[2 + i] - 1);
+            int64_t total = mt__wmul(dilation[i], w->sizes[2 + i] - 1); /* a bad dilation is rejected later */
             a.padding[i] = total / 2, a.pad_extra[i] = total % 2;
         }
     }

@@ -132,3 +132,30 @@ def test_wrong_argument_types(x, j):
                mt.Tensor.__getitem__, mt.tensor, mt.ones_like, mt.Tensor.masked_fill):
         call(fn, x, j)
     call(mt.tensor, j)
+
+
+F = mt.nn.functional
+_x4 = mt.arange(2 * 3 * 5 * 5, dtype=mt.float32).reshape(2, 3, 5, 5)
+_w4 = mt.ones(4, 3, 3, 3)
+NN_CALLS = [
+    lambda a, b: F.conv2d(_x4, _w4, padding=a, dilation=b),
+    lambda a, b: F.conv2d(_x4, _w4, stride=a, groups=b),
+    lambda a, b: F.conv2d(_x4, _w4, padding="same", dilation=a),
+    lambda a, b: F.conv_transpose2d(_x4, _w4.transpose(0, 1), stride=a, output_padding=b),
+    lambda a, b: F.pad(_x4, (a, b), mode="circular"),
+    lambda a, b: F.pad(_x4, (a, b, b, a), mode="reflect"),
+    lambda a, b: F.pad(_x4, (a, b), value=1.0),
+    lambda a, b: F.max_pool2d(_x4, a, stride=b),
+    lambda a, b: F.avg_pool2d(_x4, 2, stride=a, padding=b),
+    lambda a, b: F.unfold(_x4, a, dilation=b),
+    lambda a, b: F.interpolate(_x4, size=(a, b)),
+    lambda a, b: F.embedding(mt.tensor([a, b]), _w4[0, 0]),
+    lambda a, b: F.one_hot(mt.tensor([a]), b),
+]
+
+
+@FUZZ
+@given(weird_int, weird_int, st.sampled_from(range(len(NN_CALLS))))
+def test_nn_arguments(a, b, which):
+    """sizes, paddings, strides and dilations from small to int64-extreme: a result or an error"""
+    call(NN_CALLS[which], a, b)

@@ -143,8 +143,9 @@ static mt_status conv_check(mt_tensor *x, mt_tensor *w, mt_tensor *b, const mt_c
         int ok = 1;
         int n1 = 0, n2 = 0;
         for (int i = 0; i < nd; i++) {
-            int64_t in = x->sizes[2 + i] + 2 * a->padding[i] + a->pad_extra[i];
-            int64_t k = a->dilation[i] * (w->sizes[2 + i] - 1) + 1;
+            /* in 128 bits: huge padding or dilation must not overflow (conv_out_sizes reports it) */
+            __int128 in = (__int128)x->sizes[2 + i] + (__int128)2 * a->padding[i] + a->pad_extra[i];
+            __int128 k = (__int128)a->dilation[i] * (w->sizes[2 + i] - 1) + 1;
             if (in < k) ok = 0;
             n1 += snprintf(s1 + n1, sizeof s1 - n1, i ? " x %lld" : "%lld", (long long)in);
             n2 += snprintf(s2 + n2, sizeof s2 - n2, i ? " x %lld" : "%lld", (long long)k);
