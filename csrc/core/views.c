@@ -345,10 +345,11 @@ mt_status mt_view_dtype(mt_tensor *t, int dtype, mt_tensor **out) {
             if (from < to && strides[i] % r)
                 return mt__error(MT_ERR_RUNTIME, "self.stride(%d) must be divisible by %d to view %s as %s "
                                  "(different element sizes), but got %lld", i, r, a, b, (long long)strides[i]);
-            strides[i] = from > to ? strides[i] * r : strides[i] / r;
+            strides[i] = from > to ? mt__wmul(strides[i], r) : strides[i] / r; /* size-1 dims: any stride */
         }
-        sizes[last] = from > to ? sizes[last] * r : sizes[last] / r;
-        offset = from > to ? offset * r : offset / r;
+        if (from > to && (__builtin_mul_overflow(sizes[last], r, &sizes[last]) || __builtin_mul_overflow(offset, r, &offset)))
+            return mt__error(MT_ERR_RUNTIME, "numel: integer multiplication overflow");
+        if (from < to) sizes[last] /= r, offset /= r;
     }
     MT_TRY(mt__view_of(t, t->ndim, sizes, strides, offset, out));
     (*out)->dtype = dtype;

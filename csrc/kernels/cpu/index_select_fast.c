@@ -53,7 +53,7 @@ int mt__index_select_contig(const mt_tensor *t, int dim, const mt_tensor *index,
     int64_t *idx = malloc((size_t)n * sizeof(int64_t));
     if (!idx) return 1;
     const char *ip = mt__data(index);
-    int64_t is = (index->ndim ? index->strides[0] : 0) * mt_dtype_itemsize(index->dtype);
+    int64_t is = mt__wmul(index->ndim ? index->strides[0] : 0, mt_dtype_itemsize(index->dtype));
     for (int64_t j = 0; j < n; j++) idx[j] = mt__load_index(index, ip + j * is);
     isel_ctx c = {mt__data(t), mt__data(out), idx, n, t->sizes[dim], inner, mt_dtype_itemsize(t->dtype)};
     if (inner == 1)

@@ -129,7 +129,7 @@ mt_status mt__impl_flip(mt_tensor *t, int ndims, const int64_t *dims, mt_tensor 
     if (!t->storage->data || mt_tensor_numel(t) == 0) return MT_OK;
     int64_t strides[MT_MAX_DIMS], off = t->offset;
     for (int d = 0; d < t->ndim; d++) {
-        strides[d] = mark[d] ? -t->strides[d] : t->strides[d];
+        strides[d] = mark[d] ? mt__wmul(t->strides[d], -1) : t->strides[d]; /* a size-1 dim may hold INT64_MIN */
         if (mark[d]) off += (t->sizes[d] - 1) * t->strides[d];
     }
     mt_tensor src = mt__restride(t, t->ndim, t->sizes, strides, off);

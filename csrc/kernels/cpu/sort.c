@@ -281,18 +281,18 @@ static mt_status run_rows(row_job *j, const mt_tensor *t, int dim, const mt_tens
     j->kind = key_kind(t->dtype);
     j->isz = mt_dtype_itemsize(t->dtype);
     j->n = t->ndim ? t->sizes[dim] : 1;
-    j->in_ds = (t->ndim ? t->strides[dim] : 0) * j->isz;
-    j->v_ds = vals && vals->ndim == t->ndim && t->ndim ? vals->strides[dim] * j->isz : 0;
-    j->i_ds = idx && idx->ndim == t->ndim && t->ndim ? idx->strides[dim] * 8 : 0;
+    j->in_ds = mt__wmul(t->ndim ? t->strides[dim] : 0, j->isz); /* size-1 dims: any stride */
+    j->v_ds = vals && vals->ndim == t->ndim && t->ndim ? mt__wmul(vals->strides[dim], j->isz) : 0;
+    j->i_ds = idx && idx->ndim == t->ndim && t->ndim ? mt__wmul(idx->strides[dim], 8) : 0;
     j->nr = 0;
     for (int d = 0; d < t->ndim; d++) {
         if (d == dim) continue;
         j->rsz[j->nr] = t->sizes[d];
-        j->rst[0][j->nr] = t->strides[d] * j->isz;
+        j->rst[0][j->nr] = mt__wmul(t->strides[d], j->isz);
         /* outputs: same rank as t, or t without dim (kthvalue without keepdim) */
         int od = vals && vals->ndim < t->ndim && d > dim ? d - 1 : d;
-        j->rst[1][j->nr] = vals ? vals->strides[od] * j->isz : 0;
-        j->rst[2][j->nr] = idx ? idx->strides[od] * 8 : 0;
+        j->rst[1][j->nr] = vals ? mt__wmul(vals->strides[od], j->isz) : 0;
+        j->rst[2][j->nr] = idx ? mt__wmul(idx->strides[od], 8) : 0;
         j->nr++;
     }
     j->nrows = mt__numel(j->nr, j->rsz);
