@@ -304,22 +304,27 @@ static void norm_fold(const void *ctx, const double *v, int64_t n, part_t *s) {
     }
     s->a = acc;
 }
-MT_SIMD static double sum_sq_f(const float *v, int64_t n) {
-    double a[LANES] = {0};
-    int64_t i = 0;
-    for (; i + LANES <= n; i += LANES)
-        for (int l = 0; l < LANES; l++) a[l] += (double)v[i + l] * v[i + l];
-    for (; i < n; i++) a[i % LANES] += (double)v[i] * v[i];
-    return lanes_total(a);
-}
-MT_SIMD static double sum_abs_f(const float *v, int64_t n) {
-    double a[LANES] = {0};
-    int64_t i = 0;
-    for (; i + LANES <= n; i += LANES)
-        for (int l = 0; l < LANES; l++) a[l] += fabsf(v[i + l]);
-    for (; i < n; i++) a[i % LANES] += fabsf(v[i]);
-    return lanes_total(a);
-}
+/* float32 rows accumulate in float, as PyTorch's vectorised norm does (its acc type for float),
+ * but in 64 lanes (4 vectors of 16: independent add chains) rather than one vector of lanes;
+ * the lanes and the blocks then add in double */
+#define DEF_FOLD_F32(NAME, TERM)                                                              \
+    MT_SIMD static double NAME(const float *v, int64_t n) {                                   \
+        typedef float vf __attribute__((vector_size(64)));                                   \
+        vf a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};                                           \
+        int64_t i = 0;                                                                       \
+        for (; i + 64 <= n; i += 64)                                                         \
+            for (int l = 0; l < 16; l++) {                                                   \
+                float x0 = v[i + l], x1 = v[i + 16 + l], x2 = v[i + 32 + l], x3 = v[i + 48 + l]; \
+                a0[l] += TERM(x0), a1[l] += TERM(x1), a2[l] += TERM(x2), a3[l] += TERM(x3);  \
+            }                                                                                \
+        double t = 0;                                                                        \
+        for (int l = 0; l < 16; l++) t += (double)((a0[l] + a1[l]) + (a2[l] + a3[l]));       \
+        for (; i < n; i++) t += (double)TERM(v[i]);                                          \
+        return t;                                                                            \
+    }
+#define SQ_TERM(x) ((x) * (x))
+DEF_FOLD_F32(sum_sq_f, SQ_TERM)
+DEF_FOLD_F32(sum_abs_f, fabsf)
 /* p = 1 and 2 read float32 in place; the other orders go through the double row */
 static void norm_fold_f32(const void *ctx, const float *v, int64_t n, part_t *s) {
     s->a = ((const norm_ctx *)ctx)->p == 2 ? sum_sq_f(v, n) : sum_abs_f(v, n);
@@ -372,7 +377,8 @@ mt_status mt__impl_vector_norm(mt_tensor *x, double p, int ndims, const int64_t 
     rows_t r;
     plan_rows(&r, x, reduced, MT_F64);
     norm_ctx c = {p, *result};
-    stream_ops ops = {norm_fold, norm_comb, norm_fin, &c, p == 1 || p == 2 ? norm_fold_f32 : NULL};
+    int f32 = (dtype < 0 ? x->dtype : dtype) == MT_F32; /* dtype=float64 computes in double */
+    stream_ops ops = {norm_fold, norm_comb, norm_fin, &c, f32 && (p == 1 || p == 2) ? norm_fold_f32 : NULL};
     mt_status st = run_stream(&r, &ops);
     if (st) MT_DROP(*result);
     return st;
