@@ -367,9 +367,12 @@ mt_status mt_resize_(mt_tensor *t, int ndim, const int64_t *sizes) {
         if (__builtin_mul_overflow(numel, sizes[i], &numel))
             return mt__error(MT_ERR_RUNTIME, "resize_: size overflow");
     }
-    int64_t need = (t->offset + numel) * mt_dtype_itemsize(t->dtype);
+    int64_t need = 0; /* PyTorch's computeStorageNbytes: an empty result needs no bytes, whatever the offset */
+    if (numel && (__builtin_add_overflow(t->offset, numel, &need) ||
+                  __builtin_mul_overflow(need, (int64_t)mt_dtype_itemsize(t->dtype), &need)))
+        return mt__error(MT_ERR_RUNTIME, "resize_: size overflow");
     mt_storage *s = t->storage;
-    if (numel && need > s->nbytes && s->device == MT_CPU) {
+    if (need > s->nbytes && s->device == MT_CPU) {
         void *mem = malloc((size_t)need);
         if (!mem)
             return mt__error(MT_ERR_OOM, "DefaultCPUAllocator: not enough memory: you tried to allocate %lld bytes.",
