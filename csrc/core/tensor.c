@@ -313,7 +313,7 @@ mt_status mt_from_blob(void *data, int64_t nbytes, int ndim, const int64_t *size
     if ((unsigned)dtype >= MT_NUM_DTYPES) return mt__error(MT_ERR_TYPE, "invalid dtype %d", dtype);
     int64_t need;
     MT_TRY(extent_bytes(ndim, sizes, strides, dtype, &need));
-    if (need && (offset < 0 || offset * mt_dtype_itemsize(dtype) + need > nbytes))
+    if (need && (offset < 0 || (__int128)offset * mt_dtype_itemsize(dtype) + need > nbytes))
         return mt__error(MT_ERR_RUNTIME, "the view needs %lld bytes from offset %lld but the buffer has %lld",
                          (long long)need, (long long)offset, (long long)nbytes);
     mt_storage *s;
