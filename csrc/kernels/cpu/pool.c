@@ -112,7 +112,7 @@ static void bwd_task(void *c, int64_t b, int64_t e) {
 static mt_status out_shape(int64_t in, int64_t k, int64_t pad, int64_t s, int64_t d, int ceil, int64_t *o) {
     if (s == 0) return mt__error(MT_ERR_RUNTIME, "stride should not be zero");
     if (pad < 0) return mt__error(MT_ERR_RUNTIME, "pad must be non-negative, but got pad: %lld", (long long)pad);
-    if (pad > ((__int128)(k - 1) * d + 1) / 2)
+    if (pad > (((__int128)k - 1) * d + 1) / 2)
         return mt__error(MT_ERR_RUNTIME, "pad should be at most half of effective kernel size, but got pad=%lld, "
                          "kernel_size=%lld and dilation=%lld", (long long)pad, (long long)k, (long long)d);
     if (s < 0) { *o = 0; return MT_OK; } /* the caller's stride check raises PyTorch's message */
