@@ -17,4 +17,4 @@ cp -n "$ROOT"/tests/c/fuzz/regressions/* "$WORK/corpus/" 2>/dev/null || true
 cd "$WORK"
 export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:max_allocation_size_mb=1024"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
-./fuzz_ops -max_total_time="$SECS" -rss_limit_mb=4096 -malloc_limit_mb=4096 -max_len=512 -timeout=10 -print_final_stats=1 "$@" corpus
+./fuzz_ops -max_total_time="$SECS" -rss_limit_mb=4096 -malloc_limit_mb=4096 -max_len=512 -timeout=30 -print_final_stats=1 "$@" corpus

@@ -423,7 +423,10 @@ mt_status mt__impl_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, 
         mt_loop_fn store = mt__cast_loop(res_dt, out_from);
         reduce_task t = {op, src->dtype, res_dt, count, kn, ksz, kst, base, obase, osize, out_from, store, &in};
         int64_t grain = count > 0 ? (MT_GRAIN_SIZE + count - 1) / count : nout;
-        if (nout == 1 && in.n == 1 && count >= 8 * MT_GRAIN_SIZE && mt__is_float(src->dtype) &&
+        if (count == 0) { /* every output is the identity: one fill (the output of an empty reduction can be huge) */
+            int one = op == MT_RED_PROD || op == MT_RED_ALL;
+            st = mt_fill(buf, op == MT_RED_MEAN ? NAN : one, one, mt__is_float(res_dt) ? MT_SCALAR_FLOAT : MT_SCALAR_INT);
+        } else if (nout == 1 && in.n == 1 && count >= 8 * MT_GRAIN_SIZE && mt__is_float(src->dtype) &&
             (op == MT_RED_SUM || op == MT_RED_MEAN || op == MT_RED_NANSUM)) { /* one long sum: split it */
             static const int64_t z[2] = {0, 0};
             double v = split_sum(op, src->dtype, base, count, in.stride[0]);
@@ -439,6 +442,7 @@ mt_status mt__impl_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, 
         }
     }
     mt_tensor_release(tmp);
+    if (st) { mt_tensor_release(buf); return st; }
     if (out) {
         if (out->ndim != buf->ndim || memcmp(out->sizes, buf->sizes, buf->ndim * sizeof(int64_t)))
             st = mt_resize_(out, buf->ndim, buf->sizes);
