@@ -65,9 +65,13 @@ mt_status mt__view_of(const mt_tensor *t, int ndim, const int64_t *sizes,
 int64_t mt__numel(int ndim, const int64_t *sizes);
 void mt__storage_release(mt_storage *s);
 void mt__contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides);
+/* the first element's address; computed in integers because an empty view's offset may be huge
+ * (the address of such a view is never read) */
 static inline char *mt__data(const mt_tensor *t) {
-    return (char *)t->storage->data + t->offset * (int64_t)mt_dtype_itemsize(t->dtype);
+    return (char *)((uintptr_t)t->storage->data + (uint64_t)t->offset * (uint64_t)mt_dtype_itemsize(t->dtype));
 }
+/* a + b wrapping, for offsets and strides of views that never address memory when it wraps */
+static inline int64_t mt__wadd(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
 /* Normalise dim into [0, ndim) or fail with PyTorch's IndexError text. */
 mt_status mt__wrap_dim(int64_t *dim, int ndim);
 /* Format sizes as "[2, 3]" into buf. */

@@ -149,6 +149,8 @@ static mt_status header_new(mt_storage *s, int ndim, const int64_t *sizes, const
     /* a view (expand, as_strided) can name more elements than int64 counts: PyTorch's
      * safe_compute_numel refuses it, and so do we (every loop counts elements in int64) */
     int64_t numel = 1;
+    for (int i = 0; i < ndim; i++) /* a negative size is refused even next to a 0 */
+        if (sizes[i] < 0) return mt__error(MT_ERR_RUNTIME, "numel: integer multiplication overflow");
     for (int i = 0; i < ndim; i++)
         if (sizes[i] == 0) { numel = 0; break; }
     for (int i = 0; i < ndim && numel; i++)

@@ -196,7 +196,7 @@ mt_status mt__impl_expand(mt_tensor *t, int ndim, const int64_t *sizes, mt_tenso
         int off = ndim - 1 - i;
         int dim = t->ndim - 1 - off;
         int64_t size = dim >= 0 ? t->sizes[dim] : 1;
-        int64_t stride = dim >= 0 ? t->strides[dim] : (i + 1 < ndim ? osz[i + 1] * ost[i + 1] : 1);
+        int64_t stride = dim >= 0 ? t->strides[dim] : (i + 1 < ndim ? mt__wmul(osz[i + 1], ost[i + 1]) : 1);
         int64_t target = sizes[i];
         if (target == -1) {
             if (dim < 0)
@@ -249,7 +249,7 @@ mt_status mt__impl_unsqueeze(mt_tensor *t, int64_t dim, mt_tensor **out) {
     for (int i = 0, j = 0; i <= t->ndim; i++) {
         if (i == dim) {
             sizes[i] = 1;
-            strides[i] = dim >= t->ndim ? 1 : t->sizes[dim] * t->strides[dim];
+            strides[i] = dim >= t->ndim ? 1 : mt__wmul(t->sizes[dim], t->strides[dim]);
         } else {
             sizes[i] = t->sizes[j];
             strides[i] = t->strides[j++];
@@ -271,7 +271,7 @@ mt_status mt__impl_select(mt_tensor *t, int64_t dim, int64_t index, mt_tensor **
     int64_t sizes[MT_MAX_DIMS], strides[MT_MAX_DIMS];
     for (int i = 0, j = 0; i < t->ndim; i++)
         if (i != dim) sizes[j] = t->sizes[i], strides[j++] = t->strides[i];
-    return mt__view_of(t, t->ndim - 1, sizes, strides, t->offset + index * t->strides[dim], out);
+    return mt__view_of(t, t->ndim - 1, sizes, strides, mt__wadd(t->offset, mt__wmul(index, t->strides[dim])), out);
 }
 
 mt_status mt__impl_slice(mt_tensor *t, int64_t dim, int64_t start, int64_t end, int64_t step, mt_tensor **out) {
@@ -290,7 +290,7 @@ mt_status mt__impl_slice(mt_tensor *t, int64_t dim, int64_t start, int64_t end, 
     memcpy(strides, t->strides, t->ndim * sizeof(int64_t));
     sizes[dim] = end == start ? 0 : 1 + (end - start - 1) / step; /* rounded up, without overflow for a huge step */
     strides[dim] = mt__wmul(strides[dim], step); /* only used when the slice has 2+ elements: then it fits */
-    return mt__view_of(t, t->ndim, sizes, strides, t->offset + mt__wmul(start, t->strides[dim]), out);
+    return mt__view_of(t, t->ndim, sizes, strides, mt__wadd(t->offset, mt__wmul(start, t->strides[dim])), out);
 }
 
 mt_status mt__impl_unfold(mt_tensor *t, int64_t dim, int64_t size, int64_t step, mt_tensor **out) {

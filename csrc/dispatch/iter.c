@@ -217,7 +217,7 @@ void mt__iter_init(mt_iter *it, int nops, mt_tensor *const *ops) {
     for (int i = 0; i < ndim; i++) {
         it->shape[i] = out->sizes[perm[i]];
         for (int k = 0; k < nops; k++)
-            it->strides[k][i] = st[k][perm[i]] * mt_dtype_itemsize(ops[k]->dtype);
+            it->strides[k][i] = mt__wmul(st[k][perm[i]], mt_dtype_itemsize(ops[k]->dtype));
     }
     for (int k = 0; k < nops; k++) it->data[k] = ops[k]->storage->data ? mt__data(ops[k]) : NULL;
     /* coalesce adjacent dimensions that address memory as one */

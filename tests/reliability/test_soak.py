@@ -49,10 +49,12 @@ def test_ten_thousand_forward_backward_graphs():
         step()
     gc.collect()
     assert lib.mt_live_tensors() == live
-    assert rss() - before < RSS_BOUND, (rss() - before) >> 20
+    if not UNDER_ASAN:
+        assert rss() - before < RSS_BOUND, (rss() - before) >> 20
 
 
 def test_graph_kept_by_a_cycle_is_collected():
+    gc.collect()  # earlier tests' garbage must not be counted as collected here
     live = lib.mt_live_tensors()
     for _ in range(100):
         x = mt.ones(3, requires_grad=True)

@@ -96,7 +96,8 @@ static mt_status make_plan(mt_tensor *x, int npad, const int64_t *pad, int mode,
              * itself; here those positions take the fill value (0) */
             for (int64_t o = 0; o < p->out[pd]; o++) p->map[pd][o] = n > 0 ? c0 + map_index(mode, o - l0, n) : -1;
         } else {
-            for (int64_t o = 0; o < p->out[pd]; o++) p->map[pd][o] = map_index(mode, o - l, p->in[pd]);
+            for (int64_t o = 0, i; o < p->out[pd]; o++) /* o - l wraps only far outside the input: the constant */
+                p->map[pd][o] = __builtin_sub_overflow(o, l, &i) ? -1 : map_index(mode, i, p->in[pd]);
         }
     }
     return MT_OK;

@@ -46,7 +46,7 @@ static void scan_chunk(void *p, int64_t b, int64_t e) {
     const scan_task *c = p;
     const mt_tensor *x = c->x;
     int isz = mt_dtype_itemsize(x->dtype);
-    int64_t ss = (x->ndim ? x->strides[c->dim] : 0) * isz, ds = (x->ndim ? c->out->strides[c->dim] : 0) * isz;
+    int64_t ss = mt__wmul(x->ndim ? x->strides[c->dim] : 0, isz), ds = mt__wmul(x->ndim ? c->out->strides[c->dim] : 0, isz);
     for (int64_t o = b; o < e; o++) {
         int64_t rem = o, xo = 0, oo = 0;
         for (int d = x->ndim - 1; d >= 0; d--) {

@@ -147,7 +147,7 @@ mt_status mt__impl_gather(mt_tensor *t, int64_t dim, mt_tensor *index, mt_tensor
     for (int d = 0; d < nd; d++) sizes[d] = nonempty_size(index, d);
     mt_tensor o = seen_as(*out, nd, sizes, -1, 0), s = seen_as(t, nd, sizes, (int)dim, 1),
               i = seen_as(index, nd, sizes, -1, 0);
-    run_read(&o, &s, &i, nonempty_stride(t, (int)dim) * mt_dtype_itemsize(t->dtype), 0);
+    run_read(&o, &s, &i, mt__wmul(nonempty_stride(t, (int)dim), mt_dtype_itemsize(t->dtype)), 0);
     return MT_OK;
 }
 
@@ -189,7 +189,7 @@ mt_status mt__impl_index_select(mt_tensor *t, int64_t dim, mt_tensor *index, mt_
     ist[dim] = index->ndim ? index->strides[0] : 0;
     mt_tensor o = seen_as(*out, nd, full, -1, 0), s = seen_as(t, nd, full, (int)dim, 1),
               i = mt__restride(index, nd, full, ist, index->offset);
-    run_read(&o, &s, &i, nonempty_stride(t, (int)dim) * mt_dtype_itemsize(t->dtype), 0);
+    run_read(&o, &s, &i, mt__wmul(nonempty_stride(t, (int)dim), mt_dtype_itemsize(t->dtype)), 0);
     return MT_OK;
 }
 
@@ -359,9 +359,9 @@ mt_status mt__impl_scatter(int kind, mt_tensor *self, int64_t dim, mt_tensor *in
         mt_tensor vh = is_value ? mt__restride(val, nd, sizes, (int64_t[MT_MAX_DIMS]){0}, val->offset)
                                 : seen_as(src, nd, sizes, -1, 0);
         scat_ctx c = {.idt = index->dtype, .r = reduce, .isz = (int)isz, .n = nonempty_size(index, (int)dim),
-                      .self_ds = nonempty_stride(work, (int)dim) * isz,
-                      .idx_ds = nonempty_stride(index, (int)dim) * mt_dtype_itemsize(index->dtype),
-                      .src_ds = is_value ? 0 : nonempty_stride(src, (int)dim) * isz, .f = combiner(self->dtype),
+                      .self_ds = mt__wmul(nonempty_stride(work, (int)dim), isz),
+                      .idx_ds = mt__wmul(nonempty_stride(index, (int)dim), mt_dtype_itemsize(index->dtype)),
+                      .src_ds = is_value ? 0 : mt__wmul(nonempty_stride(src, (int)dim), isz), .f = combiner(self->dtype),
                       .self_base = mt__data(work)};
         c.k.ialpha = self->dtype;
         if (reduce == R_MEAN) {
@@ -516,8 +516,8 @@ mt_status mt__impl_index_op(int kind, mt_tensor *self, int64_t dim, mt_tensor *i
     for (int d = 0; d < self->ndim; d++)
         if (d != dim) ssz[nd] = self->sizes[d], sst[nd] = work->strides[d], rst[nd++] = bcast ? 0 : source->strides[d];
     int isz = mt_dtype_itemsize(self->dtype);
-    int64_t wds = nonempty_stride(work, (int)dim) * isz,
-            sds = kind == IX_FILL ? 0 : nonempty_stride(source, (int)dim) * mt_dtype_itemsize(source->dtype);
+    int64_t wds = mt__wmul(nonempty_stride(work, (int)dim), isz),
+            sds = kind == IX_FILL ? 0 : mt__wmul(nonempty_stride(source, (int)dim), mt_dtype_itemsize(source->dtype));
     mt_tensor ws = mt__restride(work, nd, ssz, sst, work->offset);
     mt_tensor ss = mt__restride(source, nd, ssz, rst, source->offset);
     mt_tensor *ops[3] = {&ws, &ws, &ss};

@@ -274,12 +274,12 @@ mt_status mt__impl_diagonal(mt_tensor *t, int64_t offset, int64_t dim1, int64_t 
     if (offset >= 0) n = t->sizes[d1] < t->sizes[d2] - offset ? t->sizes[d1] : t->sizes[d2] - offset;
     else n = t->sizes[d1] + offset < t->sizes[d2] ? t->sizes[d1] + offset : t->sizes[d2];
     if (n < 0) n = 0;
-    if (n > 0) off += offset >= 0 ? offset * t->strides[d2] : -offset * t->strides[d1];
+    if (n > 0) off = mt__wadd(off, offset >= 0 ? mt__wmul(offset, t->strides[d2]) : mt__wmul(-offset, t->strides[d1]));
     int64_t sizes[MT_MAX_DIMS], strides[MT_MAX_DIMS];
     int k = 0;
     for (int d = 0; d < t->ndim; d++)
         if (d != d1 && d != d2) sizes[k] = t->sizes[d], strides[k++] = t->strides[d];
-    sizes[k] = n, strides[k++] = t->strides[d1] + t->strides[d2];
+    sizes[k] = n, strides[k++] = mt__wadd(t->strides[d1], t->strides[d2]); /* fits whenever n >= 2 */
     return mt__view_of(t, k, sizes, strides, off, out);
 }
 

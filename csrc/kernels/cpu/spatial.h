@@ -26,7 +26,7 @@ static inline int mt__narrow(__int128 v, int64_t *out) {
 /* floor((in + pad_total - dil * (k - 1) - 1 + extra) / stride) + 1, stride > 0 */
 static inline int mt__window_out(int64_t in, __int128 pad_total, int64_t k, int64_t dil, int64_t stride,
                                  int64_t extra, int64_t *out) {
-    __int128 num = (__int128)in + pad_total - (__int128)dil * (k - 1) - 1 + extra, q = num / stride;
+    __int128 num = (__int128)in + pad_total - (__int128)dil * ((__int128)k - 1) - 1 + extra, q = num / stride;
     if (num % stride != 0 && num < 0) q--;
     return mt__narrow(q + 1, out);
 }
