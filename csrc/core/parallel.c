@@ -1,20 +1,15 @@
 /* parallel.c — the core's own thread pool for splitting loops.
  *
- * Workers sleep on a condition variable between jobs (no long spinning: on a
+ * Workers sleep on a condition variable between jobs (no spinning: on a
  * 2-core machine spinning workers starve OpenBLAS and everything else, and an
  * OpenMP runtime loaded first by another library can't be told otherwise).
- * Before sleeping, a worker waiting for the next job and the caller waiting
- * for the workers poll for SPIN_NS: back-to-back jobs of tens of microseconds
- * then skip the futex sleep and wake-up, which cost as much as the job in a VM.
  * The caller runs the first chunk itself. After fork() the child starts with
  * no workers and makes new ones on first use. */
 #include <pthread.h>
-#include <time.h>
 
 #include "internal.h"
 
 #define MAX_WORKERS 63
-#define SPIN_NS 30000
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t work_cv = PTHREAD_COND_INITIALIZER, done_cv = PTHREAD_COND_INITIALIZER;
@@ -28,30 +23,11 @@ static struct {
     int parts, pending;
 } job;
 
-static int64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* one step of a bounded poll: a pause, then 0 once the deadline has passed (checked every 16) */
-static int spin_step(int64_t i, int64_t deadline) {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-    return (i & 15) || now_ns() < deadline;
-}
-
 static void *worker(void *arg) {
     int id = (int)(intptr_t)arg; /* 1..nworkers: runs part id of each job */
     uint64_t seen = 0;
     pthread_mutex_lock(&lock);
     for (;;) {
-        if (generation == seen) {
-            pthread_mutex_unlock(&lock);
-            for (int64_t i = 1, dl = now_ns() + SPIN_NS; __atomic_load_n(&generation, __ATOMIC_ACQUIRE) == seen && spin_step(i, dl); i++) {}
-            pthread_mutex_lock(&lock);
-        }
         while (generation == seen) pthread_cond_wait(&work_cv, &lock);
         seen = generation;
         if (id >= job.parts) continue;
@@ -61,7 +37,7 @@ static void *worker(void *arg) {
         pthread_mutex_unlock(&lock);
         if (b < e) fn(ctx, b, e);
         pthread_mutex_lock(&lock);
-        if (__atomic_sub_fetch(&job.pending, 1, __ATOMIC_RELEASE) == 0) pthread_cond_signal(&done_cv);
+        if (--job.pending == 0) pthread_cond_signal(&done_cv);
     }
     return NULL;
 }
@@ -111,11 +87,10 @@ void mt__parallel_for(int64_t n, int64_t grain, mt_task_fn fn, void *ctx) {
     job.chunk = (n + parts - 1) / parts;
     job.parts = parts;
     job.pending = parts - 1;
-    __atomic_add_fetch(&generation, 1, __ATOMIC_RELEASE); /* read by spinning workers without the lock */
+    generation++;
     pthread_cond_broadcast(&work_cv);
     pthread_mutex_unlock(&lock);
     fn(ctx, 0, job.chunk < n ? job.chunk : n); /* part 0 on the caller */
-    for (int64_t i = 1, dl = now_ns() + SPIN_NS; __atomic_load_n(&job.pending, __ATOMIC_ACQUIRE) && spin_step(i, dl); i++) {}
     pthread_mutex_lock(&lock);
     while (job.pending) pthread_cond_wait(&done_cv, &lock);
     pthread_mutex_unlock(&lock);
