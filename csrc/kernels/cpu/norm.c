@@ -147,7 +147,9 @@ mt_status mt__impl_layer_norm(mt_tensor *x, int nnorm, const int64_t *shape, mt_
                               double eps, mt_tensor **out, mt_tensor **mean, mt_tensor **rstd) {
     MT_TRY(ln_check(x, nnorm, shape, weight, bias));
     int64_t N = 1, M = 1;
-    for (int i = 0; i < x->ndim; i++) *(i < x->ndim - nnorm ? &M : &N) *= x->sizes[i];
+    for (int i = 0; i < x->ndim; i++) /* an empty x can have huge other dims: the mean's size must fit */
+        if (__builtin_mul_overflow(*(i < x->ndim - nnorm ? &M : &N), x->sizes[i], i < x->ndim - nnorm ? &M : &N))
+            return mt__error(MT_ERR_RUNTIME, "numel: integer multiplication overflow");
     int cd = mt__nn_compute_dtype(x->dtype);
     if (x->device == MT_META) {
         MT_TRY(mt__alloc(x->ndim, x->sizes, NULL, x->dtype, MT_META, out));
@@ -176,8 +178,8 @@ mt_status mt__impl_layer_norm(mt_tensor *x, int nnorm, const int64_t *shape, mt_
 mt_status mt__impl_layer_norm_backward(mt_tensor *grad, mt_tensor *x, int nnorm, mt_tensor *mean, mt_tensor *rstd,
                                        mt_tensor *weight, mt_tensor *bias, int mask, mt_tensor **gx, mt_tensor **gw,
                                        mt_tensor **gb) {
-    int64_t N = 1, M = 1;
-    for (int i = 0; i < x->ndim; i++) *(i < x->ndim - nnorm ? &M : &N) *= x->sizes[i];
+    int64_t N = 1, M = 1; /* they fitted in the forward */
+    for (int i = 0; i < x->ndim; i++) *(i < x->ndim - nnorm ? &M : &N) = mt__wmul(*(i < x->ndim - nnorm ? &M : &N), x->sizes[i]);
     int cd = mt__nn_compute_dtype(x->dtype);
     if (!weight) mask &= ~2;
     if (!bias) mask &= ~4;

@@ -147,14 +147,14 @@ static void shape3(const mt_tensor *t, int64_t d, sm_ctx *c) {
     c->outer = c->inner = 1;
     c->n = t->ndim ? t->sizes[d] : 1;
     for (int i = 0; i < t->ndim; i++) {
-        if (i < d) c->outer *= t->sizes[i];
-        if (i > d) c->inner *= t->sizes[i];
+        if (i < d) c->outer = mt__wmul(c->outer, t->sizes[i]); /* wraps only for an empty t: then unused */
+        if (i > d) c->inner = mt__wmul(c->inner, t->sizes[i]);
     }
     c->nblk = (c->inner + COLS - 1) / COLS;
 }
 
 static void run(sm_ctx *c, int dbl, int backward) {
-    if (c->outer * c->n * c->inner == 0) return;
+    if (!c->outer || !c->n || !c->inner) return;
     if (c->inner == 1) {
         mt_task_fn fn = backward ? (dbl ? brows_d : brows_f) : (dbl ? rows_d : rows_f);
         mt__parallel_for(c->outer, 1 + MT_GRAIN_SIZE / (4 * c->n), fn, c);
