@@ -225,14 +225,20 @@ typedef struct {
     geom g;
 } plan;
 
-static void make_plan(mt_tensor *x, mt_tensor *w, const mt_conv_args *a, const int64_t *osz, int cdt, plan *p) {
+/* the products wrap only for empty tensors with huge dims (then the output's allocation refuses
+ * the shape or nothing is computed); Cout is a size of the output, so its overflow is an error */
+static mt_status make_plan(mt_tensor *x, mt_tensor *w, const mt_conv_args *a, const int64_t *osz, int cdt, plan *p) {
     p->f64 = cdt == MT_F64, p->es = p->f64 ? 8 : 4;
     p->N = x->sizes[0], p->Cin = x->sizes[1], p->G = a->groups;
-    p->Cout = a->transposed ? w->sizes[1] * a->groups : w->sizes[0];
+    p->Cout = w->sizes[0];
+    if (a->transposed && __builtin_mul_overflow(w->sizes[1], a->groups, &p->Cout))
+        return mt__error(MT_ERR_RUNTIME, "numel: integer multiplication overflow");
     p->K = 1, p->Lin = 1, p->Lout = 1;
-    for (int i = 0; i < a->nd; i++) p->K *= w->sizes[2 + i], p->Lin *= x->sizes[2 + i], p->Lout *= osz[i];
+    for (int i = 0; i < a->nd; i++)
+        p->K = mt__wmul(p->K, w->sizes[2 + i]), p->Lin = mt__wmul(p->Lin, x->sizes[2 + i]), p->Lout = mt__wmul(p->Lout, osz[i]);
     if (!a->transposed) p->g = make_geom(a, p->Cin, x->sizes + 2, osz, w->sizes + 2);
     else p->g = make_geom(a, p->Cout, osz, x->sizes + 2, w->sizes + 2);
+    return MT_OK;
 }
 
 #define AT(ptr, i) ((char *)(ptr) + (int64_t)(i) * p.es)
@@ -252,7 +258,7 @@ mt_status mt__impl_convolution(mt_tensor *x, mt_tensor *w, mt_tensor *b, const m
     MT_TRY(conv_out_sizes(x, w, a, osz));
     int cdt = mt__compute_dtype(x->dtype);
     plan p;
-    make_plan(x, w, a, osz, cdt, &p);
+    MT_TRY(make_plan(x, w, a, osz, cdt, &p));
     shape[0] = p.N, shape[1] = p.Cout, shape[2] = osz[0], shape[3] = osz[1];
     mt_tensor *r, *xc = NULL, *wc = NULL, *bc = NULL;
     MT_TRY(mt__alloc(2 + a->nd, shape, NULL, cdt, x->device, &r));
@@ -302,7 +308,7 @@ mt_status mt__impl_convolution_backward(mt_tensor *go, mt_tensor *x, mt_tensor *
     MT_TRY(conv_out_sizes(x, w, a, osz));
     int cdt = mt__compute_dtype(x->dtype);
     plan p;
-    make_plan(x, w, a, osz, cdt, &p);
+    MT_TRY(make_plan(x, w, a, osz, cdt, &p));
     mt_tensor *rx = NULL, *rw = NULL, *rb = NULL, *xc = NULL, *wc = NULL, *gc = NULL;
     mt_status st = MT_OK;
     if (mask & 1) st = mt__alloc(x->ndim, x->sizes, NULL, cdt, x->device, &rx);

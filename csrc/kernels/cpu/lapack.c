@@ -91,14 +91,14 @@ static mt_status not_converged(const char *name, const char *what, const mt_tens
 
 /* strides of a batch of column-major matrices, batches contiguous (PyTorch's linalg result layout) */
 static void colmajor_strides(int nd, const int64_t *sz, int64_t *st) {
-    int64_t acc = 1;
+    uint64_t acc = 1; /* unsigned: an empty batch may have huge other dims (those strides are unused) */
     st[nd - 2] = 1;
-    acc *= sz[nd - 2] > 1 ? sz[nd - 2] : 1;
-    st[nd - 1] = acc;
-    acc *= sz[nd - 1] > 1 ? sz[nd - 1] : 1;
+    acc *= (uint64_t)(sz[nd - 2] > 1 ? sz[nd - 2] : 1);
+    st[nd - 1] = (int64_t)acc;
+    acc *= (uint64_t)(sz[nd - 1] > 1 ? sz[nd - 1] : 1);
     for (int d = nd - 3; d >= 0; d--) {
-        st[d] = acc;
-        acc *= sz[d] > 1 ? sz[d] : 1;
+        st[d] = (int64_t)acc;
+        acc *= (uint64_t)(sz[d] > 1 ? sz[d] : 1);
     }
 }
 
