@@ -33,14 +33,15 @@ static void window(const pool_job *j, int64_t oy, int64_t ox, int64_t *y0, int64
     if (j->kind == MT_POOL_MAX) {
         int64_t he = hs + (j->kh - 1) * j->dh + 1, we = ws + (j->kw - 1) * j->dw + 1;
         *y1 = he < j->H ? he : j->H, *x1 = we < j->W ? we : j->W;
-        while (hs < 0) hs += j->dh;
-        while (ws < 0) ws += j->dw;
+        /* the first tap inside: one step, not a loop (a huge pad over a tiny dilation), in 128 bits */
+        if (hs < 0) hs = (int64_t)(hs + ((__int128)-hs + j->dh - 1) / j->dh * j->dh);
+        if (ws < 0) ws = (int64_t)(ws + ((__int128)-ws + j->dw - 1) / j->dw * j->dw);
         *y0 = hs, *x0 = ws, *div = 1;
         return;
     }
     int64_t he = hs + j->kh < j->H + j->ph ? hs + j->kh : j->H + j->ph;
     int64_t we = ws + j->kw < j->W + j->pw ? ws + j->kw : j->W + j->pw;
-    int64_t pool = (he - hs) * (we - ws);
+    int64_t pool = mt__wmul(he - hs, we - ws); /* a divisor only: huge windows on a tiny input wrap harmlessly */
     hs = hs > 0 ? hs : 0, ws = ws > 0 ? ws : 0;
     he = he < j->H ? he : j->H, we = we < j->W ? we : j->W;
     *y0 = hs, *y1 = he, *x0 = ws, *x1 = we;
@@ -219,8 +220,11 @@ mt_status mt__impl_pool2d(int kind, mt_tensor *x, const int64_t *k, const int64_
         st = mt__as_contig(x, cdt, &xc);
         if (!st) {
             j.in = mt__data(xc), j.out = mt__data(r), j.ind = ind ? (int64_t *)mt__data(ind) : NULL;
-            int64_t per = j.OH * j.OW * (kind <= MT_POOL_AVG ? j.kh * j.kw : (j.H / (j.OH ? j.OH : 1) + 1) * (j.W / (j.OW ? j.OW : 1) + 1));
-            mt__parallel_for(j.planes, 1 + MT_GRAIN_SIZE / (per ? per : 1), fwd_task, &j);
+            uint64_t per = (uint64_t)j.OH * (uint64_t)j.OW * /* a grain estimate: saturated below, never exact */
+                           (kind <= MT_POOL_AVG ? (uint64_t)j.kh * (uint64_t)j.kw
+                                                : (uint64_t)(j.H / (j.OH ? j.OH : 1) + 1) * (uint64_t)(j.W / (j.OW ? j.OW : 1) + 1));
+            if (per == 0 || per > ((uint64_t)1 << 62)) per = (uint64_t)1 << 62; /* saturated: one plane per task */
+            mt__parallel_for(j.planes, 1 + MT_GRAIN_SIZE / (int64_t)per, fwd_task, &j);
         }
     }
     mt_tensor_release(xc);
