@@ -19,7 +19,7 @@ static mt_status check_bounds(const mt_tensor *t, int ndim, const int64_t *sizes
     int overflow = 0;
     for (int i = 0; i < ndim; i++) {
         if (sizes[i] == 0) return MT_OK; /* an empty view fits any storage */
-        uint64_t add;
+        uint64_t add = 0;
         overflow |= sizes[i] < 0 || __builtin_mul_overflow((uint64_t)strides[i], (uint64_t)sizes[i] - 1, &add);
         overflow |= __builtin_add_overflow(need, add, &need);
     }
