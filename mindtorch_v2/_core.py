@@ -37,6 +37,13 @@ def check(status):
         raise_status(status)
 
 
+def rename_grad_fn(h, name):
+    """Give the node h just recorded PyTorch's name for the overload called (name: bytes); a
+    tensor without grad_fn is left alone (checked in C: no Python node object is made)."""
+    if lib.mt_tensor_grad_fn_name(h):
+        check(lib.mt_tensor_rename_grad_fn(h, name))
+
+
 def new_out():
     """A fresh `mt_tensor **` for a call to write its result into."""
     return ffi.new("mt_tensor **")

@@ -4,7 +4,7 @@ import numbers
 from ._C import lib
 from . import _dtype
 from . import _generated_ops as g
-from ._core import check
+from ._core import check, rename_grad_fn
 from ._dispatch import _binary, _ternary, _unary, as_tensor_operand
 from ._tensor import Tensor
 
@@ -107,8 +107,8 @@ def clamp_max(input, max, *, out=None):
 
 def _clamp_named(r, kind, bound, out):
     """clamp_min/clamp_max have nodes of their own in PyTorch (Backward1: a tensor bound)"""
-    if out is None and lib.mt_tensor_grad_fn_name(r._h):
-        check(lib.mt_tensor_rename_grad_fn(r._h, f"{kind}Backward{1 if isinstance(bound, Tensor) else 0}".encode()))
+    if out is None:
+        rename_grad_fn(r._h, f"{kind}Backward{1 if isinstance(bound, Tensor) else 0}".encode())
     return r
 
 

@@ -8,7 +8,7 @@ from collections import namedtuple
 
 from ._C import ffi, lib
 from . import _dtype
-from ._core import check, raise_status
+from ._core import check, raise_status, rename_grad_fn
 from ._dispatch import call, finish
 from ._tensor import Tensor, wrap
 
@@ -114,8 +114,7 @@ def _extreme(is_min, input, dim, keepdim, other):
             raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
                                "Specify the reduction dim with the 'dim' argument.")
         r = _reduce(lib.MT_RED_AMIN if is_min else lib.MT_RED_AMAX, input, None, False, None)
-        if lib.mt_tensor_grad_fn_name(r._h):  # PyTorch's max()/min() node (same formula as amax/amin)
-            check(lib.mt_tensor_rename_grad_fn(r._h, b"MinBackward1" if is_min else b"MaxBackward1"))
+        rename_grad_fn(r._h, b"MinBackward1" if is_min else b"MaxBackward1")  # PyTorch's max()/min() node
         return r
     vals, idx = ffi.new("mt_tensor **"), ffi.new("mt_tensor **")
     st = lib.mt_max_dim(1 if is_min else 0, input._h, dim.__index__(), 1 if keepdim else 0, vals, idx)

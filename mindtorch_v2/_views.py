@@ -1,7 +1,7 @@
 """View ops (share storage) and the functions PyTorch itself composes from them."""
 from ._C import ffi, lib
 from . import _dtype
-from ._core import check, raise_status
+from ._core import check, raise_status, rename_grad_fn
 from ._creation import parse_size
 from ._dispatch import call
 from ._tensor import Tensor, _wrap_dim, wrap
@@ -299,8 +299,8 @@ def swap_handle(self, other, name=None):
 def named(r, name, src):
     """r's new grad_fn takes PyTorch's name for the overload called (src: the input, whose
     own node must not be renamed when the op returned it unchanged)."""
-    if r._h != src._h and lib.mt_tensor_grad_fn_name(r._h):  # a C call: no Python node object
-        check(lib.mt_tensor_rename_grad_fn(r._h, name.encode()))
+    if r._h != src._h:
+        rename_grad_fn(r._h, name.encode())
     return r
 
 
