@@ -4,7 +4,7 @@ import numbers
 from ._C import lib
 from . import _dtype
 from . import _generated_ops as g
-from ._core import check, rename_grad_fn
+from ._core import rename_grad_fn
 from ._dispatch import _binary, _ternary, _unary, as_tensor_operand
 from ._tensor import Tensor
 

@@ -8,7 +8,7 @@ from collections import namedtuple
 
 from ._C import ffi, lib
 from . import _dtype
-from ._core import check, raise_status, rename_grad_fn
+from ._core import raise_status, rename_grad_fn
 from ._dispatch import call, finish
 from ._tensor import Tensor, wrap
 
