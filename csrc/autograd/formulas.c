@@ -100,7 +100,7 @@ static const char *const binary_names[MT_NUM_OPS] = {
 static mt_tensor *OPND(F *c, mt_node *n, int k) {
     if (n->iv[0] == k + 1) {
         mt_tensor *r = NULL;
-        return c->st ? NULL : KEEP(c, mt_scalar_tensor(n->s[1], (int64_t)n->s[2], (int)n->s[3], n->s[3] == MT_SCALAR_FLOAT ? MT_F64 : MT_I64, 1, &r), r);
+        return c->st ? NULL : KEEP(c, mt_scalar_tensor(n->s[1], n->iv[1], (int)n->s[3], n->s[3] == MT_SCALAR_FLOAT ? MT_F64 : MT_I64, 1, &r), r);
     }
     return SAVED(c, n, k);
 }
@@ -204,7 +204,7 @@ static mt_status record_binary(int op, mt_tensor *a, mt_tensor *b, int scalar_po
     n->op = op;
     n->s[0] = alpha;
     n->iv[0] = scalar_pos;
-    n->s[1] = f, n->s[2] = (double)i, n->s[3] = kind;
+    n->s[1] = f, n->iv[1] = i, n->s[3] = kind; /* the int scalar whole: a double drops bits past 2^53 */
     if (binary_saves_inputs(op)) {
         MT_TRY(mt__save(n, 0, ins[0], 0));
         MT_TRY(mt__save(n, 1, ins[1], 0));

@@ -201,37 +201,46 @@ void mt__contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides) {
     }
 }
 
-/* Bytes needed to hold every element addressed by sizes/strides (0 if empty). */
+/* Bytes needed to hold every element addressed by sizes/strides (0 if empty), checked as PyTorch's
+ * computeStorageNbytes[Contiguous] and the contiguous strides are: in order, so an empty tensor
+ * whose other dims overflow fails like PyTorch's does. */
 static mt_status extent_bytes(int ndim, const int64_t *sizes, const int64_t *strides, int dtype,
                               int64_t *nbytes) {
-    int64_t span = 1;
-    for (int i = 0; i < ndim; i++) {
+    char a[512], b[512];
+    for (int i = 0; i < ndim; i++)
         if (sizes[i] < 0)
             return mt__error(MT_ERR_RUNTIME, "Trying to create tensor with negative dimension %lld: %s",
-                             (long long)sizes[i], "invalid size");
-        if (sizes[i] == 0) { *nbytes = 0; return MT_OK; }
-    }
-    for (int i = 0; i < ndim; i++) {
-        int64_t st = strides ? strides[i] : 0;
-        if (st < 0) return mt__error(MT_ERR_RUNTIME, "as_strided: Negative strides are not supported at the moment, got strides: %lld", (long long)st);
+                             (long long)sizes[i], mt__fmt_sizes(a, sizeof a, ndim, sizes));
+    int64_t span = 1, isz = mt_dtype_itemsize(dtype);
+    if (strides) {
+        for (int i = 0; i < ndim; i++) {
+            if (sizes[i] == 0) { *nbytes = 0; return MT_OK; }
+            if (strides[i] < 0)
+                return mt__error(MT_ERR_RUNTIME, "as_strided: Negative strides are not supported at the moment, "
+                                 "got strides: %s", mt__fmt_sizes(a, sizeof a, ndim, strides));
+        }
         int64_t add;
-        if (__builtin_mul_overflow(sizes[i] - 1, st, &add) || __builtin_add_overflow(span, add, &span))
-            goto overflow;
-    }
-    if (!strides) {
-        span = 1;
+        int over = 0;
         for (int i = 0; i < ndim; i++)
-            if (__builtin_mul_overflow(span, sizes[i], &span)) goto overflow;
+            over |= __builtin_mul_overflow(sizes[i] - 1, strides[i], &add) || __builtin_add_overflow(span, add, &span);
+        if (over || __builtin_mul_overflow(span, isz, nbytes))
+            return mt__error(MT_ERR_RUNTIME, "Storage size calculation overflowed with sizes=%s and strides=%s",
+                             mt__fmt_sizes(a, sizeof a, ndim, sizes), mt__fmt_sizes(b, sizeof b, ndim, strides));
+    } else {
+        int over = 0;
+        for (int i = 0; i < ndim; i++) over |= __builtin_mul_overflow(span, sizes[i], &span);
+        if (over || __builtin_mul_overflow(span, isz, nbytes))
+            return mt__error(MT_ERR_RUNTIME, "Storage size calculation overflowed with sizes=%s",
+                             mt__fmt_sizes(a, sizeof a, ndim, sizes));
+        int64_t st = 1;
+        for (int i = ndim - 1; i > 0; i--)
+            if (__builtin_mul_overflow(st, sizes[i] > 1 ? sizes[i] : 1, &st))
+                return mt__error(MT_ERR_RUNTIME, "Stride calculation overflowed");
     }
-    if (__builtin_mul_overflow(span, (int64_t)mt_dtype_itemsize(dtype), nbytes)) goto overflow;
-    if (*nbytes > ((int64_t)1 << 50)) goto overflow_bytes;
+    if (*nbytes > ((int64_t)1 << 50))
+        return mt__error(MT_ERR_OOM, "DefaultCPUAllocator: not enough memory: you tried to allocate %lld bytes.",
+                         (long long)*nbytes);
     return MT_OK;
-overflow:
-    return mt__error(MT_ERR_RUNTIME, "Storage size calculation overflowed with sizes=%s",
-                     "the requested shape");
-overflow_bytes:
-    return mt__error(MT_ERR_OOM, "DefaultCPUAllocator: not enough memory: you tried to allocate %lld bytes.",
-                     (long long)*nbytes);
 }
 
 mt_status mt__alloc(int ndim, const int64_t *sizes, const int64_t *strides, int dtype, int device,

@@ -89,16 +89,16 @@ static mt_status sumproduct_pair(mt_tensor *left_in, mt_tensor *right_in, int ns
         if (is_sum[i]) {
             if (sl && sr) {
                 if (left->sizes[i] != right->sizes[i]) st = mt__error(MT_ERR_RUNTIME, "non-broadcast dimensions must match");
-                sum_size *= left->sizes[i];
+                sum_size = mt__wmul(sum_size, left->sizes[i]);
             } else if (sl) st = sum_keep(&left, 1, &d);
             else if (sr) st = sum_keep(&right, 1, &d);
         } else if (sl && sr) {
             if (left->sizes[i] != right->sizes[i]) st = mt__error(MT_ERR_RUNTIME, "non-broadcast dimensions must match");
-            lro[nlro++] = i, lro_size *= left->sizes[i];
+            lro[nlro++] = i, lro_size = mt__wmul(lro_size, left->sizes[i]);
         } else if (sl) {
-            lo[nlo++] = i, lo_size *= left->sizes[i];
+            lo[nlo++] = i, lo_size = mt__wmul(lo_size, left->sizes[i]);
         } else {
-            ro[nro++] = i, ro_size *= right->sizes[i];
+            ro[nro++] = i, ro_size = mt__wmul(ro_size, right->sizes[i]);
         }
     }
     int64_t lperm[MT_MAX_DIMS], rperm[MT_MAX_DIMS], operm[MT_MAX_DIMS], osz[MT_MAX_DIMS];
@@ -330,16 +330,16 @@ mt_status mt_tensordot(mt_tensor *a, mt_tensor *b, int n, const int64_t *dims_a,
             st = mt__error(MT_ERR_RUNTIME, "contracted dimensions need to match, but first has size %lld in dim %lld "
                            "and second has size %lld in dim %lld", (long long)s1, (long long)dims_a[i],
                            (long long)s2, (long long)dims_b[i]);
-        else csize *= s1;
+        else csize = mt__wmul(csize, s1);
         ca[da[i]] = 1, cb[db[i]] = 1;
     }
     int64_t pa[MT_MAX_DIMS], pb[MT_MAX_DIMS], rs[MT_MAX_DIMS];
     int na = 0, nb = 0, nr = 0;
     int64_t s1 = 1, s2 = 1;
     if (st) { mt_tensor_release(x); mt_tensor_release(y); return st; }
-    for (int d = 0; d < a->ndim; d++) if (!ca[d]) pa[na++] = d, rs[nr++] = x->sizes[d], s1 *= x->sizes[d];
+    for (int d = 0; d < a->ndim; d++) if (!ca[d]) pa[na++] = d, rs[nr++] = x->sizes[d], s1 = mt__wmul(s1, x->sizes[d]);
     for (int i = 0; i < n; i++) pa[na++] = da[i], pb[nb++] = db[i];
-    for (int d = 0; d < b->ndim; d++) if (!cb[d]) pb[nb++] = d, rs[nr++] = y->sizes[d], s2 *= y->sizes[d];
+    for (int d = 0; d < b->ndim; d++) if (!cb[d]) pb[nb++] = d, rs[nr++] = y->sizes[d], s2 = mt__wmul(s2, y->sizes[d]);
     mt_tensor *xp = NULL, *yp = NULL, *x2 = NULL, *y2 = NULL, *m = NULL;
     if (!st) st = mt_permute(x, a->ndim, pa, &xp);
     if (!st) st = mt_reshape(xp, 2, (int64_t[]){s1, csize}, &x2);

@@ -31,8 +31,9 @@ static void window(const pool_job *j, int64_t oy, int64_t ox, int64_t *y0, int64
     }
     int64_t hs = oy * j->sh - j->ph, ws = ox * j->sw - j->pw;
     if (j->kind == MT_POOL_MAX) {
-        int64_t he = hs + (j->kh - 1) * j->dh + 1, we = ws + (j->kw - 1) * j->dw + 1;
-        *y1 = he < j->H ? he : j->H, *x1 = we < j->W ? we : j->W;
+        /* the window end in 128 bits: a pad near INT64_MAX / 2 puts it past int64 */
+        __int128 he = (__int128)hs + (__int128)(j->kh - 1) * j->dh + 1, we = (__int128)ws + (__int128)(j->kw - 1) * j->dw + 1;
+        *y1 = he < j->H ? (int64_t)he : j->H, *x1 = we < j->W ? (int64_t)we : j->W;
         /* the first tap inside: one step, not a loop (a huge pad over a tiny dilation), in 128 bits */
         if (hs < 0) hs = (int64_t)(hs + ((__int128)-hs + j->dh - 1) / j->dh * j->dh);
         if (ws < 0) ws = (int64_t)(ws + ((__int128)-ws + j->dw - 1) / j->dw * j->dw);
