@@ -198,6 +198,10 @@ FACTORY_ERRORS = [
     lambda L: L.zeros(2, dtype=L.bool).fill_(7), lambda L: L.zeros(2, dtype=L.uint8).fill_(-255),
     lambda L: L.eye(-1), lambda L: L.eye(2, -3), lambda L: L.empty((2, 3), dtype=L.float32, device="meta").float(),
     lambda L: L.zeros(2, 3).fill_(2.5), lambda L: L.zeros(2, dtype=L.int32).fill_(True),
+    # overflowing shapes, empty ones too: PyTorch checks the byte count, then the strides, in order
+    lambda L: L.empty(2 ** 40, 2 ** 40, 0), lambda L: L.empty(0, 2 ** 40, 2 ** 40), lambda L: L.empty(2 ** 62, 4),
+    lambda L: L.empty_strided((2 ** 62, 4), (4, 1)), lambda L: L.empty(3, -1, 2),
+    lambda L: L.einsum("ij,jk->ik", L.empty(2 ** 40, 0), L.empty(0, 2 ** 40)),
 ]
 
 
