@@ -455,7 +455,9 @@ mt_status mt_scatter(int kind, mt_tensor *self, int64_t dim, mt_tensor *index, m
     mt_tensor *ins[2] = {self, is_value ? NULL : src};
     int grad = any_grad(2, ins);
     static const char *const inames[3] = {"scatter_", "scatter_add_", "scatter_reduce_"};
-    if (inplace && grad) {
+    if (inplace && grad) { /* computed out of place, then copied in: the kernel's overlap checks are here */
+        MT_TRY(mt__assert_no_overlap(self, index));
+        if (!is_value) MT_TRY(mt__assert_no_overlap(self, src));
         scat_ctx u = {kind, self, index, src, dim, is_value, reduce, include_self};
         return into_out(inames[kind], self, 1, scatter_oop, &u, out);
     }
@@ -515,7 +517,9 @@ mt_status mt_index_op(int kind, mt_tensor *self, int64_t dim, mt_tensor *index, 
     mt_tensor *ins[2] = {self, source};
     int grad = any_grad(2, ins);
     static const char *const inames[3] = {"index_add_", "index_copy_", "index_fill_"};
-    if (inplace && grad) {
+    if (inplace && grad) { /* as scatter's */
+        MT_TRY(mt__assert_no_overlap(self, index));
+        if (kind != MT_INDEX_FILL) MT_TRY(mt__assert_no_overlap(self, source));
         iop_ctx u = {kind, self, index, source, dim, alpha};
         return into_out(inames[kind], self, 1, index_op_oop, &u, out);
     }

@@ -88,6 +88,7 @@ int mt__non_overlapping_and_dense(const mt_tensor *t) {
 }
 
 int mt__overlap(const mt_tensor *a, const mt_tensor *b) {
+    if (a && a == b) return MT_OVERLAP_FULL; /* the same tensor, empty or not (PyTorch: the same TensorImpl) */
     if (!a || !b || a->storage != b->storage || !mt_tensor_numel(a) || !mt_tensor_numel(b)) return MT_OVERLAP_NO;
     if (!mt__non_overlapping_and_dense(a) || !mt__non_overlapping_and_dense(b)) return MT_OVERLAP_TOO_HARD;
     int64_t isz = mt_dtype_itemsize(a->dtype), jsz = mt_dtype_itemsize(b->dtype);
