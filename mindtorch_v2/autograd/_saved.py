@@ -68,7 +68,10 @@ def _scalar(p):
     s = ffi.new("double[4]")
     lib.mt_node_float_args(p, s)
     kind = int(s[3])
-    return s[1] if kind == _SCALAR_FLOAT else bool(s[2]) if kind == _SCALAR_BOOL else int(s[2])
+    if kind == _SCALAR_FLOAT:
+        return s[1]
+    i = _ints(p)[0][1]  # an int/bool scalar is kept whole in the integer arguments
+    return bool(i) if kind == _SCALAR_BOOL else int(i)
 
 
 def _sizes(fn, p, i):
