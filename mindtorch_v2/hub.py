@@ -1,6 +1,8 @@
 """torch.hub: the cache-directory helpers; loading models from the hub is not implemented."""
 import os
 
+from ._missing import missing_function
+
 ENV_TORCH_HOME = "TORCH_HOME"
 ENV_XDG_CACHE_HOME = "XDG_CACHE_HOME"
 DEFAULT_CACHE_DIR = "~/.cache"
@@ -25,10 +27,7 @@ def set_dir(d):
 
 
 def _ni(name):
-    def fn(*args, **kwargs):
-        raise NotImplementedError(f"torch.hub.{name} is not implemented")
-    fn.__name__ = name
-    return fn
+    return missing_function(f"torch.hub.{name}")
 
 
 load = _ni("load")

@@ -1,13 +1,12 @@
 """torch.autograd.forward_ad: forward-mode AD is not implemented (every entry point says so)."""
 
+from .._missing import missing_function
+
 __all__ = ["dual_level", "make_dual", "unpack_dual", "enter_dual_level", "exit_dual_level", "UnpackedDualTensor"]
 
 
 def _missing(name):
-    def fn(*args, **kwargs):
-        raise NotImplementedError(f"torch.autograd.forward_ad.{name} is not implemented")
-    fn.__name__ = name
-    return fn
+    return missing_function(f"torch.autograd.forward_ad.{name}")
 
 
 make_dual = _missing("make_dual")

@@ -1,5 +1,6 @@
 """torch.distributions: Normal, Categorical, MultivariateNormal and constraints (math through
 mindtorch_v2 ops; ops the library lacks raise NotImplementedError naming them)."""
+from .._missing import missing_class
 from . import constraints, utils  # noqa: F401
 from .categorical import Categorical  # noqa: F401
 from .distribution import Distribution, ExponentialFamily  # noqa: F401
@@ -10,15 +11,11 @@ from . import categorical, distribution, multivariate_normal, normal  # noqa: F4
 
 # ---- the rest of torch.distributions' names: classes that libraries subclass or import at module
 # level exist, and constructing one raises NotImplementedError naming it ----
-def _missing(name, base):
-    def __init__(self, *args, **kwargs):
-        raise NotImplementedError(f"torch.distributions.{name} is not implemented in mindtorch_v2")
-    return type(name, (base,), {"__init__": __init__, "__module__": "torch.distributions"})
+def _missing(name, base=object):
+    return missing_class(f"torch.distributions.{name}", base, " in mindtorch_v2")
 
 
-class Transform:
-    def __init__(self, *args, **kwargs):
-        raise NotImplementedError("torch.distributions.Transform is not implemented in mindtorch_v2")
+Transform = _missing("Transform")
 
 
 _DISTRIBUTIONS = ["Bernoulli", "Beta", "Binomial", "Cauchy", "Chi2", "ContinuousBernoulli", "Dirichlet", "Exponential",

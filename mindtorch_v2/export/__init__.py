@@ -1,12 +1,10 @@
 """torch.export: graph capture is not implemented; the names exist, using them raises."""
+from .._missing import missing_function
 from . import _trace  # noqa: F401
 
 
 def _ni(name):
-    def fn(*args, **kwargs):
-        raise NotImplementedError(f"torch.export.{name} is not implemented (mindtorch_v2 has no graph capture)")
-    fn.__name__ = name
-    return fn
+    return missing_function(f"torch.export.{name}", " (mindtorch_v2 has no graph capture)")
 
 
 export = _ni("export")

@@ -6,6 +6,8 @@ NotImplementedError."""
 import contextlib
 import warnings
 
+from .._missing import missing_function
+
 
 def is_scripting():
     return False
@@ -47,10 +49,7 @@ def isinstance(obj, target_type):
 
 
 def _not_implemented(name):
-    def fn(*args, **kwargs):
-        raise NotImplementedError(f"torch.jit.{name} is not implemented (mindtorch_v2 has no TorchScript)")
-    fn.__name__ = name
-    return fn
+    return missing_function(f"torch.jit.{name}", " (mindtorch_v2 has no TorchScript)")
 
 
 class _EagerScriptFunction:

@@ -1,13 +1,12 @@
 """torch.nn.attention.flex_attention: not implemented. The names import; using them raises."""
+from ..._missing import missing_class, missing_function
+
 _DEFAULT_SPARSE_BLOCK_SIZE = 128
 _LARGE_SPARSE_BLOCK_SIZE = 1 << 30
 
 
 def _ni(name):
-    def fn(*args, **kwargs):
-        raise NotImplementedError(f"torch.nn.attention.flex_attention.{name} is not implemented")
-    fn.__name__ = name
-    return fn
+    return missing_function(f"torch.nn.attention.flex_attention.{name}")
 
 
 flex_attention = _ni("flex_attention")
@@ -28,9 +27,7 @@ class BlockMask:
         raise NotImplementedError("torch.nn.attention.flex_attention.BlockMask.from_kv_blocks is not implemented")
 
 
-class AuxRequest:
-    def __init__(self, *args, **kwargs):
-        raise NotImplementedError("torch.nn.attention.flex_attention.AuxRequest is not implemented")
+AuxRequest = missing_class("torch.nn.attention.flex_attention.AuxRequest", module=__name__)
 
 
 _mask_mod_signature = _score_mod_signature = object

@@ -6,6 +6,7 @@ from .. import functional as F
 from .. import init
 from ..parameter import Parameter
 from .module import Module
+from ..._missing import missing_class
 
 __all__ = ["BatchNorm1d", "LazyBatchNorm1d", "BatchNorm2d", "LazyBatchNorm2d", "BatchNorm3d", "LazyBatchNorm3d",
            "SyncBatchNorm"]
@@ -107,15 +108,6 @@ class BatchNorm3d(_BatchNorm):
     _check_input_dim = _dims_check("5D", (5,))
 
 
-def _not_implemented(name):
-    class _Missing(_BatchNorm):
-        def __init__(self, *args, **kwargs):
-            raise NotImplementedError(f"torch.nn.{name} is not implemented in mindtorch_v2")
-    _Missing.__name__ = _Missing.__qualname__ = name
-    return _Missing
-
-
-LazyBatchNorm1d = _not_implemented("LazyBatchNorm1d")
-LazyBatchNorm2d = _not_implemented("LazyBatchNorm2d")
-LazyBatchNorm3d = _not_implemented("LazyBatchNorm3d")
-SyncBatchNorm = _not_implemented("SyncBatchNorm")
+LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, SyncBatchNorm = (
+    missing_class(f"torch.nn.{n}", _BatchNorm, " in mindtorch_v2", __name__)
+    for n in ("LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "SyncBatchNorm"))

@@ -3,6 +3,7 @@
 The 3-D modules raise NotImplementedError naming themselves until the core has 3-D pooling kernels.
 """
 from .. import functional as F
+from ..._missing import missing_class
 from .module import Module
 from .utils import _single
 
@@ -13,11 +14,7 @@ __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "Avg
 
 
 def _absent(name):
-    class Absent(Module):
-        def __init__(self, *args, **kwargs):
-            raise NotImplementedError(f"{name} is not implemented")
-    Absent.__name__ = Absent.__qualname__ = name
-    return Absent
+    return missing_class(f"torch.nn.{name}", Module, module=__name__)
 
 
 class _MaxPoolNd(Module):
