@@ -353,6 +353,8 @@ def matrix_power(A, n, *, out=None):
 
 
 def cond(A, p=None, *, out=None):
+    if A.numel() == 0 and A.dim() >= 2:  # PyTorch (as NumPy leaves it undefined): 0 for empty matrices
+        return _into(A.new_zeros(A.shape[:-2]), out)
     if p in (None, 2, -2):
         S = svdvals(A)
         r = S[..., 0] / S[..., -1] if p != -2 else S[..., -1] / S[..., 0]

@@ -141,7 +141,7 @@ def _arg(is_min, input, dim, keepdim):
         r = _extreme(is_min, flat, 0, False, None).indices
         return r.reshape([1] * input.dim()) if keepdim else r
     if input.dim() and input.shape[dim] == 0:
-        raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
+        raise IndexError(f"{name}(): Expected reduction dim {dim % input.dim()} to have non-zero size.")
     return _extreme(is_min, input, dim, keepdim, None).indices
 
 
@@ -301,7 +301,8 @@ def _singular_value_norm(A, ord, d0, d1, keepdim, dtype):
     if dtype is not None:
         A = A.to(dtype)
     s = svdvals(A.movedim((d0, d1), (-2, -1)))
-    r = s.sum(-1) if ord == "nuc" else s.amax(-1) if ord == 2 else s.amin(-1)
+    # the largest of no singular values is 0 as PyTorch gives (the smallest raises amin's error)
+    r = s.sum(-1) if ord == "nuc" or (ord == 2 and s.shape[-1] == 0) else s.amax(-1) if ord == 2 else s.amin(-1)
     if keepdim:
         for d in sorted((d0, d1)):
             r = r.unsqueeze(d)

@@ -259,6 +259,10 @@ def adaptive_avg_pool1d(input, output_size):
 
 def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
     _check_1d("adaptive_max_pool1d", input)
+    for i in range(1, input.dim()):  # its own check, before the 2-D kernel sees the unsqueezed sizes
+        if input.shape[i] == 0:
+            raise RuntimeError(f"adaptive_max_pool1d(): Expected input to have non-zero size for non-batch dimensions, "
+                               f"but input has sizes {list(input.shape)} with dimension {i} being empty")
     out, ind = adaptive_max_pool2d_with_indices(
         input.unsqueeze(-2), (1, _one("adaptive_max_pool1d", "output_size", output_size)))
     return out.squeeze(-2), ind.squeeze(-2)

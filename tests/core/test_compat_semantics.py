@@ -172,3 +172,29 @@ def test_in_place_index_ops_with_grad_refuse_aliased_inputs(name):
             GRAD_ALIASED_WRITES[name](L, L.ones(3, requires_grad=True).clone())
         msgs.append(str(e.value))
     assert msgs[0] == msgs[1]
+
+
+EMPTY_EDGES = {  # empty inputs where PyTorch has a rule of its own (found probing the fuzzer's huge-batch cases)
+    "matrix_norm_2": lambda L: L.linalg.matrix_norm(L.empty(2, 0, 0), ord=2),
+    "matrix_norm_2_keepdim": lambda L: L.linalg.matrix_norm(L.empty(2, 3, 0), ord=2, keepdim=True),
+    "matrix_norm_-2": lambda L: L.linalg.matrix_norm(L.empty(2, 0, 3), ord=-2),
+    "cond": lambda L: L.linalg.cond(L.empty(2, 0, 0)),
+    "cond_fro": lambda L: L.linalg.cond(L.empty(2, 0, 0), "fro"),
+    "adaptive_max_pool1d": lambda L: L.nn.functional.adaptive_max_pool1d(L.empty(2, 0, 4), 2),
+    "adaptive_max_pool1d_len": lambda L: L.nn.functional.adaptive_max_pool1d(L.empty(2, 3, 0), 2),
+    "adaptive_avg_pool1d_len": lambda L: L.nn.functional.adaptive_avg_pool1d(L.empty(2, 3, 0), 2),
+    "adaptive_avg_pool1d_mean": lambda L: L.nn.functional.adaptive_avg_pool1d(L.empty(2, 3, 0), 1).shape,
+    "adaptive_avg_pool2d_w": lambda L: L.nn.functional.adaptive_avg_pool2d(L.empty(2, 3, 1, 0), (1, 2)),
+    "adaptive_avg_pool2d_3d": lambda L: L.nn.functional.adaptive_avg_pool2d(L.empty(3, 1, 0), (1, 2)),
+    "adaptive_avg_pool2d_channels": lambda L: L.nn.functional.adaptive_avg_pool2d(L.empty(3, 0, 2), (1, 2)),
+    "amin_dim_as_given": lambda L: L.empty(2, 0).amin(-1),
+    "amax_dims_in_order": lambda L: L.empty(0, 2).amax((1, 0)),
+    "argmax_dim_wrapped": lambda L: L.empty(2, 0).argmax(-1),
+    "tril_huge_diagonal": lambda L: L.arange(12.).reshape(3, 4).tril(2 ** 63 - 1),
+    "triu_huge_negative_diagonal": lambda L: L.arange(12.).reshape(3, 4).triu(-2 ** 63),
+}
+
+
+@pytest.mark.parametrize("name", EMPTY_EDGES)
+def test_empty_input_edges(name):
+    both(EMPTY_EDGES[name])

@@ -368,3 +368,12 @@ def test_qr_of_empty_matrices_in_a_huge_batch(mode, shape):
         assert m.shape[1:] == t.shape[1:] and m.shape[0] == (t.shape[0] if m.dim() == 1 else shape[0])
         if shape[0] == t.shape[0]:
             assert m.tolist() == t.tolist()
+
+
+@pytest.mark.parametrize("op", ["tril", "triu", "householder_product"])
+def test_huge_batches_of_empty_matrices_take_no_steps(op):
+    """tril/triu (and householder_product, built on tril) of 2^40 empty matrices return at once
+    (PyTorch too); they looped once per matrix."""
+    a = mt.empty(2 ** 40, 0, 0)
+    r = mt.linalg.householder_product(a, mt.empty(2 ** 40, 0)) if op == "householder_product" else getattr(a, op)()
+    assert tuple(r.shape) == (2 ** 40, 0, 0)

@@ -176,6 +176,12 @@ static mt_status pool_setup(int kind, mt_tensor *x, const int64_t *k, const int6
         if (kind == MT_POOL_ADAPTIVE_AVG && (k[0] < 0 || k[1] < 0))
             return mt__error(MT_ERR_RUNTIME, "adaptive_avg_pool2d: elements of output_size must be greater than or equal "
                              "to 0 but received {%lld, %lld}", (long long)k[0], (long long)k[1]);
+        if (kind == MT_POOL_ADAPTIVE_AVG) /* the spatial dims only (max checks every non-batch dim) */
+            for (int i = nd - 2; i < nd; i++)
+                if (x->sizes[i] <= 0)
+                    return mt__error(MT_ERR_RUNTIME, "adaptive_avg_pool2d(): Expected input to have non-zero size for "
+                                     "non-batch dimensions, but input has sizes %s with dimension %d being empty",
+                                     MT_SZ(b1, x), i);
         if (kind == MT_POOL_ADAPTIVE_MAX) {
             for (int i = 1; i < nd; i++)
                 if (x->sizes[i] <= 0)

@@ -386,14 +386,18 @@ mt_status mt__impl_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, 
         return mt__error(MT_ERR_RUNTIME,
                          "%s(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
                          "reduction dim with the 'dim' argument.", red_name(op));
+    if (op == MT_RED_AMAX || op == MT_RED_AMIN) /* named as given, in the order given (PyTorch's meta check) */
+        for (int i = 0; i < ndims; i++) {
+            int64_t d = dims[i];
+            if (!mt__wrap_dim(&d, x->ndim) && x->ndim && x->sizes[d] == 0)
+                return mt__error(MT_ERR_INDEX, "%s(): Expected reduction dim %lld to have non-zero size.", red_name(op),
+                                 (long long)dims[i]);
+        }
     int64_t osz[MT_MAX_DIMS];
     int ond = 0;
     for (int d = 0; d < x->ndim; d++) {
         if (!reduced[d]) osz[ond++] = x->sizes[d];
         else if (keepdim) osz[ond++] = 1;
-        if (reduced[d] && x->sizes[d] == 0 && (op == MT_RED_AMAX || op == MT_RED_AMIN))
-            return mt__error(MT_ERR_INDEX,
-                             "%s(): Expected reduction dim %d to have non-zero size.", red_name(op), d);
     }
     /* sum/prod with dtype= convert the input first */
     mt_tensor *src = x, *tmp = NULL;

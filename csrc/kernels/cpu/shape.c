@@ -237,11 +237,12 @@ mt_status mt__impl_tril(mt_tensor *t, int64_t k, int upper, mt_tensor *out, mt_t
         mt_tensor_bump_version(out);
     }
     *result = out;
-    if (!out->storage->data) return MT_OK;
+    if (!out->storage->data || !mt_tensor_numel(out)) return MT_OK; /* (2^40 empty matrices: no loop) */
     /* zero each row's columns outside the triangle */
     int nd = out->ndim, isz = mt_dtype_itemsize(out->dtype);
     int64_t rows = out->sizes[nd - 2], cols = out->sizes[nd - 1], rs = mt__wmul(out->strides[nd - 2], isz),
             cs = mt__wmul(out->strides[nd - 1], isz), nbatch = mt__numel(nd - 2, out->sizes);
+    k = k > cols ? cols : k < -rows ? -rows : k; /* same triangle, and i + k + 1 cannot overflow */
     for (int64_t b = 0; b < nbatch; b++) {
         char *base = mt__data(out);
         for (int64_t r = b, d = nd - 3; d >= 0; d--) {
