@@ -1,10 +1,14 @@
 """Build the C tests against the C core alone and run them: test_abi.c plain, under
 AddressSanitizer + UndefinedBehaviorSanitizer and under valgrind memcheck; test_threads.c (several
 threads at once) plain and under ThreadSanitizer; the fuzzer's regression inputs sanitized."""
+import atexit
+import functools
 import glob
 import os
 import shutil
 import subprocess
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -16,13 +20,33 @@ SANITIZE = ["-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefine
 REGRESSIONS = sorted(glob.glob(os.path.join(ROOT, "tests", "c", "fuzz", "regressions", "*")))
 
 
+def _cflags(cc):
+    return ["-std=gnu11", *(["-DMT_NO_CLONES"] if cc == "clang" else []), "-pthread", "-include", "stdint.h",
+            "-I", os.path.join(CSRC, "include")]
+
+
+@functools.lru_cache(maxsize=None)
+def _core_objects(cc, extra):
+    """The core compiled once per (compiler, flags) for the whole run, a file per job on every core
+    (the builds below share them: a full compile per test took most of this file's time)."""
+    out = tempfile.mkdtemp(prefix="mt-core-")
+    atexit.register(shutil.rmtree, out, True)
+    sources = sorted(glob.glob(os.path.join(CSRC, "**", "*.c"), recursive=True))
+
+    def compile_one(src):
+        obj = os.path.join(out, os.path.relpath(src, CSRC).replace(os.sep, "_") + ".o")
+        subprocess.run([cc, *_cflags(cc), "-c", src, "-o", obj, *extra], check=True, capture_output=True, text=True)
+        return obj
+    with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+        return tuple(pool.map(compile_one, sources))
+
+
 def _build_and_run(tmp_path, mains, extra, args=(), cc="gcc", runner=(), env=None):
     if shutil.which(cc) is None or (runner and shutil.which(runner[0]) is None):
         pytest.skip(f"{runner[0] if runner else cc} not available")
-    sources = [f for f in glob.glob(os.path.join(CSRC, "**", "*.c"), recursive=True)]
     exe = str(tmp_path / "prog")
-    cmd = [cc, "-std=gnu11", *(["-DMT_NO_CLONES"] if cc == "clang" else []), "-pthread", "-include", "stdint.h", "-I", os.path.join(CSRC, "include"),
-           *[os.path.join(ROOT, "tests", "c", m) for m in mains], *sources, "-o", exe, "-lopenblas", "-lm", *extra]
+    cmd = [cc, *_cflags(cc), *[os.path.join(ROOT, "tests", "c", m) for m in mains], *_core_objects(cc, tuple(extra)),
+           "-o", exe, "-lopenblas", "-lm", *extra]
     subprocess.run(cmd, check=True, capture_output=True, text=True)
     base = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}  # tools/sanitize.sh preloads gcc's ASan
     env = dict(base, ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:max_allocation_size_mb=1024",
