@@ -92,20 +92,25 @@ static void block_free(void *b, int c) {
 }
 
 /* Storage and its bytes in one allocation; meta storages have no bytes. */
+static mt_status oom(int64_t nbytes) {
+    return mt__error(MT_ERR_OOM, "DefaultCPUAllocator: not enough memory: you tried to allocate %lld bytes.",
+                     (long long)nbytes);
+}
+
 static mt_status storage_new(int64_t nbytes, int device, mt_storage **out) {
     void *block = NULL;
     size_t total = STORAGE_HEADER + (device == MT_CPU ? (size_t)nbytes : 0), size = total;
     int c = size_class(total, &size);
+#ifdef MT_FUZZ_MAX_TENSOR_BYTES /* the fuzzer's build refuses big tensors: slow under its instrumentation */
+    if (device == MT_CPU && nbytes > MT_FUZZ_MAX_TENSOR_BYTES) return oom(nbytes);
+#endif
     /* small blocks: plain malloc (16-byte aligned, cheaper); large: 64-byte aligned */
     if (total <= 4096) block = malloc(total);
     else if (!(c >= 0 && (block = cache_take(c))) && posix_memalign(&block, 64, size) != 0) {
         cache_flush();
         if (posix_memalign(&block, 64, size) != 0) block = NULL;
     }
-    if (!block)
-        return mt__error(MT_ERR_OOM,
-                         "DefaultCPUAllocator: not enough memory: you tried to allocate %lld bytes.",
-                         (long long)nbytes);
+    if (!block) return oom(nbytes);
     mt_storage *s = block;
     atomic_init(&s->refcount, 1);
     atomic_init(&s->version, 0);
@@ -237,9 +242,7 @@ static mt_status extent_bytes(int ndim, const int64_t *sizes, const int64_t *str
             if (__builtin_mul_overflow(st, sizes[i] > 1 ? sizes[i] : 1, &st))
                 return mt__error(MT_ERR_RUNTIME, "Stride calculation overflowed");
     }
-    if (*nbytes > ((int64_t)1 << 50))
-        return mt__error(MT_ERR_OOM, "DefaultCPUAllocator: not enough memory: you tried to allocate %lld bytes.",
-                         (long long)*nbytes);
+    if (*nbytes > ((int64_t)1 << 50)) return oom(*nbytes);
     return MT_OK;
 }
 
