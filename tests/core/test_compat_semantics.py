@@ -174,7 +174,7 @@ def test_in_place_index_ops_with_grad_refuse_aliased_inputs(name):
     assert msgs[0] == msgs[1]
 
 
-EMPTY_EDGES = {  # empty inputs where PyTorch has a rule of its own (found probing the fuzzer's huge-batch cases)
+EMPTY_EDGES = {  # empty and 0-dim inputs where PyTorch has a rule of its own (found after fuzzer findings)
     "matrix_norm_2": lambda L: L.linalg.matrix_norm(L.empty(2, 0, 0), ord=2),
     "matrix_norm_2_keepdim": lambda L: L.linalg.matrix_norm(L.empty(2, 3, 0), ord=2, keepdim=True),
     "matrix_norm_-2": lambda L: L.linalg.matrix_norm(L.empty(2, 0, 3), ord=-2),
@@ -192,6 +192,11 @@ EMPTY_EDGES = {  # empty inputs where PyTorch has a rule of its own (found probi
     "argmax_dim_wrapped": lambda L: L.empty(2, 0).argmax(-1),
     "tril_huge_diagonal": lambda L: L.arange(12.).reshape(3, 4).tril(2 ** 63 - 1),
     "triu_huge_negative_diagonal": lambda L: L.arange(12.).reshape(3, 4).triu(-2 ** 63),
+    # a 0-dim B read sizes[-2] (the fuzzer's out-of-bounds read, caught by UBSan)
+    "solve_0dim_B": lambda L: L.linalg.solve(L.eye(3), L.tensor(1.0)),
+    "solve_0dim_B_right": lambda L: L.linalg.solve(L.eye(3), L.tensor(1.0), left=False),
+    "lu_solve_0dim_B": lambda L: L.linalg.lu_solve(*L.linalg.lu_factor(L.eye(3)), L.tensor(1.0)),
+    "lu_solve_0dim_pivots": lambda L: L.linalg.lu_solve(L.eye(3), L.tensor(1, dtype=L.int32), L.ones(3, 1)),
 }
 
 

@@ -293,7 +293,11 @@ mt_status mt__impl_linalg_solve_ex(mt_tensor *a, mt_tensor *b, int left, int che
     if (st) return st;
     int nd = 0;
     int64_t n = a->sizes[a->ndim - 1], sa[MT_MAX_DIMS], sb[MT_MAX_DIMS], psz[MT_MAX_DIMS];
-    if (b2->ndim < 2 || b2->sizes[b2->ndim - (left ? 2 : 1)] != n) { st = incompatible("linalg.solve", left, a, b2); goto done; }
+    if (b2->ndim < 2) { /* a 0-dim B (a 1-D one is a vector, unsqueezed above) */
+        st = mt__error(MT_ERR_RUNTIME, "linalg.solve: The input tensor B must have at least 2 dimensions.");
+        goto done;
+    }
+    if (b2->sizes[b2->ndim - (left ? 2 : 1)] != n) { st = incompatible("linalg.solve", left, a, b2); goto done; }
     if ((st = broadcast_batch(a, b2, &nd, sa, sb))) goto done;
     /* X A = B is A^T X^T = B^T: solve with the transposed LU on B^T */
     if (!left) {
@@ -345,12 +349,14 @@ mt_status mt__impl_linalg_lu_solve(mt_tensor *LU_, mt_tensor *pivots, mt_tensor 
                                    mt_tensor **result) {
     MT_TRY(mt__lapack_check(&LU_SOLVE, LU_));
     if (b->ndim < 2)
-        return mt__error(MT_ERR_RUNTIME, "torch.linalg.lu_solve: The input tensor B must have at least 2 dimensions.");
+        return mt__error(MT_ERR_RUNTIME, "linalg.lu_solve: The input tensor B must have at least 2 dimensions.");
     if (LU_->dtype != b->dtype) return dtype_mismatch("linalg.lu_solve", LU_, b);
     if (pivots->dtype != MT_I32)
         return mt__error(MT_ERR_RUNTIME, "linalg.lu_solve: pivots should be a Tensor of scalar type int32");
     int64_t n = LU_->sizes[LU_->ndim - 1];
     if (b->sizes[b->ndim - (left ? 2 : 1)] != n) return incompatible("linalg.lu_solve", left, LU_, b);
+    if (pivots->ndim == 0) /* PyTorch reads pivots.size(-1) */
+        return mt__error(MT_ERR_INDEX, "Dimension specified as -1 but tensor has no dimensions");
     if (pivots->ndim != LU_->ndim - 1 || pivots->sizes[pivots->ndim - 1] != n ||
         memcmp(pivots->sizes, LU_->sizes, (size_t)(LU_->ndim - 2) * sizeof(int64_t)))
         return mt__error(MT_ERR_RUNTIME, "linalg.lu_solve: Expected LU.shape[:-1] and pivots.shape to be the same");
