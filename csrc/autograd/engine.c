@@ -275,6 +275,15 @@ mt_status mt_backward(int nroots, mt_tensor *const *roots, mt_tensor *const *gra
         if (!mt__requires_grad(roots[i]))
             return mt__error(MT_ERR_RUNTIME, "element %d of tensors does not require grad and does not have a grad_fn", i);
         if (!grads[i]) return mt__error(MT_ERR_RUNTIME, "grad can be implicitly created only for scalar outputs");
+        /* the engine's kernels trust gradients to have their outputs' shapes */
+        if (grads[i]->ndim != roots[i]->ndim ||
+            memcmp(grads[i]->sizes, roots[i]->sizes, (size_t)roots[i]->ndim * sizeof(int64_t))) {
+            char a[512], b[512];
+            return mt__error(MT_ERR_RUNTIME, "Mismatch in shape: grad_output[%d] has a shape of torch.Size(%s) and "
+                             "output[%d] has a shape of torch.Size(%s).", i,
+                             mt__fmt_sizes(a, sizeof a, grads[i]->ndim, grads[i]->sizes), i,
+                             mt__fmt_sizes(b, sizeof b, roots[i]->ndim, roots[i]->sizes));
+        }
     }
     for (int i = 0; i < ninputs; i++) MT_TRY(mt__sync_view(inputs[i]));
     for (int i = 0; i < nroots; i++) MT_TRY(mt__sync_view(roots[i]));

@@ -102,6 +102,10 @@ static mt_status sdpa_math(mt_tensor *q, mt_tensor *k, mt_tensor *v, mt_tensor *
         m = BOOL_TO_ADD(c, tri, query ? query->dtype : origin);
     }
     if (gqa && !c->st) {
+        int64_t dq = -3, dk = -3, dv = -3; /* PyTorch reads size(-3) of each: fewer dims is its IndexError */
+        if ((c->st = mt__wrap_dim(&dq, q->ndim)) || (c->st = mt__wrap_dim(&dk, k->ndim)) ||
+            (c->st = mt__wrap_dim(&dv, v->ndim)))
+            return END(c, out, 1);
         int64_t hq = sz(q, -3), hk = sz(k, -3), hv = sz(v, -3);
         if (!(hq == hk && hk == hv) && !(hq % hk == 0 && hq % hv == 0)) {
             c->st = mt__error(MT_ERR_RUNTIME, "Number of heads in key and value must divide the number of heads in ");

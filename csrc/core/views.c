@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "internal.h"
+#include "../autograd/autograd.h" /* resize_ refuses tensors that require grad */
 
 #define SZ(buf, nd, s) mt__fmt_sizes(buf, sizeof buf, nd, s)
 
@@ -359,14 +360,19 @@ mt_status mt_view_dtype(mt_tensor *t, int dtype, mt_tensor **out) {
 /* resize_: keep the storage object (views of it see the change), grow its bytes if needed. */
 mt_status mt_resize_(mt_tensor *t, int ndim, const int64_t *sizes) {
     if (ndim > MT_MAX_DIMS) return mt__error(MT_ERR_RUNTIME, "resize_: too many dimensions");
-    int64_t numel = 1;
-    for (int i = 0; i < ndim; i++) {
-        if (sizes[i] < 0)
+    if (mt__requires_grad(t)) return mt__error(MT_ERR_RUNTIME, "cannot resize variables that require grad");
+    /* PyTorch's numel check: the sizes as uint64 (a negative one is huge), a zero anywhere gives 0 */
+    uint64_t prod = 1;
+    int over = 0;
+    for (int i = 0; i < ndim; i++) over |= __builtin_mul_overflow(prod, (uint64_t)sizes[i], &prod);
+    if (over || prod > INT64_MAX) return mt__error(MT_ERR_RUNTIME, "numel: integer multiplication overflow");
+    int64_t numel = (int64_t)prod;
+    for (int i = 0; i < ndim; i++) /* next to a zero: PyTorch makes the tensor, we refuse it */
+        if (sizes[i] < 0) {
+            char a[512];
             return mt__error(MT_ERR_RUNTIME, "Trying to create tensor with negative dimension %lld: %s",
-                             (long long)sizes[i], "invalid size");
-        if (__builtin_mul_overflow(numel, sizes[i], &numel))
-            return mt__error(MT_ERR_RUNTIME, "resize_: size overflow");
-    }
+                             (long long)sizes[i], mt__fmt_sizes(a, sizeof a, ndim, sizes));
+        }
     int64_t need = 0; /* PyTorch's computeStorageNbytes: an empty result needs no bytes, whatever the offset */
     if (numel && (__builtin_add_overflow(t->offset, numel, &need) ||
                   __builtin_mul_overflow(need, (int64_t)mt_dtype_itemsize(t->dtype), &need)))

@@ -126,6 +126,7 @@ mt_status mt__impl_nll_loss_backward(mt_tensor *grad, mt_tensor *x, mt_tensor *t
     int two_d = x->ndim == 4 && target->ndim == 3;
     int cdt = mt__compute_dtype(x->dtype);
     mt_tensor *r = NULL, *gc = NULL;
+    MT_TRY(nll_check(x, target, weight, two_d)); /* again: x.data may have changed shape since the forward */
     MT_TRY(mt__alloc(x->ndim, x->sizes, NULL, cdt, x->device, &r));
     if (x->device == MT_META) return mt__from_compute(r, x->dtype, out);
     memset(mt__data(r), 0, mt_tensor_numel(r) * mt_dtype_itemsize(cdt));

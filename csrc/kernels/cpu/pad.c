@@ -172,6 +172,7 @@ mt_status mt__impl_pad(mt_tensor *x, int npad, const int64_t *pad, int mode, dou
 mt_status mt__impl_pad_backward(mt_tensor *g, mt_tensor *x, int npad, const int64_t *pad, int mode, mt_tensor **out) {
     int cdt = mt__compute_dtype(x->dtype);
     mt_tensor *r, *gc = NULL;
+    MT_TRY(pad_check(x, npad, pad, mode)); /* again: x.data may have changed shape since the forward */
     MT_TRY(mt__alloc(x->ndim, x->sizes, NULL, cdt, x->device, &r));
     if (x->device == MT_META) return mt__from_compute(r, x->dtype, out);
     memset(mt__data(r), 0, mt_tensor_numel(r) * mt_dtype_itemsize(cdt));
