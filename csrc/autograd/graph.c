@@ -276,8 +276,10 @@ mt_status mt__check_write(mt_tensor *t, int grad) {
                              "no_grad block (if you don't want the inplace to be tracked) or both outside (if you "
                              "want the inplace to be tracked).");
         if (t->view_multi) return mt__multi_view_error(t, 0);
-        /* a view made before its base required grad is a leaf of its own (the check below) */
-        if (mt__requires_grad(t) && !t->base->grad_fn && mt__requires_grad(t->base))
+        /* PyTorch's check_inplace: a view that requires grad over a leaf base, whether or not the base
+         * requires grad (a view given requires_grad_() over a plain tensor: rebasing the base's history
+         * would take the view's own leaf-ness away, and kept a cycle) */
+        if (mt__requires_grad(t) && !t->base->grad_fn)
             return mt__error(MT_ERR_RUNTIME,
                              "a view of a leaf Variable that requires grad is being used in an in-place operation.");
     }

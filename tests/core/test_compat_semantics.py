@@ -228,6 +228,17 @@ AUTOGRAD_SHAPE_GUARDS = {  # (the helper audit's finds: each read sizes[-1] or p
 }
 
 
+def _inplace_on_view_of_leaf_view(L):
+    """a view given requires_grad_() over a plain tensor, viewed again and written in place (the
+    fuzzer's leak: the base's rebased history took the leaf view along and made a cycle)"""
+    v = L.tensor(1.0, dtype=L.float16).permute(())
+    v.requires_grad_()
+    return v.permute(()).abs_()
+
+
+AUTOGRAD_SHAPE_GUARDS["inplace_view_of_leaf_view"] = _inplace_on_view_of_leaf_view
+
+
 @pytest.mark.parametrize("name", AUTOGRAD_SHAPE_GUARDS)
 def test_autograd_shape_guards(name):
     both(AUTOGRAD_SHAPE_GUARDS[name])

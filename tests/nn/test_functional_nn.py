@@ -18,7 +18,8 @@ TOL = {"float32": (2e-5, 2e-6), "float64": (1e-10, 1e-12), "bfloat16": (2e-2, 2e
 def to_mt(t):
     """The same tensor in mindtorch (values exact), with its requires_grad."""
     src = t.detach().float() if t.dtype in (torch.bfloat16, torch.float16) else t.detach()
-    m = mt.tensor(src.reshape(-1).tolist(), dtype=getattr(mt, str(t.dtype)[6:])).reshape(tuple(t.shape))
+    # (cloned: a leaf of its own, as t is, not a view of the flat tensor)
+    m = mt.tensor(src.reshape(-1).tolist(), dtype=getattr(mt, str(t.dtype)[6:])).reshape(tuple(t.shape)).clone()
     return m.requires_grad_(t.requires_grad) if t.is_floating_point() else m
 
 
