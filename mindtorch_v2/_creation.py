@@ -478,6 +478,8 @@ def _tri_indices(name, row, col, offset, dtype, lower):
         raise RuntimeError(f"\"{name}\" not implemented for '{dtype}'")
     if row < 0 or col < 0:
         raise RuntimeError(f"row must be non-negative, got{row}" if row < 0 else f"col must be non-negative, got{col}")
+    if not row or not col:  # (2^40 x 0 included: no row x col mask for an empty result)
+        return empty((2, 0), dtype=dtype)
     r = arange(row).unsqueeze(1)
     c = arange(col).unsqueeze(0)
     keep = (c - r <= offset) if lower else (c - r >= offset)

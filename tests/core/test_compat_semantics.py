@@ -191,6 +191,8 @@ EMPTY_EDGES = {  # empty and 0-dim inputs where PyTorch has a rule of its own (f
     "amax_dims_in_order": lambda L: L.empty(0, 2).amax((1, 0)),
     "argmax_dim_wrapped": lambda L: L.empty(2, 0).argmax(-1),
     "tril_huge_diagonal": lambda L: L.arange(12.).reshape(3, 4).tril(2 ** 63 - 1),
+    "triu_indices_empty_huge": lambda L: L.triu_indices(0, 2 ** 40),
+    "tril_indices_empty_huge": lambda L: L.tril_indices(2 ** 40, 0, dtype=L.int32),
     "triu_huge_negative_diagonal": lambda L: L.arange(12.).reshape(3, 4).triu(-2 ** 63),
     # a 0-dim B read sizes[-2] (the fuzzer's out-of-bounds read, caught by UBSan)
     "solve_0dim_B": lambda L: L.linalg.solve(L.eye(3), L.tensor(1.0)),
