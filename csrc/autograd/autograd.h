@@ -62,7 +62,8 @@ struct mt_node {
     int niv;
     mt_tensor *index[MT_MAX_DIMS];    /* index tensors of an advanced-indexing op */
     int nindex;
-    mt_tensor *variable;              /* AccumulateGrad: the leaf (strong) */
+    mt_tensor *variable;              /* AccumulateGrad: the leaf (strong; weak for a leaf view) */
+    int weak_variable;                /* variable is cleared when the leaf view is freed */
     int64_t seq;
     void *handle;                     /* Python-side state (hooks, metadata, a Function's ctx) */
     int hook_flags;                   /* MT_HOOK_*: which callbacks the engine makes for this node */
@@ -102,6 +103,7 @@ mt_status mt__inplace_recorded(mt_tensor *t);
 void mt__track_view(mt_tensor *out, mt_tensor *t);
 /* a view whose storage was written in place since its history was recorded gets it regenerated */
 mt_status mt__sync_view(mt_tensor *t);
+mt_tensor *mt__acc_variable(mt_node *n); /* AccumulateGrad's leaf, new reference, or NULL */
 /* as_strided's node (x -> out) with PyTorch's as_strided backward */
 mt_status mt__record_as_strided(mt_tensor *x, mt_tensor *out);
 /* the engine's gradient conformance: summed to m's shape, cast to its dtype (new reference) */

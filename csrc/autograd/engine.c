@@ -289,7 +289,7 @@ mt_status mt_backward(int nroots, mt_tensor *const *roots, mt_tensor *const *gra
     for (int i = 0; i < nroots; i++) MT_TRY(mt__sync_view(roots[i]));
     /* targets[i]: where inputs[i]'s gradient arrives; root_edges[i]: where root i's gradient goes */
     mt_edge *targets = malloc((ninputs + nroots + 1) * sizeof *targets), *root_edges = targets + ninputs;
-    mt_tensor **outg = NULL;
+    mt_tensor **outg = NULL, *leaf = NULL; /* the running AccumulateGrad's leaf */
     if (!targets) return mt__error(MT_ERR_OOM, "out of memory in the autograd engine");
     for (int i = 0; i < ninputs; i++) {
         mt_tensor *t = inputs[i];
@@ -380,9 +380,11 @@ mt_status mt_backward(int nroots, mt_tensor *const *roots, mt_tensor *const *gra
         for (int k = 0; k < n->n_out; k++) have |= s->buf[k] != NULL;
         int is_target = 0;
         for (int k = 0; k < ninputs; k++) is_target |= targets[k].node == n;
+        mt_tensor_release(leaf);
+        leaf = mt__acc_variable(n); /* held while its node runs: a leaf view may be freed meanwhile */
+        mt_tensor *v = leaf;
         if (have) {
             /* tensor hooks (on the summed gradient), then retain_grad, then captures */
-            mt_tensor *v = n->variable;
             if (v && v->handle && (v->hook_flags & MT_HOOK_TENSOR_PRE))
                 st = run_callback(v->handle, MT_CB_TENSOR_PRE, n, 1, s->buf, 1, s->buf);
             else if (!v && n->handle && (n->hook_flags & MT_HOOK_TENSOR_PRE))
@@ -399,7 +401,7 @@ mt_status mt_backward(int nroots, mt_tensor *const *roots, mt_tensor *const *gra
             }
         }
         int run = have;
-        if (n->variable) run = have && accumulate && (!ninputs || is_target);
+        if (v) run = have && accumulate && (!ninputs || is_target);
         else if (ninputs) {
             run = 0;
             for (int e = 0; e < n->n_next && have && !run; e++)
@@ -409,7 +411,6 @@ mt_status mt_backward(int nroots, mt_tensor *const *roots, mt_tensor *const *gra
             st = apply_node(n, s->buf, outg);
             if (!st && mt__anomaly_enabled() == 2) st = check_nan(n, outg);
             if (st && mt__anomaly_enabled()) mt__callback(n->handle, MT_CB_ANOMALY_REPORT, n, 0, NULL, 0, NULL);
-            mt_tensor *v = n->variable;
             if (!st && v && v->handle && (v->hook_flags & MT_HOOK_POST_ACCUMULATE))
                 st = mt__callback(v->handle, MT_CB_POST_ACCUMULATE, n, 1, &v, 0, NULL);
             if (st) {
@@ -441,6 +442,7 @@ mt_status mt_backward(int nroots, mt_tensor *const *roots, mt_tensor *const *gra
 oom:
     st = mt__error(MT_ERR_OOM, "out of memory in the autograd engine");
 out:
+    mt_tensor_release(leaf);
     for (int i = 0; i < g.n; i++) {
         clear_bufs(&g.v[i]);
         free(g.v[i].buf);

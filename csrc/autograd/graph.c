@@ -1,4 +1,5 @@
 /* graph.c — grad mode, per-tensor autograd state, recording nodes, saved tensors. */
+#include <pthread.h>
 #include <stdio.h>
 
 #include "autograd.h"
@@ -51,6 +52,8 @@ static void release_saved_slots(mt_node *n) {
     mt__release_packed(n);
 }
 
+static void acc_unlink(mt_tensor *t, mt_node *n);
+
 static void node_free(mt_node *n) {
     if (n->handle) mt__callback(n->handle, MT_CB_RELEASE, n, 0, NULL, 0, NULL);
     if (n->fn) mt__node_release(n->fn);
@@ -60,7 +63,8 @@ static void node_free(mt_node *n) {
     release_saved_slots(n);
     for (int i = 0; i < n->nindex; i++) mt_tensor_release(n->index[i]);
     for (int i = 0; i < n->n_out; i++) mt_tensor_release(n->buf[i]);
-    if (n->variable) {
+    if (n->weak_variable) acc_unlink(NULL, n);
+    else if (n->variable) {
         if (n->variable->grad_acc == n) n->variable->grad_acc = NULL;
         mt_tensor_release(n->variable);
     }
@@ -111,6 +115,7 @@ void mt__meta_of(const mt_tensor *t, mt_meta *m) {
 }
 
 static mt_status accumulate_grad(mt_node *n, mt_tensor *const *grads, mt_tensor **out);
+static pthread_mutex_t acc_lock = PTHREAD_MUTEX_INITIALIZER; /* weak leaf-view links (mt__acc_variable) */
 
 /* The edge into a tensor's history: its grad_fn, or its leaf accumulator. */
 mt_status mt__edge_of(mt_tensor *t, mt_edge *e) {
@@ -132,12 +137,47 @@ mt_status mt__edge_of(mt_tensor *t, mt_edge *e) {
     }
     mt_node *acc = mt__node_new("AccumulateGrad", accumulate_grad, 0, 1);
     if (!acc) return mt__error(MT_ERR_OOM, "out of memory recording autograd");
+    mt__meta_of(t, &acc->out_meta[0]);
+    e->node = acc;
+    /* The node keeps the leaf, the leaf only points back. A leaf view is the exception: it keeps
+     * its base, and the base's in-place history (b.copy_(v)) can lead back here, a cycle PyTorch
+     * leaks. The node holds such a leaf weakly; freeing the leaf clears it (acc_lock). */
+    if (t->base) {
+        pthread_mutex_lock(&acc_lock);
+        acc->weak_variable = 1;
+        acc->variable = t;
+        t->grad_acc = acc;
+        pthread_mutex_unlock(&acc_lock);
+        return MT_OK;
+    }
     mt_tensor_retain(t);
     acc->variable = t;
-    mt__meta_of(t, &acc->out_meta[0]);
-    t->grad_acc = acc; /* weak: the node keeps the leaf, the leaf only points back */
-    e->node = acc;
+    t->grad_acc = acc;
     return MT_OK;
+}
+
+/* An AccumulateGrad's leaf as a new reference, or NULL once a weakly held leaf view is gone. */
+mt_tensor *mt__acc_variable(mt_node *n) {
+    if (!n->weak_variable) {
+        if (n->variable) mt_tensor_retain(n->variable);
+        return n->variable;
+    }
+    pthread_mutex_lock(&acc_lock);
+    mt_tensor *v = n->variable;
+    if (v && !mt__tensor_try_retain(v)) v = NULL; /* its last reference is being dropped */
+    pthread_mutex_unlock(&acc_lock);
+    return v;
+}
+
+/* Unlink a weakly held leaf view and its accumulator when one of them is freed: give the one
+ * being freed, NULL for the other (read under the lock, since it may be going at the same time). */
+static void acc_unlink(mt_tensor *t, mt_node *n) {
+    pthread_mutex_lock(&acc_lock);
+    if (!t) t = n->variable;
+    if (!n) n = t->grad_acc;
+    if (t && t->grad_acc == n) t->grad_acc = NULL;
+    if (n && n->variable == t) n->variable = NULL;
+    pthread_mutex_unlock(&acc_lock);
 }
 
 mt_status mt__record(const char *name, mt_backward_fn fn, int nin, mt_tensor *const *inputs, int nout,
@@ -335,20 +375,25 @@ mt_status mt__first_grad(mt_tensor *t, mt_tensor *g, mt_tensor **out) {
 /* AccumulateGrad: leaf.grad = grad (mt__first_grad) or leaf.grad + grad */
 static mt_status accumulate_grad(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
     (void)out;
-    mt_tensor *v = n->variable, *g = grads[0];
-    if (!g) return MT_OK;
-    if (!v->grad) return mt__first_grad(v, g, &v->grad);
-    if (grad_enabled) { /* create_graph: out of place, so the sum is recorded */
-        mt_tensor *sum;
-        MT_TRY(mt_binary(MT_OP_ADD, v->grad, g, 1, NULL, &sum));
-        mt_tensor_release(v->grad);
-        v->grad = sum;
-        return MT_OK;
+    mt_tensor *g = grads[0], *v = g ? mt__acc_variable(n) : NULL, *r = NULL;
+    if (!v) return MT_OK; /* no gradient, or a leaf view nobody holds any more */
+    mt_status st = mt__sync_view(v);
+    if (!st && v->grad_fn) /* a leaf view whose base was since written in place */
+        st = mt__error(MT_ERR_RUNTIME, "leaf variable has been moved into the graph interior");
+    if (st || !v->requires_grad) { /* PyTorch: a leaf that stopped requiring grad gets none */
+        mt_tensor_release(v);
+        return st;
     }
-    mt_tensor *r;
-    MT_TRY(mt_binary(MT_OP_ADD, v->grad, g, 1, v->grad, &r));
-    mt_tensor_release(r);
-    return MT_OK;
+    if (!v->grad) st = mt__first_grad(v, g, &v->grad);
+    else if (grad_enabled) { /* create_graph: out of place, so the sum is recorded */
+        if (!(st = mt_binary(MT_OP_ADD, v->grad, g, 1, NULL, &r))) {
+            mt_tensor_release(v->grad);
+            v->grad = r;
+        }
+    } else if (!(st = mt_binary(MT_OP_ADD, v->grad, g, 1, v->grad, &r)))
+        mt_tensor_release(r);
+    mt_tensor_release(v);
+    return st;
 }
 
 /* ---- the ABI: per-tensor autograd state ---- */
@@ -416,6 +461,7 @@ const char *mt_tensor_grad_fn_name(const mt_tensor *t) {
 }
 
 void mt__tensor_autograd_free(mt_tensor *t) {
+    if (t->grad_acc) acc_unlink(t, NULL); /* only a weakly held leaf view is freed with one */
     if (t->grad_fn) {
         mt__forget_retained(t);
         mt__node_release(t->grad_fn);

@@ -35,8 +35,7 @@ mt_node *mt_node_next(mt_node *n, int i, int *input_nr) {
 }
 
 mt_tensor *mt_node_variable(mt_node *n) {
-    if (n->variable) mt_tensor_retain(n->variable);
-    return n->variable;
+    return mt__acc_variable(n);
 }
 
 void *mt_node_handle(const mt_node *n) { return n->handle; }

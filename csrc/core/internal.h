@@ -80,6 +80,7 @@ const char *mt__fmt_sizes(char *buf, size_t cap, int ndim, const int64_t *sizes)
 /* autograd/graph.c: thread-local inference mode (storages remember it); a dying tensor's autograd state */
 int mt__inference_enabled(void);
 void mt__tensor_autograd_free(mt_tensor *t);
+int mt__tensor_try_retain(mt_tensor *t);
 
 /* ---- errors --------------------------------------------------------------- */
 

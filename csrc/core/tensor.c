@@ -275,12 +275,20 @@ void mt_tensor_retain(mt_tensor *t) { atomic_fetch_add_explicit(&t->refcount, 1,
 void mt_tensor_release(mt_tensor *t) {
     if (!t) return;
     if (atomic_fetch_sub_explicit(&t->refcount, 1, memory_order_acq_rel) == 1) {
-        if (t->grad_fn || t->base || t->handle) mt__tensor_autograd_free(t);
+        if (t->grad_fn || t->grad_acc || t->base || t->handle) mt__tensor_autograd_free(t);
         if (t->grad) mt_tensor_release(t->grad);
         mt__storage_release(t->storage);
         atomic_fetch_sub_explicit(&live_tensors, 1, memory_order_relaxed);
         header_free(t);
     }
+}
+
+/* retain unless the last reference is already gone (a weak link racing the release) */
+int mt__tensor_try_retain(mt_tensor *t) {
+    long c = atomic_load(&t->refcount);
+    while (c > 0)
+        if (atomic_compare_exchange_weak(&t->refcount, &c, c + 1)) return 1;
+    return 0;
 }
 
 int mt_tensor_ndim(const mt_tensor *t) { return t->ndim; }

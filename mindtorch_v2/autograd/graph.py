@@ -203,6 +203,8 @@ class _AccumulateGrad(_CNode):
     def variable(self):
         from .._tensor import wrap
         p = lib.mt_node_variable(self._ptr)
+        if p == ffi.NULL:  # a leaf view, held weakly, that nobody holds any more
+            return None
         st = _callback.state_of(lib.mt_tensor_handle(p))
         t = st.wrapper() if isinstance(st, _TensorState) else None
         if t is not None:

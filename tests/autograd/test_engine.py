@@ -225,6 +225,41 @@ def test_grad_fn_objects():
         assert x.grad_fn is None
 
 
+@LIBS
+def test_accumulate_grad_checks_its_leaf(L):
+    # a leaf view whose base is then written from it has moved into the graph interior
+    b = L.ones(4)
+    v = b.view(-1)
+    v.requires_grad_()
+    b.copy_(v * 2)
+    with pytest.raises(RuntimeError, match="^leaf variable has been moved into the graph interior$"):
+        b.sum().backward()
+    # a leaf that stopped requiring grad gets none
+    x = L.ones(2, requires_grad=True)
+    y = (x * 2).sum()
+    x.requires_grad_(False)
+    y.backward()
+    assert x.grad is None
+
+
+def test_leaf_view_nobody_holds_gets_no_gradient():
+    # AccumulateGrad holds a leaf view weakly (a strong hold cycles through the base: PyTorch
+    # leaks there); once the view is gone its gradient has nowhere to go
+    b = mt.zeros(4)
+    v = b[:2]
+    v.requires_grad_()
+    y = v.sum()
+    acc = y.grad_fn.next_functions[0][0]
+    assert acc.variable.tolist() == [0.0, 0.0]
+    del v
+    assert acc.variable is None
+    y.backward()
+    held = b[:2]
+    held.requires_grad_()
+    (held * 3).sum().backward()
+    assert held.grad.tolist() == [3.0, 3.0]
+
+
 def test_autograd_grad_signature():
     def f(L):
         x = L.tensor([1.0, 2.0], requires_grad=True)

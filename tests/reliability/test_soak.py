@@ -94,10 +94,6 @@ def test_out_of_memory_is_an_error_and_the_process_keeps_working():
     assert mt.ones(3).sum().item() == 3.0
 
 
-@pytest.mark.xfail(strict=True, reason="open (fuzzer, session 10): a base written in place from a view of it "
-                   "that is a grad-requiring leaf keeps a cycle (base -> CopyBackwards -> AccumulateGrad -> "
-                   "leaf view -> base); PyTorch 2.13 leaks the same way. Fix: AccumulateGrad holding its "
-                   "leaf weakly.")
 def test_base_copied_from_its_leaf_view_is_freed():
     gc.collect()
     live = lib.mt_live_tensors()
