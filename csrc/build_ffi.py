@@ -6,8 +6,9 @@ with AddressSanitizer and UndefinedBehaviorSanitizer.
 """
 import glob
 import os
+import re
 
-from cffi import FFI
+from cffi import FFI, recompiler
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -50,6 +51,37 @@ with open(os.path.join(HERE, "include", "mt.h")) as f:
 PY_CALLBACKS = ('extern "Python" void mt_py_release_handle(void *);\n'
                 'extern "Python" mt_status mt_py_autograd_callback(void *, int, mt_node *, int, mt_tensor *const *, '
                 'int, mt_tensor **);\n')
+
+# cffi releases the GIL around every call: ~0.1 us a call, as much as a view costs in C. Calls that
+# are constant-time (accessors, views, retain/release, grad-mode switches) keep it. None of them
+# waits on a lock that a thread without the GIL could hold while it waits for the GIL (the autograd
+# engine's lock is taken only by mt_backward, which releases it); a Python callback they run
+# (a handle's release) finds the GIL held by its own thread, which PyGILState_Ensure allows.
+KEEP_GIL = re.compile(
+    r"mt_tensor_\w+|mt_node_\w+|mt_(last_error|get_num_threads|[gs]et_default_dtype|promote_types|can_cast|"
+    r"dtype_itemsize|b?f16_to_f32|op_name|result_type|scalar_tensor|item|as_strided|view|view_dtype|transpose|"
+    r"permute|expand|squeeze|unsqueeze|select|slice|unfold|diagonal|detach_?|split_with_sizes|unbind|"
+    r"set_grad_enabled|is_grad_enabled|set_inference_mode|is_inference_mode_enabled|set_anomaly_mode|anomaly_mode|"
+    r"set_saved_tensors_hooks|generator_is_default)")
+GIL_LINES = {"Py_BEGIN_ALLOW_THREADS", "_cffi_restore_errno();", "_cffi_save_errno();", "Py_END_ALLOW_THREADS"}
+_function_wrapper = recompiler.Recompiler._generate_cpy_function_decl
+
+
+def _wrapper_keeping_gil(self, tp, name):
+    """cffi's CPython wrapper for one function, without the GIL release for a KEEP_GIL name."""
+    if not KEEP_GIL.fullmatch(name):
+        return _function_wrapper(self, tp, name)
+    prnt, dropped = self._prnt, []
+    self._prnt = lambda what="": dropped.append(what) if what.strip() in GIL_LINES else prnt(what)
+    try:
+        _function_wrapper(self, tp, name)
+    finally:
+        del self._prnt
+    if dropped and len(dropped) != len(GIL_LINES):  # none dropped: a newer cffi's wrapper, releasing the GIL
+        raise RuntimeError(f"cffi's wrapper for {name} changed: dropped only {dropped} of its GIL lines")
+
+
+recompiler.Recompiler._generate_cpy_function_decl = _wrapper_keeping_gil
 
 ffibuilder = FFI()
 ffibuilder.cdef(CDEF + PY_CALLBACKS)
