@@ -174,10 +174,10 @@ void mt__output_strides(int n, mt_tensor *const *ins, int ndim, const int64_t *s
         mt__contiguous_strides(ndim, sizes, strides);
         return;
     }
-    int64_t s = 1;
+    uint64_t s = 1; /* wraps, as PyTorch's int64 does, when an empty output's other dims overflow */
     for (int i = 0; i < ndim; i++) {
-        strides[perm[i]] = s;
-        s *= sizes[perm[i]];
+        strides[perm[i]] = (int64_t)s;
+        s *= (uint64_t)sizes[perm[i]];
     }
 }
 
