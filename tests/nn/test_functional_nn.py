@@ -434,6 +434,22 @@ def test_linear(name, dtype):
         diff(lambda L, F, x, w, *b: F.linear(x[..., ::2, :], w.t().t(), *b), shapes, dtype, tol=tol)
 
 
+def test_linear_grad_fn_chain_is_torchs():
+    # Linear runs F.linear (one core call): its nodes are PyTorch's, TBackward0 for weight.t() included
+    def chain(L, shape):
+        lin = L.nn.Linear(16, 4)
+        y = lin(L.ones(*shape, requires_grad=True))
+        nodes, seen = [], [y.grad_fn]
+        while seen:
+            n = seen.pop(0)
+            nodes.append(n.name())
+            seen += [m for m, _ in n.next_functions if m is not None]
+        return nodes
+
+    for shape in [(16,), (2, 16), (2, 3, 16)]:
+        assert chain(mt, shape) == chain(torch, shape), shape
+
+
 def test_linear_errors():
     x, w = torch.randn(2, 3), torch.randn(4, 5)
     raises_same(lambda: MF.linear(to_mt(x), to_mt(w)), lambda: TF.linear(x, w))

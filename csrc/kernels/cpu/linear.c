@@ -11,8 +11,8 @@ mt_status mt_linear(mt_tensor *x, mt_tensor *w, mt_tensor *b, mt_tensor **out) {
     mt_tensor *wt = NULL, *xv = NULL, *r = NULL, *t = NULL;
     mt_status st;
     if (w->ndim == 1) { mt_tensor_retain(w); wt = w; st = MT_OK; }
-    else st = mt_transpose(w, 0, 1, &wt);
-    if (st) return st;
+    else if (!(st = mt_transpose(w, 0, 1, &wt))) st = mt_tensor_rename_grad_fn(wt, "TBackward0"); /* weight.t() */
+    if (st) { mt_tensor_release(wt); return st; }
     int bias_dims = 0;
     if (b) for (int d = 0; d < b->ndim; d++) bias_dims += b->sizes[d] != 1;
     int fusable = b && (b->ndim == 1 || bias_dims == 1) && mt_tensor_is_contiguous(b);

@@ -5,7 +5,7 @@ from ... import _creation
 from ...autograd.grad_mode import no_grad
 from .. import init
 from ..parameter import Parameter, UninitializedParameter
-from . import _linear_impl
+from .. import functional as F
 from .lazy import LazyModuleMixin
 from .module import Module
 
@@ -48,7 +48,7 @@ class Linear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input):
-        return _linear_impl.linear(input, self.weight, self.bias)
+        return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
@@ -85,7 +85,7 @@ class Bilinear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input1, input2):
-        return _linear_impl.bilinear(input1, input2, self.weight, self.bias)
+        return F.bilinear(input1, input2, self.weight, self.bias)
 
     def extra_repr(self):
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
