@@ -185,14 +185,20 @@ static void torch_index_strides(const index_plan *p, int j, int64_t *out) {
 
 /* Walk the result in row-major order; call visit(result element offset, source element offset).
  * The result offset follows out_strides, or is the row-major position when out_strides is NULL.
- * Offsets move incrementally with the result index (inlined into each caller, so visit is too). */
+ * Offsets move incrementally with the result index (inlined into each caller, so visit is too).
+ * When no index varies along the last dim (x[idx] of rows), a run along it shares one lookup. */
 static inline __attribute__((always_inline)) mt_status walk(const index_plan *p, int64_t base,
                                                             const int64_t *out_strides,
                                                             void (*visit)(void *, int64_t, int64_t), void *ctx) {
     int64_t numel = mt__numel(p->ndim, p->sizes);
+    if (numel == 0) return MT_OK;
     int64_t o[MT_MAX_DIMS] = {0}, io[MT_MAX_DIMS] = {0}, ost[MT_MAX_DIMS] = {0}, src = base, dst = 0;
     if (out_strides) memcpy(ost, out_strides, p->ndim * sizeof(int64_t));
-    for (int64_t lin = 0; lin < numel; lin++) {
+    int last = p->ndim - 1, run = last >= 0;
+    for (int j = 0; j < p->nidx && run; j++) run = p->idx_stride[j][last] == 0;
+    int64_t len = run ? p->sizes[last] : 1, sstep = run ? p->src_stride[last] : 0, dstep = run ? ost[last] : 0;
+    int top = run ? last - 1 : last; /* the dims the odometer below moves through */
+    for (int64_t lin = 0; lin < numel; lin += len) {
         int64_t off = src;
         for (int j = 0; j < p->nidx; j++) {
             int64_t v = p->idx_data[j][io[j]];
@@ -202,8 +208,8 @@ static inline __attribute__((always_inline)) mt_status walk(const index_plan *p,
             if (v < 0) v += p->dim_size[j];
             off += v * p->dim_stride[j];
         }
-        visit(ctx, out_strides ? dst : lin, off);
-        for (int d = p->ndim - 1; d >= 0; d--) {
+        for (int64_t i = 0; i < len; i++) visit(ctx, out_strides ? dst + i * dstep : lin + i, off + i * sstep);
+        for (int d = top; d >= 0; d--) {
             src += p->src_stride[d], dst += ost[d];
             for (int j = 0; j < p->nidx; j++) io[j] += p->idx_stride[j][d];
             if (++o[d] < p->sizes[d]) break;

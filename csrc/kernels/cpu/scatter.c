@@ -678,7 +678,9 @@ mt_status mt__impl_nonzero(mt_tensor *t, mt_tensor **out) {
     const char *p = mt__data(t);
     uint8_t *nz = malloc((size_t)(total ? total : 1));
     if (!nz) return mt__error(MT_ERR_OOM, "out of memory in nonzero");
-    for (int64_t i = 0; i < total; i++, walk_next(&w)) {
+    if (isz == 1 && mt_tensor_is_contiguous(t)) /* a bool mask: one vectorised pass */
+        for (int64_t i = 0; i < total; i++) count += nz[i] = p[i] != 0;
+    else for (int64_t i = 0; i < total; i++, walk_next(&w)) {
         const char *q = p + w.off[0];
         int v = 0;
         for (int b = 0; b < isz; b++) v |= q[b] != 0;
@@ -692,13 +694,19 @@ mt_status mt__impl_nonzero(mt_tensor *t, mt_tensor **out) {
     int64_t sizes[2] = {count, nd}, strides[2] = {1, count};
     mt_status st = mt__alloc(2, sizes, strides, MT_I64, t->device, out);
     if (st) { free(nz); return st; }
+    /* row by row along the last dim: the outer coordinates move once per row */
     int64_t *o = (int64_t *)mt__data(*out), pos = 0, idx[MT_MAX_DIMS] = {0};
-    for (int64_t i = 0; i < total; i++) {
-        if (nz[i]) {
-            for (int d = 0; d < nd; d++) o[d * count + pos] = idx[d];
+    int64_t inner = nd ? t->sizes[nd - 1] : 1;
+    for (int64_t i = 0; i < total; i += inner) {
+        for (int64_t c = 0; c < inner; c++) {
+            if (!nz[i + c]) continue;
+            if (nd) {
+                for (int d = 0; d < nd - 1; d++) o[d * count + pos] = idx[d];
+                o[(nd - 1) * count + pos] = c;
+            }
             pos++;
         }
-        for (int d = nd - 1; d >= 0; d--) {
+        for (int d = nd - 2; d >= 0; d--) {
             if (++idx[d] < t->sizes[d]) break;
             idx[d] = 0;
         }
