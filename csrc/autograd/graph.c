@@ -29,12 +29,10 @@ int mt_is_grad_enabled(void) { return grad_enabled; }
 int mt__grad_push(int enabled) { int prev = grad_enabled; grad_enabled = enabled; return prev; }
 void mt__grad_pop(int prev) { grad_enabled = prev; }
 
-/* a view whose storage was written since its history was recorded takes its base's (regenerated on use) */
-static inline int view_stale(const mt_tensor *t) { return t->base && mt_tensor_version(t) != t->attr_version; }
 int mt__requires_grad(const mt_tensor *t) {
-    /* a view created in no-grad mode of a base that requires grad does too, with no history (PyTorch) */
-    return t && (t->requires_grad || t->grad_fn ||
-                 (t->base && (view_stale(t) || t->view_nograd) && mt__requires_grad(t->base)));
+    /* PyTorch's DifferentiableViewMeta: a view of a base that requires grad does too, with or without
+     * history (made in no-grad mode, or before the base came to require grad) */
+    return t && (t->requires_grad || t->grad_fn || (t->base && mt__requires_grad(t->base)));
 }
 
 /* ---- node lifetime: released iteratively, so a 10^5-node chain can't overflow the stack ---- */

@@ -242,6 +242,21 @@ def test_accumulate_grad_checks_its_leaf(L):
     assert x.grad is None
 
 
+@LIBS
+def test_view_made_before_its_base_required_grad(L):
+    # PyTorch: a view of a base that requires grad requires grad too, history or not; writing into
+    # it in place is then writing a view of a leaf (the fuzzer found this as a leaked cycle)
+    x = L.ones(3)
+    v = x[:2]
+    x.requires_grad_()
+    assert v.requires_grad and v.grad_fn is None and v.is_leaf
+    (v * 2).sum().backward()
+    assert x.grad is None
+    with pytest.raises(RuntimeError, match="^a view of a leaf Variable that requires grad is being used in an "
+                                           "in-place operation.$"):
+        v.copy_(x[1:])
+
+
 def test_leaf_view_nobody_holds_gets_no_gradient():
     # AccumulateGrad holds a leaf view weakly (a strong hold cycles through the base: PyTorch
     # leaks there); once the view is gone its gradient has nowhere to go
