@@ -41,6 +41,33 @@ def test_matmul(sa, sb, dtype):
               ta @ tb.transpose(-1, -2).contiguous().transpose(-1, -2), dtype)
 
 
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("nb,m,n,k", [(1, 33, 1000, 17), (1, 1000, 33, 17), (3, 100, 130, 50), (1, 17, 40, 600),
+                                      (2, 70, 70, 70), (1, 2, 2, 2)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gemm_at_each_thread_count(nb, m, n, k, threads, dtype):
+    # batched, split-sized and tiny GEMMs in every operand layout agree with numpy at 1-3 threads
+    rng = np.random.default_rng(nb * m + n * k)
+    a, b = rng.standard_normal((nb, m, k)), rng.standard_normal((nb, k, n))
+    want = a @ b
+    prev = mt.get_num_threads()
+    mt.set_num_threads(threads)
+    try:
+        for ta in (False, True):
+            for tb in (False, True):
+                x = mt.tensor(a.transpose(0, 2, 1).copy()).transpose(1, 2) if ta else mt.tensor(a)
+                y = mt.tensor(b.transpose(0, 2, 1).copy()).transpose(1, 2) if tb else mt.tensor(b)
+                x, y = x.to(getattr(mt, dtype)), y.to(getattr(mt, dtype))
+                got = np.array(mt.bmm(x, y).double().tolist())
+                np.testing.assert_allclose(got, want, rtol=TOL[dtype] * 10, atol=TOL[dtype] * 10)
+                out = mt.empty(nb, n, m, dtype=x.dtype).transpose(1, 2)  # a column-major result
+                mt.bmm(x, y, out=out)
+                np.testing.assert_allclose(np.array(out.double().tolist()), want, rtol=TOL[dtype] * 10,
+                                           atol=TOL[dtype] * 10)
+    finally:
+        mt.set_num_threads(prev)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "int64"])
 def test_addmm_baddbmm(dtype):
     (mi, ti), (m1, t1), (m2, t2) = pair((4,), dtype, 3), pair((2, 3), dtype, 4), pair((3, 4), dtype, 5)
