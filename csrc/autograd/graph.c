@@ -233,7 +233,16 @@ mt_status mt__save(mt_node *n, int slot, mt_tensor *t, int is_output) {
      * would be a cycle, and so would an input that a later in-place op (t.copy_(u) where u's
      * graph saved t) gives a grad_fn leading back here. */
     mt_tensor *s = t;
-    if (is_output || t->grad_fn || !mt__requires_grad(t)) MT_TRY(mt__detached_alias(t, &s));
+    int leaf = !is_output && !t->grad_fn && mt__requires_grad(t);
+    if (leaf && t->base) {
+        /* A leaf view's base can still be written in place through another view, giving the base
+         * a history that leads back here: kept as an alias plus its AccumulateGrad (which holds
+         * the view weakly), and unpacked as the view itself while it lives. */
+        mt_edge e;
+        MT_TRY(mt__edge_of(t, &e));
+        n->saved_fn[slot] = e.node;
+        MT_TRY(mt__detached_alias(t, &s));
+    } else if (!leaf) MT_TRY(mt__detached_alias(t, &s));
     else mt_tensor_retain(t);
     n->saved[slot] = s;
     n->saved_version[slot] = mt_tensor_version(t);
@@ -259,6 +268,11 @@ mt_status mt__saved(mt_node *n, int slot, mt_tensor **out) {
                          mt_dtype_names[s->dtype], (long long)mt_tensor_numel(s), 0, n->name,
                          (long long)mt_tensor_version(s), (long long)n->saved_version[slot]);
     mt_node *fn = n->saved_is_output[slot] ? n : n->saved_fn[slot];
+    if (fn && fn->apply == accumulate_grad) { /* a leaf view: itself while it lives (mt__save) */
+        *out = mt__acc_variable(fn);
+        if (*out) return MT_OK;
+        fn = NULL;
+    }
     if (!fn) { /* a grad-requiring leaf kept as itself, or a tensor with no history */
         mt_tensor_retain(s);
         *out = s;
