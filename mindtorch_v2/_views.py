@@ -55,10 +55,19 @@ def permute(input, *dims):
 
 
 def t(input, _name="t"):
-    nd = input.dim()
+    h = input._h
+    nd = lib.mt_tensor_ndim(h)
+    if nd == 2:  # the common case inline: a per-op path (docs/PERFORMANCE.md)
+        out = _new("mt_tensor **")
+        st = lib.mt_transpose(h, 0, 1, out)
+        if st:
+            raise_status(st)
+        if lib.mt_tensor_grad_fn_name(out[0]):
+            check(lib.mt_tensor_rename_grad_fn(out[0], b"TBackward0"))
+        return wrap(out[0])
     if nd > 2:
         raise RuntimeError(f"{_name}() expects a tensor with <= 2 dimensions, but self is {nd}D")
-    return named(transpose(input, 0, 1) if nd == 2 else view_as(input, input), "TBackward0", input)
+    return named(view_as(input, input), "TBackward0", input)
 
 
 def T(self):
