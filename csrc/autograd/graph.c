@@ -167,6 +167,15 @@ mt_tensor *mt__acc_variable(mt_node *n) {
     return v;
 }
 
+/* t gains a history: its accumulator (reached only by older graphs, where a gradient reaching it
+ * is "moved into the graph interior") stops keeping it, or t -> grad_fn -> ... -> that node -> t. */
+static void acc_weaken(mt_tensor *t) {
+    pthread_mutex_lock(&acc_lock);
+    t->grad_acc->weak_variable = 1;
+    pthread_mutex_unlock(&acc_lock);
+    mt_tensor_release(t); /* the node's reference; the caller holds another */
+}
+
 /* Unlink a weakly held leaf view and its accumulator when one of them is freed: give the one
  * being freed, NULL for the other (read under the lock, since it may be going at the same time). */
 static void acc_unlink(mt_tensor *t, mt_node *n) {
@@ -197,6 +206,7 @@ mt_status mt__record(const char *name, mt_backward_fn fn, int nin, mt_tensor *co
         mt_tensor *o = outputs[k];
         mt__meta_of(o, &n->out_meta[k]);
         if (o->grad_fn) mt__node_release(o->grad_fn);
+        if (o->grad_acc && !o->grad_acc->weak_variable) acc_weaken(o); /* a former leaf written in place */
         o->grad_fn = n;
         o->output_nr = k;
         o->requires_grad = 0;
@@ -232,18 +242,17 @@ mt_status mt__save(mt_node *n, int slot, mt_tensor *t, int is_output) {
      * else is kept as a detached alias plus the history it has now: an output saved as itself
      * would be a cycle, and so would an input that a later in-place op (t.copy_(u) where u's
      * graph saved t) gives a grad_fn leading back here. */
-    mt_tensor *s = t;
-    int leaf = !is_output && !t->grad_fn && mt__requires_grad(t);
-    if (leaf && t->base) {
-        /* A leaf view's base can still be written in place through another view, giving the base
-         * a history that leads back here: kept as an alias plus its AccumulateGrad (which holds
-         * the view weakly), and unpacked as the view itself while it lives. */
+    /* A grad-requiring leaf is kept as an alias plus its AccumulateGrad, and unpacked as the leaf
+     * itself while it lives (its identity is its history). Held as itself, it closed cycles once
+     * it could be written in place: a leaf view through its base, a leaf after requires_grad_(False)
+     * (t.copy_(u) where u's graph saved t); the accumulator's hold turns weak in those cases. */
+    if (!is_output && !t->grad_fn && mt__requires_grad(t)) {
         mt_edge e;
         MT_TRY(mt__edge_of(t, &e));
         n->saved_fn[slot] = e.node;
-        MT_TRY(mt__detached_alias(t, &s));
-    } else if (!leaf) MT_TRY(mt__detached_alias(t, &s));
-    else mt_tensor_retain(t);
+    }
+    mt_tensor *s;
+    MT_TRY(mt__detached_alias(t, &s));
     n->saved[slot] = s;
     n->saved_version[slot] = mt_tensor_version(t);
     return MT_OK;
@@ -268,12 +277,12 @@ mt_status mt__saved(mt_node *n, int slot, mt_tensor **out) {
                          mt_dtype_names[s->dtype], (long long)mt_tensor_numel(s), 0, n->name,
                          (long long)mt_tensor_version(s), (long long)n->saved_version[slot]);
     mt_node *fn = n->saved_is_output[slot] ? n : n->saved_fn[slot];
-    if (fn && fn->apply == accumulate_grad) { /* a leaf view: itself while it lives (mt__save) */
+    if (fn && fn->apply == accumulate_grad) { /* a leaf: itself while it lives (mt__save) */
         *out = mt__acc_variable(fn);
         if (*out) return MT_OK;
         fn = NULL;
     }
-    if (!fn) { /* a grad-requiring leaf kept as itself, or a tensor with no history */
+    if (!fn) { /* a tensor with no history, or a leaf that is gone */
         mt_tensor_retain(s);
         *out = s;
         return MT_OK;
@@ -351,6 +360,7 @@ mt_status mt__inplace_recorded(mt_tensor *t) {
 
 /* t's history becomes (n, nr); a tensor that retains its grad moves its slot along */
 void mt__set_grad_fn(mt_tensor *t, mt_node *n, int nr) {
+    if (n && t->grad_acc && !t->grad_acc->weak_variable) acc_weaken(t);
     if (n) atomic_fetch_add(&n->refcount, 1);
     if (t->grad_fn) {
         mt__forget_retained(t);

@@ -41,7 +41,7 @@ def _run_hooks(hooks, grad):
     return grad
 
 
-_CPP_NODES = {"AccumulateGrad", "CopySlices", "DelayedError", "Error", "GraphRoot", "Identity"}
+_CPP_NODES = {"AccumulateGrad", "CopyBackwards", "CopySlices", "DelayedError", "Error", "GraphRoot", "Identity"}
 
 
 def _qualified(name):

@@ -257,6 +257,23 @@ def test_view_made_before_its_base_required_grad(L):
         v.copy_(x[1:])
 
 
+@LIBS
+def test_leaf_written_after_it_stopped_requiring_grad(L):
+    x = L.tensor([1.0, 2.0], dtype=L.float64, requires_grad=True)
+    r = L.logsumexp(x, 0, keepdim=True)
+    x.requires_grad_(False)
+    x.copy_(r.expand(2))
+    assert x.grad_fn.name() == "torch::autograd::CopyBackwards" and not x.is_leaf
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        r.backward()
+    x = L.ones(2, requires_grad=True)
+    y = (x * 3).sum()
+    x.requires_grad_(False)
+    x.mul_(2)
+    y.backward()
+    assert x.grad is None
+
+
 def test_leaf_view_nobody_holds_gets_no_gradient():
     # AccumulateGrad holds a leaf view weakly (a strong hold cycles through the base: PyTorch
     # leaks there); once the view is gone its gradient has nowhere to go

@@ -135,3 +135,18 @@ def test_saved_leaf_view_still_gets_its_gradient():
     g, = mt.autograd.grad((v2 * v2 * v2).sum(), v2, create_graph=True)
     g.sum().backward()  # double backward through the saved leaf view: d/dv (3 v^2) = 6 v
     assert v2.grad.tolist() == [6.0, 6.0]
+
+
+def test_saved_leaf_written_after_requires_grad_false_is_freed():
+    # logsumexp saves its leaf input; the leaf, no longer requiring grad, is then written from the
+    # result: its accumulator stops holding it once it has a history (fuzzer, session 11)
+    gc.collect()
+    live = lib.mt_live_tensors()
+    for _ in range(10):
+        x = mt.tensor(1.0, dtype=mt.float64, requires_grad=True)
+        r = mt.logsumexp(x, 0, keepdim=True)
+        x.requires_grad_(False)
+        x.copy_(r)
+        del x, r
+    gc.collect()
+    assert lib.mt_live_tensors() == live
