@@ -377,3 +377,21 @@ def test_huge_batches_of_empty_matrices_take_no_steps(op):
     a = mt.empty(2 ** 40, 0, 0)
     r = mt.linalg.householder_product(a, mt.empty(2 ** 40, 0)) if op == "householder_product" else getattr(a, op)()
     assert tuple(r.shape) == (2 ** 40, 0, 0)
+
+
+@pytest.mark.parametrize("case", ["inf f64", "inf f32", "nan batched", "nan f64"])
+def test_svd_of_non_finite_input_as_torch(case):
+    # a NaN is LAPACK's info -4, PyTorch's LinAlgError; an inf runs and gives NaN singular values
+    def make(L):
+        dt = L.float64 if "f64" in case else L.float32
+        if "batched" in case:
+            return L.tensor([[[1.0, 0.0], [0.0, 1.0]], [[float("nan"), 0.0], [0.0, 1.0]]], dtype=dt)
+        return L.tensor([[float(case.split()[0]), 0.0], [0.0, 1.0]], dtype=dt)
+
+    def run(L):
+        try:
+            return "ok", [str(v) for v in L.linalg.svd(make(L)).S.flatten().tolist()]
+        except Exception as e:  # noqa: BLE001 - compared below
+            return type(e).__name__, str(e)
+
+    assert run(mt) == run(torch)

@@ -621,6 +621,16 @@ mt_status mt__impl_linalg_svd(mt_tensor *a, int full_matrices, int compute_uv, m
     if (!work || !iwork) st = mt__error(MT_ERR_OOM, "linalg.svd: out of memory for the workspace");
     for (int64_t i = 0; !st && i < nb; i++) {
         char *sp = mt__data(s) + i * k * isz, *up = compute_uv ? mat(u, i) : NULL, *vp = compute_uv ? mat(vh, i) : NULL;
+        /* LAPACK 3.10+ answers a NaN in the input with info -4 (and prints through xerbla), which
+         * PyTorch reports as non-finite values: the same error, found before the call */
+        int nan = 0;
+        for (int64_t e = 0; e < (int64_t)m * n && !nan; e++)
+            nan = a->dtype == MT_F32 ? isnan(((const float *)mat(w, i))[e]) : isnan(((const double *)mat(w, i))[e]);
+        if (nan) {
+            st = failed(MT_ERR_LINALG, "linalg.svd", a, i, "The algorithm failed to converge because the input matrix "
+                        "contained non-finite values.");
+            break;
+        }
         if (a->dtype == MT_F32)
             sgesdd_(&jobz, &m, &n, (float *)mat(w, i), &lda, (float *)sp, (float *)up, &ldu, (float *)vp, &ldvt, work,
                     &lwork, iwork, &r, 1);
