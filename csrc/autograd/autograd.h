@@ -62,8 +62,9 @@ struct mt_node {
     int niv;
     mt_tensor *index[MT_MAX_DIMS];    /* index tensors of an advanced-indexing op */
     int nindex;
-    mt_tensor *variable;              /* AccumulateGrad: the leaf (strong; weak for a leaf view) */
-    int weak_variable;                /* variable is cleared when the leaf view is freed */
+    mt_tensor *variable;              /* AccumulateGrad: the leaf (strong; weak for a leaf view, or once
+                                       * the tensor gained a history) */
+    int weak_variable;                /* then variable is cleared when the tensor is freed */
     int64_t seq;
     void *handle;                     /* Python-side state (hooks, metadata, a Function's ctx) */
     int hook_flags;                   /* MT_HOOK_*: which callbacks the engine makes for this node */

@@ -113,7 +113,7 @@ void mt__meta_of(const mt_tensor *t, mt_meta *m) {
 }
 
 static mt_status accumulate_grad(mt_node *n, mt_tensor *const *grads, mt_tensor **out);
-static pthread_mutex_t acc_lock = PTHREAD_MUTEX_INITIALIZER; /* weak leaf-view links (mt__acc_variable) */
+static pthread_mutex_t acc_lock = PTHREAD_MUTEX_INITIALIZER; /* weak accumulator -> tensor links */
 
 /* The edge into a tensor's history: its grad_fn, or its leaf accumulator. */
 mt_status mt__edge_of(mt_tensor *t, mt_edge *e) {
@@ -154,7 +154,7 @@ mt_status mt__edge_of(mt_tensor *t, mt_edge *e) {
     return MT_OK;
 }
 
-/* An AccumulateGrad's leaf as a new reference, or NULL once a weakly held leaf view is gone. */
+/* An AccumulateGrad's leaf as a new reference, or NULL once a weakly held one is gone. */
 mt_tensor *mt__acc_variable(mt_node *n) {
     if (!n->weak_variable) {
         if (n->variable) mt_tensor_retain(n->variable);
@@ -176,7 +176,7 @@ static void acc_weaken(mt_tensor *t) {
     mt_tensor_release(t); /* the node's reference; the caller holds another */
 }
 
-/* Unlink a weakly held leaf view and its accumulator when one of them is freed: give the one
+/* Unlink a weakly held tensor and its accumulator when one of them is freed: give the one
  * being freed, NULL for the other (read under the lock, since it may be going at the same time). */
 static void acc_unlink(mt_tensor *t, mt_node *n) {
     pthread_mutex_lock(&acc_lock);
@@ -398,9 +398,9 @@ mt_status mt__first_grad(mt_tensor *t, mt_tensor *g, mt_tensor **out) {
 static mt_status accumulate_grad(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
     (void)out;
     mt_tensor *g = grads[0], *v = g ? mt__acc_variable(n) : NULL, *r = NULL;
-    if (!v) return MT_OK; /* no gradient, or a leaf view nobody holds any more */
+    if (!v) return MT_OK; /* no gradient, or a weakly held tensor nobody holds any more */
     mt_status st = mt__sync_view(v);
-    if (!st && v->grad_fn) /* a leaf view whose base was since written in place */
+    if (!st && v->grad_fn) /* written in place since (or its base was): no longer a leaf */
         st = mt__error(MT_ERR_RUNTIME, "leaf variable has been moved into the graph interior");
     if (st || !v->requires_grad) { /* PyTorch: a leaf that stopped requiring grad gets none */
         mt_tensor_release(v);
@@ -483,7 +483,7 @@ const char *mt_tensor_grad_fn_name(const mt_tensor *t) {
 }
 
 void mt__tensor_autograd_free(mt_tensor *t) {
-    if (t->grad_acc) acc_unlink(t, NULL); /* only a weakly held leaf view is freed with one */
+    if (t->grad_acc) acc_unlink(t, NULL); /* only a weakly held tensor is freed with one */
     if (t->grad_fn) {
         mt__forget_retained(t);
         mt__node_release(t->grad_fn);
