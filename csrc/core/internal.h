@@ -220,6 +220,7 @@ void mt__iter_init(mt_iter *it, int nops, mt_tensor *const *ops);
 /* Run fn over [0, n) in chunks on the core's thread pool (inline when small). */
 typedef void (*mt_task_fn)(void *ctx, int64_t begin, int64_t end);
 void mt__parallel_for(int64_t n, int64_t grain, mt_task_fn fn, void *ctx);
+int mt__cpu_avx512f(void); /* the CPU runs AVX-512F (kernels with an AVX-512 path ask once) */
 /* Run loop over the iterator, splitting across threads above the grain size. */
 void mt__iter_run(const mt_iter *it, mt_loop_fn loop, const mt_kargs *k);
 

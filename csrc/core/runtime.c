@@ -21,6 +21,16 @@ mt_status mt__error(int kind, const char *fmt, ...) {
     return kind;
 }
 
+int mt__cpu_avx512f(void) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    static int state = -1; /* benign race: every thread computes the same answer */
+    if (state < 0) state = __builtin_cpu_supports("avx512f");
+    return state;
+#else
+    return 0;
+#endif
+}
+
 void openblas_set_num_threads(int num_threads); /* from OpenBLAS */
 
 /* One setting for both pools: our OpenMP loops and OpenBLAS's GEMM threads. */

@@ -241,6 +241,18 @@ static mt_status make_plan(mt_tensor *x, mt_tensor *w, const mt_conv_args *a, co
     return MT_OK;
 }
 
+/* Winograd F(2x2, 3x3) (conv_winograd.c) takes float32 3x3 kernels of stride 1 and dilation 1 in one
+ * group. pad gets the padding of the equivalent correlation: the convolution's own, or 2 - p when
+ * the kernel is rotated (flip: a transposed convolution, or a convolution's input gradient). */
+static int winograd_pad(const plan *p, const mt_conv_args *a, int flip, int64_t *pad) {
+    const geom *g = &p->g;
+    if (p->f64 || a->nd != 2 || p->G != 1 || g->kh != 3 || g->kw != 3 || g->sh != 1 || g->sw != 1 || g->dh != 1 ||
+        g->dw != 1)
+        return 0;
+    pad[0] = flip ? 2 - g->ph : g->ph, pad[1] = flip ? 2 - g->pw : g->pw;
+    return pad[0] >= 0 && pad[1] >= 0;
+}
+
 #define AT(ptr, i) ((char *)(ptr) + (int64_t)(i) * p.es)
 
 static void add_bias(const plan *pp, void *out, const void *b) {
@@ -267,10 +279,14 @@ mt_status mt__impl_convolution(mt_tensor *x, mt_tensor *w, mt_tensor *b, const m
     if (!st) st = mt__as_contig(w, cdt, &wc);
     if (!st && b) st = mt__as_contig(b, cdt, &bc);
     int dir = direct(&p.g);
-    int64_t rows = (a->transposed ? p.Cout : p.Cin) * p.K, cols = a->transposed ? p.Lin : p.Lout;
+    int64_t rows = (a->transposed ? p.Cout : p.Cin) * p.K, cols = a->transposed ? p.Lin : p.Lout, wp[2];
     void *buf = NULL;
-    if (!st && !dir && !(buf = malloc((size_t)(rows * cols * p.es + 1)))) st = mt__error(MT_ERR_OOM, "out of memory in convolution");
-    if (!st) {
+    if (!st && winograd_pad(&p, a, a->transposed, wp) && mt__winograd_fits(p.Cin, p.Cout, osz[0], osz[1])) {
+        st = mt__conv3x3_winograd(mt__data(xc), mt__data(wc), bc ? mt__data(bc) : NULL, mt__data(r), p.N, p.Cin,
+                                  x->sizes[2], x->sizes[3], p.Cout, osz[0], osz[1], wp[0], wp[1], a->transposed);
+    } else if (!st && !dir && !(buf = malloc((size_t)(rows * cols * p.es + 1))))
+        st = mt__error(MT_ERR_OOM, "out of memory in convolution");
+    else if (!st) {
         char *X = mt__data(xc), *W = mt__data(wc), *O = mt__data(r);
         int64_t Cig = p.Cin / p.G, Cog = p.Cout / p.G;
         for (int64_t n = 0; n < p.N; n++) {
@@ -311,11 +327,16 @@ mt_status mt__impl_convolution_backward(mt_tensor *go, mt_tensor *x, mt_tensor *
     MT_TRY(make_plan(x, w, a, osz, cdt, &p));
     mt_tensor *rx = NULL, *rw = NULL, *rb = NULL, *xc = NULL, *wc = NULL, *gc = NULL;
     mt_status st = MT_OK;
+    /* the input gradient correlates the output gradient with the kernel (rotated for a convolution,
+     * as it is for a transposed one): Winograd where that applies, which writes all of it */
+    int64_t wp[2];
+    int wgx = (mask & 1) && x->device != MT_META && winograd_pad(&p, a, !a->transposed, wp) &&
+              mt__winograd_fits(p.Cout, p.Cin, x->sizes[2], x->sizes[3]);
     if (mask & 1) st = mt__alloc(x->ndim, x->sizes, NULL, cdt, x->device, &rx);
     if (!st && (mask & 2)) st = mt__alloc(w->ndim, w->sizes, NULL, cdt, x->device, &rw);
     if (!st && (mask & 4)) st = mt__alloc(1, &p.Cout, NULL, cdt, x->device, &rb);
     if (!st && x->device != MT_META) {
-        if (rx) memset(mt__data(rx), 0, mt_tensor_numel(rx) * p.es);
+        if (rx && !wgx) memset(mt__data(rx), 0, mt_tensor_numel(rx) * p.es);
         if (rw) memset(mt__data(rw), 0, mt_tensor_numel(rw) * p.es);
         st = mt__as_contig(go, cdt, &gc);
         if (!st) st = mt__as_contig(x, cdt, &xc);
@@ -324,8 +345,11 @@ mt_status mt__impl_convolution_backward(mt_tensor *go, mt_tensor *x, mt_tensor *
     int dir = direct(&p.g);
     int64_t rows = (a->transposed ? p.Cout : p.Cin) * p.K, cols = a->transposed ? p.Lin : p.Lout;
     void *buf = NULL;
-    if (!st && x->device != MT_META && !dir && (rx || rw) && !(buf = malloc((size_t)(rows * cols * p.es + 1))))
+    if (!st && x->device != MT_META && !dir && ((rx && !wgx) || rw) && !(buf = malloc((size_t)(rows * cols * p.es + 1))))
         st = mt__error(MT_ERR_OOM, "out of memory in convolution backward");
+    if (!st && wgx)
+        st = mt__conv3x3_winograd(mt__data(gc), mt__data(wc), NULL, mt__data(rx), p.N, p.Cout, osz[0], osz[1], p.Cin,
+                                  x->sizes[2], x->sizes[3], wp[0], wp[1], !a->transposed);
     if (!st && x->device != MT_META) {
         char *X = mt__data(xc), *W = mt__data(wc), *GO = mt__data(gc);
         int64_t Cig = p.Cin / p.G, Cog = p.Cout / p.G, CK = Cig * p.K, OK_ = Cog * p.K;
@@ -333,7 +357,7 @@ mt_status mt__impl_convolution_backward(mt_tensor *go, mt_tensor *x, mt_tensor *
             char *xn = AT(X, n * p.Cin * p.Lin), *gn = AT(GO, n * p.Cout * p.Lout);
             double beta = n ? 1.0 : 0.0;
             if (!a->transposed) {
-                if (rx) { /* cols_g[Cig*K, L] = W_g^T @ go_g; gx = col2im(cols) */
+                if (rx && !wgx) { /* cols_g[Cig*K, L] = W_g^T @ go_g; gx = col2im(cols) */
                     char *gxn = AT(mt__data(rx), n * p.Cin * p.Lin), *cl = dir ? gxn : buf;
                     for (int64_t g = 0; g < p.G; g++)
                         gemm(p.f64, 1, 0, CK, p.Lout, Cog, AT(W, g * Cog * CK), CK, AT(gn, g * Cog * p.Lout), p.Lout, 0,
@@ -350,7 +374,7 @@ mt_status mt__impl_convolution_backward(mt_tensor *go, mt_tensor *x, mt_tensor *
             } else {
                 const char *cl = gn; /* cols of the output gradient [Cout*K, Lin] */
                 if (!dir) run_cols(gn, buf, &p.g, p.f64, 1), cl = buf;
-                if (rx) /* gx_g[Cig, Lin] = W_g[Cig, Cog*K] @ cols_g */
+                if (rx && !wgx) /* gx_g[Cig, Lin] = W_g[Cig, Cog*K] @ cols_g */
                     for (int64_t g = 0; g < p.G; g++)
                         gemm(p.f64, 0, 0, Cig, p.Lin, OK_, AT(W, g * Cig * OK_), OK_, AT(cl, g * OK_ * p.Lin), p.Lin, 0,
                              AT(mt__data(rx), n * p.Cin * p.Lin + g * Cig * p.Lin), p.Lin);

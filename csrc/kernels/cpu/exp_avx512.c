@@ -11,12 +11,6 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 
-int mt__exp_f32_avx512_ok(void) {
-    static int state = -1; /* benign race: every thread computes the same answer */
-    if (state < 0) state = __builtin_cpu_supports("avx512f");
-    return state;
-}
-
 __attribute__((target("avx512f"))) void mt__exp_f32_avx512(float *o, const float *a, int64_t n) {
     const __m512 lo = _mm512_set1_ps(-104.0f), hi = _mm512_set1_ps(89.0f);
     const __m512 l2e = _mm512_set1_ps(1.44269504088896341f), magic = _mm512_set1_ps(12582912.0f);

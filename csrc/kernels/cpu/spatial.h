@@ -55,6 +55,13 @@ mt_status mt__impl_convolution(mt_tensor *x, mt_tensor *w, mt_tensor *b, const m
 /* gradients for the inputs whose mask bit is set: 1 input, 2 weight, 4 bias */
 mt_status mt__impl_convolution_backward(mt_tensor *g, mt_tensor *x, mt_tensor *w, const mt_conv_args *a, int mask,
                                         mt_tensor **gx, mt_tensor **gw, mt_tensor **gb);
+/* float32 3x3 stride-1 convolution by Winograd F(2x2, 3x3) over NCHW x [N, C, H, W] into out
+ * [N, K, OH, OW] with padding (ph, pw) and optional bias [K] (conv_winograd.c); w is [K, C, 3, 3], or
+ * with flip the [C, K, 3, 3] weight of a transposed convolution, rotated. Only where
+ * mt__winograd_fits(C, K, OH, OW) holds. */
+int mt__winograd_fits(int64_t C, int64_t K, int64_t OH, int64_t OW);
+mt_status mt__conv3x3_winograd(const float *x, const float *w, const float *bias, float *out, int64_t N, int64_t C,
+                               int64_t H, int64_t W, int64_t K, int64_t OH, int64_t OW, int64_t ph, int64_t pw, int flip);
 mt_status mt__impl_im2col(mt_tensor *x, const int64_t *k, const int64_t *d, const int64_t *p, const int64_t *s,
                           mt_tensor **out);
 mt_status mt__impl_col2im(mt_tensor *x, const int64_t *osz, const int64_t *k, const int64_t *d, const int64_t *p,

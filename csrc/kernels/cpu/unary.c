@@ -21,7 +21,7 @@ U_SAME(bf16, uint16_t, float, mt__bf16_to_f32, mt__f32_to_bf16, exp, mt_v_expf(x
 U_SAME(f32, float, float, ID, ID, exp_portable, mt_v_expf(x))
 U_SAME(f64, double, double, ID, ID, exp, exp(x))
 void mt_cpu_exp_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k) {
-    if (s[0] == sizeof(float) && s[1] == sizeof(float) && mt__exp_f32_avx512_ok())
+    if (s[0] == sizeof(float) && s[1] == sizeof(float) && mt__cpu_avx512f())
         mt__exp_f32_avx512((float *)d[0], (const float *)d[1], n);
     else
         mt_cpu_exp_portable_f32(d, s, n, k);

@@ -82,7 +82,6 @@ static inline __attribute__((always_inline)) float mt_v_tanhf(float x) {
 }
 
 /* exp over a contiguous float32 row with AVX-512 (exp_avx512.c); same bits as mt_v_expf */
-int mt__exp_f32_avx512_ok(void);
 void mt__exp_f32_avx512(float *o, const float *a, int64_t n);
 
 #endif

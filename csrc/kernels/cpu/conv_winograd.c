@@ -1,0 +1,290 @@
+/* conv_winograd.c — float32 3x3 stride-1 convolution by Winograd F(2x2, 3x3) (Lavin & Gray 2015).
+ * Each 2x2 output tile is A^T [(G g G^T) . (B^T d B)] A of its 4x4 input patch d, so the sum over
+ * input channels becomes 16 independent GEMMs, one per transformed position, with 2.25x fewer
+ * multiply-adds than im2col's. The transforms use only 0, +-1 and +-1/2: the rounding stays that
+ * of a direct sum (the larger F(4x4, 3x3) would amplify it by its 4s and 8s).
+ * Channels sit in the AVX-512 lanes. Tiles are taken in blocks whose transformed input and output
+ * fit L2 (a pool task runs whole blocks), a block in segments of one tile row: a segment's four
+ * input rows are transposed to NHWC into a small buffer (16x16 in registers), and its two output
+ * rows are transposed back into the NCHW result, so no pass over the whole tensor is added.
+ * The GEMMs run on a 6-tile x 64-channel register tile with the transformed weights streamed,
+ * so nothing is packed per call but the weights.
+ * Without AVX-512, conv.c keeps im2col + GEMM. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "spatial.h"
+
+#define WG_RT 6   /* tiles per register tile */
+#define WG_BUDGET (768 << 10) /* bytes of a block's transformed input + output (L2 is 1.25-2 MB) */
+
+typedef struct {
+    int64_t N, C, H, W, K, OH, OW, ph, pw;
+    int64_t th, tw, T, Kp, TB; /* tile rows/cols per image, tiles, K rounded up to 16, tiles per block */
+    const float *x;            /* [N][C][H][W] */
+    const float *U;            /* transformed weights [16][C][Kp], zero past K (u_index) */
+    const float *bias;         /* [Kp] (zero past K) or NULL */
+    float *out;                /* [N][K][OH][OW] */
+    int failed;                /* a block's scratch could not be allocated */
+} wg_plan;
+
+int mt__winograd_fits(int64_t C, int64_t K, int64_t OH, int64_t OW) {
+    /* below 16 channels a side the lanes run part-empty and im2col's GEMM is as quick */
+    return mt__cpu_avx512f() && C >= 16 && K >= 16 && OH >= 2 && OW >= 2;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define AVX512 __attribute__((target("avx512f")))
+
+/* ---- weights: U[4i+j][c][k] = (G g G^T)[i][j], G = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1], stored
+ * as one [C][64] panel per 64 output channels (the last one narrower) so the GEMM streams it ---- */
+static int64_t u_index(const wg_plan *p, int x, int64_t c, int64_t k) {
+    int64_t k0 = k / 64 * 64, cw = p->Kp - k0 < 64 ? p->Kp - k0 : 64;
+    return x * p->C * p->Kp + k0 * p->C + c * cw + (k - k0);
+}
+typedef struct { const float *w; wg_plan *p; int flip; } wt_ctx;
+static void weight_task(void *ctx, int64_t k0, int64_t k1) {
+    wt_ctx *c = ctx;
+    const wg_plan *p = c->p;
+    for (int64_t k = k0; k < k1; k++) {
+        int64_t cw = u_index(p, 0, 1, k) - u_index(p, 0, 0, k); /* the panel's row stride */
+        float *U = (float *)p->U + u_index(p, 0, 0, k);
+        for (int64_t ci = 0; ci < p->C; ci++, U += cw) {
+            float g[3][3], t[4][3];
+            /* flip: the weight of conv_transpose / the input gradient, w[ci][k] rotated by 180 degrees */
+            const float *s = c->flip ? c->w + (ci * p->K + k) * 9 : c->w + (k * p->C + ci) * 9;
+            for (int a = 0; a < 9; a++) g[a / 3][a % 3] = c->flip ? s[8 - a] : s[a];
+            for (int b = 0; b < 3; b++) {
+                t[0][b] = g[0][b];
+                t[1][b] = 0.5f * (g[0][b] + g[1][b] + g[2][b]);
+                t[2][b] = 0.5f * (g[0][b] - g[1][b] + g[2][b]);
+                t[3][b] = g[2][b];
+            }
+            for (int i = 0; i < 4; i++) {
+                float u[4] = {t[i][0], 0.5f * (t[i][0] + t[i][1] + t[i][2]), 0.5f * (t[i][0] - t[i][1] + t[i][2]),
+                              t[i][2]};
+                for (int j = 0; j < 4; j++) U[(4 * i + j) * p->C * p->Kp] = u[j];
+            }
+        }
+    }
+}
+
+/* ---- NCHW <-> NHWC: 16x16 blocks transposed in registers ---- */
+static inline __attribute__((always_inline)) AVX512 void transpose16(__m512 r[16]) {
+    __m512 t[16];
+    for (int i = 0; i < 8; i++)
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]), t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    for (int i = 0; i < 4; i++)
+        for (int h = 0; h < 2; h++) {
+            __m512d a = _mm512_castps_pd(t[4 * i + h]), b = _mm512_castps_pd(t[4 * i + h + 2]);
+            r[4 * i + 2 * h] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, b));
+            r[4 * i + 2 * h + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, b));
+        }
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 4; j++) {
+            t[8 * i + j] = _mm512_shuffle_f32x4(r[8 * i + j], r[8 * i + 4 + j], 0x88);
+            t[8 * i + 4 + j] = _mm512_shuffle_f32x4(r[8 * i + j], r[8 * i + 4 + j], 0xDD);
+        }
+    for (int j = 0; j < 8; j++)
+        r[j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0x88), r[8 + j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0xDD);
+}
+
+/* dst[j][i] = src[i][j] for i < R, j < Cc (row strides lds, ldd) */
+static AVX512 void transpose_rect(const float *src, int64_t lds, float *dst, int64_t ldd, int64_t R, int64_t Cc) {
+    for (int64_t i = 0; i < R; i += 16)
+        for (int64_t j = 0; j < Cc; j += 16) {
+            int nr = R - i < 16 ? (int)(R - i) : 16, nc = Cc - j < 16 ? (int)(Cc - j) : 16;
+            const float *s = src + i * lds + j;
+            float *d = dst + j * ldd + i;
+            __mmask16 mc = (__mmask16)((1u << nc) - 1), mr = (__mmask16)((1u << nr) - 1);
+            __m512 r[16];
+            for (int q = 0; q < 16; q++) r[q] = q < nr ? _mm512_maskz_loadu_ps(mc, s + q * lds) : _mm512_setzero_ps();
+            transpose16(r);
+            for (int q = 0; q < nc; q++) _mm512_mask_storeu_ps(d + q * ldd, mr, r[q]);
+        }
+}
+
+/* the four input rows of a segment of `seg` tiles from tile column tx0 of tile row ty, as NHWC
+ * S[4][2*seg+2][C] with the padding as zeros */
+static AVX512 void stage_input(const wg_plan *p, int64_t n, int64_t ty, int64_t tx0, int64_t seg, float *S) {
+    int64_t C = p->C, ncols = 2 * seg + 2, ix0 = 2 * tx0 - p->pw;
+    int64_t lo = ix0 < 0 ? -ix0 : 0, hi = p->W - ix0 < ncols ? p->W - ix0 : ncols;
+    if (hi < lo) hi = lo;
+    for (int r = 0; r < 4; r++) {
+        int64_t iy = 2 * ty - p->ph + r;
+        float *row = S + r * ncols * C;
+        if (iy < 0 || iy >= p->H) {
+            memset(row, 0, ncols * C * sizeof(float));
+            continue;
+        }
+        memset(row, 0, lo * C * sizeof(float));
+        memset(row + hi * C, 0, (ncols - hi) * C * sizeof(float));
+        transpose_rect(p->x + (n * C * p->H + iy) * p->W + ix0 + lo, p->H * p->W, row + lo * C, C, C, hi - lo);
+    }
+}
+
+/* rows of B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1] applied to four vectors */
+#define BT(d0, d1, d2, d3, o0, o1, o2, o3) \
+    o0 = _mm512_sub_ps(d0, d2), o1 = _mm512_add_ps(d1, d2), o2 = _mm512_sub_ps(d2, d1), o3 = _mm512_sub_ps(d1, d3)
+
+/* V[16][TB][C] rows t..t+seg from the staged rows S: a tile's columns 2, 3 are the next one's 0, 1,
+ * so each column is loaded and transformed once */
+static AVX512 void input_transform(const wg_plan *p, const float *S, int64_t seg, float *V) {
+    int64_t C = p->C, ncols = 2 * seg + 2, xs = p->TB * C;
+    for (int64_t c = 0; c < C; c += 16) {
+        __mmask16 m = C - c >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (C - c)) - 1);
+        __m512 e[4][4]; /* B^T applied down the columns of the current tile */
+        for (int q = 0; q < 2; q++) {
+            const float *col = S + q * C + c;
+            BT(_mm512_maskz_loadu_ps(m, col), _mm512_maskz_loadu_ps(m, col + ncols * C),
+               _mm512_maskz_loadu_ps(m, col + 2 * ncols * C), _mm512_maskz_loadu_ps(m, col + 3 * ncols * C),
+               e[0][q], e[1][q], e[2][q], e[3][q]);
+        }
+        for (int64_t s = 0; s < seg; s++) {
+            for (int q = 2; q < 4; q++) {
+                const float *col = S + (2 * s + q) * C + c;
+                BT(_mm512_maskz_loadu_ps(m, col), _mm512_maskz_loadu_ps(m, col + ncols * C),
+                   _mm512_maskz_loadu_ps(m, col + 2 * ncols * C), _mm512_maskz_loadu_ps(m, col + 3 * ncols * C),
+                   e[0][q], e[1][q], e[2][q], e[3][q]);
+            }
+            float *v = V + s * C + c;
+            for (int i = 0; i < 4; i++) {
+                __m512 o[4];
+                BT(e[i][0], e[i][1], e[i][2], e[i][3], o[0], o[1], o[2], o[3]);
+                for (int j = 0; j < 4; j++) _mm512_mask_storeu_ps(v + (4 * i + j) * xs, m, o[j]);
+                e[i][0] = e[i][2], e[i][1] = e[i][3];
+            }
+        }
+    }
+}
+
+/* M[x][t0..t0+6][k0..k0+16*NV] = V[x][t0..t0+6][:] @ U's panel [C][16*NV]: 6 x NV accumulators,
+ * per input channel NV weight vectors loaded and 6 broadcasts */
+static inline __attribute__((always_inline)) AVX512 void gemm_tile(const float *V, const float *U, float *M,
+                                                                   int64_t C, int64_t Kp, int NV) {
+    __m512 acc[WG_RT][4];
+    for (int r = 0; r < WG_RT; r++)
+        for (int v = 0; v < NV; v++) acc[r][v] = _mm512_setzero_ps();
+    for (int64_t c = 0; c < C; c++) {
+        __m512 u[4];
+        for (int v = 0; v < NV; v++) u[v] = _mm512_loadu_ps(U + c * 16 * NV + 16 * v);
+        for (int r = 0; r < WG_RT; r++) {
+            __m512 b = _mm512_set1_ps(V[r * C + c]);
+            for (int v = 0; v < NV; v++) acc[r][v] = _mm512_fmadd_ps(b, u[v], acc[r][v]);
+        }
+    }
+    for (int r = 0; r < WG_RT; r++)
+        for (int v = 0; v < NV; v++) _mm512_storeu_ps(M + r * Kp + 16 * v, acc[r][v]);
+}
+static AVX512 void gemm_tile4(const float *V, const float *U, float *M, int64_t C, int64_t Kp) { gemm_tile(V, U, M, C, Kp, 4); }
+static AVX512 void gemm_tile3(const float *V, const float *U, float *M, int64_t C, int64_t Kp) { gemm_tile(V, U, M, C, Kp, 3); }
+static AVX512 void gemm_tile2(const float *V, const float *U, float *M, int64_t C, int64_t Kp) { gemm_tile(V, U, M, C, Kp, 2); }
+static AVX512 void gemm_tile1(const float *V, const float *U, float *M, int64_t C, int64_t Kp) { gemm_tile(V, U, M, C, Kp, 1); }
+
+/* rows of A^T = [1 1 1 0; 0 1 -1 -1] */
+#define AT2(m0, m1, m2, m3, o0, o1) o0 = _mm512_add_ps(_mm512_add_ps(m0, m1), m2), o1 = _mm512_sub_ps(_mm512_sub_ps(m1, m2), m3)
+
+/* a segment's outputs from M[16][TB][Kp] rows t..t+seg, bias added, as two NHWC rows
+ * S[2][2*TB][Kp], then transposed into the result's rows 2*ty, 2*ty+1 */
+static AVX512 void output_transform(const wg_plan *p, const float *M, int64_t n, int64_t ty, int64_t tx0,
+                                    int64_t seg, float *S) {
+    int64_t Kp = p->Kp, xs = p->TB * Kp, row = 2 * p->TB * Kp;
+    for (int64_t s = 0; s < seg; s++) {
+        const float *ms = M + s * Kp;
+        float *o = S + 2 * s * Kp;
+        for (int64_t k = 0; k < Kp; k += 16) {
+            __m512 m[4][4], a[2][4], y[4];
+            for (int x = 0; x < 16; x++) m[x / 4][x % 4] = _mm512_loadu_ps(ms + x * xs + k);
+            for (int j = 0; j < 4; j++) AT2(m[0][j], m[1][j], m[2][j], m[3][j], a[0][j], a[1][j]);
+            AT2(a[0][0], a[0][1], a[0][2], a[0][3], y[0], y[1]);
+            AT2(a[1][0], a[1][1], a[1][2], a[1][3], y[2], y[3]);
+            if (p->bias) {
+                __m512 b = _mm512_loadu_ps(p->bias + k);
+                for (int q = 0; q < 4; q++) y[q] = _mm512_add_ps(y[q], b);
+            }
+            _mm512_storeu_ps(o + k, y[0]);
+            _mm512_storeu_ps(o + Kp + k, y[1]);
+            _mm512_storeu_ps(o + row + k, y[2]);
+            _mm512_storeu_ps(o + row + Kp + k, y[3]);
+        }
+    }
+    int64_t ox = 2 * tx0, ncols = p->OW - ox < 2 * seg ? p->OW - ox : 2 * seg;
+    for (int dy = 0; dy < 2 && 2 * ty + dy < p->OH; dy++)
+        transpose_rect(S + dy * row, Kp, p->out + (n * p->K * p->OH + 2 * ty + dy) * p->OW + ox, p->OH * p->OW, ncols,
+                       p->K);
+}
+
+static AVX512 void block_task(void *ctx, int64_t b0, int64_t b1) {
+    wg_plan *p = ctx;
+    int64_t TB = p->TB, C = p->C, Kp = p->Kp, per_img = p->th * p->tw;
+    int64_t nV = 16 * TB * C, nM = 16 * TB * Kp, nSi = 4 * (2 * TB + 2) * C;
+    float *V = malloc((size_t)(nV + nM + nSi + 4 * TB * Kp) * sizeof(float));
+    if (!V) {
+        __atomic_store_n(&p->failed, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    float *M = V + nV, *Si = M + nM, *So = Si + nSi;
+    for (int64_t b = b0; b < b1; b++) {
+        int64_t t0 = b * TB, nt = p->T - t0 < TB ? p->T - t0 : TB;
+        /* a block in segments of one tile row: (n, ty, tx .. tx + seg) */
+#define SEGMENTS(body)                                                                                    \
+        for (int64_t t = 0, seg; t < nt; t += seg) {                                                     \
+            int64_t g = t0 + t, n = g / per_img, ty = g % per_img / p->tw, tx = g % p->tw;               \
+            seg = p->tw - tx < nt - t ? p->tw - tx : nt - t;                                             \
+            body;                                                                                         \
+        }
+        SEGMENTS(stage_input(p, n, ty, tx, seg, Si); input_transform(p, Si, seg, V + t * C))
+        for (int x = 0; x < 16 && nt < TB; x++) memset(V + (x * TB + nt) * C, 0, (TB - nt) * C * sizeof(float));
+        for (int64_t k = 0; k < Kp; k += 64) {
+            int nv = (int)((Kp - k) / 16 < 4 ? (Kp - k) / 16 : 4);
+            for (int x = 0; x < 16; x++) {
+                const float *Vx = V + x * TB * C, *Ux = p->U + u_index(p, x, 0, k);
+                float *Mx = M + x * TB * Kp + k;
+                for (int64_t t = 0; t < TB; t += WG_RT) {
+                    const float *Vt = Vx + t * C;
+                    float *Mt = Mx + t * Kp;
+                    if (nv == 4) gemm_tile4(Vt, Ux, Mt, C, Kp);
+                    else if (nv == 3) gemm_tile3(Vt, Ux, Mt, C, Kp);
+                    else if (nv == 2) gemm_tile2(Vt, Ux, Mt, C, Kp);
+                    else gemm_tile1(Vt, Ux, Mt, C, Kp);
+                }
+            }
+        }
+        SEGMENTS(output_transform(p, M + t * Kp, n, ty, tx, seg, So))
+#undef SEGMENTS
+    }
+    free(V);
+}
+
+mt_status mt__conv3x3_winograd(const float *x, const float *w, const float *bias, float *out, int64_t N, int64_t C,
+                               int64_t H, int64_t W, int64_t K, int64_t OH, int64_t OW, int64_t ph, int64_t pw, int flip) {
+    wg_plan p = {.N = N, .C = C, .H = H, .W = W, .K = K, .OH = OH, .OW = OW, .ph = ph, .pw = pw, .x = x, .out = out};
+    p.th = (p.OH + 1) / 2, p.tw = (p.OW + 1) / 2, p.T = N * p.th * p.tw, p.Kp = (K + 15) / 16 * 16;
+    p.TB = WG_BUDGET / (64 * (C + p.Kp)) / WG_RT * WG_RT;
+    if (p.TB < WG_RT) p.TB = WG_RT;
+    int64_t per_thread = (p.T + mt_get_num_threads() - 1) / mt_get_num_threads(); /* no block larger than a share */
+    if (p.TB > per_thread) p.TB = (per_thread + WG_RT - 1) / WG_RT * WG_RT;
+    /* the weights as a tensor: a large block comes from the allocator's cache, not fresh pages */
+    int64_t n_u = 16 * C * p.Kp + p.Kp; /* then the bias, padded */
+    mt_tensor *tu;
+    MT_TRY(mt__alloc(1, &n_u, NULL, MT_F32, MT_CPU, &tu));
+    float *U = (float *)mt__data(tu);
+    memset(U, 0, n_u * sizeof(float));
+    if (bias) p.bias = memcpy(U + 16 * C * p.Kp, bias, K * sizeof(float));
+    p.U = U;
+    wt_ctx wc = {w, &p, flip};
+    mt__parallel_for(K, 1 + 4096 / (C * 9), weight_task, &wc);
+    mt__parallel_for((p.T + p.TB - 1) / p.TB, 1, block_task, &p);
+    mt_tensor_release(tu);
+    return p.failed ? mt__error(MT_ERR_OOM, "out of memory in convolution") : MT_OK;
+}
+
+#else
+mt_status mt__conv3x3_winograd(const float *x, const float *w, const float *bias, float *out, int64_t N, int64_t C,
+                               int64_t H, int64_t W, int64_t K, int64_t OH, int64_t OW, int64_t ph, int64_t pw, int flip) {
+    (void)x, (void)w, (void)bias, (void)out, (void)N, (void)C, (void)H, (void)W, (void)K, (void)OH, (void)OW, (void)ph,
+        (void)pw, (void)flip;
+    return mt__error(MT_ERR_RUNTIME, "conv3x3_winograd: needs AVX-512");
+}
+#endif
