@@ -269,14 +269,35 @@ def test_conv(case, dtype):
     groups = kw.get("groups", 1)
     cout = ws[1] * groups if op.startswith("conv_t") else ws[0]
     fan_in = int(np.prod(ws[1:])) * (groups if op.startswith("conv_t") else 1)
-    x = Arg(rnd(*xs, seed=1), dtype, grad=True, noncontig=case % 2 == 0)
-    w = Arg(rnd(*ws, seed=2) * 2.5 / np.sqrt(fan_in), dtype, grad=True, noncontig=case % 3 == 0)  # outputs ~1
+    positions = int(np.prod(xs)) // max(xs[-3 if op.endswith("2d") else -2], 1)  # the weight gradient sums these
+    x = Arg(rnd(*xs, seed=1) * min(1.0, 4 / np.sqrt(max(positions, 1))), dtype, grad=True, noncontig=case % 2 == 0)
+    w = Arg(rnd(*ws, seed=2) * 2.5 / np.sqrt(fan_in), dtype, grad=True, noncontig=case % 3 == 0)  # outputs ~x
     b = Arg(rnd(cout, seed=3), dtype, grad=True)
     # PyTorch's float16 convolution rounds intermediates on CPUs without AVX512-FP16 (its input gradient
     # errs 2-4x ours there against float64): the half reference is its float32 result, rounded once
     ref = "float32" if dtype == "float16" else None
     diff(lambda L, x, w, b: getattr(F(L), op)(x, w, b, **kw), x, w, b, dtype=dtype, ref=ref)
     diff(lambda L, x, w: getattr(F(L), op)(x, w, **kw), x, w, dtype=dtype, ref=ref)
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_conv_winograd_same_bits_at_any_thread_count(transposed):
+    """The Winograd path's outputs and gradients do not depend on how many threads ran it."""
+    x0 = mt.tensor(rnd(3, 32 if transposed else 24, 11, 14, seed=4).tolist())
+    w0 = mt.tensor((rnd(32, 24, 3, 3, seed=5) * 0.1).tolist())  # [in, out] transposed, [out, in] if not
+    f = MF.conv_transpose2d if transposed else MF.conv2d
+    runs = []
+    for n in (1, 2, 3):
+        old = mt.get_num_threads()
+        mt.set_num_threads(n)
+        try:
+            x, w = x0.detach().requires_grad_(), w0.detach().requires_grad_()
+            y = f(x, w, padding=1)
+            (y * y).sum().backward()
+            runs.append([t.tolist() for t in (y, x.grad, w.grad)])
+        finally:
+            mt.set_num_threads(old)
+    assert runs[0] == runs[1] == runs[2]
 
 
 def test_conv_errors():

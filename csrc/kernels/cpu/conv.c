@@ -329,15 +329,18 @@ mt_status mt__impl_convolution_backward(mt_tensor *go, mt_tensor *x, mt_tensor *
     mt_status st = MT_OK;
     /* the input gradient correlates the output gradient with the kernel (rotated for a convolution,
      * as it is for a transposed one): Winograd where that applies, which writes all of it */
-    int64_t wp[2];
+    int64_t wp[2], wpw[2];
     int wgx = (mask & 1) && x->device != MT_META && winograd_pad(&p, a, !a->transposed, wp) &&
               mt__winograd_fits(p.Cout, p.Cin, x->sizes[2], x->sizes[3]);
+    /* and the weight gradient correlates the input with the output gradient */
+    int wgw = (mask & 2) && x->device != MT_META && winograd_pad(&p, a, a->transposed, wpw) &&
+              mt__winograd_fits(p.Cin, p.Cout, osz[0], osz[1]);
     if (mask & 1) st = mt__alloc(x->ndim, x->sizes, NULL, cdt, x->device, &rx);
     if (!st && (mask & 2)) st = mt__alloc(w->ndim, w->sizes, NULL, cdt, x->device, &rw);
     if (!st && (mask & 4)) st = mt__alloc(1, &p.Cout, NULL, cdt, x->device, &rb);
     if (!st && x->device != MT_META) {
         if (rx && !wgx) memset(mt__data(rx), 0, mt_tensor_numel(rx) * p.es);
-        if (rw) memset(mt__data(rw), 0, mt_tensor_numel(rw) * p.es);
+        if (rw && !wgw) memset(mt__data(rw), 0, mt_tensor_numel(rw) * p.es);
         st = mt__as_contig(go, cdt, &gc);
         if (!st) st = mt__as_contig(x, cdt, &xc);
         if (!st) st = mt__as_contig(w, cdt, &wc);
@@ -345,11 +348,14 @@ mt_status mt__impl_convolution_backward(mt_tensor *go, mt_tensor *x, mt_tensor *
     int dir = direct(&p.g);
     int64_t rows = (a->transposed ? p.Cout : p.Cin) * p.K, cols = a->transposed ? p.Lin : p.Lout;
     void *buf = NULL;
-    if (!st && x->device != MT_META && !dir && ((rx && !wgx) || rw) && !(buf = malloc((size_t)(rows * cols * p.es + 1))))
+    if (!st && x->device != MT_META && !dir && ((rx && !wgx) || (rw && !wgw)) && !(buf = malloc((size_t)(rows * cols * p.es + 1))))
         st = mt__error(MT_ERR_OOM, "out of memory in convolution backward");
     if (!st && wgx)
         st = mt__conv3x3_winograd(mt__data(gc), mt__data(wc), NULL, mt__data(rx), p.N, p.Cout, osz[0], osz[1], p.Cin,
                                   x->sizes[2], x->sizes[3], wp[0], wp[1], !a->transposed);
+    if (!st && wgw)
+        st = mt__conv3x3_winograd_wgrad(mt__data(xc), mt__data(gc), mt__data(rw), p.N, p.Cin, x->sizes[2], x->sizes[3],
+                                        p.Cout, osz[0], osz[1], wpw[0], wpw[1], a->transposed);
     if (!st && x->device != MT_META) {
         char *X = mt__data(xc), *W = mt__data(wc), *GO = mt__data(gc);
         int64_t Cig = p.Cin / p.G, Cog = p.Cout / p.G, CK = Cig * p.K, OK_ = Cog * p.K;
@@ -364,7 +370,7 @@ mt_status mt__impl_convolution_backward(mt_tensor *go, mt_tensor *x, mt_tensor *
                              AT(cl, g * CK * p.Lout), p.Lout);
                     if (!dir) run_cols(buf, gxn, &p.g, p.f64, 0);
                 }
-                if (rw) { /* gw_g[Cog, Cig*K] += go_g[Cog, L] @ cols_g^T */
+                if (rw && !wgw) { /* gw_g[Cog, Cig*K] += go_g[Cog, L] @ cols_g^T */
                     const char *cl = xn;
                     if (!dir) run_cols(xn, buf, &p.g, p.f64, 1), cl = buf;
                     for (int64_t g = 0; g < p.G; g++)
@@ -373,12 +379,12 @@ mt_status mt__impl_convolution_backward(mt_tensor *go, mt_tensor *x, mt_tensor *
                 }
             } else {
                 const char *cl = gn; /* cols of the output gradient [Cout*K, Lin] */
-                if (!dir) run_cols(gn, buf, &p.g, p.f64, 1), cl = buf;
+                if (!dir && buf) run_cols(gn, buf, &p.g, p.f64, 1), cl = buf;
                 if (rx && !wgx) /* gx_g[Cig, Lin] = W_g[Cig, Cog*K] @ cols_g */
                     for (int64_t g = 0; g < p.G; g++)
                         gemm(p.f64, 0, 0, Cig, p.Lin, OK_, AT(W, g * Cig * OK_), OK_, AT(cl, g * OK_ * p.Lin), p.Lin, 0,
                              AT(mt__data(rx), n * p.Cin * p.Lin + g * Cig * p.Lin), p.Lin);
-                if (rw) /* gw_g[Cig, Cog*K] += x_g[Cig, Lin] @ cols_g^T */
+                if (rw && !wgw) /* gw_g[Cig, Cog*K] += x_g[Cig, Lin] @ cols_g^T */
                     for (int64_t g = 0; g < p.G; g++)
                         gemm(p.f64, 0, 1, Cig, OK_, p.Lin, AT(xn, g * Cig * p.Lin), p.Lin, AT(cl, g * OK_ * p.Lin), p.Lin,
                              beta, AT(mt__data(rw), g * Cig * OK_), OK_);

@@ -25,6 +25,10 @@ typedef struct {
     const float *U;            /* transformed weights [16][C][Kp], zero past K (u_index) */
     const float *bias;         /* [Kp] (zero past K) or NULL */
     float *out;                /* [N][K][OH][OW] */
+    int64_t ldv;               /* row stride of the transformed input: C, or C rounded up to 6 (weight gradient) */
+    const float *go;           /* weight gradient: the output gradient [N][K][OH][OW] */
+    float *P;                  /* weight gradient: per slice of blocks, the sums [16][ldv][Kp] */
+    int64_t nslices;
     int failed;                /* a block's scratch could not be allocated */
 } wg_plan;
 
@@ -44,30 +48,35 @@ static int64_t u_index(const wg_plan *p, int x, int64_t c, int64_t k) {
     return x * p->C * p->Kp + k0 * p->C + c * cw + (k - k0);
 }
 typedef struct { const float *w; wg_plan *p; int flip; } wt_ctx;
-static void weight_task(void *ctx, int64_t k0, int64_t k1) {
+/* items: groups of 16 output channels (the lanes), each input channel's 16 kernels at once */
+static AVX512 void weight_task(void *ctx, int64_t k0, int64_t k1) {
     wt_ctx *c = ctx;
     const wg_plan *p = c->p;
-    for (int64_t k = k0; k < k1; k++) {
-        int64_t cw = u_index(p, 0, 1, k) - u_index(p, 0, 0, k); /* the panel's row stride */
-        float *U = (float *)p->U + u_index(p, 0, 0, k);
-        for (int64_t ci = 0; ci < p->C; ci++, U += cw) {
-            float g[3][3], t[4][3];
-            /* flip: the weight of conv_transpose / the input gradient, w[ci][k] rotated by 180 degrees */
-            const float *s = c->flip ? c->w + (ci * p->K + k) * 9 : c->w + (k * p->C + ci) * 9;
-            for (int a = 0; a < 9; a++) g[a / 3][a % 3] = c->flip ? s[8 - a] : s[a];
-            for (int b = 0; b < 3; b++) {
-                t[0][b] = g[0][b];
-                t[1][b] = 0.5f * (g[0][b] + g[1][b] + g[2][b]);
-                t[2][b] = 0.5f * (g[0][b] - g[1][b] + g[2][b]);
-                t[3][b] = g[2][b];
+    const __m512 h = _mm512_set1_ps(0.5f);
+    for (int64_t kb = k0 * 16; kb < k1 * 16; kb += 16)
+        for (int64_t ci = 0; ci < p->C; ci++) {
+            float g[9][16];
+            for (int l = 0; l < 16; l++) {
+                int64_t k = kb + l;
+                /* flip: the weight of conv_transpose / the input gradient, w[ci][k] rotated by 180 degrees */
+                const float *s = k >= p->K ? NULL : c->flip ? c->w + (ci * p->K + k) * 9 : c->w + (k * p->C + ci) * 9;
+                for (int a = 0; a < 9; a++) g[a][l] = s ? s[c->flip ? 8 - a : a] : 0.0f;
             }
+            __m512 t[4][3];
+            for (int b = 0; b < 3; b++) {
+                __m512 g0 = _mm512_loadu_ps(g[b]), g1 = _mm512_loadu_ps(g[3 + b]), g2 = _mm512_loadu_ps(g[6 + b]);
+                t[0][b] = g0;
+                t[1][b] = _mm512_mul_ps(h, _mm512_add_ps(_mm512_add_ps(g0, g1), g2));
+                t[2][b] = _mm512_mul_ps(h, _mm512_add_ps(_mm512_sub_ps(g0, g1), g2));
+                t[3][b] = g2;
+            }
+            float *U = (float *)p->U + u_index(p, 0, ci, kb);
             for (int i = 0; i < 4; i++) {
-                float u[4] = {t[i][0], 0.5f * (t[i][0] + t[i][1] + t[i][2]), 0.5f * (t[i][0] - t[i][1] + t[i][2]),
-                              t[i][2]};
-                for (int j = 0; j < 4; j++) U[(4 * i + j) * p->C * p->Kp] = u[j];
+                __m512 u[4] = {t[i][0], _mm512_mul_ps(h, _mm512_add_ps(_mm512_add_ps(t[i][0], t[i][1]), t[i][2])),
+                               _mm512_mul_ps(h, _mm512_add_ps(_mm512_sub_ps(t[i][0], t[i][1]), t[i][2])), t[i][2]};
+                for (int j = 0; j < 4; j++) _mm512_storeu_ps(U + (4 * i + j) * p->C * p->Kp, u[j]);
             }
         }
-    }
 }
 
 /* ---- NCHW <-> NHWC: 16x16 blocks transposed in registers ---- */
@@ -131,7 +140,7 @@ static AVX512 void stage_input(const wg_plan *p, int64_t n, int64_t ty, int64_t 
 /* V[16][TB][C] rows t..t+seg from the staged rows S: a tile's columns 2, 3 are the next one's 0, 1,
  * so each column is loaded and transformed once */
 static AVX512 void input_transform(const wg_plan *p, const float *S, int64_t seg, float *V) {
-    int64_t C = p->C, ncols = 2 * seg + 2, xs = p->TB * C;
+    int64_t C = p->C, ncols = 2 * seg + 2, xs = p->TB * p->ldv;
     for (int64_t c = 0; c < C; c += 16) {
         __mmask16 m = C - c >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (C - c)) - 1);
         __m512 e[4][4]; /* B^T applied down the columns of the current tile */
@@ -148,7 +157,7 @@ static AVX512 void input_transform(const wg_plan *p, const float *S, int64_t seg
                    _mm512_maskz_loadu_ps(m, col + 2 * ncols * C), _mm512_maskz_loadu_ps(m, col + 3 * ncols * C),
                    e[0][q], e[1][q], e[2][q], e[3][q]);
             }
-            float *v = V + s * C + c;
+            float *v = V + s * p->ldv + c;
             for (int i = 0; i < 4; i++) {
                 __m512 o[4];
                 BT(e[i][0], e[i][1], e[i][2], e[i][3], o[0], o[1], o[2], o[3]);
@@ -161,8 +170,8 @@ static AVX512 void input_transform(const wg_plan *p, const float *S, int64_t seg
 
 /* M[x][t0..t0+6][k0..k0+16*NV] = V[x][t0..t0+6][:] @ U's panel [C][16*NV]: 6 x NV accumulators,
  * per input channel NV weight vectors loaded and 6 broadcasts */
-static inline __attribute__((always_inline)) AVX512 void gemm_tile(const float *V, const float *U, float *M,
-                                                                   int64_t C, int64_t Kp, int NV) {
+static inline __attribute__((always_inline)) AVX512 void gemm_tile(const float *V, int64_t ldv, const float *U,
+                                                                   float *M, int64_t C, int64_t Kp, int NV) {
     __m512 acc[WG_RT][4];
     for (int r = 0; r < WG_RT; r++)
         for (int v = 0; v < NV; v++) acc[r][v] = _mm512_setzero_ps();
@@ -170,26 +179,34 @@ static inline __attribute__((always_inline)) AVX512 void gemm_tile(const float *
         __m512 u[4];
         for (int v = 0; v < NV; v++) u[v] = _mm512_loadu_ps(U + c * 16 * NV + 16 * v);
         for (int r = 0; r < WG_RT; r++) {
-            __m512 b = _mm512_set1_ps(V[r * C + c]);
+            __m512 b = _mm512_set1_ps(V[r * ldv + c]);
             for (int v = 0; v < NV; v++) acc[r][v] = _mm512_fmadd_ps(b, u[v], acc[r][v]);
         }
     }
     for (int r = 0; r < WG_RT; r++)
         for (int v = 0; v < NV; v++) _mm512_storeu_ps(M + r * Kp + 16 * v, acc[r][v]);
 }
-static AVX512 void gemm_tile4(const float *V, const float *U, float *M, int64_t C, int64_t Kp) { gemm_tile(V, U, M, C, Kp, 4); }
-static AVX512 void gemm_tile3(const float *V, const float *U, float *M, int64_t C, int64_t Kp) { gemm_tile(V, U, M, C, Kp, 3); }
-static AVX512 void gemm_tile2(const float *V, const float *U, float *M, int64_t C, int64_t Kp) { gemm_tile(V, U, M, C, Kp, 2); }
-static AVX512 void gemm_tile1(const float *V, const float *U, float *M, int64_t C, int64_t Kp) { gemm_tile(V, U, M, C, Kp, 1); }
+static AVX512 void gemm_tile4(const float *V, int64_t ldv, const float *U, float *M, int64_t C, int64_t Kp) {
+    gemm_tile(V, ldv, U, M, C, Kp, 4);
+}
+static AVX512 void gemm_tile3(const float *V, int64_t ldv, const float *U, float *M, int64_t C, int64_t Kp) {
+    gemm_tile(V, ldv, U, M, C, Kp, 3);
+}
+static AVX512 void gemm_tile2(const float *V, int64_t ldv, const float *U, float *M, int64_t C, int64_t Kp) {
+    gemm_tile(V, ldv, U, M, C, Kp, 2);
+}
+static AVX512 void gemm_tile1(const float *V, int64_t ldv, const float *U, float *M, int64_t C, int64_t Kp) {
+    gemm_tile(V, ldv, U, M, C, Kp, 1);
+}
 
 /* rows of A^T = [1 1 1 0; 0 1 -1 -1] */
 #define AT2(m0, m1, m2, m3, o0, o1) o0 = _mm512_add_ps(_mm512_add_ps(m0, m1), m2), o1 = _mm512_sub_ps(_mm512_sub_ps(m1, m2), m3)
 
 /* a segment's outputs from M[16][TB][Kp] rows t..t+seg, bias added, as two NHWC rows
- * S[2][2*TB][Kp], then transposed into the result's rows 2*ty, 2*ty+1 */
+ * S[2][2*seg][Kp], then transposed into the result's rows 2*ty, 2*ty+1 */
 static AVX512 void output_transform(const wg_plan *p, const float *M, int64_t n, int64_t ty, int64_t tx0,
                                     int64_t seg, float *S) {
-    int64_t Kp = p->Kp, xs = p->TB * Kp, row = 2 * p->TB * Kp;
+    int64_t Kp = p->Kp, xs = p->TB * Kp, row = 2 * seg * Kp;
     for (int64_t s = 0; s < seg; s++) {
         const float *ms = M + s * Kp;
         float *o = S + 2 * s * Kp;
@@ -215,11 +232,20 @@ static AVX512 void output_transform(const wg_plan *p, const float *M, int64_t n,
                        p->K);
 }
 
+/* a block of tiles [t0, t0 + nt) in segments of one tile row: (n, ty, tx .. tx + seg) at block row t */
+#define SEGMENTS(body)                                                                                    \
+    for (int64_t t = 0, seg; t < nt; t += seg) {                                                         \
+        int64_t g = t0 + t, n = g / (p->th * p->tw), ty = g % (p->th * p->tw) / p->tw, tx = g % p->tw;   \
+        seg = p->tw - tx < nt - t ? p->tw - tx : nt - t;                                                 \
+        body;                                                                                             \
+    }
+
 static AVX512 void block_task(void *ctx, int64_t b0, int64_t b1) {
     wg_plan *p = ctx;
-    int64_t TB = p->TB, C = p->C, Kp = p->Kp, per_img = p->th * p->tw;
-    int64_t nV = 16 * TB * C, nM = 16 * TB * Kp, nSi = 4 * (2 * TB + 2) * C;
-    float *V = malloc((size_t)(nV + nM + nSi + 4 * TB * Kp) * sizeof(float));
+    int64_t TB = p->TB, C = p->C, Kp = p->Kp, ldv = p->ldv;
+    int64_t smax = TB < p->tw ? TB : p->tw; /* the longest segment */
+    int64_t nV = 16 * TB * ldv, nM = 16 * TB * Kp, nSi = 4 * (2 * smax + 2) * C;
+    float *V = malloc((size_t)(nV + nM + nSi + 4 * smax * Kp) * sizeof(float));
     if (!V) {
         __atomic_store_n(&p->failed, 1, __ATOMIC_RELAXED);
         return;
@@ -227,44 +253,45 @@ static AVX512 void block_task(void *ctx, int64_t b0, int64_t b1) {
     float *M = V + nV, *Si = M + nM, *So = Si + nSi;
     for (int64_t b = b0; b < b1; b++) {
         int64_t t0 = b * TB, nt = p->T - t0 < TB ? p->T - t0 : TB;
-        /* a block in segments of one tile row: (n, ty, tx .. tx + seg) */
-#define SEGMENTS(body)                                                                                    \
-        for (int64_t t = 0, seg; t < nt; t += seg) {                                                     \
-            int64_t g = t0 + t, n = g / per_img, ty = g % per_img / p->tw, tx = g % p->tw;               \
-            seg = p->tw - tx < nt - t ? p->tw - tx : nt - t;                                             \
-            body;                                                                                         \
-        }
-        SEGMENTS(stage_input(p, n, ty, tx, seg, Si); input_transform(p, Si, seg, V + t * C))
-        for (int x = 0; x < 16 && nt < TB; x++) memset(V + (x * TB + nt) * C, 0, (TB - nt) * C * sizeof(float));
+        SEGMENTS(stage_input(p, n, ty, tx, seg, Si); input_transform(p, Si, seg, V + t * ldv))
+        for (int x = 0; x < 16 && nt < TB; x++) memset(V + (x * TB + nt) * ldv, 0, (TB - nt) * ldv * sizeof(float));
         for (int64_t k = 0; k < Kp; k += 64) {
             int nv = (int)((Kp - k) / 16 < 4 ? (Kp - k) / 16 : 4);
             for (int x = 0; x < 16; x++) {
-                const float *Vx = V + x * TB * C, *Ux = p->U + u_index(p, x, 0, k);
+                const float *Vx = V + x * TB * ldv, *Ux = p->U + u_index(p, x, 0, k);
                 float *Mx = M + x * TB * Kp + k;
                 for (int64_t t = 0; t < TB; t += WG_RT) {
-                    const float *Vt = Vx + t * C;
+                    const float *Vt = Vx + t * ldv;
                     float *Mt = Mx + t * Kp;
-                    if (nv == 4) gemm_tile4(Vt, Ux, Mt, C, Kp);
-                    else if (nv == 3) gemm_tile3(Vt, Ux, Mt, C, Kp);
-                    else if (nv == 2) gemm_tile2(Vt, Ux, Mt, C, Kp);
-                    else gemm_tile1(Vt, Ux, Mt, C, Kp);
+                    if (nv == 4) gemm_tile4(Vt, ldv, Ux, Mt, C, Kp);
+                    else if (nv == 3) gemm_tile3(Vt, ldv, Ux, Mt, C, Kp);
+                    else if (nv == 2) gemm_tile2(Vt, ldv, Ux, Mt, C, Kp);
+                    else gemm_tile1(Vt, ldv, Ux, Mt, C, Kp);
                 }
             }
         }
         SEGMENTS(output_transform(p, M + t * Kp, n, ty, tx, seg, So))
-#undef SEGMENTS
     }
     free(V);
 }
 
+/* tiles per block: a block's share of the scratch that must stay in L2 together (tile_bytes per
+ * tile) fits the budget, and there are at least `parts` blocks when the tiles allow */
+static void plan_tiles(wg_plan *p, int64_t parts, int64_t tile_bytes) {
+    p->th = (p->OH + 1) / 2, p->tw = (p->OW + 1) / 2, p->T = p->N * p->th * p->tw;
+    p->TB = WG_BUDGET / tile_bytes / WG_RT * WG_RT;
+    if (p->TB < WG_RT) p->TB = WG_RT;
+    int64_t share = (p->T + parts - 1) / parts;
+    if (p->TB > share) p->TB = (share + WG_RT - 1) / WG_RT * WG_RT;
+}
+
 mt_status mt__conv3x3_winograd(const float *x, const float *w, const float *bias, float *out, int64_t N, int64_t C,
                                int64_t H, int64_t W, int64_t K, int64_t OH, int64_t OW, int64_t ph, int64_t pw, int flip) {
-    wg_plan p = {.N = N, .C = C, .H = H, .W = W, .K = K, .OH = OH, .OW = OW, .ph = ph, .pw = pw, .x = x, .out = out};
-    p.th = (p.OH + 1) / 2, p.tw = (p.OW + 1) / 2, p.T = N * p.th * p.tw, p.Kp = (K + 15) / 16 * 16;
-    p.TB = WG_BUDGET / (64 * (C + p.Kp)) / WG_RT * WG_RT;
-    if (p.TB < WG_RT) p.TB = WG_RT;
-    int64_t per_thread = (p.T + mt_get_num_threads() - 1) / mt_get_num_threads(); /* no block larger than a share */
-    if (p.TB > per_thread) p.TB = (per_thread + WG_RT - 1) / WG_RT * WG_RT;
+    wg_plan p = {.N = N, .C = C, .H = H, .W = W, .K = K, .OH = OH, .OW = OW, .ph = ph, .pw = pw, .x = x, .out = out,
+                 .ldv = C, .Kp = (K + 15) / 16 * 16};
+    /* the output transform needs all 16 transformed positions of a tile: V and M of a block in L2;
+     * each output is one block's, so any split gives the same bits */
+    plan_tiles(&p, mt_get_num_threads(), 16 * 4 * (C + p.Kp));
     /* the weights as a tensor: a large block comes from the allocator's cache, not fresh pages */
     int64_t n_u = 16 * C * p.Kp + p.Kp; /* then the bias, padded */
     mt_tensor *tu;
@@ -274,10 +301,185 @@ mt_status mt__conv3x3_winograd(const float *x, const float *w, const float *bias
     if (bias) p.bias = memcpy(U + 16 * C * p.Kp, bias, K * sizeof(float));
     p.U = U;
     wt_ctx wc = {w, &p, flip};
-    mt__parallel_for(K, 1 + 4096 / (C * 9), weight_task, &wc);
+    mt__parallel_for(p.Kp / 16, 1 + 4096 / (C * 144), weight_task, &wc);
     mt__parallel_for((p.T + p.TB - 1) / p.TB, 1, block_task, &p);
     mt_tensor_release(tu);
     return p.failed ? mt__error(MT_ERR_OOM, "out of memory in convolution") : MT_OK;
+}
+
+/* ---- the weight gradient, F(3x3, 2x2): gw = G^T [sum over tiles (A go A^T) . (B^T d B)] G ----
+ * (the transpose of the forward's algorithm: y = A^T [(G g G^T) . (B^T d B)] A), with the tiles
+ * and input transform of the forward. The sum over tiles runs in a fixed number of slices of
+ * blocks, added in order at the end, so the result does not depend on the thread count. */
+#define WG_SLICES 4
+
+/* the output gradient's two rows of a segment as NHWC S[2][2*seg][Kp], zero past OH/OW (the
+ * channels past K stay zero from the allocation) */
+static AVX512 void stage_go(const wg_plan *p, int64_t n, int64_t ty, int64_t tx0, int64_t seg, float *S) {
+    int64_t Kp = p->Kp, ncols = 2 * seg, ox = 2 * tx0, valid = p->OW - ox < ncols ? p->OW - ox : ncols;
+    for (int dy = 0; dy < 2; dy++) {
+        float *row = S + dy * ncols * Kp;
+        int64_t oy = 2 * ty + dy;
+        if (oy >= p->OH) {
+            memset(row, 0, ncols * Kp * sizeof(float));
+            continue;
+        }
+        memset(row + valid * Kp, 0, (ncols - valid) * Kp * sizeof(float));
+        transpose_rect(p->go + (n * p->K * p->OH + oy) * p->OW + ox, p->OH * p->OW, row, Kp, p->K, valid);
+    }
+}
+
+/* A go A^T of each tile of the segment, A = [1 0; 1 1; 1 -1; 0 -1], into G[16][TB][Kp] rows t.. */
+#define A4(g0, g1, o0, o1, o2, o3) \
+    o0 = g0, o1 = _mm512_add_ps(g0, g1), o2 = _mm512_sub_ps(g0, g1), o3 = _mm512_sub_ps(_mm512_setzero_ps(), g1)
+static AVX512 void go_transform(const wg_plan *p, const float *S, int64_t seg, float *G) {
+    int64_t Kp = p->Kp, xs = p->TB * Kp, row = 2 * seg * Kp;
+    for (int64_t s = 0; s < seg; s++)
+        for (int64_t k = 0; k < Kp; k += 16) {
+            const float *g = S + 2 * s * Kp + k;
+            __m512 h[4][2], o[4];
+            for (int j = 0; j < 2; j++)
+                A4(_mm512_loadu_ps(g + j * Kp), _mm512_loadu_ps(g + row + j * Kp), h[0][j], h[1][j], h[2][j], h[3][j]);
+            for (int i = 0; i < 4; i++) {
+                A4(h[i][0], h[i][1], o[0], o[1], o[2], o[3]);
+                for (int j = 0; j < 4; j++) _mm512_storeu_ps(G + (4 * i + j) * xs + s * Kp + k, o[j]);
+            }
+        }
+}
+
+/* P[c0..c0+6][k0..k0+16*NV] (+)= sum over TB tiles of V[t][c0..c0+6] (broadcast) x G[t][k0..];
+ * a slice's first block stores (P is not zeroed) */
+static inline __attribute__((always_inline)) AVX512 void wgrad_tile(const float *V, int64_t ldv, const float *G,
+                                                                    int64_t Kp, int64_t TB, float *P, int first,
+                                                                    int NV) {
+    __m512 acc[WG_RT][4];
+    for (int r = 0; r < WG_RT; r++)
+        for (int v = 0; v < NV; v++) acc[r][v] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(P + r * Kp + 16 * v);
+    for (int64_t t = 0; t < TB; t++) {
+        __m512 u[4];
+        for (int v = 0; v < NV; v++) u[v] = _mm512_loadu_ps(G + t * Kp + 16 * v);
+        for (int r = 0; r < WG_RT; r++) {
+            __m512 b = _mm512_set1_ps(V[t * ldv + r]);
+            for (int v = 0; v < NV; v++) acc[r][v] = _mm512_fmadd_ps(b, u[v], acc[r][v]);
+        }
+    }
+    for (int r = 0; r < WG_RT; r++)
+        for (int v = 0; v < NV; v++) _mm512_storeu_ps(P + r * Kp + 16 * v, acc[r][v]);
+}
+static AVX512 void wgrad_tile4(const float *V, int64_t ldv, const float *G, int64_t Kp, int64_t TB, float *P,
+                               int first) {
+    wgrad_tile(V, ldv, G, Kp, TB, P, first, 4);
+}
+static AVX512 void wgrad_tile3(const float *V, int64_t ldv, const float *G, int64_t Kp, int64_t TB, float *P,
+                               int first) {
+    wgrad_tile(V, ldv, G, Kp, TB, P, first, 3);
+}
+static AVX512 void wgrad_tile2(const float *V, int64_t ldv, const float *G, int64_t Kp, int64_t TB, float *P,
+                               int first) {
+    wgrad_tile(V, ldv, G, Kp, TB, P, first, 2);
+}
+static AVX512 void wgrad_tile1(const float *V, int64_t ldv, const float *G, int64_t Kp, int64_t TB, float *P,
+                               int first) {
+    wgrad_tile(V, ldv, G, Kp, TB, P, first, 1);
+}
+
+static AVX512 void wgrad_task(void *ctx, int64_t s0, int64_t s1) { /* items: slices */
+    wg_plan *p = ctx;
+    int64_t TB = p->TB, C = p->C, Kp = p->Kp, ldv = p->ldv, nb = (p->T + TB - 1) / TB;
+    int64_t smax = TB < p->tw ? TB : p->tw; /* the longest segment */
+    int64_t nV = 16 * TB * ldv, nG = 16 * TB * Kp, nSi = 4 * (2 * smax + 2) * C;
+    float *V = calloc((size_t)(nV + nG + nSi + 4 * smax * Kp), sizeof(float)); /* padding channels stay zero */
+    if (!V) {
+        __atomic_store_n(&p->failed, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    float *G = V + nV, *Si = G + nG, *Sg = Si + nSi;
+    for (int64_t sl = s0; sl < s1; sl++) {
+        float *P = p->P + sl * 16 * ldv * Kp;
+        int64_t b_first = sl * nb / p->nslices;
+        for (int64_t b = b_first; b < (sl + 1) * nb / p->nslices; b++) {
+            int64_t t0 = b * TB, nt = p->T - t0 < TB ? p->T - t0 : TB;
+            SEGMENTS(stage_input(p, n, ty, tx, seg, Si); input_transform(p, Si, seg, V + t * ldv);
+                     stage_go(p, n, ty, tx, seg, Sg); go_transform(p, Sg, seg, G + t * Kp))
+            for (int x = 0; x < 16 && nt < TB; x++) {
+                memset(V + (x * TB + nt) * ldv, 0, (TB - nt) * ldv * sizeof(float));
+                memset(G + (x * TB + nt) * Kp, 0, (TB - nt) * Kp * sizeof(float));
+            }
+            for (int x = 0; x < 16; x++)
+                for (int64_t c = 0; c < ldv; c += WG_RT)
+                    for (int64_t k = 0; k < Kp; k += 64) {
+                        const float *Vx = V + x * TB * ldv + c, *Gx = G + x * TB * Kp + k;
+                        float *Px = P + (x * ldv + c) * Kp + k;
+                        int nv = (int)((Kp - k) / 16 < 4 ? (Kp - k) / 16 : 4);
+                        int first = b == b_first;
+                        if (nv == 4) wgrad_tile4(Vx, ldv, Gx, Kp, TB, Px, first);
+                        else if (nv == 3) wgrad_tile3(Vx, ldv, Gx, Kp, TB, Px, first);
+                        else if (nv == 2) wgrad_tile2(Vx, ldv, Gx, Kp, TB, Px, first);
+                        else wgrad_tile1(Vx, ldv, Gx, Kp, TB, Px, first);
+                    }
+        }
+    }
+    free(V);
+}
+
+/* gw[k][c] = G^T X G of X = the slices' sums, G^T = [1 .5 .5 0; 0 .5 -.5 0; 0 .5 .5 1];
+ * items: groups of 16 output channels (the lanes) */
+typedef struct { const wg_plan *p; float *gw; int flip; } wo_ctx;
+static AVX512 void wgrad_out_task(void *ctx, int64_t k0, int64_t k1) {
+    wo_ctx *c = ctx;
+    const wg_plan *p = c->p;
+    const __m512 h = _mm512_set1_ps(0.5f);
+    int64_t slice = 16 * p->ldv * p->Kp;
+    for (int64_t kb = k0 * 16; kb < k1 * 16; kb += 16)
+        for (int64_t ci = 0; ci < p->C; ci++) {
+            __m512 X[16], r[3][4];
+            for (int x = 0; x < 16; x++) {
+                const float *s = p->P + (x * p->ldv + ci) * p->Kp + kb;
+                X[x] = _mm512_loadu_ps(s);
+                for (int64_t sl = 1; sl < p->nslices; sl++) X[x] = _mm512_add_ps(X[x], _mm512_loadu_ps(s + sl * slice));
+            }
+            for (int j = 0; j < 4; j++) {
+                __m512 bd = _mm512_mul_ps(h, _mm512_add_ps(X[4 + j], X[8 + j]));
+                r[0][j] = _mm512_add_ps(X[j], bd);
+                r[1][j] = _mm512_mul_ps(h, _mm512_sub_ps(X[4 + j], X[8 + j]));
+                r[2][j] = _mm512_add_ps(bd, X[12 + j]);
+            }
+            float o[9][16];
+            for (int i = 0; i < 3; i++) {
+                __m512 bd = _mm512_mul_ps(h, _mm512_add_ps(r[i][1], r[i][2]));
+                _mm512_storeu_ps(o[3 * i], _mm512_add_ps(r[i][0], bd));
+                _mm512_storeu_ps(o[3 * i + 1], _mm512_mul_ps(h, _mm512_sub_ps(r[i][1], r[i][2])));
+                _mm512_storeu_ps(o[3 * i + 2], _mm512_add_ps(bd, r[i][3]));
+            }
+            for (int l = 0; l < 16 && kb + l < p->K; l++) {
+                int64_t k = kb + l;
+                /* flip: the [C][K] weight of conv_transpose, rotated */
+                float *d = c->flip ? c->gw + (ci * p->K + k) * 9 : c->gw + (k * p->C + ci) * 9;
+                for (int a = 0; a < 9; a++) d[c->flip ? 8 - a : a] = o[a][l];
+            }
+        }
+}
+
+mt_status mt__conv3x3_winograd_wgrad(const float *x, const float *go, float *gw, int64_t N, int64_t C, int64_t H,
+                                     int64_t W, int64_t K, int64_t OH, int64_t OW, int64_t ph, int64_t pw, int flip) {
+    wg_plan p = {.N = N, .C = C, .H = H, .W = W, .K = K, .OH = OH, .OW = OW, .ph = ph, .pw = pw, .x = x, .go = go,
+                 .ldv = (C + WG_RT - 1) / WG_RT * WG_RT, .Kp = (K + 15) / 16 * 16};
+    /* a GEMM reduces one transformed position over the block's tiles: its rows of both inputs in L2.
+     * Parts are the slices, not the threads: the blocks fix the order of the sums */
+    plan_tiles(&p, WG_SLICES, 4 * (p.ldv + p.Kp));
+    int64_t nb = (p.T + p.TB - 1) / p.TB;
+    p.nslices = nb < WG_SLICES ? nb : WG_SLICES;
+    int64_t n_p = p.nslices * 16 * p.ldv * p.Kp;
+    mt_tensor *tp;
+    MT_TRY(mt__alloc(1, &n_p, NULL, MT_F32, MT_CPU, &tp));
+    p.P = (float *)mt__data(tp);
+    mt__parallel_for(p.nslices, 1, wgrad_task, &p);
+    if (!p.failed) {
+        wo_ctx oc = {&p, gw, flip};
+        mt__parallel_for(p.Kp / 16, 1 + 4096 / (C * 256), wgrad_out_task, &oc);
+    }
+    mt_tensor_release(tp);
+    return p.failed ? mt__error(MT_ERR_OOM, "out of memory in convolution backward") : MT_OK;
 }
 
 #else
@@ -286,5 +488,11 @@ mt_status mt__conv3x3_winograd(const float *x, const float *w, const float *bias
     (void)x, (void)w, (void)bias, (void)out, (void)N, (void)C, (void)H, (void)W, (void)K, (void)OH, (void)OW, (void)ph,
         (void)pw, (void)flip;
     return mt__error(MT_ERR_RUNTIME, "conv3x3_winograd: needs AVX-512");
+}
+mt_status mt__conv3x3_winograd_wgrad(const float *x, const float *go, float *gw, int64_t N, int64_t C, int64_t H,
+                                     int64_t W, int64_t K, int64_t OH, int64_t OW, int64_t ph, int64_t pw, int flip) {
+    (void)x, (void)go, (void)gw, (void)N, (void)C, (void)H, (void)W, (void)K, (void)OH, (void)OW, (void)ph, (void)pw,
+        (void)flip;
+    return mt__error(MT_ERR_RUNTIME, "conv3x3_winograd_wgrad: needs AVX-512");
 }
 #endif

@@ -62,6 +62,10 @@ mt_status mt__impl_convolution_backward(mt_tensor *g, mt_tensor *x, mt_tensor *w
 int mt__winograd_fits(int64_t C, int64_t K, int64_t OH, int64_t OW);
 mt_status mt__conv3x3_winograd(const float *x, const float *w, const float *bias, float *out, int64_t N, int64_t C,
                                int64_t H, int64_t W, int64_t K, int64_t OH, int64_t OW, int64_t ph, int64_t pw, int flip);
+/* the weight gradient of that convolution from x and the output gradient go [N, K, OH, OW] into
+ * gw [K, C, 3, 3] (flip: [C, K, 3, 3], rotated), overwritten */
+mt_status mt__conv3x3_winograd_wgrad(const float *x, const float *go, float *gw, int64_t N, int64_t C, int64_t H,
+                                     int64_t W, int64_t K, int64_t OH, int64_t OW, int64_t ph, int64_t pw, int flip);
 mt_status mt__impl_im2col(mt_tensor *x, const int64_t *k, const int64_t *d, const int64_t *p, const int64_t *s,
                           mt_tensor **out);
 mt_status mt__impl_col2im(mt_tensor *x, const int64_t *osz, const int64_t *k, const int64_t *d, const int64_t *p,
