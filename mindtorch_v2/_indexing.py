@@ -233,8 +233,9 @@ def getitem(self, index):
         if (start is None or type(start) is int) and (stop is None or type(stop) is int):
             return call(lib.mt_slice, self._h, 0, 0 if start is None else start, _MAX if stop is None else stop,
                         1 if index.step is None else index.step)
-    elif t is Tensor and not INDEX_HOOKS and lib.mt_tensor_dtype(index._h) in _INTEGRAL \
-            and lib.mt_tensor_ndim(index._h) > 0 and lib.mt_tensor_ndim(self._h) > 0:  # x[idx]: one gather
+    elif t is Tensor and not INDEX_HOOKS and lib.mt_tensor_ndim(self._h) > 0 and lib.mt_tensor_ndim(index._h) > 0 \
+            and (lib.mt_tensor_dtype(index._h) in _INTEGRAL or lib.mt_tensor_dtype(index._h) == lib.MT_BOOL
+                 and lib.mt_tensor_ndim(index._h) == lib.mt_tensor_ndim(self._h)):  # x[idx], x[mask]: one gather
         return call(lib.mt_index, self._h, 1, [index._h])
     if t is not tuple and (t is slice or (t is not bool and isinstance(index, numbers.Integral))):
         return _apply(self, (index,), single=True)[0].take()  # PyTorch skips the dims count here

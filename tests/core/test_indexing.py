@@ -341,3 +341,32 @@ def test_setitem_partial_overlap_raises():
     m, t = pair(torch, [6])
     same(lambda: m.__setitem__(slice(1, None), m[:-1]), lambda: t.__setitem__(slice(1, None), t[:-1]),
          cmp=lambda a, b: None)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "int16", "int64", "uint8", "bool"])
+@pytest.mark.parametrize("shape,perm", [((5,), (0,)), ((6, 7), (1, 0)), ((3, 4, 5), (2, 0, 1)), ((0, 3), (0, 1)),
+                                        ((4, 1, 3), (0, 1, 2))])
+def test_getitem_whole_shape_mask(dtype, shape, perm):
+    """x[mask] with a mask of x's own shape (one pass over the mask in the core), against PyTorch:
+    x and mask contiguous or permuted views, values and the gradient."""
+    r = np.random.default_rng(len(shape) * 7 + len(dtype))
+    a = r.standard_normal(shape) * 3
+    m = r.random(shape) > 0.4
+    for permuted in (False, True):
+        outs = []
+        for L in (mt, torch):
+            x = L.tensor(a.tolist() if a.size else a.reshape(shape).tolist()).reshape(shape).to(getattr(L, dtype))
+            mask = L.tensor(m.tolist(), dtype=L.bool).reshape(shape)
+            if permuted:  # the same logical values through a permuted layout
+                inv = tuple(np.argsort(perm))
+                x = x.permute(*perm).contiguous().permute(*inv)
+                mask = mask.permute(*perm).contiguous().permute(*inv)
+            outs.append(x[mask])
+        got, want = outs
+        assert got.dtype == getattr(mt, dtype) and tuple(got.shape) == tuple(want.shape)
+        assert got.float().tolist() == want.float().tolist()
+    x = mt.tensor(a.reshape(shape).tolist()).reshape(shape).requires_grad_()
+    y = x[mt.tensor(m.tolist(), dtype=mt.bool).reshape(shape)]
+    assert type(y.grad_fn).__name__ == "IndexBackward0"
+    y.sum().backward()
+    assert x.grad.tolist() == m.astype(float).reshape(shape).tolist()

@@ -254,8 +254,46 @@ static void release_all(mt_tensor **held, int n) {
     for (int i = 0; i < n; i++) mt_tensor_release(held[i]);
 }
 
+/* x[mask], the bool mask of x's own shape: x's selected elements in order, read in one pass over
+ * the mask (the general path turns the mask into one int64 tensor per dim, then gathers by them) */
+static int whole_mask(const mt_tensor *t, int n, mt_tensor *const *indices) {
+    const mt_tensor *m = n == 1 ? indices[0] : NULL;
+    if (!m || m->dtype != MT_BOOL || m->ndim != t->ndim || !t->storage->data || !m->storage->data) return 0;
+    for (int d = 0; d < t->ndim; d++)
+        if (m->sizes[d] != t->sizes[d]) return 0;
+    return 1;
+}
+static mt_status masked_gather(mt_tensor *t, mt_tensor *mask, mt_tensor **out) {
+    mt_tensor *mc, *tc;
+    MT_TRY(mt_contiguous(mask, &mc));
+    mt_status st = mt_contiguous(t, &tc);
+    if (st) { mt_tensor_release(mc); return st; }
+    int64_t n = mt_tensor_numel(mc), count = 0;
+    const uint8_t *m = (const uint8_t *)mt__data(mc);
+    for (int64_t i = 0; i < n; i++) count += m[i] != 0;
+    if (!(st = mt__alloc(1, &count, NULL, t->dtype, t->device, out))) {
+        int es = mt_dtype_itemsize(t->dtype);
+        const char *src = mt__data(tc);
+        char *dst = mt__data(*out);
+#define MASKED_COPY(T)                                                                     \
+    do {                                                                                   \
+        for (int64_t i = 0; i < n; i++)                                                    \
+            if (m[i]) *(T *)dst = ((const T *)src)[i], dst += sizeof(T);                   \
+    } while (0)
+        if (es == 8) MASKED_COPY(uint64_t);
+        else if (es == 4) MASKED_COPY(uint32_t);
+        else if (es == 2) MASKED_COPY(uint16_t);
+        else MASKED_COPY(uint8_t);
+#undef MASKED_COPY
+    }
+    mt_tensor_release(mc);
+    mt_tensor_release(tc);
+    return st;
+}
+
 mt_status mt__impl_index(mt_tensor *t, int n, mt_tensor *const *indices, mt_tensor **out) {
     if (n > t->ndim) return mt__error(MT_ERR_INDEX, "too many indices for tensor of dimension %d", t->ndim);
+    if (whole_mask(t, n, indices)) return masked_gather(t, indices[0], out);
     index_plan p;
     mt_tensor *held[2 * MT_MAX_DIMS];
     int nheld = 0;
