@@ -186,17 +186,14 @@ static inline __attribute__((always_inline)) AVX512 void gemm_tile(const float *
     for (int r = 0; r < WG_RT; r++)
         for (int v = 0; v < NV; v++) _mm512_storeu_ps(M + r * Kp + 16 * v, acc[r][v]);
 }
-static AVX512 void gemm_tile4(const float *V, int64_t ldv, const float *U, float *M, int64_t C, int64_t Kp) {
-    gemm_tile(V, ldv, U, M, C, Kp, 4);
-}
-static AVX512 void gemm_tile3(const float *V, int64_t ldv, const float *U, float *M, int64_t C, int64_t Kp) {
-    gemm_tile(V, ldv, U, M, C, Kp, 3);
-}
-static AVX512 void gemm_tile2(const float *V, int64_t ldv, const float *U, float *M, int64_t C, int64_t Kp) {
-    gemm_tile(V, ldv, U, M, C, Kp, 2);
-}
-static AVX512 void gemm_tile1(const float *V, int64_t ldv, const float *U, float *M, int64_t C, int64_t Kp) {
-    gemm_tile(V, ldv, U, M, C, Kp, 1);
+/* nv weight vectors (1-4): a constant in each case, so every variant keeps its accumulators in registers */
+static AVX512 void gemm_tiles(int nv, const float *V, int64_t ldv, const float *U, float *M, int64_t C, int64_t Kp) {
+    switch (nv) {
+    case 4: gemm_tile(V, ldv, U, M, C, Kp, 4); break;
+    case 3: gemm_tile(V, ldv, U, M, C, Kp, 3); break;
+    case 2: gemm_tile(V, ldv, U, M, C, Kp, 2); break;
+    default: gemm_tile(V, ldv, U, M, C, Kp, 1); break;
+    }
 }
 
 /* rows of A^T = [1 1 1 0; 0 1 -1 -1] */
@@ -263,10 +260,7 @@ static AVX512 void block_task(void *ctx, int64_t b0, int64_t b1) {
                 for (int64_t t = 0; t < TB; t += WG_RT) {
                     const float *Vt = Vx + t * ldv;
                     float *Mt = Mx + t * Kp;
-                    if (nv == 4) gemm_tile4(Vt, ldv, Ux, Mt, C, Kp);
-                    else if (nv == 3) gemm_tile3(Vt, ldv, Ux, Mt, C, Kp);
-                    else if (nv == 2) gemm_tile2(Vt, ldv, Ux, Mt, C, Kp);
-                    else gemm_tile1(Vt, ldv, Ux, Mt, C, Kp);
+                    gemm_tiles(nv, Vt, ldv, Ux, Mt, C, Kp);
                 }
             }
         }
@@ -366,21 +360,14 @@ static inline __attribute__((always_inline)) AVX512 void wgrad_tile(const float 
     for (int r = 0; r < WG_RT; r++)
         for (int v = 0; v < NV; v++) _mm512_storeu_ps(P + r * Kp + 16 * v, acc[r][v]);
 }
-static AVX512 void wgrad_tile4(const float *V, int64_t ldv, const float *G, int64_t Kp, int64_t TB, float *P,
+static AVX512 void wgrad_tiles(int nv, const float *V, int64_t ldv, const float *G, int64_t Kp, int64_t TB, float *P,
                                int first) {
-    wgrad_tile(V, ldv, G, Kp, TB, P, first, 4);
-}
-static AVX512 void wgrad_tile3(const float *V, int64_t ldv, const float *G, int64_t Kp, int64_t TB, float *P,
-                               int first) {
-    wgrad_tile(V, ldv, G, Kp, TB, P, first, 3);
-}
-static AVX512 void wgrad_tile2(const float *V, int64_t ldv, const float *G, int64_t Kp, int64_t TB, float *P,
-                               int first) {
-    wgrad_tile(V, ldv, G, Kp, TB, P, first, 2);
-}
-static AVX512 void wgrad_tile1(const float *V, int64_t ldv, const float *G, int64_t Kp, int64_t TB, float *P,
-                               int first) {
-    wgrad_tile(V, ldv, G, Kp, TB, P, first, 1);
+    switch (nv) {
+    case 4: wgrad_tile(V, ldv, G, Kp, TB, P, first, 4); break;
+    case 3: wgrad_tile(V, ldv, G, Kp, TB, P, first, 3); break;
+    case 2: wgrad_tile(V, ldv, G, Kp, TB, P, first, 2); break;
+    default: wgrad_tile(V, ldv, G, Kp, TB, P, first, 1); break;
+    }
 }
 
 static AVX512 void wgrad_task(void *ctx, int64_t s0, int64_t s1) { /* items: slices */
@@ -411,11 +398,7 @@ static AVX512 void wgrad_task(void *ctx, int64_t s0, int64_t s1) { /* items: sli
                         const float *Vx = V + x * TB * ldv + c, *Gx = G + x * TB * Kp + k;
                         float *Px = P + (x * ldv + c) * Kp + k;
                         int nv = (int)((Kp - k) / 16 < 4 ? (Kp - k) / 16 : 4);
-                        int first = b == b_first;
-                        if (nv == 4) wgrad_tile4(Vx, ldv, Gx, Kp, TB, Px, first);
-                        else if (nv == 3) wgrad_tile3(Vx, ldv, Gx, Kp, TB, Px, first);
-                        else if (nv == 2) wgrad_tile2(Vx, ldv, Gx, Kp, TB, Px, first);
-                        else wgrad_tile1(Vx, ldv, Gx, Kp, TB, Px, first);
+                        wgrad_tiles(nv, Vx, ldv, Gx, Kp, TB, Px, b == b_first);
                     }
         }
     }
