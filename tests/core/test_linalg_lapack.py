@@ -395,3 +395,13 @@ def test_svd_of_non_finite_input_as_torch(case):
             return type(e).__name__, str(e)
 
     assert run(mt) == run(torch)
+
+
+def test_svd_of_many_empty_matrices_is_immediate():
+    """2^40 empty matrices: the factors have no elements, so nothing runs per matrix (the fuzzer's
+    timeout: the empty case looped over every batch item), shapes as PyTorch's."""
+    for full in (False, True):
+        shape = (2 ** 20, 2 ** 20, 0, 5) if not full else (2 ** 20, 2 ** 20, 0, 0)
+        U, S, Vh = mt.linalg.svd(mt.zeros(*shape), full_matrices=full)
+        Ut, St, Vht = torch.linalg.svd(torch.zeros(*shape), full_matrices=full)
+        assert [tuple(t.shape) for t in (U, S, Vh)] == [tuple(t.shape) for t in (Ut, St, Vht)]

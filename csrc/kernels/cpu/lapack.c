@@ -595,8 +595,9 @@ mt_status mt__impl_linalg_svd(mt_tensor *a, int full_matrices, int compute_uv, m
     if (!st && !compute_uv) st = new_tensor(1, (int64_t[]){0}, a->dtype, a->device, &vh);
     if (st || a->device == MT_META) goto done;
     int64_t nb = batch_count(nd, a->sizes);
-    if (!k) { /* an empty matrix: the full factors are identities */
-        for (int64_t i = 0; compute_uv && i < nb; i++) {
+    if (!k) { /* an empty matrix: the full factors are identities (when both are empty there is nothing
+               * to write, and 2^40 empty matrices must not take 2^40 steps) */
+        for (int64_t i = 0; compute_uv && (mt_tensor_numel(u) || mt_tensor_numel(vh)) && i < nb; i++) {
             set_eye(a->dtype, mat(u, i), m, ucols);
             set_eye(a->dtype, mat(vh, i), vrows, n);
         }
