@@ -8,7 +8,8 @@
  * input rows are transposed to NHWC into a small buffer (16x16 in registers), and its two output
  * rows are transposed back into the NCHW result, so no pass over the whole tensor is added.
  * The GEMMs run on a 6-tile x 64-channel register tile with the transformed weights streamed,
- * so nothing is packed per call but the weights.
+ * so nothing is packed per call but the weights. The input gradient is the same correlation with
+ * the kernel rotated; the weight gradient is the transposed algorithm, F(3x3, 2x2), below.
  * Without AVX-512, conv.c keeps im2col + GEMM. */
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +34,7 @@ typedef struct {
 } wg_plan;
 
 int mt__winograd_fits(int64_t C, int64_t K, int64_t OH, int64_t OW) {
-    /* below 16 channels a side the lanes run part-empty and im2col's GEMM is as quick */
+    /* 16+ channels a side: with fewer, most lanes of the channel vectors would be empty */
     return mt__cpu_avx512f() && C >= 16 && K >= 16 && OH >= 2 && OW >= 2;
 }
 
