@@ -9,7 +9,7 @@ if command -v ccache >/dev/null; then export CC="ccache gcc" CCACHE_NOHASHDIR=1;
 log=$(mktemp)
 flock /tmp/mindtorch-build.lock python setup.py -q build_ext --inplace >"$log" 2>&1
 rc=$?
-grep -E "error|warning: (implicit|incompatible)" "$log" | head -40
+grep -E "error|warning: (implicit|incompatible)|incompatible pointer type" "$log" | head -40
 [ $rc -ne 0 ] && tail -20 "$log"
 rm -f "$log"
 exit $rc

@@ -254,6 +254,7 @@ static int winograd_pad(const plan *p, const mt_conv_args *a, int flip, int64_t 
 }
 
 #define AT(ptr, i) ((char *)(ptr) + (int64_t)(i) * p.es)
+#define F32(t) ((float *)mt__data(t)) /* a float32 compute tensor's elements */
 
 static void add_bias(const plan *pp, void *out, const void *b) {
     plan p = *pp;
@@ -282,8 +283,8 @@ mt_status mt__impl_convolution(mt_tensor *x, mt_tensor *w, mt_tensor *b, const m
     int64_t rows = (a->transposed ? p.Cout : p.Cin) * p.K, cols = a->transposed ? p.Lin : p.Lout, wp[2];
     void *buf = NULL;
     if (!st && winograd_pad(&p, a, a->transposed, wp) && mt__winograd_fits(p.Cin, p.Cout, osz[0], osz[1])) {
-        st = mt__conv3x3_winograd(mt__data(xc), mt__data(wc), bc ? mt__data(bc) : NULL, mt__data(r), p.N, p.Cin,
-                                  x->sizes[2], x->sizes[3], p.Cout, osz[0], osz[1], wp[0], wp[1], a->transposed);
+        st = mt__conv3x3_winograd(F32(xc), F32(wc), bc ? F32(bc) : NULL, F32(r), p.N, p.Cin, x->sizes[2], x->sizes[3],
+                                  p.Cout, osz[0], osz[1], wp[0], wp[1], a->transposed);
     } else if (!st && !dir && !(buf = malloc((size_t)(rows * cols * p.es + 1))))
         st = mt__error(MT_ERR_OOM, "out of memory in convolution");
     else if (!st) {
@@ -351,11 +352,11 @@ mt_status mt__impl_convolution_backward(mt_tensor *go, mt_tensor *x, mt_tensor *
     if (!st && x->device != MT_META && !dir && ((rx && !wgx) || (rw && !wgw)) && !(buf = malloc((size_t)(rows * cols * p.es + 1))))
         st = mt__error(MT_ERR_OOM, "out of memory in convolution backward");
     if (!st && wgx)
-        st = mt__conv3x3_winograd(mt__data(gc), mt__data(wc), NULL, mt__data(rx), p.N, p.Cout, osz[0], osz[1], p.Cin,
-                                  x->sizes[2], x->sizes[3], wp[0], wp[1], !a->transposed);
+        st = mt__conv3x3_winograd(F32(gc), F32(wc), NULL, F32(rx), p.N, p.Cout, osz[0], osz[1], p.Cin, x->sizes[2],
+                                  x->sizes[3], wp[0], wp[1], !a->transposed);
     if (!st && wgw)
-        st = mt__conv3x3_winograd_wgrad(mt__data(xc), mt__data(gc), mt__data(rw), p.N, p.Cin, x->sizes[2], x->sizes[3],
-                                        p.Cout, osz[0], osz[1], wpw[0], wpw[1], a->transposed);
+        st = mt__conv3x3_winograd_wgrad(F32(xc), F32(gc), F32(rw), p.N, p.Cin, x->sizes[2], x->sizes[3], p.Cout, osz[0],
+                                        osz[1], wpw[0], wpw[1], a->transposed);
     if (!st && x->device != MT_META) {
         char *X = mt__data(xc), *W = mt__data(wc), *GO = mt__data(gc);
         int64_t Cig = p.Cin / p.G, Cog = p.Cout / p.G, CK = Cig * p.K, OK_ = Cog * p.K;
