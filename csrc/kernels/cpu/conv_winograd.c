@@ -271,13 +271,14 @@ static AVX512 void block_task(void *ctx, int64_t b0, int64_t b1) {
 }
 
 /* tiles per block: a block's share of the scratch that must stay in L2 together (tile_bytes per
- * tile) fits the budget, and there are at least `parts` blocks when the tiles allow */
+ * tile) fits the budget, and the blocks are a multiple of `parts` (the threads, or the weight
+ * gradient's slices) of near-equal size, so the parts get equal work */
 static void plan_tiles(wg_plan *p, int64_t parts, int64_t tile_bytes) {
     p->th = (p->OH + 1) / 2, p->tw = (p->OW + 1) / 2, p->T = p->N * p->th * p->tw;
-    p->TB = WG_BUDGET / tile_bytes / WG_RT * WG_RT;
-    if (p->TB < WG_RT) p->TB = WG_RT;
-    int64_t share = (p->T + parts - 1) / parts;
-    if (p->TB > share) p->TB = (share + WG_RT - 1) / WG_RT * WG_RT;
+    int64_t most = WG_BUDGET / tile_bytes > WG_RT ? WG_BUDGET / tile_bytes : WG_RT;
+    int64_t nb = (p->T + most - 1) / most;
+    nb = (nb + parts - 1) / parts * parts;
+    p->TB = ((p->T + nb - 1) / nb + WG_RT - 1) / WG_RT * WG_RT;
 }
 
 mt_status mt__conv3x3_winograd(const float *x, const float *w, const float *bias, float *out, int64_t N, int64_t C,
