@@ -242,15 +242,17 @@ static mt_status make_plan(mt_tensor *x, mt_tensor *w, const mt_conv_args *a, co
 }
 
 /* Winograd F(2x2, 3x3) (conv_winograd.c) takes float32 3x3 kernels of stride 1 and dilation 1 in one
- * group. pad gets the padding of the equivalent correlation: the convolution's own, or 2 - p when
- * the kernel is rotated (flip: a transposed convolution, or a convolution's input gradient). */
-static int winograd_pad(const plan *p, const mt_conv_args *a, int flip, int64_t *pad) {
+ * group, for a correlation of C channels into K of oh x ow (mt__winograd_fits). pad gets its
+ * padding: the convolution's own, or 2 - p when the kernel is rotated (flip: a transposed
+ * convolution, or a convolution's input gradient). */
+static int winograd(const plan *p, const mt_conv_args *a, int flip, int64_t C, int64_t K, int64_t oh, int64_t ow,
+                    int64_t *pad) {
     const geom *g = &p->g;
     if (p->f64 || a->nd != 2 || p->G != 1 || g->kh != 3 || g->kw != 3 || g->sh != 1 || g->sw != 1 || g->dh != 1 ||
         g->dw != 1)
         return 0;
     pad[0] = flip ? 2 - g->ph : g->ph, pad[1] = flip ? 2 - g->pw : g->pw;
-    return pad[0] >= 0 && pad[1] >= 0;
+    return pad[0] >= 0 && pad[1] >= 0 && mt__winograd_fits(C, K, oh, ow);
 }
 
 #define AT(ptr, i) ((char *)(ptr) + (int64_t)(i) * p.es)
@@ -282,7 +284,7 @@ mt_status mt__impl_convolution(mt_tensor *x, mt_tensor *w, mt_tensor *b, const m
     int dir = direct(&p.g);
     int64_t rows = (a->transposed ? p.Cout : p.Cin) * p.K, cols = a->transposed ? p.Lin : p.Lout, wp[2];
     void *buf = NULL;
-    if (!st && winograd_pad(&p, a, a->transposed, wp) && mt__winograd_fits(p.Cin, p.Cout, osz[0], osz[1])) {
+    if (!st && winograd(&p, a, a->transposed, p.Cin, p.Cout, osz[0], osz[1], wp)) {
         st = mt__conv3x3_winograd(F32(xc), F32(wc), bc ? F32(bc) : NULL, F32(r), p.N, p.Cin, x->sizes[2], x->sizes[3],
                                   p.Cout, osz[0], osz[1], wp[0], wp[1], a->transposed);
     } else if (!st && !dir && !(buf = malloc((size_t)(rows * cols * p.es + 1))))
@@ -331,11 +333,10 @@ mt_status mt__impl_convolution_backward(mt_tensor *go, mt_tensor *x, mt_tensor *
     /* the input gradient correlates the output gradient with the kernel (rotated for a convolution,
      * as it is for a transposed one): Winograd where that applies, which writes all of it */
     int64_t wp[2], wpw[2];
-    int wgx = (mask & 1) && x->device != MT_META && winograd_pad(&p, a, !a->transposed, wp) &&
-              mt__winograd_fits(p.Cout, p.Cin, x->sizes[2], x->sizes[3]);
+    int wgx = (mask & 1) && x->device != MT_META &&
+              winograd(&p, a, !a->transposed, p.Cout, p.Cin, x->sizes[2], x->sizes[3], wp);
     /* and the weight gradient correlates the input with the output gradient */
-    int wgw = (mask & 2) && x->device != MT_META && winograd_pad(&p, a, a->transposed, wpw) &&
-              mt__winograd_fits(p.Cin, p.Cout, osz[0], osz[1]);
+    int wgw = (mask & 2) && x->device != MT_META && winograd(&p, a, a->transposed, p.Cin, p.Cout, osz[0], osz[1], wpw);
     if (mask & 1) st = mt__alloc(x->ndim, x->sizes, NULL, cdt, x->device, &rx);
     if (!st && (mask & 2)) st = mt__alloc(w->ndim, w->sizes, NULL, cdt, x->device, &rw);
     if (!st && (mask & 4)) st = mt__alloc(1, &p.Cout, NULL, cdt, x->device, &rb);

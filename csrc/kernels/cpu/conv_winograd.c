@@ -230,6 +230,14 @@ static AVX512 void output_transform(const wg_plan *p, const float *M, int64_t n,
                        p->K);
 }
 
+/* weight vectors per register tile for the 64-channel panel at k (the last one may be narrower) */
+static int panel_vectors(const wg_plan *p, int64_t k) { return (int)((p->Kp - k) / 16 < 4 ? (p->Kp - k) / 16 : 4); }
+
+/* rows nt..TB of each of the 16 row blocks of buf [16][TB][ld]: a short block's padding tiles */
+static void zero_tail(float *buf, int64_t TB, int64_t nt, int64_t ld) {
+    for (int x = 0; x < 16 && nt < TB; x++) memset(buf + (x * TB + nt) * ld, 0, (TB - nt) * ld * sizeof(float));
+}
+
 /* a block of tiles [t0, t0 + nt) in segments of one tile row: (n, ty, tx .. tx + seg) at block row t */
 #define SEGMENTS(body)                                                                                    \
     for (int64_t t = 0, seg; t < nt; t += seg) {                                                         \
@@ -252,9 +260,9 @@ static AVX512 void block_task(void *ctx, int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; b++) {
         int64_t t0 = b * TB, nt = p->T - t0 < TB ? p->T - t0 : TB;
         SEGMENTS(stage_input(p, n, ty, tx, seg, Si); input_transform(p, Si, seg, V + t * ldv))
-        for (int x = 0; x < 16 && nt < TB; x++) memset(V + (x * TB + nt) * ldv, 0, (TB - nt) * ldv * sizeof(float));
+        zero_tail(V, TB, nt, ldv);
         for (int64_t k = 0; k < Kp; k += 64) {
-            int nv = (int)((Kp - k) / 16 < 4 ? (Kp - k) / 16 : 4);
+            int nv = panel_vectors(p, k);
             for (int x = 0; x < 16; x++) {
                 const float *Vx = V + x * TB * ldv, *Ux = p->U + u_index(p, x, 0, k);
                 float *Mx = M + x * TB * Kp + k;
@@ -390,17 +398,14 @@ static AVX512 void wgrad_task(void *ctx, int64_t s0, int64_t s1) { /* items: sli
             int64_t t0 = b * TB, nt = p->T - t0 < TB ? p->T - t0 : TB;
             SEGMENTS(stage_input(p, n, ty, tx, seg, Si); input_transform(p, Si, seg, V + t * ldv);
                      stage_go(p, n, ty, tx, seg, Sg); go_transform(p, Sg, seg, G + t * Kp))
-            for (int x = 0; x < 16 && nt < TB; x++) {
-                memset(V + (x * TB + nt) * ldv, 0, (TB - nt) * ldv * sizeof(float));
-                memset(G + (x * TB + nt) * Kp, 0, (TB - nt) * Kp * sizeof(float));
-            }
+            zero_tail(V, TB, nt, ldv);
+            zero_tail(G, TB, nt, Kp);
             for (int x = 0; x < 16; x++)
                 for (int64_t c = 0; c < ldv; c += WG_RT)
                     for (int64_t k = 0; k < Kp; k += 64) {
                         const float *Vx = V + x * TB * ldv + c, *Gx = G + x * TB * Kp + k;
                         float *Px = P + (x * ldv + c) * Kp + k;
-                        int nv = (int)((Kp - k) / 16 < 4 ? (Kp - k) / 16 : 4);
-                        wgrad_tiles(nv, Vx, ldv, Gx, Kp, TB, Px, b == b_first);
+                        wgrad_tiles(panel_vectors(p, k), Vx, ldv, Gx, Kp, TB, Px, b == b_first);
                     }
         }
     }

@@ -19,13 +19,20 @@ typedef struct {
     int bstart, bnd;                              /* where the broadcast index dims sit in the result */
 } index_plan;
 
+/* the true entries of a contiguous bool mask of n elements */
+static int64_t count_true(const uint8_t *m, int64_t n) {
+    int64_t count = 0;
+    for (int64_t i = 0; i < n; i++) count += m[i] != 0;
+    return count;
+}
+
 /* nonzero positions of a bool tensor as k int64 tensors of length count */
 static mt_status mask_to_indices(mt_tensor *mask, mt_tensor **outs) {
     mt_tensor *c;
     MT_TRY(mt_contiguous(mask, &c));
-    int64_t n = mt_tensor_numel(c), count = 0;
+    int64_t n = mt_tensor_numel(c);
     const uint8_t *m = (const uint8_t *)mt__data(c);
-    for (int64_t i = 0; i < n; i++) count += m[i] != 0;
+    int64_t count = count_true(m, n);
     int k = mask->ndim;
     mt_status st = MT_OK;
     int made = 0;
@@ -268,9 +275,9 @@ static mt_status masked_gather(mt_tensor *t, mt_tensor *mask, mt_tensor **out) {
     MT_TRY(mt_contiguous(mask, &mc));
     mt_status st = mt_contiguous(t, &tc);
     if (st) { mt_tensor_release(mc); return st; }
-    int64_t n = mt_tensor_numel(mc), count = 0;
+    int64_t n = mt_tensor_numel(mc);
     const uint8_t *m = (const uint8_t *)mt__data(mc);
-    for (int64_t i = 0; i < n; i++) count += m[i] != 0;
+    int64_t count = count_true(m, n);
     if (!(st = mt__alloc(1, &count, NULL, t->dtype, t->device, out))) {
         int es = mt_dtype_itemsize(t->dtype);
         const char *src = mt__data(tc);
