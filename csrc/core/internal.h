@@ -217,10 +217,16 @@ int mt__overlap(const mt_tensor *a, const mt_tensor *b);
 mt_status mt__assert_no_overlap(const mt_tensor *written, const mt_tensor *input);
 /* Build an iterator over ops[0] (output, full shape) and broadcast inputs. */
 void mt__iter_init(mt_iter *it, int nops, mt_tensor *const *ops);
-/* Run fn over [0, n) in chunks on the core's thread pool (inline when small). */
+/* Run fn over [0, n) in at most mt_get_num_threads() chunks (one call of fn each) on the core's
+ * thread pool; inline when small. */
 typedef void (*mt_task_fn)(void *ctx, int64_t begin, int64_t end);
 void mt__parallel_for(int64_t n, int64_t grain, mt_task_fn fn, void *ctx);
-int mt__cpu_avx512f(void); /* the CPU runs AVX-512F (kernels with an AVX-512 path ask once) */
+int mt__cpu_avx512f(void);
+/* float32 C[i] = alpha*A[i]@B[i] + beta*C[i] for i < nb, matrices given by strides (batch, row, col);
+ * C needs a unit stride on one side (and A, B too where the CPU lacks AVX-512: OpenBLAS then) */
+void mt__sgemm(int64_t nb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t sab, int64_t sam,
+               int64_t sak, const float *b, int64_t sbb, int64_t sbk, int64_t sbn, float beta, float *c, int64_t scb,
+               int64_t scm, int64_t scn); /* the CPU runs AVX-512F (kernels with an AVX-512 path ask once) */
 /* Run loop over the iterator, splitting across threads above the grain size. */
 void mt__iter_run(const mt_iter *it, mt_loop_fn loop, const mt_kargs *k);
 

@@ -80,7 +80,8 @@ void mt__parallel_for(int64_t n, int64_t grain, mt_task_fn fn, void *ctx) {
         return;
     }
     pthread_mutex_lock(&lock);
-    int parts = 1 + ensure_workers(nt - 1);
+    int have = ensure_workers(nt - 1);
+    int parts = 1 + (have < nt - 1 ? have : nt - 1); /* workers made for a larger count stay idle */
     job.fn = fn;
     job.ctx = ctx;
     job.n = n;

@@ -68,6 +68,47 @@ def test_gemm_at_each_thread_count(nb, m, n, k, threads, dtype):
         mt.set_num_threads(prev)
 
 
+@pytest.mark.parametrize("ta,tb", [(False, False), (False, True), (True, False), (True, True)])
+def test_sgemm_blocks_bitwise_across_threads(ta, tb):
+    # float32 GEMM past every block edge (rows > 240, columns > 3072, inner > 2 x 256, ragged
+    # 12x32 tiles), with alpha and beta: matches float64 numpy, and the bits do not depend on
+    # the thread count (each element sees the same sums in the same order)
+    rng = np.random.default_rng(7)
+    m, n, k = 250, 3100, 520
+    a, b, c = rng.standard_normal((m, k)), rng.standard_normal((k, n)), rng.standard_normal((m, n))
+    want = 0.5 * c + 1.5 * (a @ b)
+    x = mt.tensor(a.T.copy()).t() if ta else mt.tensor(a)
+    y = mt.tensor(b.T.copy()).t() if tb else mt.tensor(b)
+    x, y, z = x.float(), y.float(), mt.tensor(c).float()
+    prev, got = mt.get_num_threads(), []
+    try:
+        for threads in (1, 2, 3):
+            mt.set_num_threads(threads)
+            got.append(mt.addmm(z, x, y, beta=0.5, alpha=1.5).numpy())
+    finally:
+        mt.set_num_threads(prev)
+    np.testing.assert_allclose(got[0], want, rtol=1e-4, atol=1e-3)
+    assert (got[0] == got[1]).all() and (got[0] == got[2]).all()
+
+
+@pytest.mark.parametrize("nb,m,n,k", [(1, 13, 2100, 2050), (1030, 3, 64, 64)])
+def test_sgemm_sections(nb, m, n, k):
+    # products whose packed copy of B exceeds the 16 MiB budget run in sections: column ranges of
+    # one matrix (2050 x 2112) or groups of batches (1030 x 64 x 64)
+    rng = np.random.default_rng(nb + m)
+    a, b = rng.standard_normal((nb, m, k)), rng.standard_normal((nb, n, k)).transpose(0, 2, 1)
+    x, y = mt.tensor(a).float(), mt.tensor(b.transpose(0, 2, 1).copy()).float().transpose(1, 2)
+    prev, got = mt.get_num_threads(), []
+    try:
+        for threads in (1, 2):
+            mt.set_num_threads(threads)
+            got.append(mt.bmm(x, y).numpy())
+    finally:
+        mt.set_num_threads(prev)
+    np.testing.assert_allclose(got[0], a @ b, rtol=1e-4, atol=1e-3)
+    assert (got[0] == got[1]).all()
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "int64"])
 def test_addmm_baddbmm(dtype):
     (mi, ti), (m1, t1), (m2, t2) = pair((4,), dtype, 3), pair((2, 3), dtype, 4), pair((3, 4), dtype, 5)

@@ -98,9 +98,9 @@ static void gemm(int f64, int ta, int tb, int64_t m, int64_t n, int64_t k, const
     if (f64)
         cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n,
                     (int)k, 1.0, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
-    else
-        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n,
-                    (int)k, 1.0f, A, (int)lda, B, (int)ldb, (float)beta, C, (int)ldc);
+    else /* a row-major [r x c] with leading dimension ld; transposed: element (i, j) at j*ld + i */
+        mt__sgemm(1, m, n, k, 1.0f, A, 0, ta ? 1 : lda, ta ? lda : 1, B, 0, tb ? 1 : ldb, tb ? ldb : 1, (float)beta, C, 0,
+                  ldc, 1);
 }
 
 /* ---- argument checks and shapes (PyTorch's check_shape_forward) ---------------- */

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "simd_avx512.h"
 #include "spatial.h"
 
 #define WG_RT 6   /* tiles per register tile */
@@ -38,9 +39,7 @@ int mt__winograd_fits(int64_t C, int64_t K, int64_t OH, int64_t OW) {
     return mt__cpu_avx512f() && C >= 16 && K >= 16 && OH >= 2 && OW >= 2;
 }
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h>
-#define AVX512 __attribute__((target("avx512f")))
+#ifdef MT_HAVE_AVX512_HELPERS
 
 /* ---- weights: U[4i+j][c][k] = (G g G^T)[i][j], G = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1], stored
  * as one [C][64] panel per 64 output channels (the last one narrower) so the GEMM streams it ---- */
@@ -80,41 +79,6 @@ static AVX512 void weight_task(void *ctx, int64_t k0, int64_t k1) {
         }
 }
 
-/* ---- NCHW <-> NHWC: 16x16 blocks transposed in registers ---- */
-static inline __attribute__((always_inline)) AVX512 void transpose16(__m512 r[16]) {
-    __m512 t[16];
-    for (int i = 0; i < 8; i++)
-        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]), t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-    for (int i = 0; i < 4; i++)
-        for (int h = 0; h < 2; h++) {
-            __m512d a = _mm512_castps_pd(t[4 * i + h]), b = _mm512_castps_pd(t[4 * i + h + 2]);
-            r[4 * i + 2 * h] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, b));
-            r[4 * i + 2 * h + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, b));
-        }
-    for (int i = 0; i < 2; i++)
-        for (int j = 0; j < 4; j++) {
-            t[8 * i + j] = _mm512_shuffle_f32x4(r[8 * i + j], r[8 * i + 4 + j], 0x88);
-            t[8 * i + 4 + j] = _mm512_shuffle_f32x4(r[8 * i + j], r[8 * i + 4 + j], 0xDD);
-        }
-    for (int j = 0; j < 8; j++)
-        r[j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0x88), r[8 + j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0xDD);
-}
-
-/* dst[j][i] = src[i][j] for i < R, j < Cc (row strides lds, ldd) */
-static AVX512 void transpose_rect(const float *src, int64_t lds, float *dst, int64_t ldd, int64_t R, int64_t Cc) {
-    for (int64_t i = 0; i < R; i += 16)
-        for (int64_t j = 0; j < Cc; j += 16) {
-            int nr = R - i < 16 ? (int)(R - i) : 16, nc = Cc - j < 16 ? (int)(Cc - j) : 16;
-            const float *s = src + i * lds + j;
-            float *d = dst + j * ldd + i;
-            __mmask16 mc = (__mmask16)((1u << nc) - 1), mr = (__mmask16)((1u << nr) - 1);
-            __m512 r[16];
-            for (int q = 0; q < 16; q++) r[q] = q < nr ? _mm512_maskz_loadu_ps(mc, s + q * lds) : _mm512_setzero_ps();
-            transpose16(r);
-            for (int q = 0; q < nc; q++) _mm512_mask_storeu_ps(d + q * ldd, mr, r[q]);
-        }
-}
-
 /* the four input rows of a segment of `seg` tiles from tile column tx0 of tile row ty, as NHWC
  * S[4][2*seg+2][C] with the padding as zeros */
 static AVX512 void stage_input(const wg_plan *p, int64_t n, int64_t ty, int64_t tx0, int64_t seg, float *S) {
@@ -130,7 +94,7 @@ static AVX512 void stage_input(const wg_plan *p, int64_t n, int64_t ty, int64_t 
         }
         memset(row, 0, lo * C * sizeof(float));
         memset(row + hi * C, 0, (ncols - hi) * C * sizeof(float));
-        transpose_rect(p->x + (n * C * p->H + iy) * p->W + ix0 + lo, p->H * p->W, row + lo * C, C, C, hi - lo);
+        mt__transpose_f32(p->x + (n * C * p->H + iy) * p->W + ix0 + lo, p->H * p->W, row + lo * C, C, C, hi - lo);
     }
 }
 
@@ -226,7 +190,7 @@ static AVX512 void output_transform(const wg_plan *p, const float *M, int64_t n,
     }
     int64_t ox = 2 * tx0, ncols = p->OW - ox < 2 * seg ? p->OW - ox : 2 * seg;
     for (int dy = 0; dy < 2 && 2 * ty + dy < p->OH; dy++)
-        transpose_rect(S + dy * row, Kp, p->out + (n * p->K * p->OH + 2 * ty + dy) * p->OW + ox, p->OH * p->OW, ncols,
+        mt__transpose_f32(S + dy * row, Kp, p->out + (n * p->K * p->OH + 2 * ty + dy) * p->OW + ox, p->OH * p->OW, ncols,
                        p->K);
 }
 
@@ -329,7 +293,7 @@ static AVX512 void stage_go(const wg_plan *p, int64_t n, int64_t ty, int64_t tx0
             continue;
         }
         memset(row + valid * Kp, 0, (ncols - valid) * Kp * sizeof(float));
-        transpose_rect(p->go + (n * p->K * p->OH + oy) * p->OW + ox, p->OH * p->OW, row, Kp, p->K, valid);
+        mt__transpose_f32(p->go + (n * p->K * p->OH + oy) * p->OW + ox, p->OH * p->OW, row, Kp, p->K, valid);
     }
 }
 

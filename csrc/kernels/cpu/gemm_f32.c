@@ -1,0 +1,265 @@
+/* gemm_f32.c — float32 GEMM: C = alpha*A@B + beta*C over a batch of strided matrices.
+ *
+ * On AVX-512 it is our own, BLIS-style: A is packed into panels of 12 rows ([kc][12]) and B into
+ * panels of 32 columns ([kc][32]); a 12x32 block of C lives in 24 zmm registers while the kernel
+ * walks kc steps of one broadcast of A and two vector loads of B per row pair. A B panel stays in
+ * L1 while the kernel sweeps the A panels of a row block (in L2).
+ *
+ * Threads share one packed copy of B: a panel is packed by the first thread that needs it (an
+ * atomic claim; the others wait the microseconds it takes), right before that thread's first use,
+ * so B is read from memory once and the copy is still in L1. The work is a list of (batch, row
+ * block, column block) items taken from an atomic counter, so a thread slowed by another process
+ * on its core takes fewer items instead of holding the others up. Every C element sees the same kc
+ * blocks in the same order whatever the split: results do not depend on the thread count.
+ * Without AVX-512 the same call goes to OpenBLAS (the operands then need a unit stride). */
+#include <cblas.h>
+#include <stdint.h>
+#include <sched.h>
+#include <string.h>
+
+#include "../../core/internal.h"
+#include "simd_avx512.h"
+
+#define MR 12
+#define NR 32
+#define KC 256
+#define MC 240             /* rows per row block: 240 x 256 floats of packed A = 240 KiB, in L2 */
+#define B_BUDGET (4 << 20) /* floats of packed B per section (16 MiB): larger products go in sections */
+#define SMALL_SCRATCH 4096 /* floats of scratch kept on the stack */
+#define SERIAL_MACS (1 << 20) /* below this many multiply-adds one thread is faster than waking the pool */
+
+typedef struct {
+    int64_t m, n, k, kcb, mcb; /* sizes; kc and row block sizes */
+    const float *a, *b;
+    float *c;
+    int64_t sab, sam, sak, sbb, sbk, sbn, scb, scm;
+    float alpha, beta;
+    /* the section being run: batches [b0, b0 + nbat) x columns [n0, n0 + ncols) */
+    int64_t b0, nbat, n0, ncols, npanels, colb, nrb, ncb, items;
+    float *bpk;        /* packed B of the section: [batch][k][npanels * NR], kc block pc at pc * npanels * NR */
+    int *state;        /* per (batch, panel): 0 not packed, 1 being packed, 2 ready */
+    float *apk;        /* one packed A block per thread */
+    int64_t a_floats;
+    int next_slot;
+    int64_t next_item;
+} sgemm_plan;
+
+#ifdef MT_HAVE_AVX512_HELPERS
+
+/* C[mr x nr] (row stride ldc) = alpha * (A panel @ B panel) + beta * C */
+static AVX512 void kernel_12x32(int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc, float alpha,
+                                float beta, int mr, int nr) {
+    __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00,
+           c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00, c70 = c00, c71 = c00, c80 = c00,
+           c81 = c00, c90 = c00, c91 = c00, ca0 = c00, ca1 = c00, cb0 = c00, cb1 = c00;
+    for (int i = 0; i < mr; i++) { /* toward L2 only: in L1 these lines would evict the B panel */
+        _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T1);
+        _mm_prefetch((const char *)(c + i * ldc + 16), _MM_HINT_T1);
+    }
+#define ROW(i, x0, x1) { __m512 av = _mm512_set1_ps(ap[i]); x0 = _mm512_fmadd_ps(av, b0, x0); x1 = _mm512_fmadd_ps(av, b1, x1); }
+#pragma GCC unroll 4
+    for (int64_t p = 0; p < kc; p++) {
+        __m512 b0 = _mm512_loadu_ps(bp), b1 = _mm512_loadu_ps(bp + 16);
+        ROW(0, c00, c01) ROW(1, c10, c11) ROW(2, c20, c21) ROW(3, c30, c31) ROW(4, c40, c41) ROW(5, c50, c51)
+        ROW(6, c60, c61) ROW(7, c70, c71) ROW(8, c80, c81) ROW(9, c90, c91) ROW(10, ca0, ca1) ROW(11, cb0, cb1)
+        ap += MR;
+        bp += NR;
+    }
+#undef ROW
+    __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+    __mmask16 m0 = nr >= 16 ? 0xffff : (__mmask16)((1u << nr) - 1);
+    __mmask16 m1 = nr >= 32 ? 0xffff : nr <= 16 ? 0 : (__mmask16)((1u << (nr - 16)) - 1);
+    /* every load of C before any store: a load 4 KiB after a pending store (C rows a multiple of
+     * 1024 floats apart) would wait on it (4K aliasing) */
+#define SCALE(i, x0, x1)                                                                         \
+    x0 = _mm512_mul_ps(x0, va), x1 = _mm512_mul_ps(x1, va);                                      \
+    if (beta != 0 && i < mr) {                                                                   \
+        x0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m0, c + i * ldc), x0);                    \
+        x1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m1, c + i * ldc + 16), x1);               \
+    }
+#define STORE(i, x0, x1) \
+    if (i < mr) _mm512_mask_storeu_ps(c + i * ldc, m0, x0), _mm512_mask_storeu_ps(c + i * ldc + 16, m1, x1);
+    SCALE(0, c00, c01) SCALE(1, c10, c11) SCALE(2, c20, c21) SCALE(3, c30, c31) SCALE(4, c40, c41)
+    SCALE(5, c50, c51) SCALE(6, c60, c61) SCALE(7, c70, c71) SCALE(8, c80, c81) SCALE(9, c90, c91)
+    SCALE(10, ca0, ca1) SCALE(11, cb0, cb1)
+    STORE(0, c00, c01) STORE(1, c10, c11) STORE(2, c20, c21) STORE(3, c30, c31) STORE(4, c40, c41)
+    STORE(5, c50, c51) STORE(6, c60, c61) STORE(7, c70, c71) STORE(8, c80, c81) STORE(9, c90, c91)
+    STORE(10, ca0, ca1) STORE(11, cb0, cb1)
+#undef SCALE
+#undef STORE
+}
+
+/* rows [0, mc) x cols [0, kc) of A into MR-row panels ap[panel][p][MR], zero-padded */
+static AVX512 void pack_a(int64_t mc, int64_t kc, const float *a, int64_t sam, int64_t sak, float *ap) {
+    for (int64_t i = 0; i < mc; i += MR, ap += MR * kc) {
+        int64_t mr = mc - i < MR ? mc - i : MR;
+        const float *s = a + i * sam;
+        if (mr < MR) memset(ap, 0, sizeof(float) * MR * kc);
+        if (sak == 1) mt__transpose_f32(s, sam, ap, MR, mr, kc); /* rows of A are contiguous */
+        else if (sam == 1 && mr == MR)
+            for (int64_t p = 0; p < kc; p++) {
+                _mm512_mask_storeu_ps(ap + p * MR, 0x0fff, _mm512_maskz_loadu_ps(0x0fff, s + p * sak));
+            }
+        else
+            for (int64_t p = 0; p < kc; p++)
+                for (int64_t r = 0; r < mr; r++) ap[p * MR + r] = s[r * sam + p * sak];
+    }
+}
+
+/* cols [0, nr) (nr <= NR) x rows [0, kc) of B into one panel bp[p][NR], zero-padded */
+static AVX512 void pack_b(int64_t kc, int64_t nr, const float *b, int64_t sbk, int64_t sbn, float *bp) {
+    if (nr < NR) memset(bp, 0, sizeof(float) * NR * kc);
+    if (sbn == 1) {
+        __mmask16 m0 = nr >= 16 ? 0xffff : (__mmask16)((1u << nr) - 1);
+        __mmask16 m1 = nr >= 32 ? 0xffff : nr <= 16 ? 0 : (__mmask16)((1u << (nr - 16)) - 1);
+        for (int64_t p = 0; p < kc; p++, bp += NR) {
+            _mm512_storeu_ps(bp, _mm512_maskz_loadu_ps(m0, b + p * sbk));
+            _mm512_storeu_ps(bp + 16, _mm512_maskz_loadu_ps(m1, b + p * sbk + 16));
+        }
+    } else if (sbk == 1) mt__transpose_f32(b, sbn, bp, NR, nr, kc); /* columns of B are contiguous */
+    else
+        for (int64_t p = 0; p < kc; p++)
+            for (int64_t q = 0; q < nr; q++) bp[p * NR + q] = b[p * sbk + q * sbn];
+}
+
+/* equal blocks of at most `most`, each a multiple of `unit` where possible */
+static int64_t block_size(int64_t len, int64_t most, int64_t unit) {
+    int64_t nblocks = (len + most - 1) / most, size = (len + nblocks - 1) / nblocks;
+    size = (size + unit - 1) / unit * unit;
+    return size < most ? size : most;
+}
+
+/* where panel j of the kc block at row pc (kc rows) of batch bi sits in the section's packed B */
+static float *packed_panel(const sgemm_plan *g, int64_t bi, int64_t pc, int64_t kc, int64_t j) {
+    return g->bpk + (bi * g->k + pc) * g->npanels * NR + j * kc * NR;
+}
+
+/* B's columns [j*NR, j*NR + nr) of batch bi, every kc block, into the section's packed copy. A
+ * transposed B (columns contiguous) is read a 16-column group at a time along all of K, so each
+ * of its rows is one sequential stream rather than kc-sized pieces fetched in separate passes. */
+static AVX512 void pack_panel(const sgemm_plan *g, int64_t bi, int64_t j) {
+    int64_t nr = g->ncols - j * NR < NR ? g->ncols - j * NR : NR;
+    const float *b = g->b + (g->b0 + bi) * g->sbb + (g->n0 + j * NR) * g->sbn;
+    int along_k = g->sbk == 1 && g->sbn != 1;
+    for (int64_t i = 0; i < (along_k ? nr : 1); i += 16)
+        for (int64_t pc = 0; pc < g->k; pc += g->kcb) {
+            int64_t kc = g->k - pc < g->kcb ? g->k - pc : g->kcb;
+            float *panel = packed_panel(g, bi, pc, kc, j);
+            if (!along_k) pack_b(kc, nr, b + pc * g->sbk, g->sbk, g->sbn, panel);
+            else {
+                if (nr < NR && i == 0) memset(panel, 0, sizeof(float) * NR * kc);
+                mt__transpose_f32(b + i * g->sbn + pc, g->sbn, panel + i, NR, nr - i < 16 ? nr - i : 16, kc);
+            }
+        }
+}
+
+/* the packed panel j of batch bi (all kc blocks), packing it if no thread has */
+static AVX512 void claim_panel(sgemm_plan *g, int64_t bi, int64_t j) {
+    int *st = g->state + bi * g->npanels + j;
+    if (__atomic_load_n(st, __ATOMIC_ACQUIRE) == 2) return;
+    int expect = 0;
+    if (__atomic_compare_exchange_n(st, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        pack_panel(g, bi, j);
+        __atomic_store_n(st, 2, __ATOMIC_RELEASE);
+    } else
+        for (int spins = 0; __atomic_load_n(st, __ATOMIC_ACQUIRE) != 2; spins++)
+            if (spins < 4096) _mm_pause();
+            else sched_yield(); /* the packing thread was preempted */
+}
+
+/* one item: rows of row block rb x the panels of column block cb, for batch bi of the section */
+static AVX512 void gemm_item(sgemm_plan *g, int64_t bi, int64_t rb, int64_t cb, float *ap) {
+    int64_t r0 = rb * g->mcb, mc = g->m - r0 < g->mcb ? g->m - r0 : g->mcb;
+    int64_t j0 = cb * g->colb, j1 = j0 + g->colb < g->npanels ? j0 + g->colb : g->npanels;
+    const float *a = g->a + (g->b0 + bi) * g->sab + r0 * g->sam;
+    float *c = g->c + (g->b0 + bi) * g->scb + r0 * g->scm + g->n0;
+    for (int64_t pc = 0; pc < g->k; pc += g->kcb) {
+        int64_t kc = g->k - pc < g->kcb ? g->k - pc : g->kcb;
+        float beta = pc ? 1.0f : g->beta;
+        pack_a(mc, kc, a + pc * g->sak, g->sam, g->sak, ap);
+        for (int64_t j = j0; j < j1; j++) {
+            if (!pc) claim_panel(g, bi, j);
+            const float *panel = packed_panel(g, bi, pc, kc, j);
+            int nr = (int)(g->ncols - j * NR < NR ? g->ncols - j * NR : NR);
+            for (int64_t ir = 0; ir < mc; ir += MR)
+                kernel_12x32(kc, ap + ir * kc, panel, c + ir * g->scm + j * NR, g->scm, g->alpha, beta,
+                             (int)(mc - ir < MR ? mc - ir : MR), nr);
+        }
+    }
+}
+
+static void sgemm_task(void *ctx, int64_t t0, int64_t t1) { /* one call per thread: items until none is left */
+    (void)t0, (void)t1;
+    sgemm_plan *g = ctx;
+    float *ap = g->apk + g->a_floats * __atomic_fetch_add(&g->next_slot, 1, __ATOMIC_RELAXED);
+    int64_t per_batch = g->nrb * g->ncb;
+    for (int64_t i; (i = __atomic_fetch_add(&g->next_item, 1, __ATOMIC_RELAXED)) < g->items;)
+        gemm_item(g, i / per_batch, i % per_batch % g->nrb, i % per_batch / g->nrb, ap);
+}
+
+static int sgemm_avx512(sgemm_plan *g, int64_t nb) {
+    if (!mt__cpu_avx512f()) return 1;
+    int nt = mt_get_num_threads();
+    if ((double)nb * g->m * g->n * g->k < SERIAL_MACS) nt = 1;
+    g->kcb = block_size(g->k, KC, 1), g->mcb = block_size(g->m, MC, MR);
+    g->nrb = (g->m + g->mcb - 1) / g->mcb;
+    /* sections: whole batches while their packed B fits the budget, else column ranges of one */
+    int64_t npad = (g->n + NR - 1) / NR * NR, nbat = 1, ncols = g->n;
+    if (g->k * npad <= B_BUDGET) nbat = B_BUDGET / (g->k * npad) < nb ? B_BUDGET / (g->k * npad) : nb;
+    else ncols = B_BUDGET / g->k / NR * NR > NR ? B_BUDGET / g->k / NR * NR : NR;
+    int64_t npanels = (ncols + NR - 1) / NR, nstate = nbat * npanels;
+    g->a_floats = g->mcb * g->kcb;
+    int64_t total = nbat * g->k * npanels * NR + nt * g->a_floats + nstate + 16;
+    float small[SMALL_SCRATCH] __attribute__((aligned(64))); /* tiny products skip the allocator */
+    mt_tensor *scratch = NULL;
+    if (total > SMALL_SCRATCH && mt__alloc(1, &total, NULL, MT_F32, MT_CPU, &scratch))
+        return 1; /* out of memory: OpenBLAS needs none */
+    g->bpk = scratch ? (float *)mt__data(scratch) : small;
+    g->apk = g->bpk + nbat * g->k * npanels * NR;
+    g->state = (int *)(g->apk + nt * g->a_floats);
+    for (int64_t b0 = 0; b0 < nb; b0 += nbat)
+        for (int64_t n0 = 0; n0 < g->n; n0 += ncols) {
+            g->b0 = b0, g->nbat = nb - b0 < nbat ? nb - b0 : nbat;
+            g->n0 = n0, g->ncols = g->n - n0 < ncols ? g->n - n0 : ncols;
+            g->npanels = (g->ncols + NR - 1) / NR;
+            /* column blocks: enough items for the threads to balance (4 each), at least 2 panels wide */
+            int64_t want = nt > 1 ? (4 * nt + g->nbat * g->nrb - 1) / (g->nbat * g->nrb) : 1;
+            int64_t most = g->npanels / 2 > 1 ? g->npanels / 2 : 1;
+            g->ncb = nt > 1 ? (want < most ? want : most) : 1;
+            g->colb = (g->npanels + g->ncb - 1) / g->ncb, g->ncb = (g->npanels + g->colb - 1) / g->colb;
+            g->items = g->nbat * g->nrb * g->ncb;
+            memset(g->state, 0, sizeof(int) * g->nbat * g->npanels);
+            g->next_slot = 0, g->next_item = 0;
+            int parts = nt < g->items ? nt : (int)g->items;
+            mt__parallel_for(parts, 1, sgemm_task, g);
+        }
+    if (scratch) mt_tensor_release(scratch);
+    return 0;
+}
+
+#else
+static int sgemm_avx512(sgemm_plan *g, int64_t nb) { (void)g, (void)nb; return 1; }
+#endif
+
+void mt__sgemm(int64_t nb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t sab, int64_t sam,
+               int64_t sak, const float *b, int64_t sbb, int64_t sbk, int64_t sbn, float beta, float *c, int64_t scb,
+               int64_t scm, int64_t scn) {
+    if (nb <= 0 || m <= 0 || n <= 0 || k <= 0) return;
+    if (scn != 1) { /* column-major C: C^T = B^T A^T */
+        const float *tp = a; a = b; b = tp;
+        int64_t t = m; m = n; n = t;
+        t = sab; sab = sbb; sbb = t;
+        t = sam; sam = sbn; sbn = t;
+        t = sak; sak = sbk; sbk = t;
+        scm = scn;
+    }
+    sgemm_plan g = {.m = m, .n = n, .k = k, .a = a, .b = b, .c = c, .sab = sab, .sam = sam, .sak = sak, .sbb = sbb,
+                    .sbk = sbk, .sbn = sbn, .scb = scb, .scm = scm, .alpha = alpha, .beta = beta};
+    if (!sgemm_avx512(&g, nb)) return;
+    int ta = sak != 1, tb = sbn != 1; /* OpenBLAS: each operand has a unit stride (the callers see to it) */
+    int64_t lda = ta ? sak : sam, ldb = tb ? sbn : sbk;
+    for (int64_t i = 0; i < nb; i++)
+        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n,
+                    (int)k, alpha, a + i * sab, (int)(lda > 1 ? lda : 1), b + i * sbb, (int)(ldb > 1 ? ldb : 1), beta,
+                    c + i * scb, (int)(scm > 1 ? scm : 1));
+}
