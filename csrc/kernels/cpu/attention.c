@@ -9,10 +9,11 @@
  * matrix is never materialised, nor is a causal mask. It saves the row
  * logsumexp; the backward recomputes each probability block from it. Scores,
  * probabilities and accumulators are float (double for float64). The block
- * products run on a register-blocked micro-kernel (6 rows x one vector of
- * columns, GCC vector extensions, compiled per ISA by MT_SIMD): for these
- * small, many products it is faster than OpenBLAS's packing GEMM, and it runs
- * on the pool thread that calls it. Transposed operands are packed per block.
+ * products run on a register-blocked micro-kernel (6 rows x up to four vectors
+ * of columns, four only with AVX-512's 32 registers; GCC vector extensions,
+ * compiled per ISA by MT_SIMD): for these small, many products it is faster
+ * than OpenBLAS's packing GEMM, and it runs on the pool thread that calls it.
+ * Transposed operands are packed per block.
  * A row with every key masked gives 0 (and a zero gradient), as PyTorch's
  * kernel does. */
 
@@ -60,20 +61,18 @@ typedef double vec_d __attribute__((vector_size(64)));
 #define TILES_d(...) TILES(d, __VA_ARGS__)
 
 #define DEF_ATT(SUF, T)                                                                            \
-    /* one MR x (NV vectors) tile of C; MR, NV constants after inlining, so the up to 12       \
+    /* one MR x (NV vectors) tile of C; MR, NV constants after inlining, so the up to 24       \
      * accumulators stay in registers. A's element (r, p) is a[r * ars + p * aps]. */            \
     static inline __attribute__((always_inline)) void tile_##SUF(const int MR, const int NV, int64_t k, T alpha, \
                                                                 const T *a, int64_t ars, int64_t aps, \
                                                                 const T *B, int64_t ldb, int acc, T *C, int64_t ldc) { \
         enum { W = sizeof(vec_##SUF) / sizeof(T) };                                                \
-        vec_##SUF c[6][2] = {{{0}}}, b0, b1 = {0};                                                 \
+        vec_##SUF c[6][4] = {{{0}}}, bv[4] = {{0}};                                                \
         for (int64_t p = 0; p < k; p++) {                                                          \
-            memcpy(&b0, B + p * ldb, sizeof b0);                                                   \
-            if (NV == 2) memcpy(&b1, B + p * ldb + W, sizeof b1);                                  \
+            for (int v = 0; v < NV; v++) memcpy(&bv[v], B + p * ldb + v * W, sizeof bv[v]);      \
             for (int r = 0; r < MR; r++) {                                                         \
                 T x = a[r * ars + p * aps];                                                        \
-                c[r][0] += x * b0;                                                                 \
-                if (NV == 2) c[r][1] += x * b1;                                                    \
+                for (int v = 0; v < NV; v++) c[r][v] += x * bv[v];                                 \
             }                                                                                      \
         }                                                                                          \
         for (int r = 0; r < MR; r++)                                                               \
@@ -88,7 +87,11 @@ typedef double vec_d __attribute__((vector_size(64)));
                                                                 const T *A, int64_t ars, int64_t aps, \
                                                                 const T *B, int64_t ldb, int acc, T *C, int64_t ldc) { \
         enum { W = sizeof(vec_##SUF) / sizeof(T) };                                                \
-        int64_t j0 = 0;                                                                            \
+        int64_t j0 = 0, wide = mt__cpu_avx512f();                                            \
+        if (wide) /* 24 accumulators: only where there are 32 vector registers (AVX-512) */       \
+            for (; j0 + 4 * W <= n; j0 += 4 * W)                                                   \
+                for (int64_t i0 = 0; i0 < m; i0 += 6)                                              \
+                    TILES_##SUF(4, m - i0, k, alpha, A + i0 * ars, ars, aps, B + j0, ldb, acc, C + i0 * ldc + j0, ldc); \
         for (; j0 + 2 * W <= n; j0 += 2 * W)                                                       \
             for (int64_t i0 = 0; i0 < m; i0 += 6)                                                  \
                 TILES_##SUF(2, m - i0, k, alpha, A + i0 * ars, ars, aps, B + j0, ldb, acc, C + i0 * ldc + j0, ldc); \

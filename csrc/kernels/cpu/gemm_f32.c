@@ -46,6 +46,9 @@ typedef struct {
 
 #ifdef MT_HAVE_AVX512_HELPERS
 
+/* the mask of the first n of 16 lanes (none for n <= 0, all for n >= 16) */
+static inline __mmask16 lanes(int64_t n) { return n <= 0 ? 0 : n >= 16 ? 0xffff : (__mmask16)((1u << n) - 1); }
+
 /* C[mr x nr] (row stride ldc) = alpha * (A panel @ B panel) + beta * C */
 static AVX512 void kernel_12x32(int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc, float alpha,
                                 float beta, int mr, int nr) {
@@ -67,8 +70,7 @@ static AVX512 void kernel_12x32(int64_t kc, const float *ap, const float *bp, fl
     }
 #undef ROW
     __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
-    __mmask16 m0 = nr >= 16 ? 0xffff : (__mmask16)((1u << nr) - 1);
-    __mmask16 m1 = nr >= 32 ? 0xffff : nr <= 16 ? 0 : (__mmask16)((1u << (nr - 16)) - 1);
+    __mmask16 m0 = lanes(nr), m1 = lanes(nr - 16);
     /* every load of C before any store: a load 4 KiB after a pending store (C rows a multiple of
      * 1024 floats apart) would wait on it (4K aliasing) */
 #define SCALE(i, x0, x1)                                                                         \
@@ -110,14 +112,12 @@ static AVX512 void pack_a(int64_t mc, int64_t kc, const float *a, int64_t sam, i
 static AVX512 void pack_b(int64_t kc, int64_t nr, const float *b, int64_t sbk, int64_t sbn, float *bp) {
     if (nr < NR) memset(bp, 0, sizeof(float) * NR * kc);
     if (sbn == 1) {
-        __mmask16 m0 = nr >= 16 ? 0xffff : (__mmask16)((1u << nr) - 1);
-        __mmask16 m1 = nr >= 32 ? 0xffff : nr <= 16 ? 0 : (__mmask16)((1u << (nr - 16)) - 1);
+        __mmask16 m0 = lanes(nr), m1 = lanes(nr - 16);
         for (int64_t p = 0; p < kc; p++, bp += NR) {
             _mm512_storeu_ps(bp, _mm512_maskz_loadu_ps(m0, b + p * sbk));
             _mm512_storeu_ps(bp + 16, _mm512_maskz_loadu_ps(m1, b + p * sbk + 16));
         }
-    } else if (sbk == 1) mt__transpose_f32(b, sbn, bp, NR, nr, kc); /* columns of B are contiguous */
-    else
+    } else /* (a B with contiguous columns goes through pack_panel's transposes) */
         for (int64_t p = 0; p < kc; p++)
             for (int64_t q = 0; q < nr; q++) bp[p * NR + q] = b[p * sbk + q * sbn];
 }
