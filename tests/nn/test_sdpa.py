@@ -152,7 +152,10 @@ def test_math_path(shapes, dtype, causal):
 @pytest.mark.parametrize("shapes", [[(2, 6, 5, 8), (2, 3, 7, 8), (2, 3, 7, 8)],
                                     [(2, 6, 5, 8), (2, 2, 7, 8), (2, 2, 7, 8)],
                                     [(2, 6, 5, 8), (2, 3, 7, 8), (2, 3, 7, 6)],
-                                    [(6, 5, 8), (3, 7, 8), (3, 7, 8)]])
+                                    [(6, 5, 8), (3, 7, 8), (3, 7, 8)],
+                                    # several query and key blocks per key head (the backward's loops)
+                                    [(1, 4, 200, 16), (1, 2, 300, 16), (1, 2, 300, 16)],
+                                    [(1, 4, 300, 16), (1, 2, 130, 16), (1, 2, 130, 16)]])
 def test_gqa(shapes):
     run(shapes, enable_gqa=True)
     run(shapes, enable_gqa=True, is_causal=True)

@@ -112,10 +112,10 @@ typedef double vec_d __attribute__((vector_size(64)));
         for (int64_t i = 0; i < r; i++)                                                            \
             for (int64_t j = 0; j < c; j++) dst[j * ldd + i] = src[i * lds + j];                   \
     }                                                                                              \
-    /* scores of rows [i0, i0+nq) x keys [j0, j0+nk): scale * q k^T + mask, -inf where masked */  \
+    /* scores of rows [i0, i0+nq) x keys [j0, j0+nk): scale * q k^T + mask, -inf where masked;  \
+     * kt: the key block transposed */                                                             \
     static inline __attribute__((always_inline)) void scores_##SUF(const att *a, int64_t b, int64_t h, int64_t i0, int64_t nq, int64_t j0, \
-                             int64_t nk, const T *Q, const T *K, T *kt, T *s) {                    \
-        pack_t_##SUF(nk, a->E, K, a->ks[2], kt, BK);                                               \
+                             int64_t nk, const T *Q, const T *kt, T *s) {                          \
         gemm_##SUF(nq, nk, a->E, (T)a->scale, Q, a->qs[2], 1, kt, BK, 0, s, BK);                      \
         for (int64_t r = 0; r < nq; r++) {                                                         \
             T *sr = s + r * BK;                                                                    \
@@ -201,48 +201,55 @@ typedef double vec_d __attribute__((vector_size(64)));
         }                                                                                          \
         free(st);                                                                                  \
     }                                                                                              \
-    /* one task per (batch, key head): it owns dk, dv of that head and dq of its query heads */   \
+    /* one task per (batch, key head): it owns dk, dv of that head and dq of its query heads. Key   \
+     * blocks are the outer loop, so each is transposed once for all the query blocks of the group */ \
     MT_SIMD static void bwd_##SUF(void *p, int64_t t0, int64_t t1) {                               \
         const att *a = p;                                                                          \
         int64_t E = a->E, G = a->Hq / a->Hk;                                                       \
-        T *s = malloc(sizeof(T) * (2 * BQ * BK + BQ + 2 * E * BK));                                \
+        T *s = malloc(sizeof(T) * (2 * BQ * BK + 2 * E * BK + G * a->L));                          \
         if (!s) return;                                                                            \
-        T *dp = s + BQ * BK, *D = dp + BQ * BK, *kt = D + BQ, *vt = kt + E * BK;                   \
+        T *dp = s + BQ * BK, *kt = dp + BQ * BK, *vt = kt + E * BK, *D = vt + E * BK;              \
         for (int64_t t = t0; t < t1; t++) {                                                        \
             int64_t b = t / a->Hk, hk = t % a->Hk;                                                 \
             const T *K = (const T *)a->k + b * a->ks[0] + hk * a->ks[1];                           \
             const T *V = (const T *)a->v + b * a->vs[0] + hk * a->vs[1];                           \
             T *gk = (T *)a->gk + (b * a->Hk + hk) * a->S * E, *gv = (T *)a->gv + (b * a->Hk + hk) * a->S * E; \
-            for (int64_t h = hk * G; h < (hk + 1) * G; h++)                                        \
-                for (int64_t i0 = 0; i0 < a->L; i0 += BQ) {                                        \
-                    int64_t nq = min64(BQ, a->L - i0), kend = a->causal ? min64(a->S, i0 + nq) : a->S; \
-                    const T *Q = (const T *)a->q + b * a->qs[0] + h * a->qs[1] + i0 * a->qs[2];    \
-                    const T *GO = (const T *)a->go + b * a->gos[0] + h * a->gos[1] + i0 * a->gos[2]; \
-                    const T *O = (const T *)a->o + b * a->os[0] + h * a->os[1] + i0 * a->os[2];    \
-                    const T *lse = (const T *)a->lse + (b * a->Hq + h) * a->L + i0;                \
-                    T *gq = (T *)a->gq + ((b * a->Hq + h) * a->L + i0) * E;                        \
-                    for (int64_t r = 0; r < nq; r++)                                               \
-                        D[r] = mt__rdot_##SUF(GO + r * a->gos[2], O + r * a->os[2], E);            \
-                    for (int64_t j0 = 0; j0 < kend; j0 += BK) {                                    \
-                        int64_t nk = min64(BK, kend - j0);                                         \
-                        const T *Kj = K + j0 * a->ks[2], *Vj = V + j0 * a->vs[2];                  \
-                        scores_##SUF(a, b, h, i0, nq, j0, nk, Q, Kj, kt, s);                           \
+            for (int64_t h = hk * G; h < (hk + 1) * G; h++) /* D = rowsum(go * o) */               \
+                for (int64_t i = 0; i < a->L; i++)                                                 \
+                    D[(h - hk * G) * a->L + i] =                                                   \
+                        mt__rdot_##SUF((const T *)a->go + b * a->gos[0] + h * a->gos[1] + i * a->gos[2], \
+                                       (const T *)a->o + b * a->os[0] + h * a->os[1] + i * a->os[2], E); \
+            for (int64_t j0 = 0; j0 < a->S; j0 += BK) {                                            \
+                int64_t nk = min64(BK, a->S - j0);                                                 \
+                const T *Kj = K + j0 * a->ks[2], *Vj = V + j0 * a->vs[2];                          \
+                pack_t_##SUF(nk, E, Kj, a->ks[2], kt, BK);                                         \
+                pack_t_##SUF(nk, E, Vj, a->vs[2], vt, BK);                                         \
+                for (int64_t h = hk * G; h < (hk + 1) * G; h++)                                    \
+                    for (int64_t i0 = 0; i0 < a->L; i0 += BQ) {                                    \
+                        int64_t nq = min64(BQ, a->L - i0);                                         \
+                        if (a->causal && j0 >= i0 + nq) continue; /* every key of the block is hidden */ \
+                        int64_t nkq = a->causal ? min64(nk, i0 + nq - j0) : nk;                    \
+                        const T *Q = (const T *)a->q + b * a->qs[0] + h * a->qs[1] + i0 * a->qs[2]; \
+                        const T *GO = (const T *)a->go + b * a->gos[0] + h * a->gos[1] + i0 * a->gos[2]; \
+                        const T *lse = (const T *)a->lse + (b * a->Hq + h) * a->L + i0;            \
+                        const T *Dq = D + (h - hk * G) * a->L + i0;                                \
+                        T *gq = (T *)a->gq + ((b * a->Hq + h) * a->L + i0) * E;                    \
+                        scores_##SUF(a, b, h, i0, nq, j0, nkq, Q, kt, s);                           \
                         for (int64_t r = 0; r < nq; r++) {                                         \
                             T *sr = s + r * BK, ls = lse[r];                                       \
-                            for (int64_t j = 0; j < nk; j++) sr[j] = EXPF_##SUF(sr[j] - ls);       \
+                            for (int64_t j = 0; j < nkq; j++) sr[j] = EXPF_##SUF(sr[j] - ls);       \
                             if (ls == (T)INFINITY)                                                 \
-                                for (int64_t j = 0; j < nk; j++) sr[j] = 0;                        \
+                                for (int64_t j = 0; j < nkq; j++) sr[j] = 0;                        \
                         }                                                                          \
-                        gemm_##SUF(nk, E, nq, 1, s, 1, BK, GO, a->gos[2], 1, gv + j0 * E, E); /* p^T go */ \
-                        pack_t_##SUF(nk, E, Vj, a->vs[2], vt, BK);                                 \
-                        gemm_##SUF(nq, nk, E, 1, GO, a->gos[2], 1, vt, BK, 0, dp, BK);                \
+                        gemm_##SUF(nkq, E, nq, 1, s, 1, BK, GO, a->gos[2], 1, gv + j0 * E, E); /* p^T go */ \
+                        gemm_##SUF(nq, nkq, E, 1, GO, a->gos[2], 1, vt, BK, 0, dp, BK);            \
                         for (int64_t r = 0; r < nq; r++)                                           \
-                            for (int64_t j = 0; j < nk; j++)                                       \
-                                dp[r * BK + j] = s[r * BK + j] * (dp[r * BK + j] - D[r]);           \
-                        gemm_##SUF(nq, E, nk, (T)a->scale, dp, BK, 1, Kj, a->ks[2], 1, gq, E);        \
-                        gemm_##SUF(nk, E, nq, (T)a->scale, dp, 1, BK, Q, a->qs[2], 1, gk + j0 * E, E); \
+                            for (int64_t j = 0; j < nkq; j++)                                       \
+                                dp[r * BK + j] = s[r * BK + j] * (dp[r * BK + j] - Dq[r]);         \
+                        gemm_##SUF(nq, E, nkq, (T)a->scale, dp, BK, 1, Kj, a->ks[2], 1, gq, E);    \
+                        gemm_##SUF(nkq, E, nq, (T)a->scale, dp, 1, BK, Q, a->qs[2], 1, gk + j0 * E, E); \
                     }                                                                              \
-                }                                                                                  \
+            }                                                                                      \
         }                                                                                          \
         free(s);                                                                                   \
     }
@@ -359,7 +366,7 @@ mt_status mt__impl_sdpa_flash_backward(mt_tensor *grad, mt_tensor *q, mt_tensor 
     if (!st) st = mt__alloc(4, k->sizes, NULL, cd, MT_CPU, &rk);
     if (!st) st = mt__alloc(4, v->sizes, NULL, cd, MT_CPU, &rv);
     if (!st) {
-        void *probe = malloc(mt_dtype_itemsize(cd) * (3 * BQ * BK + 2 * BQ + 2 * a.E * BK + BQ * a.E));
+        void *probe = malloc(mt_dtype_itemsize(cd) * (2 * BQ * BK + 2 * a.E * BK + a.Hq / a.Hk * a.L));
         if (!probe) st = mt__error(MT_ERR_OOM, "scaled_dot_product_attention backward: out of memory");
         free(probe);
     }
