@@ -91,10 +91,10 @@ def test_sgemm_blocks_bitwise_across_threads(ta, tb):
     assert (got[0] == got[1]).all() and (got[0] == got[2]).all()
 
 
-@pytest.mark.parametrize("nb,m,n,k", [(1, 13, 2100, 2050), (1030, 3, 64, 64)])
+@pytest.mark.parametrize("nb,m,n,k", [(1, 13, 2100, 2050), (1030, 3, 64, 64), (1, 2100, 40, 1100)])
 def test_sgemm_sections(nb, m, n, k):
-    # products whose packed copy of B exceeds the 16 MiB budget run in sections: column ranges of
-    # one matrix (2050 x 2112) or groups of batches (1030 x 64 x 64)
+    # products whose packed copies exceed the budgets (A 8 MiB, B 16 MiB) run in sections: column
+    # ranges of one matrix (B 2050 x 2112), groups of batches (1030 x 64 x 64), row blocks (A 2160 x 1100)
     rng = np.random.default_rng(nb + m)
     a, b = rng.standard_normal((nb, m, k)), rng.standard_normal((nb, n, k)).transpose(0, 2, 1)
     x, y = mt.tensor(a).float(), mt.tensor(b.transpose(0, 2, 1).copy()).float().transpose(1, 2)

@@ -24,6 +24,7 @@
 #define NR 32
 #define KC 256
 #define MC 240             /* rows per row block: 240 x 256 floats of packed A = 240 KiB, in L2 */
+#define A_BUDGET (2 << 20) /* floats of packed A per section (8 MiB) */
 #define B_BUDGET (4 << 20) /* floats of packed B per section (16 MiB): larger products go in sections */
 #define SMALL_SCRATCH 4096 /* floats of scratch kept on the stack */
 #define SERIAL_MACS (1 << 20) /* below this many multiply-adds one thread is faster than waking the pool */
@@ -34,13 +35,11 @@ typedef struct {
     float *c;
     int64_t sab, sam, sak, sbb, sbk, sbn, scb, scm;
     float alpha, beta;
-    /* the section being run: batches [b0, b0 + nbat) x columns [n0, n0 + ncols) */
-    int64_t b0, nbat, n0, ncols, npanels, colb, nrb, ncb, items;
-    float *bpk;        /* packed B of the section: [batch][k][npanels * NR], kc block pc at pc * npanels * NR */
-    int *state;        /* per (batch, panel): 0 not packed, 1 being packed, 2 ready */
-    float *apk;        /* one packed A block per thread */
-    int64_t a_floats;
-    int next_slot;
+    /* the section being run: batches [b0, b0 + nbat) x row blocks [rb0, rb0 + nrb) x columns [n0, n0 + ncols) */
+    int64_t b0, nbat, rb0, nrb, n0, ncols, npanels, colb, ncb, items;
+    float *apk;        /* packed A of the section: row block rb of batch bi at (bi * nrb + rb) * mcb * k */
+    float *bpk;        /* packed B of the section: [batch][k][npanels * NR] */
+    int *astate, *bstate; /* per (batch, row block) and (batch, panel): 0 not packed, 1 being packed, 2 ready */
     int64_t next_item;
 } sgemm_plan;
 
@@ -153,32 +152,44 @@ static AVX512 void pack_panel(const sgemm_plan *g, int64_t bi, int64_t j) {
         }
 }
 
-/* the packed panel j of batch bi (all kc blocks), packing it if no thread has */
-static AVX512 void claim_panel(sgemm_plan *g, int64_t bi, int64_t j) {
-    int *st = g->state + bi * g->npanels + j;
-    if (__atomic_load_n(st, __ATOMIC_ACQUIRE) == 2) return;
+/* 1: the caller packs the part `st` guards, then calls publish(st); 0: it is ready (another
+ * thread may have packed it while this one waited) */
+static int claim(int *st) {
+    if (__atomic_load_n(st, __ATOMIC_ACQUIRE) == 2) return 0;
     int expect = 0;
-    if (__atomic_compare_exchange_n(st, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-        pack_panel(g, bi, j);
-        __atomic_store_n(st, 2, __ATOMIC_RELEASE);
-    } else
-        for (int spins = 0; __atomic_load_n(st, __ATOMIC_ACQUIRE) != 2; spins++)
-            if (spins < 4096) _mm_pause();
-            else sched_yield(); /* the packing thread was preempted */
+    if (__atomic_compare_exchange_n(st, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return 1;
+    for (int spins = 0; __atomic_load_n(st, __ATOMIC_ACQUIRE) != 2; spins++)
+        if (spins < 4096) _mm_pause();
+        else sched_yield(); /* the packing thread was preempted */
+    return 0;
+}
+static void publish(int *st) { __atomic_store_n(st, 2, __ATOMIC_RELEASE); }
+
+/* where the kc block at column pc of row block rb (section-relative) of batch bi sits in packed A */
+static float *packed_a(const sgemm_plan *g, int64_t bi, int64_t rb, int64_t pc) {
+    return g->apk + (bi * g->nrb + rb) * g->mcb * g->k + pc * g->mcb;
 }
 
-/* one item: rows of row block rb x the panels of column block cb, for batch bi of the section */
-static AVX512 void gemm_item(sgemm_plan *g, int64_t bi, int64_t rb, int64_t cb, float *ap) {
-    int64_t r0 = rb * g->mcb, mc = g->m - r0 < g->mcb ? g->m - r0 : g->mcb;
+/* one item: row block rb x the panels of column block cb, for batch bi of the section; the
+ * row block and panels are packed by the first item that needs them */
+static AVX512 void gemm_item(sgemm_plan *g, int64_t bi, int64_t rb, int64_t cb) {
+    int64_t r0 = (g->rb0 + rb) * g->mcb, mc = g->m - r0 < g->mcb ? g->m - r0 : g->mcb;
     int64_t j0 = cb * g->colb, j1 = j0 + g->colb < g->npanels ? j0 + g->colb : g->npanels;
-    const float *a = g->a + (g->b0 + bi) * g->sab + r0 * g->sam;
     float *c = g->c + (g->b0 + bi) * g->scb + r0 * g->scm + g->n0;
+    int *ast = g->astate + bi * g->nrb + rb;
+    if (claim(ast)) {
+        const float *a = g->a + (g->b0 + bi) * g->sab + r0 * g->sam;
+        for (int64_t pc = 0; pc < g->k; pc += g->kcb)
+            pack_a(mc, g->k - pc < g->kcb ? g->k - pc : g->kcb, a + pc * g->sak, g->sam, g->sak, packed_a(g, bi, rb, pc));
+        publish(ast);
+    }
     for (int64_t pc = 0; pc < g->k; pc += g->kcb) {
         int64_t kc = g->k - pc < g->kcb ? g->k - pc : g->kcb;
         float beta = pc ? 1.0f : g->beta;
-        pack_a(mc, kc, a + pc * g->sak, g->sam, g->sak, ap);
+        const float *ap = packed_a(g, bi, rb, pc);
         for (int64_t j = j0; j < j1; j++) {
-            if (!pc) claim_panel(g, bi, j);
+            int *bst = g->bstate + bi * g->npanels + j;
+            if (!pc && claim(bst)) pack_panel(g, bi, j), publish(bst);
             const float *panel = packed_panel(g, bi, pc, kc, j);
             int nr = (int)(g->ncols - j * NR < NR ? g->ncols - j * NR : NR);
             for (int64_t ir = 0; ir < mc; ir += MR)
@@ -191,48 +202,50 @@ static AVX512 void gemm_item(sgemm_plan *g, int64_t bi, int64_t rb, int64_t cb, 
 static void sgemm_task(void *ctx, int64_t t0, int64_t t1) { /* one call per thread: items until none is left */
     (void)t0, (void)t1;
     sgemm_plan *g = ctx;
-    float *ap = g->apk + g->a_floats * __atomic_fetch_add(&g->next_slot, 1, __ATOMIC_RELAXED);
     int64_t per_batch = g->nrb * g->ncb;
     for (int64_t i; (i = __atomic_fetch_add(&g->next_item, 1, __ATOMIC_RELAXED)) < g->items;)
-        gemm_item(g, i / per_batch, i % per_batch % g->nrb, i % per_batch / g->nrb, ap);
+        gemm_item(g, i / per_batch, i % per_batch % g->nrb, i % per_batch / g->nrb);
 }
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 static int sgemm_avx512(sgemm_plan *g, int64_t nb) {
     if (!mt__cpu_avx512f()) return 1;
     int nt = mt_get_num_threads();
     if ((double)nb * g->m * g->n * g->k < SERIAL_MACS) nt = 1;
     g->kcb = block_size(g->k, KC, 1), g->mcb = block_size(g->m, MC, MR);
-    g->nrb = (g->m + g->mcb - 1) / g->mcb;
-    /* sections: whole batches while their packed B fits the budget, else column ranges of one */
-    int64_t npad = (g->n + NR - 1) / NR * NR, nbat = 1, ncols = g->n;
-    if (g->k * npad <= B_BUDGET) nbat = B_BUDGET / (g->k * npad) < nb ? B_BUDGET / (g->k * npad) : nb;
-    else ncols = B_BUDGET / g->k / NR * NR > NR ? B_BUDGET / g->k / NR * NR : NR;
-    int64_t npanels = (ncols + NR - 1) / NR, nstate = nbat * npanels;
-    g->a_floats = g->mcb * g->kcb;
-    int64_t total = nbat * g->k * npanels * NR + nt * g->a_floats + nstate + 16;
+    /* sections: whole batches while their packed A and B fit the budgets, else row blocks and
+     * column ranges of one matrix (A is then packed again per column range, B per row range) */
+    int64_t rblocks = (g->m + g->mcb - 1) / g->mcb, npad = (g->n + NR - 1) / NR * NR;
+    int64_t asz = rblocks * g->mcb * g->k, bsz = g->k * npad, nbat = 1, nrb = rblocks, ncols = g->n;
+    if (asz <= A_BUDGET && bsz <= B_BUDGET) nbat = min64(nb, min64(A_BUDGET / asz, B_BUDGET / bsz));
+    if (asz > A_BUDGET) nrb = A_BUDGET / (g->mcb * g->k) > 1 ? A_BUDGET / (g->mcb * g->k) : 1;
+    if (bsz > B_BUDGET) ncols = B_BUDGET / g->k / NR * NR > NR ? B_BUDGET / g->k / NR * NR : NR;
+    int64_t npanels = (ncols + NR - 1) / NR;
+    int64_t afl = nbat * nrb * g->mcb * g->k, bfl = nbat * g->k * npanels * NR;
+    int64_t total = afl + bfl + nbat * (nrb + npanels) + 16;
     float small[SMALL_SCRATCH] __attribute__((aligned(64))); /* tiny products skip the allocator */
     mt_tensor *scratch = NULL;
     if (total > SMALL_SCRATCH && mt__alloc(1, &total, NULL, MT_F32, MT_CPU, &scratch))
         return 1; /* out of memory: OpenBLAS needs none */
-    g->bpk = scratch ? (float *)mt__data(scratch) : small;
-    g->apk = g->bpk + nbat * g->k * npanels * NR;
-    g->state = (int *)(g->apk + nt * g->a_floats);
+    g->apk = scratch ? (float *)mt__data(scratch) : small;
+    g->bpk = g->apk + afl;
+    g->astate = (int *)(g->bpk + bfl), g->bstate = g->astate + nbat * nrb;
     for (int64_t b0 = 0; b0 < nb; b0 += nbat)
-        for (int64_t n0 = 0; n0 < g->n; n0 += ncols) {
-            g->b0 = b0, g->nbat = nb - b0 < nbat ? nb - b0 : nbat;
-            g->n0 = n0, g->ncols = g->n - n0 < ncols ? g->n - n0 : ncols;
-            g->npanels = (g->ncols + NR - 1) / NR;
-            /* column blocks: enough items for the threads to balance (4 each), at least 2 panels wide */
-            int64_t want = nt > 1 ? (4 * nt + g->nbat * g->nrb - 1) / (g->nbat * g->nrb) : 1;
-            int64_t most = g->npanels / 2 > 1 ? g->npanels / 2 : 1;
-            g->ncb = nt > 1 ? (want < most ? want : most) : 1;
-            g->colb = (g->npanels + g->ncb - 1) / g->ncb, g->ncb = (g->npanels + g->colb - 1) / g->colb;
-            g->items = g->nbat * g->nrb * g->ncb;
-            memset(g->state, 0, sizeof(int) * g->nbat * g->npanels);
-            g->next_slot = 0, g->next_item = 0;
-            int parts = nt < g->items ? nt : (int)g->items;
-            mt__parallel_for(parts, 1, sgemm_task, g);
-        }
+        for (int64_t rb0 = 0; rb0 < rblocks; rb0 += nrb)
+            for (int64_t n0 = 0; n0 < g->n; n0 += ncols) {
+                g->b0 = b0, g->nbat = min64(nb - b0, nbat), g->rb0 = rb0, g->nrb = min64(rblocks - rb0, nrb);
+                g->n0 = n0, g->ncols = min64(g->n - n0, ncols), g->npanels = (g->ncols + NR - 1) / NR;
+                /* column blocks: enough items for the threads to balance (4 each), at least 2 panels wide */
+                int64_t want = nt > 1 ? (4 * nt + g->nbat * g->nrb - 1) / (g->nbat * g->nrb) : 1;
+                g->ncb = nt > 1 ? min64(want, g->npanels / 2 > 1 ? g->npanels / 2 : 1) : 1;
+                g->colb = (g->npanels + g->ncb - 1) / g->ncb, g->ncb = (g->npanels + g->colb - 1) / g->colb;
+                g->items = g->nbat * g->nrb * g->ncb;
+                memset(g->astate, 0, sizeof(int) * g->nbat * (g->nrb + g->npanels));
+                g->bstate = g->astate + g->nbat * g->nrb;
+                g->next_item = 0;
+                mt__parallel_for(min64(nt, g->items), 1, sgemm_task, g);
+            }
     if (scratch) mt_tensor_release(scratch);
     return 0;
 }
