@@ -11,10 +11,12 @@
  * block, column block) items taken from an atomic counter, so a thread slowed by another process
  * on its core takes fewer items instead of holding the others up. Every C element sees the same kc
  * blocks in the same order whatever the split: results do not depend on the thread count.
- * Without AVX-512 the same call goes to OpenBLAS (the operands then need a unit stride). */
+ * Without AVX-512, or with MINDTORCH_SGEMM_OPENBLAS set (A/B measurements), the same call goes to
+ * OpenBLAS (the operands then need a unit stride). */
 #include <cblas.h>
 #include <stdint.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../../core/internal.h"
@@ -210,7 +212,7 @@ static void sgemm_task(void *ctx, int64_t t0, int64_t t1) { /* one call per thre
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 static int sgemm_avx512(sgemm_plan *g, int64_t nb) {
-    if (!mt__cpu_avx512f()) return 1;
+    if (!mt__cpu_avx512f() || getenv("MINDTORCH_SGEMM_OPENBLAS")) return 1; /* the switch: for A/B runs */
     int nt = mt_get_num_threads();
     if ((double)nb * g->m * g->n * g->k < SERIAL_MACS) nt = 1;
     g->kcb = block_size(g->k, KC, 1), g->mcb = block_size(g->m, MC, MR);
