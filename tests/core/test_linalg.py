@@ -1,10 +1,23 @@
 """Matrix products against live PyTorch: shapes, dtypes, layouts, error texts."""
+import os
+
 import numpy as np
 import pytest
 
 import mindtorch_v2 as mt
 
 torch = pytest.importorskip("torch")
+
+
+def _own_sgemm():
+    """Our float32 GEMM runs (AVX-512, no OpenBLAS switch): only it promises thread-count-free bits."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            avx512 = " avx512f" in f.read()
+    except OSError:
+        return False
+    return avx512 and not os.environ.get("MINDTORCH_SGEMM_OPENBLAS")
+
 
 TOL = {"float32": 1e-4, "float64": 1e-10, "float16": 1e-2, "bfloat16": 2e-2, "int64": 0, "int32": 0}
 
@@ -88,7 +101,8 @@ def test_sgemm_blocks_bitwise_across_threads(ta, tb):
     finally:
         mt.set_num_threads(prev)
     np.testing.assert_allclose(got[0], want, rtol=1e-4, atol=1e-3)
-    assert (got[0] == got[1]).all() and (got[0] == got[2]).all()
+    if _own_sgemm():
+        assert (got[0] == got[1]).all() and (got[0] == got[2]).all()
 
 
 @pytest.mark.parametrize("nb,m,n,k", [(1, 13, 2100, 2050), (1030, 3, 64, 64), (1, 2100, 40, 1100)])
@@ -106,7 +120,8 @@ def test_sgemm_sections(nb, m, n, k):
     finally:
         mt.set_num_threads(prev)
     np.testing.assert_allclose(got[0], a @ b, rtol=1e-4, atol=1e-3)
-    assert (got[0] == got[1]).all()
+    if _own_sgemm():
+        assert (got[0] == got[1]).all()
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "int64"])
