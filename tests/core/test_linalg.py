@@ -124,6 +124,19 @@ def test_sgemm_sections(nb, m, n, k):
         assert (got[0] == got[1]).all()
 
 
+@pytest.mark.parametrize("openblas", [False, True])
+def test_sgemm_single_rows_with_any_stride(openblas, monkeypatch):
+    # a one-row operand's row stride is free (here 3 < 10 columns): both GEMM paths (ours, and
+    # OpenBLAS behind the switch) must still give BLAS a valid leading dimension
+    if openblas:
+        monkeypatch.setenv("MINDTORCH_SGEMM_OPENBLAS", "1")
+    row = mt.as_strided(mt.arange(10, dtype=mt.float32), (1, 10), (3, 1))
+    col = mt.as_strided(mt.arange(10, dtype=mt.float32), (10, 1), (1, 3))
+    w = mt.arange(30, dtype=mt.float32).reshape(10, 3)
+    np.testing.assert_array_equal((row @ w).numpy(), row.numpy() @ w.numpy())
+    np.testing.assert_array_equal((w.t() @ col).numpy(), w.numpy().T @ col.numpy())
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "int64"])
 def test_addmm_baddbmm(dtype):
     (mi, ti), (m1, t1), (m2, t2) = pair((4,), dtype, 3), pair((2, 3), dtype, 4), pair((3, 4), dtype, 5)

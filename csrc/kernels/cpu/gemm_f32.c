@@ -256,6 +256,12 @@ static int sgemm_avx512(sgemm_plan *g, int64_t nb) {
 static int sgemm_avx512(sgemm_plan *g, int64_t nb) { (void)g, (void)nb; return 1; }
 #endif
 
+/* BLAS's leading dimension of a row-major [rows x cols] matrix with row stride `stride`: a single
+ * row's stride is free (a view may give it any value), BLAS still wants at least cols */
+static int64_t blas_ld(int64_t rows, int64_t cols, int64_t stride) {
+    return rows == 1 || stride < 1 ? (cols > 1 ? cols : 1) : stride;
+}
+
 void mt__sgemm(int64_t nb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t sab, int64_t sam,
                int64_t sak, const float *b, int64_t sbb, int64_t sbk, int64_t sbn, float beta, float *c, int64_t scb,
                int64_t scm, int64_t scn) {
@@ -272,9 +278,9 @@ void mt__sgemm(int64_t nb, int64_t m, int64_t n, int64_t k, float alpha, const f
                     .sbk = sbk, .sbn = sbn, .scb = scb, .scm = scm, .alpha = alpha, .beta = beta};
     if (!sgemm_avx512(&g, nb)) return;
     int ta = sak != 1, tb = sbn != 1; /* OpenBLAS: each operand has a unit stride (the callers see to it) */
-    int64_t lda = ta ? sak : sam, ldb = tb ? sbn : sbk;
+    int64_t lda = ta ? blas_ld(k, m, sak) : blas_ld(m, k, sam), ldb = tb ? blas_ld(n, k, sbn) : blas_ld(k, n, sbk);
     for (int64_t i = 0; i < nb; i++)
         cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n,
-                    (int)k, alpha, a + i * sab, (int)(lda > 1 ? lda : 1), b + i * sbb, (int)(ldb > 1 ? ldb : 1), beta,
-                    c + i * scb, (int)(scm > 1 ? scm : 1));
+                    (int)k, alpha, a + i * sab, (int)lda, b + i * sbb, (int)ldb, beta, c + i * scb,
+                    (int)blas_ld(m, n, scm));
 }
