@@ -265,8 +265,14 @@ def test_unsupported_version():
 def test_garbage_is_not_a_checkpoint():
     with pytest.raises((pickle.UnpicklingError, RuntimeError, EOFError)):
         mt.load(io.BytesIO(b"\x80\x02K\x05."))
-    with pytest.raises((pickle.UnpicklingError, RuntimeError, EOFError)):
-        mt.load(io.BytesIO(os.urandom(200)))
+    # a SHORT_BINSTRING that is not UTF-8: PyTorch's weights-only unpickler raises the decode error
+    with pytest.raises(UnicodeDecodeError):
+        mt.load(io.BytesIO(b"\x80\x02U\x01\x98." + bytes(200)))
+    import random
+    rng = random.Random(0)  # seeded: os.urandom made this test fail at random (the case above)
+    for _ in range(200):
+        with pytest.raises((pickle.UnpicklingError, RuntimeError, EOFError, UnicodeDecodeError)):
+            mt.load(io.BytesIO(rng.randbytes(200)))
 
 
 def test_random_corruption_only_raises_python_errors():
