@@ -19,6 +19,14 @@ from . import chart, machine
 from .registry import load_cases
 
 
+# Pause before each timed batch, so the other library's idle threads have gone to sleep: after
+# a call PyTorch's OpenMP workers spin for milliseconds (libgomp's default wait policy) and ours
+# for 0.2 ms, and on 2 cores a spinning thread of one library halves the other's second thread.
+# Users do not run both libraries in one process; without the pause a 4096x4096 sum timed 1.3-1.9x
+# PyTorch's right after a PyTorch batch, 0.98 with PyTorch's workers passive.
+SETTLE_S = float(os.environ.get("BENCH_SETTLE_S", "0.05"))
+
+
 def _batch(fn, budget):
     """Calls per timed batch: enough for budget/20 seconds."""
     fn()
@@ -47,6 +55,7 @@ def measure(c, rounds, budget):
         for _ in range(min(rounds, c.rounds or rounds)):
             for k in ("mt", "torch"):
                 f, n = fns[k], batch[k]
+                time.sleep(SETTLE_S)
                 t0 = time.perf_counter()
                 for _ in range(n):
                     f()

@@ -11,9 +11,10 @@ int64_t mt_live_tensors(void) { return atomic_load(&live_tensors); }
 _Static_assert(sizeof(mt_storage) <= STORAGE_HEADER, "storage header too large");
 
 /* ---- large blocks: a bounded cache ----
- * glibc gives blocks of a MiB and more back to the kernel when they are freed (munmap, or a
- * trim of the heap top), so each new large tensor paid page faults and page zeroing again: ~5%
- * of a BERT training step, most of a 64 MB softmax. Freed large blocks are kept by size class
+ * glibc gives large blocks back to the kernel when they are freed (munmap, or a trim of the heap
+ * top: blocks from 128 KiB up when they happen to sit at the top), so each new large tensor paid
+ * page faults and page zeroing again: ~5% of a BERT training step, most of a 64 MB softmax, 7% of
+ * a 128x384x384 GEMM whose 200 KiB scratch and output were trimmed on every call. Freed large blocks are kept by size class
  * (4 per power of two; a block is allocated at its class's size) and reused, at most
  * CACHE_LIMIT bytes of them; all go back when an allocation fails. Off under AddressSanitizer,
  * which must see every free. */
@@ -24,7 +25,7 @@ _Static_assert(sizeof(mt_storage) <= STORAGE_HEADER, "storage header too large")
 #define MT_NO_BLOCK_CACHE 1
 #endif
 #endif
-#define BIG_LOG 20 /* classes start at 1 MiB */
+#define BIG_LOG 16 /* classes start at 64 KiB */
 #define NCLASS (4 * (40 - BIG_LOG + 1))
 #define CACHE_LIMIT ((size_t)1 << 30)
 

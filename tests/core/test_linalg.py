@@ -81,13 +81,15 @@ def test_gemm_at_each_thread_count(nb, m, n, k, threads, dtype):
         mt.set_num_threads(prev)
 
 
+@pytest.mark.parametrize("m", [250, 100])
 @pytest.mark.parametrize("ta,tb", [(False, False), (False, True), (True, False), (True, True)])
-def test_sgemm_blocks_bitwise_across_threads(ta, tb):
+def test_sgemm_blocks_bitwise_across_threads(ta, tb, m):
     # float32 GEMM past every block edge (rows > 240, columns > 3072, inner > 2 x 256, ragged
     # 12x32 tiles), with alpha and beta: matches float64 numpy, and the bits do not depend on
-    # the thread count (each element sees the same sums in the same order)
+    # the thread count (each element sees the same sums in the same order). 100 rows are one
+    # row block: B is then packed per thread, a kc block at a time
     rng = np.random.default_rng(7)
-    m, n, k = 250, 3100, 520
+    n, k = 3100, 520
     a, b, c = rng.standard_normal((m, k)), rng.standard_normal((k, n)), rng.standard_normal((m, n))
     want = 0.5 * c + 1.5 * (a @ b)
     x = mt.tensor(a.T.copy()).t() if ta else mt.tensor(a)
@@ -105,10 +107,12 @@ def test_sgemm_blocks_bitwise_across_threads(ta, tb):
         assert (got[0] == got[1]).all() and (got[0] == got[2]).all()
 
 
-@pytest.mark.parametrize("nb,m,n,k", [(1, 13, 2100, 2050), (1030, 3, 64, 64), (1, 2100, 40, 1100)])
+@pytest.mark.parametrize("nb,m,n,k", [(1, 250, 2100, 2050), (1, 13, 2100, 2050), (1030, 3, 64, 64),
+                                      (1, 2100, 40, 1100)])
 def test_sgemm_sections(nb, m, n, k):
     # products whose packed copies exceed the budgets (A 8 MiB, B 16 MiB) run in sections: column
-    # ranges of one matrix (B 2050 x 2112), groups of batches (1030 x 64 x 64), row blocks (A 2160 x 1100)
+    # ranges of one matrix (B 2050 x 2112 shared by two row blocks; with one row block B is packed
+    # per thread and needs none), groups of batches (1030 x 64 x 64), row blocks (A 2160 x 1100)
     rng = np.random.default_rng(nb + m)
     a, b = rng.standard_normal((nb, m, k)), rng.standard_normal((nb, n, k)).transpose(0, 2, 1)
     x, y = mt.tensor(a).float(), mt.tensor(b.transpose(0, 2, 1).copy()).float().transpose(1, 2)

@@ -32,7 +32,7 @@
 #define SERIAL_MACS (1 << 20) /* below this many multiply-adds one thread is faster than waking the pool */
 
 typedef struct {
-    int64_t m, n, k, kcb, mcb; /* sizes; kc and row block sizes */
+    int64_t m, n, k, kcb, mcb, nkb; /* sizes; kc and row block sizes; kc blocks */
     const float *a, *b;
     float *c;
     int64_t sab, sam, sak, sbb, sbk, sbn, scb, scm;
@@ -41,7 +41,7 @@ typedef struct {
     int64_t b0, nbat, rb0, nrb, n0, ncols, npanels, colb, ncb, items;
     float *apk;        /* packed A of the section: row block rb of batch bi at (bi * nrb + rb) * mcb * k */
     float *bpk;        /* packed B of the section: [batch][k][npanels * NR] */
-    int *astate, *bstate; /* per (batch, row block) and (batch, panel): 0 not packed, 1 being packed, 2 ready */
+    int *astate, *bstate; /* per (batch, row block, kc block) and (batch, panel): 0 not packed, 1 being packed, 2 ready */
     int64_t next_item;
 } sgemm_plan;
 
@@ -172,27 +172,42 @@ static float *packed_a(const sgemm_plan *g, int64_t bi, int64_t rb, int64_t pc) 
     return g->apk + (bi * g->nrb + rb) * g->mcb * g->k + pc * g->mcb;
 }
 
-/* one item: row block rb x the panels of column block cb, for batch bi of the section; the
- * row block and panels are packed by the first item that needs them */
+/* cols [j*NR, j*NR + nr) x rows [pc, pc + kc) of batch bi's B into one panel bp[kc][NR] */
+static AVX512 void pack_b_block(const sgemm_plan *g, int64_t bi, int64_t pc, int64_t kc, int64_t j, float *bp) {
+    int64_t nr = g->ncols - j * NR < NR ? g->ncols - j * NR : NR;
+    const float *b = g->b + (g->b0 + bi) * g->sbb + (g->n0 + j * NR) * g->sbn + pc * g->sbk;
+    if (g->sbk == 1 && g->sbn != 1) { /* transposed B: columns contiguous */
+        if (nr < NR) memset(bp, 0, sizeof(float) * NR * kc);
+        for (int64_t i = 0; i < nr; i += 16)
+            mt__transpose_f32(b + i * g->sbn, g->sbn, bp + i, NR, nr - i < 16 ? nr - i : 16, kc);
+    } else
+        pack_b(kc, nr, b, g->sbk, g->sbn, bp);
+}
+
+/* one item: row block rb x the panels of column block cb, for batch bi of the section. Each kc
+ * block of the row block is packed by the first item that needs it. With one row block in the
+ * section (M <= MC: every Linear on a short sequence) each B panel has one user, so it is packed
+ * right before use into this thread's own buffer, in L1; else B panels are packed (whole K) on
+ * first use into the section's shared copy, for the other row blocks. */
 static AVX512 void gemm_item(sgemm_plan *g, int64_t bi, int64_t rb, int64_t cb) {
     int64_t r0 = (g->rb0 + rb) * g->mcb, mc = g->m - r0 < g->mcb ? g->m - r0 : g->mcb;
     int64_t j0 = cb * g->colb, j1 = j0 + g->colb < g->npanels ? j0 + g->colb : g->npanels;
     float *c = g->c + (g->b0 + bi) * g->scb + r0 * g->scm + g->n0;
-    int *ast = g->astate + bi * g->nrb + rb;
-    if (claim(ast)) {
-        const float *a = g->a + (g->b0 + bi) * g->sab + r0 * g->sam;
-        for (int64_t pc = 0; pc < g->k; pc += g->kcb)
-            pack_a(mc, g->k - pc < g->kcb ? g->k - pc : g->kcb, a + pc * g->sak, g->sam, g->sak, packed_a(g, bi, rb, pc));
-        publish(ast);
-    }
-    for (int64_t pc = 0; pc < g->k; pc += g->kcb) {
+    const float *a = g->a + (g->b0 + bi) * g->sab + r0 * g->sam;
+    float own[KC * NR] __attribute__((aligned(64)));
+    for (int64_t pc = 0, kb = 0; pc < g->k; pc += g->kcb, kb++) {
         int64_t kc = g->k - pc < g->kcb ? g->k - pc : g->kcb;
-        float beta = pc ? 1.0f : g->beta;
-        const float *ap = packed_a(g, bi, rb, pc);
+        float beta = pc ? 1.0f : g->beta, *ap = packed_a(g, bi, rb, pc);
+        int *ast = g->astate + (bi * g->nrb + rb) * g->nkb + kb;
+        if (claim(ast)) pack_a(mc, kc, a + pc * g->sak, g->sam, g->sak, ap), publish(ast);
         for (int64_t j = j0; j < j1; j++) {
-            int *bst = g->bstate + bi * g->npanels + j;
-            if (!pc && claim(bst)) pack_panel(g, bi, j), publish(bst);
-            const float *panel = packed_panel(g, bi, pc, kc, j);
+            const float *panel = own;
+            if (g->nrb == 1) pack_b_block(g, bi, pc, kc, j, own);
+            else {
+                int *bst = g->bstate + bi * g->npanels + j;
+                if (!pc && claim(bst)) pack_panel(g, bi, j), publish(bst);
+                panel = packed_panel(g, bi, pc, kc, j);
+            }
             int nr = (int)(g->ncols - j * NR < NR ? g->ncols - j * NR : NR);
             for (int64_t ir = 0; ir < mc; ir += MR)
                 kernel_12x32(kc, ap + ir * kc, panel, c + ir * g->scm + j * NR, g->scm, g->alpha, beta,
@@ -215,24 +230,24 @@ static int sgemm_avx512(sgemm_plan *g, int64_t nb) {
     if (!mt__cpu_avx512f() || getenv("MINDTORCH_SGEMM_OPENBLAS")) return 1; /* the switch: for A/B runs */
     int nt = mt_get_num_threads();
     if ((double)nb * g->m * g->n * g->k < SERIAL_MACS) nt = 1;
-    g->kcb = block_size(g->k, KC, 1), g->mcb = block_size(g->m, MC, MR);
+    g->kcb = block_size(g->k, KC, 1), g->mcb = block_size(g->m, MC, MR), g->nkb = (g->k + g->kcb - 1) / g->kcb;
     /* sections: whole batches while their packed A and B fit the budgets, else row blocks and
      * column ranges of one matrix (A is then packed again per column range, B per row range) */
     int64_t rblocks = (g->m + g->mcb - 1) / g->mcb, npad = (g->n + NR - 1) / NR * NR;
     int64_t asz = rblocks * g->mcb * g->k, bsz = g->k * npad, nbat = 1, nrb = rblocks, ncols = g->n;
     if (asz <= A_BUDGET && bsz <= B_BUDGET) nbat = min64(nb, min64(A_BUDGET / asz, B_BUDGET / bsz));
     if (asz > A_BUDGET) nrb = A_BUDGET / (g->mcb * g->k) > 1 ? A_BUDGET / (g->mcb * g->k) : 1;
-    if (bsz > B_BUDGET) ncols = B_BUDGET / g->k / NR * NR > NR ? B_BUDGET / g->k / NR * NR : NR;
+    if (bsz > B_BUDGET && nrb > 1) ncols = B_BUDGET / g->k / NR * NR > NR ? B_BUDGET / g->k / NR * NR : NR;
     int64_t npanels = (ncols + NR - 1) / NR;
-    int64_t afl = nbat * nrb * g->mcb * g->k, bfl = nbat * g->k * npanels * NR;
-    int64_t total = afl + bfl + nbat * (nrb + npanels) + 16;
+    int64_t afl = nbat * nrb * g->mcb * g->k, bfl = nrb > 1 ? nbat * g->k * npanels * NR : 0;
+    int64_t total = afl + bfl + nbat * (nrb * g->nkb + npanels) + 16;
     float small[SMALL_SCRATCH] __attribute__((aligned(64))); /* tiny products skip the allocator */
     mt_tensor *scratch = NULL;
     if (total > SMALL_SCRATCH && mt__alloc(1, &total, NULL, MT_F32, MT_CPU, &scratch))
         return 1; /* out of memory: OpenBLAS needs none */
     g->apk = scratch ? (float *)mt__data(scratch) : small;
     g->bpk = g->apk + afl;
-    g->astate = (int *)(g->bpk + bfl), g->bstate = g->astate + nbat * nrb;
+    g->astate = (int *)(g->bpk + bfl);
     for (int64_t b0 = 0; b0 < nb; b0 += nbat)
         for (int64_t rb0 = 0; rb0 < rblocks; rb0 += nrb)
             for (int64_t n0 = 0; n0 < g->n; n0 += ncols) {
@@ -243,8 +258,8 @@ static int sgemm_avx512(sgemm_plan *g, int64_t nb) {
                 g->ncb = nt > 1 ? min64(want, g->npanels / 2 > 1 ? g->npanels / 2 : 1) : 1;
                 g->colb = (g->npanels + g->ncb - 1) / g->ncb, g->ncb = (g->npanels + g->colb - 1) / g->colb;
                 g->items = g->nbat * g->nrb * g->ncb;
-                memset(g->astate, 0, sizeof(int) * g->nbat * (g->nrb + g->npanels));
-                g->bstate = g->astate + g->nbat * g->nrb;
+                memset(g->astate, 0, sizeof(int) * g->nbat * (g->nrb * g->nkb + g->npanels));
+                g->bstate = g->astate + g->nbat * g->nrb * g->nkb;
                 g->next_item = 0;
                 mt__parallel_for(min64(nt, g->items), 1, sgemm_task, g);
             }
