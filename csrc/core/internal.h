@@ -72,6 +72,7 @@ static inline char *mt__data(const mt_tensor *t) {
 }
 /* a + b wrapping, for offsets and strides of views that never address memory when it wraps */
 static inline int64_t mt__wadd(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
+static inline int64_t mt__min64(int64_t a, int64_t b) { return a < b ? a : b; }
 /* Normalise dim into [0, ndim) or fail with PyTorch's IndexError text. */
 mt_status mt__wrap_dim(int64_t *dim, int ndim);
 /* Format sizes as "[2, 3]" into buf. */

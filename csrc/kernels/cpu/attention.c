@@ -38,7 +38,6 @@ typedef struct {
     double scale;
 } att;
 
-static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 #define EXPF_f mt_v_expf
 #define EXPF_d exp
@@ -146,7 +145,7 @@ typedef double vec_d __attribute__((vector_size(64)));
         T *acc = st + BK * BQ, *m = acc + BQ * E, *l = m + BQ, *al = l + BQ, *ref = al + BQ, *qt = ref + BQ; \
         for (int64_t t = t0; t < t1; t++) {                                                        \
             int64_t b = t / (a->Hq * a->nqb), h = t / a->nqb % a->Hq, i0 = t % a->nqb * BQ;        \
-            int64_t nq = min64(BQ, a->L - i0), kend = a->causal ? min64(a->S, i0 + nq) : a->S;     \
+            int64_t nq = mt__min64(BQ, a->L - i0), kend = a->causal ? mt__min64(a->S, i0 + nq) : a->S;     \
             int64_t nqp = (nq + W - 1) / W * W; /* columns padded to whole vectors (BQ % W == 0) */ \
             const T *Q = (const T *)a->q + b * a->qs[0] + h * a->qs[1] + i0 * a->qs[2];            \
             const T *K = (const T *)a->k + b * a->ks[0] + h / G * a->ks[1];                        \
@@ -156,7 +155,7 @@ typedef double vec_d __attribute__((vector_size(64)));
             for (int64_t r = 0; r < nqp; r++) m[r] = -(T)INFINITY, l[r] = 0;                       \
             memset(acc, 0, sizeof(T) * nq * E);                                                    \
             for (int64_t j0 = 0; j0 < kend; j0 += BK) {                                            \
-                int64_t nk = min64(BK, kend - j0);                                                 \
+                int64_t nk = mt__min64(BK, kend - j0);                                                 \
                 gemm_##SUF(nk, nqp, E, 1, K + j0 * a->ks[2], a->ks[2], 1, qt, BQ, 0, st, BQ);      \
                 if (a->mask_kind != MASK_NONE)                                                     \
                     for (int64_t j = 0; j < nk; j++) {                                             \
@@ -169,7 +168,7 @@ typedef double vec_d __attribute__((vector_size(64)));
                     }                                                                              \
                 if (a->causal) /* key j0 + j is hidden from queries before it */                   \
                     for (int64_t j = 0; j < nk; j++)                                               \
-                        for (int64_t r = 0; r < min64(nq, j0 + j - i0); r++) st[j * BQ + r] = -(T)INFINITY; \
+                        for (int64_t r = 0; r < mt__min64(nq, j0 + j - i0); r++) st[j * BQ + r] = -(T)INFINITY; \
                 for (int64_t r = 0; r < nqp; r++) ref[r] = m[r];                                   \
                 for (int64_t j = 0; j < nk; j++)                                                   \
                     for (int64_t r = 0; r < nqp; r++) ref[r] = st[j * BQ + r] > ref[r] ? st[j * BQ + r] : ref[r]; \
@@ -220,15 +219,15 @@ typedef double vec_d __attribute__((vector_size(64)));
                         mt__rdot_##SUF((const T *)a->go + b * a->gos[0] + h * a->gos[1] + i * a->gos[2], \
                                        (const T *)a->o + b * a->os[0] + h * a->os[1] + i * a->os[2], E); \
             for (int64_t j0 = 0; j0 < a->S; j0 += BK) {                                            \
-                int64_t nk = min64(BK, a->S - j0);                                                 \
+                int64_t nk = mt__min64(BK, a->S - j0);                                                 \
                 const T *Kj = K + j0 * a->ks[2], *Vj = V + j0 * a->vs[2];                          \
                 pack_t_##SUF(nk, E, Kj, a->ks[2], kt, BK);                                         \
                 pack_t_##SUF(nk, E, Vj, a->vs[2], vt, BK);                                         \
                 for (int64_t h = hk * G; h < (hk + 1) * G; h++)                                    \
                     for (int64_t i0 = 0; i0 < a->L; i0 += BQ) {                                    \
-                        int64_t nq = min64(BQ, a->L - i0);                                         \
+                        int64_t nq = mt__min64(BQ, a->L - i0);                                         \
                         if (a->causal && j0 >= i0 + nq) continue; /* every key of the block is hidden */ \
-                        int64_t nkq = a->causal ? min64(nk, i0 + nq - j0) : nk;                    \
+                        int64_t nkq = a->causal ? mt__min64(nk, i0 + nq - j0) : nk;                    \
                         const T *Q = (const T *)a->q + b * a->qs[0] + h * a->qs[1] + i0 * a->qs[2]; \
                         const T *GO = (const T *)a->go + b * a->gos[0] + h * a->gos[1] + i0 * a->gos[2]; \
                         const T *lse = (const T *)a->lse + (b * a->Hq + h) * a->L + i0;            \

@@ -95,7 +95,7 @@ static AVX512 void kernel_12x32(int64_t kc, const float *ap, const float *bp, fl
 /* rows [0, mc) x cols [0, kc) of A into MR-row panels ap[panel][p][MR], zero-padded */
 static AVX512 void pack_a(int64_t mc, int64_t kc, const float *a, int64_t sam, int64_t sak, float *ap) {
     for (int64_t i = 0; i < mc; i += MR, ap += MR * kc) {
-        int64_t mr = mc - i < MR ? mc - i : MR;
+        int64_t mr = mt__min64(mc - i, MR);
         const float *s = a + i * sam;
         if (mr < MR) memset(ap, 0, sizeof(float) * MR * kc);
         if (sak == 1) mt__transpose_f32(s, sam, ap, MR, mr, kc); /* rows of A are contiguous */
@@ -139,17 +139,17 @@ static float *packed_panel(const sgemm_plan *g, int64_t bi, int64_t pc, int64_t 
  * transposed B (columns contiguous) is read a 16-column group at a time along all of K, so each
  * of its rows is one sequential stream rather than kc-sized pieces fetched in separate passes. */
 static AVX512 void pack_panel(const sgemm_plan *g, int64_t bi, int64_t j) {
-    int64_t nr = g->ncols - j * NR < NR ? g->ncols - j * NR : NR;
+    int64_t nr = mt__min64(g->ncols - j * NR, NR);
     const float *b = g->b + (g->b0 + bi) * g->sbb + (g->n0 + j * NR) * g->sbn;
     int along_k = g->sbk == 1 && g->sbn != 1;
     for (int64_t i = 0; i < (along_k ? nr : 1); i += 16)
         for (int64_t pc = 0; pc < g->k; pc += g->kcb) {
-            int64_t kc = g->k - pc < g->kcb ? g->k - pc : g->kcb;
+            int64_t kc = mt__min64(g->k - pc, g->kcb);
             float *panel = packed_panel(g, bi, pc, kc, j);
             if (!along_k) pack_b(kc, nr, b + pc * g->sbk, g->sbk, g->sbn, panel);
             else {
                 if (nr < NR && i == 0) memset(panel, 0, sizeof(float) * NR * kc);
-                mt__transpose_f32(b + i * g->sbn + pc, g->sbn, panel + i, NR, nr - i < 16 ? nr - i : 16, kc);
+                mt__transpose_f32(b + i * g->sbn + pc, g->sbn, panel + i, NR, mt__min64(nr - i, 16), kc);
             }
         }
 }
@@ -174,12 +174,12 @@ static float *packed_a(const sgemm_plan *g, int64_t bi, int64_t rb, int64_t pc) 
 
 /* cols [j*NR, j*NR + nr) x rows [pc, pc + kc) of batch bi's B into one panel bp[kc][NR] */
 static AVX512 void pack_b_block(const sgemm_plan *g, int64_t bi, int64_t pc, int64_t kc, int64_t j, float *bp) {
-    int64_t nr = g->ncols - j * NR < NR ? g->ncols - j * NR : NR;
+    int64_t nr = mt__min64(g->ncols - j * NR, NR);
     const float *b = g->b + (g->b0 + bi) * g->sbb + (g->n0 + j * NR) * g->sbn + pc * g->sbk;
     if (g->sbk == 1 && g->sbn != 1) { /* transposed B: columns contiguous */
         if (nr < NR) memset(bp, 0, sizeof(float) * NR * kc);
         for (int64_t i = 0; i < nr; i += 16)
-            mt__transpose_f32(b + i * g->sbn, g->sbn, bp + i, NR, nr - i < 16 ? nr - i : 16, kc);
+            mt__transpose_f32(b + i * g->sbn, g->sbn, bp + i, NR, mt__min64(nr - i, 16), kc);
     } else
         pack_b(kc, nr, b, g->sbk, g->sbn, bp);
 }
@@ -190,13 +190,13 @@ static AVX512 void pack_b_block(const sgemm_plan *g, int64_t bi, int64_t pc, int
  * right before use into this thread's own buffer, in L1; else B panels are packed (whole K) on
  * first use into the section's shared copy, for the other row blocks. */
 static AVX512 void gemm_item(sgemm_plan *g, int64_t bi, int64_t rb, int64_t cb) {
-    int64_t r0 = (g->rb0 + rb) * g->mcb, mc = g->m - r0 < g->mcb ? g->m - r0 : g->mcb;
+    int64_t r0 = (g->rb0 + rb) * g->mcb, mc = mt__min64(g->m - r0, g->mcb);
     int64_t j0 = cb * g->colb, j1 = j0 + g->colb < g->npanels ? j0 + g->colb : g->npanels;
     float *c = g->c + (g->b0 + bi) * g->scb + r0 * g->scm + g->n0;
     const float *a = g->a + (g->b0 + bi) * g->sab + r0 * g->sam;
     float own[KC * NR] __attribute__((aligned(64)));
     for (int64_t pc = 0, kb = 0; pc < g->k; pc += g->kcb, kb++) {
-        int64_t kc = g->k - pc < g->kcb ? g->k - pc : g->kcb;
+        int64_t kc = mt__min64(g->k - pc, g->kcb);
         float beta = pc ? 1.0f : g->beta, *ap = packed_a(g, bi, rb, pc);
         int *ast = g->astate + (bi * g->nrb + rb) * g->nkb + kb;
         if (claim(ast)) pack_a(mc, kc, a + pc * g->sak, g->sam, g->sak, ap), publish(ast);
@@ -208,10 +208,10 @@ static AVX512 void gemm_item(sgemm_plan *g, int64_t bi, int64_t rb, int64_t cb) 
                 if (!pc && claim(bst)) pack_panel(g, bi, j), publish(bst);
                 panel = packed_panel(g, bi, pc, kc, j);
             }
-            int nr = (int)(g->ncols - j * NR < NR ? g->ncols - j * NR : NR);
+            int nr = (int)mt__min64(g->ncols - j * NR, NR);
             for (int64_t ir = 0; ir < mc; ir += MR)
                 kernel_12x32(kc, ap + ir * kc, panel, c + ir * g->scm + j * NR, g->scm, g->alpha, beta,
-                             (int)(mc - ir < MR ? mc - ir : MR), nr);
+                             (int)mt__min64(mc - ir, MR), nr);
         }
     }
 }
@@ -224,8 +224,6 @@ static void sgemm_task(void *ctx, int64_t t0, int64_t t1) { /* one call per thre
         gemm_item(g, i / per_batch, i % per_batch % g->nrb, i % per_batch / g->nrb);
 }
 
-static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
-
 static int sgemm_avx512(sgemm_plan *g, int64_t nb) {
     if (!mt__cpu_avx512f() || getenv("MINDTORCH_SGEMM_OPENBLAS")) return 1; /* the switch: for A/B runs */
     int nt = mt_get_num_threads();
@@ -235,7 +233,7 @@ static int sgemm_avx512(sgemm_plan *g, int64_t nb) {
      * column ranges of one matrix (A is then packed again per column range, B per row range) */
     int64_t rblocks = (g->m + g->mcb - 1) / g->mcb, npad = (g->n + NR - 1) / NR * NR;
     int64_t asz = rblocks * g->mcb * g->k, bsz = g->k * npad, nbat = 1, nrb = rblocks, ncols = g->n;
-    if (asz <= A_BUDGET && bsz <= B_BUDGET) nbat = min64(nb, min64(A_BUDGET / asz, B_BUDGET / bsz));
+    if (asz <= A_BUDGET && bsz <= B_BUDGET) nbat = mt__min64(nb, mt__min64(A_BUDGET / asz, B_BUDGET / bsz));
     if (asz > A_BUDGET) nrb = A_BUDGET / (g->mcb * g->k) > 1 ? A_BUDGET / (g->mcb * g->k) : 1;
     if (bsz > B_BUDGET && nrb > 1) ncols = B_BUDGET / g->k / NR * NR > NR ? B_BUDGET / g->k / NR * NR : NR;
     int64_t npanels = (ncols + NR - 1) / NR;
@@ -251,17 +249,17 @@ static int sgemm_avx512(sgemm_plan *g, int64_t nb) {
     for (int64_t b0 = 0; b0 < nb; b0 += nbat)
         for (int64_t rb0 = 0; rb0 < rblocks; rb0 += nrb)
             for (int64_t n0 = 0; n0 < g->n; n0 += ncols) {
-                g->b0 = b0, g->nbat = min64(nb - b0, nbat), g->rb0 = rb0, g->nrb = min64(rblocks - rb0, nrb);
-                g->n0 = n0, g->ncols = min64(g->n - n0, ncols), g->npanels = (g->ncols + NR - 1) / NR;
+                g->b0 = b0, g->nbat = mt__min64(nb - b0, nbat), g->rb0 = rb0, g->nrb = mt__min64(rblocks - rb0, nrb);
+                g->n0 = n0, g->ncols = mt__min64(g->n - n0, ncols), g->npanels = (g->ncols + NR - 1) / NR;
                 /* column blocks: enough items for the threads to balance (4 each), at least 2 panels wide */
                 int64_t want = nt > 1 ? (4 * nt + g->nbat * g->nrb - 1) / (g->nbat * g->nrb) : 1;
-                g->ncb = nt > 1 ? min64(want, g->npanels / 2 > 1 ? g->npanels / 2 : 1) : 1;
+                g->ncb = nt > 1 ? mt__min64(want, g->npanels / 2 > 1 ? g->npanels / 2 : 1) : 1;
                 g->colb = (g->npanels + g->ncb - 1) / g->ncb, g->ncb = (g->npanels + g->colb - 1) / g->colb;
                 g->items = g->nbat * g->nrb * g->ncb;
                 memset(g->astate, 0, sizeof(int) * g->nbat * (g->nrb * g->nkb + g->npanels));
                 g->bstate = g->astate + g->nbat * g->nrb * g->nkb;
                 g->next_item = 0;
-                mt__parallel_for(min64(nt, g->items), 1, sgemm_task, g);
+                mt__parallel_for(mt__min64(nt, g->items), 1, sgemm_task, g);
             }
     if (scratch) mt_tensor_release(scratch);
     return 0;
