@@ -222,12 +222,15 @@ void mt__iter_init(mt_iter *it, int nops, mt_tensor *const *ops);
  * thread pool; inline when small. */
 typedef void (*mt_task_fn)(void *ctx, int64_t begin, int64_t end);
 void mt__parallel_for(int64_t n, int64_t grain, mt_task_fn fn, void *ctx);
-int mt__cpu_avx512f(void);
-/* float32 C[i] = alpha*A[i]@B[i] + beta*C[i] for i < nb, matrices given by strides (batch, row, col);
- * C needs a unit stride on one side (and A, B too where the CPU lacks AVX-512: OpenBLAS then) */
+int mt__cpu_avx512f(void); /* the CPU runs AVX-512F (kernels with an AVX-512 path ask once) */
+/* float32 (float64) C[i] = alpha*A[i]@B[i] + beta*C[i] for i < nb, matrices given by strides (batch, row, col);
+ * C needs a unit stride on one side (and A, B too where OpenBLAS runs it: float64, or no AVX-512) */
 void mt__sgemm(int64_t nb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t sab, int64_t sam,
                int64_t sak, const float *b, int64_t sbb, int64_t sbk, int64_t sbn, float beta, float *c, int64_t scb,
-               int64_t scm, int64_t scn); /* the CPU runs AVX-512F (kernels with an AVX-512 path ask once) */
+               int64_t scm, int64_t scn);
+void mt__dgemm(int64_t nb, int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t sab, int64_t sam,
+               int64_t sak, const double *b, int64_t sbb, int64_t sbk, int64_t sbn, double beta, double *c,
+               int64_t scb, int64_t scm, int64_t scn);
 /* Run loop over the iterator, splitting across threads above the grain size. */
 void mt__iter_run(const mt_iter *it, mt_loop_fn loop, const mt_kargs *k);
 

@@ -1,4 +1,5 @@
-/* gemm_f32.c — float32 GEMM: C = alpha*A@B + beta*C over a batch of strided matrices.
+/* gemm_f32.c — float32 GEMM: C = alpha*A@B + beta*C over a batch of strided matrices (and the
+ * same strided entry for float64, which OpenBLAS runs).
  *
  * On AVX-512 it is our own, BLIS-style: A is packed into panels of 12 rows ([kc][12]) and B into
  * panels of 32 columns ([kc][32]); a 12x32 block of C lives in 24 zmm registers while the kernel
@@ -275,25 +276,53 @@ static int64_t blas_ld(int64_t rows, int64_t cols, int64_t stride) {
     return rows == 1 || stride < 1 ? (cols > 1 ? cols : 1) : stride;
 }
 
-void mt__sgemm(int64_t nb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t sab, int64_t sam,
-               int64_t sak, const float *b, int64_t sbb, int64_t sbk, int64_t sbn, float beta, float *c, int64_t scb,
-               int64_t scm, int64_t scn) {
+/* The strided GEMM behind mt__sgemm and mt__dgemm: a column-major C becomes a row-major one
+ * (C^T = B^T A^T), then float32 runs our kernel where it can and the rest goes to OpenBLAS */
+static void gemm_strided(int f64, int64_t nb, int64_t m, int64_t n, int64_t k, double alpha, const char *a,
+                         int64_t sab, int64_t sam, int64_t sak, const char *b, int64_t sbb, int64_t sbk, int64_t sbn,
+                         double beta, char *c, int64_t scb, int64_t scm, int64_t scn) {
     if (nb <= 0 || m <= 0 || n <= 0 || k <= 0) return;
     if (scn != 1) { /* column-major C: C^T = B^T A^T */
-        const float *tp = a; a = b; b = tp;
+        const char *tp = a; a = b; b = tp;
         int64_t t = m; m = n; n = t;
         t = sab; sab = sbb; sbb = t;
         t = sam; sam = sbn; sbn = t;
         t = sak; sak = sbk; sbk = t;
         scm = scn;
     }
-    sgemm_plan g = {.m = m, .n = n, .k = k, .a = a, .b = b, .c = c, .sab = sab, .sam = sam, .sak = sak, .sbb = sbb,
-                    .sbk = sbk, .sbn = sbn, .scb = scb, .scm = scm, .alpha = alpha, .beta = beta};
-    if (!sgemm_avx512(&g, nb)) return;
+    if (!f64) {
+        sgemm_plan g = {.m = m, .n = n, .k = k, .a = (const float *)a, .b = (const float *)b, .c = (float *)c,
+                        .sab = sab, .sam = sam, .sak = sak, .sbb = sbb, .sbk = sbk, .sbn = sbn, .scb = scb,
+                        .scm = scm, .alpha = (float)alpha, .beta = (float)beta};
+        if (!sgemm_avx512(&g, nb)) return;
+    }
     int ta = sak != 1, tb = sbn != 1; /* OpenBLAS: each operand has a unit stride (the callers see to it) */
     int64_t lda = ta ? blas_ld(k, m, sak) : blas_ld(m, k, sam), ldb = tb ? blas_ld(n, k, sbn) : blas_ld(k, n, sbk);
-    for (int64_t i = 0; i < nb; i++)
-        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n,
-                    (int)k, alpha, a + i * sab, (int)lda, b + i * sbb, (int)ldb, beta, c + i * scb,
-                    (int)blas_ld(m, n, scm));
+    int64_t ldc = blas_ld(m, n, scm), es = f64 ? 8 : 4;
+    for (int64_t i = 0; i < nb; i++) {
+        const char *ai = a + i * sab * es, *bi = b + i * sbb * es;
+        char *ci = c + i * scb * es;
+        if (f64)
+            cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n,
+                        (int)k, alpha, (const double *)ai, (int)lda, (const double *)bi, (int)ldb, beta, (double *)ci,
+                        (int)ldc);
+        else
+            cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n,
+                        (int)k, (float)alpha, (const float *)ai, (int)lda, (const float *)bi, (int)ldb, (float)beta,
+                        (float *)ci, (int)ldc);
+    }
+}
+
+void mt__sgemm(int64_t nb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t sab, int64_t sam,
+               int64_t sak, const float *b, int64_t sbb, int64_t sbk, int64_t sbn, float beta, float *c, int64_t scb,
+               int64_t scm, int64_t scn) {
+    gemm_strided(0, nb, m, n, k, alpha, (const char *)a, sab, sam, sak, (const char *)b, sbb, sbk, sbn, beta,
+                 (char *)c, scb, scm, scn);
+}
+
+void mt__dgemm(int64_t nb, int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t sab, int64_t sam,
+               int64_t sak, const double *b, int64_t sbb, int64_t sbk, int64_t sbn, double beta, double *c,
+               int64_t scb, int64_t scm, int64_t scn) {
+    gemm_strided(1, nb, m, n, k, alpha, (const char *)a, sab, sam, sak, (const char *)b, sbb, sbk, sbn, beta,
+                 (char *)c, scb, scm, scn);
 }

@@ -27,29 +27,13 @@ static int blas_layout(int64_t r, int64_t c, int64_t sr, int64_t sc, int64_t *ld
  * (f32/f64), each matrix already BLAS-addressable. */
 static void gemm_blas(mt_tensor *A, mt_tensor *B, mt_tensor *C, double beta, double alpha) {
     int64_t nb = A->sizes[0], m = A->sizes[1], k = A->sizes[2], n = B->sizes[2];
-    if (A->dtype == MT_F32) {
-        mt__sgemm(nb, m, n, k, (float)alpha, (const float *)mt__data(A), A->strides[0], A->strides[1], A->strides[2],
-                  (const float *)mt__data(B), B->strides[0], B->strides[1], B->strides[2], (float)beta,
-                  (float *)mt__data(C), C->strides[0], C->strides[1], C->strides[2]);
-        return;
-    }
-    int64_t lda = 1, ldb = 1, ldc = 1;
-    int ta = blas_layout(m, k, A->strides[1], A->strides[2], &lda);
-    int tb = blas_layout(k, n, B->strides[1], B->strides[2], &ldb);
-    int tc = blas_layout(m, n, C->strides[1], C->strides[2], &ldc);
-    int64_t sa = A->strides[0] * 8, sb = B->strides[0] * 8, sc = C->strides[0] * 8;
-    char *pa = mt__data(A), *pb = mt__data(B);
-    if (tc == 1) { /* column-major C: compute C^T = B^T A^T in row-major terms */
-        char *tp = pa; pa = pb; pb = tp;
-        int64_t t64 = lda; lda = ldb; ldb = t64;
-        t64 = sa; sa = sb; sb = t64;
-        int tt = ta; ta = !tb; tb = !tt;
-        t64 = m; m = n; n = t64;
-    }
-    for (int64_t i = 0; i < nb; i++)
-        cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n,
-                    (int)k, alpha, (const double *)(pa + i * sa), (int)lda, (const double *)(pb + i * sb), (int)ldb,
-                    beta, (double *)(mt__data(C) + i * sc), (int)ldc);
+    const int64_t *sa = A->strides, *sb = B->strides, *sc = C->strides;
+    if (A->dtype == MT_F32)
+        mt__sgemm(nb, m, n, k, (float)alpha, (const float *)mt__data(A), sa[0], sa[1], sa[2], (const float *)mt__data(B),
+                  sb[0], sb[1], sb[2], (float)beta, (float *)mt__data(C), sc[0], sc[1], sc[2]);
+    else
+        mt__dgemm(nb, m, n, k, alpha, (const double *)mt__data(A), sa[0], sa[1], sa[2], (const double *)mt__data(B),
+                  sb[0], sb[1], sb[2], beta, (double *)mt__data(C), sc[0], sc[1], sc[2]);
 }
 
 /* integer GEMM with int64 accumulation and wrap-around (A, B, C int64 contiguous) */
