@@ -19,7 +19,8 @@ SUBMODULES = ["cuda", "cuda.amp", "backends", "backends.cuda", "backends.cudnn",
               "fx.experimental.proxy_tensor", "_dynamo", "_dynamo._trace_wrapped_higher_order_op", "_dynamo.exc",
               "_dynamo.config", "compiler", "utils", "utils._pytree", "utils.checkpoint", "distributions",
               "distributions.constraints", "distributions.multivariate_normal", "distributions.normal",
-              "distributions.categorical", "nn.attention", "nn.attention.flex_attention", "distributed", "amp",
+              "distributions.categorical", "nn.attention", "nn.attention.flex_attention", "distributed",
+              "distributed.tensor", "utils._python_dispatch", "amp",
               "amp.autocast_mode", "version", "overrides", "types", "library", "export", "export._trace", "onnx",
               "hub", "func"]
 
@@ -100,6 +101,37 @@ def test_distributed_unavailable():
     assert mt.distributed.is_available() is False
     with pytest.raises(NotImplementedError, match="torch.distributed.get_rank"):
         mt.distributed.get_rank()
+
+
+@pytest.mark.parametrize("lib", [mt, torch], ids=["mindtorch_v2", "torch"])
+def test_traceable_wrapper_subclass_checks(lib):
+    # huggingface_hub and safetensors ask these of every tensor they save; a missing module made
+    # each ask a failed import (~0.2 ms), which was a third of transformers' BERT test file
+    from importlib import import_module
+    pd = import_module(lib.__name__ + ".utils._python_dispatch")
+
+    class Flattens(lib.nn.Parameter):
+        def __tensor_flatten__(self):
+            return [], None
+
+        @staticmethod
+        def __tensor_unflatten__(inner, meta, outer_size, outer_stride):
+            return None
+
+    plain, param, flat = lib.ones(2), lib.nn.Parameter(lib.ones(2)), Flattens(lib.ones(2))
+    assert [pd.is_traceable_wrapper_subclass(x) for x in (plain, param, flat, 1)] == [False, False, True, False]
+    assert [pd.is_traceable_wrapper_subclass_type(t) for t in (lib.Tensor, lib.nn.Parameter, Flattens)] == \
+        [False, False, True]
+
+
+def test_dtensor_type_exists_and_no_tensor_is_one():
+    from mindtorch_v2.distributed.tensor import DTensor, distribute_tensor
+    assert issubclass(DTensor, mt.Tensor) and not isinstance(mt.ones(2), DTensor)
+    assert not isinstance(mt.nn.Parameter(mt.ones(2)), DTensor)
+    with pytest.raises(NotImplementedError, match="torch.distributed.tensor.DTensor"):
+        DTensor()
+    with pytest.raises(NotImplementedError, match="torch.distributed.tensor.distribute_tensor"):
+        distribute_tensor(mt.ones(2))
 
 
 def test_backend_flags_settable():
