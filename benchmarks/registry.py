@@ -3,17 +3,19 @@ import collections
 import importlib
 import pkgutil
 
-Case = collections.namedtuple("Case", "name make flops bytes peak rounds")
+Case = collections.namedtuple("Case", "name make flops bytes peak rounds once")
 CASES = []
 
 
-def case(name, flops=None, bytes_=None, peak=False, rounds=None):
+def case(name, flops=None, bytes_=None, peak=False, rounds=None, once=False):
     """Register a benchmark: fn(lib) -> zero-argument callable running one iteration.
 
     flops / bytes_: work per iteration, reported as GFLOP/s or GB/s; peak: also report the share
-    of the machine's fp32 peak (float32 GEMM-like cases); rounds: cap the timed rounds (slow cases)."""
+    of the machine's fp32 peak (float32 GEMM-like cases); rounds: cap the timed rounds (slow cases);
+    once: one call per round and no calibration or warm-up calls (an iteration of tens of seconds
+    that starts fresh each time, such as a whole pytest run)."""
     def deco(fn):
-        CASES.append(Case(name, fn, flops, bytes_, peak, rounds))
+        CASES.append(Case(name, fn, flops, bytes_, peak, rounds, once))
         return fn
     return deco
 

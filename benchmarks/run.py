@@ -50,7 +50,7 @@ def measure(c, rounds, budget):
     fns = {"mt": c.make(mindtorch_v2)}
     try:
         fns["torch"] = c.make(torch)
-        batch = {k: _batch(f, budget) for k, f in fns.items()}
+        batch = {k: 1 if c.once else _batch(f, budget) for k, f in fns.items()}
         samples = {"mt": [], "torch": []}
         for _ in range(min(rounds, c.rounds or rounds)):
             for k in ("mt", "torch"):
