@@ -5,6 +5,7 @@ import pkgutil
 
 Case = collections.namedtuple("Case", "name make flops bytes peak rounds once")
 CASES = []
+SKIPPED = []  # (name, reason): cases that need something this machine lacks
 
 
 def case(name, flops=None, bytes_=None, peak=False, rounds=None, once=False):
@@ -18,6 +19,11 @@ def case(name, flops=None, bytes_=None, peak=False, rounds=None, once=False):
         CASES.append(Case(name, fn, flops, bytes_, peak, rounds, once))
         return fn
     return deco
+
+
+def skip(name, reason):
+    """Record a case that cannot run here (the report lists it with the reason)."""
+    SKIPPED.append((name, reason))
 
 
 def load_cases():

