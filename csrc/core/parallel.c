@@ -7,8 +7,8 @@
  * pool still leaves the other cores to OpenBLAS and other processes within a fraction of a
  * millisecond, and it yields the CPU at each turn rather than pausing: when the caller and a
  * worker share a core, a pausing caller kept the worker it waited for off the core for the whole
- * spin (a 64x128 MLP step measured 3x slower now and then). The caller runs the first chunk itself. After fork() the child starts with no
- * workers and makes new ones on first use. */
+ * spin (a 64x128 MLP step measured 3x slower now and then). The caller runs the first chunk
+ * itself. After fork() the child starts with no workers and makes new ones on first use. */
 #include <pthread.h>
 #include <sched.h>
 #include <time.h>
