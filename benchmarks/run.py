@@ -132,9 +132,8 @@ def main(argv=None):
         print(f"| {c.name} | {_fmt_time(r['mindtorch_s'])} | {_fmt_time(r['torch_s'])} | {r['ratio']:.2f} | {_rate(r)} |",
               flush=True)
     skipped = [(n, why) for n, why in SKIPPED if args.filter in n]
-    for n, why in skipped:
-        print(f"\nnot run: {n} ({why})", end="")
-    print("\n" if skipped else "", end="")
+    if skipped:
+        print("\n" + "\n".join(f"not run: {n} ({why})" for n, why in skipped))
     _progress(len(cases), len(cases), "done", t0)
     if sys.stderr.isatty():
         sys.stderr.write("\n")

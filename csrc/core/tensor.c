@@ -14,10 +14,10 @@ _Static_assert(sizeof(mt_storage) <= STORAGE_HEADER, "storage header too large")
  * glibc gives large blocks back to the kernel when they are freed (munmap, or a trim of the heap
  * top: blocks from 128 KiB up when they happen to sit at the top), so each new large tensor paid
  * page faults and page zeroing again: ~5% of a BERT training step, most of a 64 MB softmax, 7% of
- * a 128x384x384 GEMM whose 200 KiB scratch and output were trimmed on every call. Freed large blocks are kept by size class
- * (4 per power of two; a block is allocated at its class's size) and reused, at most
- * CACHE_LIMIT bytes of them; all go back when an allocation fails. Off under AddressSanitizer,
- * which must see every free. */
+ * a 128x384x384 GEMM whose 200 KiB scratch and output were trimmed on every call. Freed large
+ * blocks are kept by size class (4 per power of two; a block is allocated at its class's size) and
+ * reused, at most CACHE_LIMIT bytes of them; all go back when an allocation fails. Off under
+ * AddressSanitizer, which must see every free. */
 #if defined(__SANITIZE_ADDRESS__)
 #define MT_NO_BLOCK_CACHE 1
 #elif defined(__has_feature)

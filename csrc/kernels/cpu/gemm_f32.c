@@ -138,22 +138,37 @@ static float *packed_panel(const sgemm_plan *g, int64_t bi, int64_t pc, int64_t 
     return g->bpk + (bi * g->k + pc) * g->npanels * NR + j * kc * NR;
 }
 
+/* cols [j*NR, j*NR + nr) x rows [pc, pc + kc) of batch bi's B into one panel bp[kc][NR] */
+static AVX512 void pack_b_block(const sgemm_plan *g, int64_t bi, int64_t pc, int64_t kc, int64_t j, float *bp) {
+    int64_t nr = mt__min64(g->ncols - j * NR, NR);
+    const float *b = g->b + (g->b0 + bi) * g->sbb + (g->n0 + j * NR) * g->sbn + pc * g->sbk;
+    if (g->sbk == 1 && g->sbn != 1) { /* transposed B: columns contiguous */
+        if (nr < NR) memset(bp, 0, sizeof(float) * NR * kc);
+        for (int64_t i = 0; i < nr; i += 16)
+            mt__transpose_f32(b + i * g->sbn, g->sbn, bp + i, NR, mt__min64(nr - i, 16), kc);
+    } else
+        pack_b(kc, nr, b, g->sbk, g->sbn, bp);
+}
+
 /* B's columns [j*NR, j*NR + nr) of batch bi, every kc block, into the section's packed copy. A
  * transposed B (columns contiguous) is read a 16-column group at a time along all of K, so each
  * of its rows is one sequential stream rather than kc-sized pieces fetched in separate passes. */
 static AVX512 void pack_panel(const sgemm_plan *g, int64_t bi, int64_t j) {
     int64_t nr = mt__min64(g->ncols - j * NR, NR);
     const float *b = g->b + (g->b0 + bi) * g->sbb + (g->n0 + j * NR) * g->sbn;
-    int along_k = g->sbk == 1 && g->sbn != 1;
-    for (int64_t i = 0; i < (along_k ? nr : 1); i += 16)
+    if (!(g->sbk == 1 && g->sbn != 1)) {
+        for (int64_t pc = 0; pc < g->k; pc += g->kcb) {
+            int64_t kc = mt__min64(g->k - pc, g->kcb);
+            pack_b_block(g, bi, pc, kc, j, packed_panel(g, bi, pc, kc, j));
+        }
+        return;
+    }
+    for (int64_t i = 0; i < nr; i += 16)
         for (int64_t pc = 0; pc < g->k; pc += g->kcb) {
             int64_t kc = mt__min64(g->k - pc, g->kcb);
             float *panel = packed_panel(g, bi, pc, kc, j);
-            if (!along_k) pack_b(kc, nr, b + pc * g->sbk, g->sbk, g->sbn, panel);
-            else {
-                if (nr < NR && i == 0) memset(panel, 0, sizeof(float) * NR * kc);
-                mt__transpose_f32(b + i * g->sbn + pc, g->sbn, panel + i, NR, mt__min64(nr - i, 16), kc);
-            }
+            if (nr < NR && i == 0) memset(panel, 0, sizeof(float) * NR * kc);
+            mt__transpose_f32(b + i * g->sbn + pc, g->sbn, panel + i, NR, mt__min64(nr - i, 16), kc);
         }
 }
 
@@ -173,18 +188,6 @@ static void publish(int *st) { __atomic_store_n(st, 2, __ATOMIC_RELEASE); }
 /* where the kc block at column pc of row block rb (section-relative) of batch bi sits in packed A */
 static float *packed_a(const sgemm_plan *g, int64_t bi, int64_t rb, int64_t pc) {
     return g->apk + (bi * g->nrb + rb) * g->mcb * g->k + pc * g->mcb;
-}
-
-/* cols [j*NR, j*NR + nr) x rows [pc, pc + kc) of batch bi's B into one panel bp[kc][NR] */
-static AVX512 void pack_b_block(const sgemm_plan *g, int64_t bi, int64_t pc, int64_t kc, int64_t j, float *bp) {
-    int64_t nr = mt__min64(g->ncols - j * NR, NR);
-    const float *b = g->b + (g->b0 + bi) * g->sbb + (g->n0 + j * NR) * g->sbn + pc * g->sbk;
-    if (g->sbk == 1 && g->sbn != 1) { /* transposed B: columns contiguous */
-        if (nr < NR) memset(bp, 0, sizeof(float) * NR * kc);
-        for (int64_t i = 0; i < nr; i += 16)
-            mt__transpose_f32(b + i * g->sbn, g->sbn, bp + i, NR, mt__min64(nr - i, 16), kc);
-    } else
-        pack_b(kc, nr, b, g->sbk, g->sbn, bp);
 }
 
 /* one item: row block rb x the panels of column block cb, for batch bi of the section. Each kc
