@@ -8,7 +8,10 @@ import glob
 import os
 import re
 
+from concurrent.futures import ThreadPoolExecutor
+
 from cffi import FFI, recompiler
+from distutils.ccompiler import CCompiler
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -82,6 +85,29 @@ def _wrapper_keeping_gil(self, tp, name):
 
 
 recompiler.Recompiler._generate_cpy_function_decl = _wrapper_keeping_gil
+
+
+def _compile_in_parallel(self, sources, output_dir=None, macros=None, include_dirs=None, debug=0, extra_preargs=None,
+                         extra_postargs=None, depends=None):
+    """distutils' CCompiler.compile, one compiler process per core (it compiles one file at a time)."""
+    macros, objects, extra_postargs, pp_opts, build = self._setup_compile(
+        output_dir, macros, include_dirs, sources, depends, extra_postargs)
+    cc_args = self._get_cc_args(pp_opts, debug, extra_preargs)
+    todo = sorted((obj for obj in objects if obj in build), key=lambda obj: -os.path.getsize(build[obj][0]))  # the biggest sources first
+    done = [0]
+
+    def one(obj):
+        src, ext = build[obj]
+        self._compile(obj, src, ext, cc_args, extra_postargs, pp_opts)
+        done[0] += 1
+        print(f"[{done[0]}/{len(todo)}] {rel(src) if os.path.isabs(src) else src}", flush=True)
+
+    with ThreadPoolExecutor(max_workers=int(os.environ.get("MT_BUILD_JOBS", 0)) or os.cpu_count() or 1) as pool:
+        list(pool.map(one, todo))  # list(): re-raises the first compile error
+    return objects
+
+
+CCompiler.compile = _compile_in_parallel
 
 ffibuilder = FFI()
 ffibuilder.cdef(CDEF + PY_CALLBACKS)

@@ -6,9 +6,13 @@
 Outputs (each carries a do-not-edit banner):
   csrc/include/mt.h              the op enum between the GENERATED markers
   csrc/generated/op_table.c      op descriptors and the CPU kernel table
-  mindtorch_v2/_generated_ops.py op ids and the regular Python bindings
+  csrc/generated/derivatives.c   the backward formulas of the table: node names, what each node
+                                 saves, and one switch of formulas written with the table's ops
+  mindtorch_v2/_generated_ops.py op ids, the regular Python bindings, the nodes' _saved_* fields
+                                 and the table itself (OPS) for the tests that sweep it
 """
 import os
+import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -27,22 +31,284 @@ KINDS = ("unary", "binary", "ternary")
 RESULTS = ("same", "float", "bool")
 
 
+DOMAINS = ("real", "pos", "unit", "gt1", "distinct", "-")
+
+
 def read_table(path=TABLE):
-    ops = []
+    """The op lines (dicts) and the alias lines ({alias: target}), checked: a name is declared once."""
+    ops, aliases, seen = [], {}, set()
     with open(path) as f:
         for lineno, line in enumerate(f, 1):
             line = line.split("#", 1)[0].strip()
             if not line:
                 continue
-            cols = line.split()
-            if len(cols) != 5:
-                raise SystemExit(f"{path}:{lineno}: expected 5 columns, got {len(cols)}")
-            name, kind, kernels, result, python = cols
-            if kind not in KINDS or kernels not in KERNEL_SETS or result not in RESULTS:
-                raise SystemExit(f"{path}:{lineno}: bad kind/kernels/result in {line!r}")
+            cols = line.split(None, 6)
+            where = f"{path}:{lineno}"
+            if cols[0] in seen:
+                raise SystemExit(f"{where}: {cols[0]} is declared twice")
+            seen.add(cols[0])
+            if len(cols) == 3 and cols[1] == "alias":
+                aliases[cols[0]] = cols[2]
+                continue
+            if len(cols) < 6:
+                raise SystemExit(f"{where}: expected name kind kernels result python domain [derivative]")
+            name, kind, kernels, result, python, domain = cols[:6]
+            if kind not in KINDS or kernels not in KERNEL_SETS or result not in RESULTS or domain not in DOMAINS:
+                raise SystemExit(f"{where}: bad kind/kernels/result/domain in {line!r}")
+            grad = cols[6].strip() if len(cols) == 7 else "-"
             ops.append(dict(name=name, kind=kind, kernels=kernels, result=result,
-                            python="" if python == "-" else python))
-    return ops
+                            python="" if python == "-" else python, domain=domain, grad=grad, where=where))
+    names = {op["name"] for op in ops}
+    for alias, target in aliases.items():
+        if target not in names:
+            raise SystemExit(f"{path}: alias {alias} of unknown op {target}")
+    return ops, aliases
+
+
+# ---- derivatives: the formula column compiled to C -------------------------------------------
+#
+# A formula is an expression over grad, self, other (binary ops), result, numbers and the C
+# constants M_* / pi, with + - * / ** (Python's precedence), comparisons, & |, and calls of
+# table ops (sin(self), atan2(a, b)), where(cond, a, b) and zeros (this input's zero gradient).
+# Each node becomes a formula.h helper call: U/B for tensor operands, BS/SB when one side is a
+# number (number-only subexpressions stay C arithmetic). The tensors a formula names are what
+# the node saves. "@Name" first overrides the node name PyTorch's codegen would give.
+
+_TOKEN = re.compile(r"\s*(?:(\d+\.\d*(?:[eE][-+]?\d+)?|\d+(?:[eE][-+]?\d+)?|\.\d+)|([A-Za-z_]\w*)|"
+                    r"(\*\*|==|!=|<=|>=|[-+*/()<>,&|]))")
+_BINOPS = {"+": "ADD", "-": "SUB", "*": "MUL", "/": "DIV", "**": "POW", "==": "EQ", "!=": "NE", "<": "LT",
+           "<=": "LE", ">": "GT", ">=": "GE", "&": "LOGICAL_AND", "|": "LOGICAL_OR"}
+_PREC = {"|": 1, "&": 2, "==": 3, "!=": 3, "<": 3, "<=": 3, ">": 3, ">=": 3, "+": 4, "-": 4, "*": 5, "/": 5}
+_C_NUMBER_FNS = {"sqrt", "exp", "log"}
+
+
+def node_name(name):
+    """PyTorch's autograd codegen name: each _-separated part title-cased (log1p -> Log1P)."""
+    return "".join(part.title() for part in name.split("_")) + "Backward0"
+
+
+class Formula:
+    """Parser and C emitter for one formula of op `op` (input index `inp` of a binary op)."""
+
+    def __init__(self, text, op, inp, ops_by_name):
+        self.toks, self.i, self.op, self.inp, self.ops = self._lex(text, op), 0, op, inp, ops_by_name
+        self.uses = set()  # of "self", "other", "result"
+
+    def _lex(self, text, op):
+        toks, pos = [], 0
+        while pos < len(text.rstrip()):
+            m = _TOKEN.match(text, pos)
+            if not m:
+                raise SystemExit(f"{op['where']}: cannot read the formula at {text[pos:]!r}")
+            toks.append(m.group(1) and ("num", m.group(1)) or m.group(2) and ("id", m.group(2)) or ("op", m.group(3)))
+            pos = m.end()
+        return toks
+
+    def error(self, what):
+        raise SystemExit(f"{self.op['where']}: formula of {self.op['name']}: {what}")
+
+    def peek(self):
+        return self.toks[self.i] if self.i < len(self.toks) else ("end", "")
+
+    def take(self, want=None):
+        t = self.peek()
+        if want and t[1] != want:
+            self.error(f"expected {want!r}, found {t[1]!r}")
+        self.i += 1
+        return t
+
+    def compile(self):
+        code = self.expr(0)
+        if self.peek()[0] != "end":
+            self.error(f"unexpected {self.peek()[1]!r}")
+        return self.tensor(code)
+
+    # values are ("t", C expression of a tensor) or ("n", C expression of a double)
+    def expr(self, min_prec):
+        left = self.unary()
+        while True:
+            t = self.peek()
+            if t[0] != "op" or t[1] not in _PREC or _PREC[t[1]] < min_prec:
+                return left
+            self.take()
+            left = self.binop(t[1], left, self.expr(_PREC[t[1]] + 1))
+
+    def unary(self):
+        if self.peek() == ("op", "-"):
+            self.take()
+            v = self.unary()
+            return ("n", f"(-{v[1]})") if v[0] == "n" else ("t", f"U(c, MT_OP_NEG, {v[1]})")
+        base = self.atom()
+        if self.peek() == ("op", "**"):  # binds tighter than unary minus on its left, as in Python
+            self.take()
+            return self.binop("**", base, self.unary())
+        return base
+
+    def atom(self):
+        kind, text = self.take()
+        if kind == "num":
+            return ("n", text if any(ch in text for ch in ".eE") else text + ".0")
+        if kind == "op" and text == "(":
+            v = self.expr(0)
+            self.take(")")
+            return v
+        if kind != "id":
+            self.error(f"unexpected {text!r}")
+        if self.peek() == ("op", "("):
+            self.take()
+            args = []
+            while self.peek() != ("op", ")"):
+                args.append(self.expr(0))
+                if self.peek() == ("op", ","):
+                    self.take()
+            self.take(")")
+            return self.call(text, args)
+        if text == "grad":
+            return ("t", "grad")
+        if text in ("self", "other", "result"):
+            if text == "other" and self.op["kind"] != "binary":
+                self.error("'other' is a binary op's second operand")
+            self.uses.add(text)
+            return ("t", text)
+        if text == "zeros":
+            return ("t", f"ZEROS(c, &n->in_meta[{self.inp}])")
+        if text == "pi":
+            return ("n", "M_PI")
+        if text.startswith("M_"):
+            return ("n", text)
+        self.error(f"unknown name {text!r}")
+
+    def tensor(self, v):
+        return v[1] if v[0] == "t" else f"SCALAR(c, {v[1]})"
+
+    def binop(self, sym, a, b):
+        if a[0] == "n" and b[0] == "n":
+            return ("n", f"pow({a[1]}, {b[1]})" if sym == "**" else f"({a[1]} {sym} {b[1]})")
+        op = "MT_OP_" + _BINOPS[sym]
+        if b[0] == "n":
+            return ("t", f"BS(c, {op}, {a[1]}, {b[1]})")
+        if a[0] == "n":
+            return ("t", f"SB(c, {op}, {a[1]}, {b[1]})")
+        return ("t", f"B(c, {op}, {a[1]}, {b[1]})")
+
+    def call(self, fn, args):
+        if fn == "where":
+            if len(args) != 3:
+                self.error("where takes (cond, a, b)")
+            return ("t", f"WHERE(c, {', '.join(self.tensor(a) for a in args)})")
+        if all(a[0] == "n" for a in args) and fn in _C_NUMBER_FNS:
+            return ("n", f"{fn}({', '.join(a[1] for a in args)})")
+        op = self.ops.get(fn)
+        if op is None or op["kind"] == "ternary":
+            self.error(f"{fn}() is neither a unary or binary op of the table nor where()")
+        want = 1 if op["kind"] == "unary" else 2
+        if len(args) != want:
+            self.error(f"{fn}() takes {want} operand(s)")
+        if want == 1:
+            return ("t", f"U(c, MT_OP_{fn.upper()}, {self.tensor(args[0])})")
+        a, b = args
+        if a[0] == "n" and b[0] == "n":
+            self.error(f"{fn}() of two numbers")
+        mt = f"MT_OP_{fn.upper()}"
+        return ("t", f"BS(c, {mt}, {a[1]}, {b[1]})" if b[0] == "n" else
+                f"SB(c, {mt}, {a[1]}, {b[1]})" if a[0] == "n" else f"B(c, {mt}, {a[1]}, {b[1]})")
+
+
+def derivative(op, ops_by_name):
+    """(node name, {input index: C expression}, set of saved names) of an op with a formula, else None."""
+    text = op["grad"]
+    if text == "-":
+        return None
+    name = node_name(op["name"])
+    if text.startswith("@"):
+        name, _, text = text[1:].partition(" ")
+    inputs = ("self", "other") if op["kind"] == "binary" else ("self",)
+    parts = {}
+    if op["kind"] == "unary":
+        parts[0] = text
+    else:
+        for piece in text.split(";"):
+            who, colon, body = piece.partition(":")
+            if not colon or who.strip() not in inputs:
+                raise SystemExit(f"{op['where']}: a binary formula is 'self: ...; other: ...'")
+            parts[inputs.index(who.strip())] = body
+    code, uses = {}, set()
+    for i, body in parts.items():
+        f = Formula(body, op, i, ops_by_name)
+        code[i] = f.compile()
+        uses |= f.uses
+    return name, code, uses
+
+
+# where each operand lives in a node: unary self/result in slots 0/1; binary operands in 0/1 (a saved
+# tensor, or the Python scalar the op was called with: OPND), the result in slot 2
+_SLOTS = {"unary": {"self": 0, "result": 1}, "binary": {"self": 0, "other": 1, "result": 2}}
+
+
+def _users(code, slot_name):
+    """the inputs whose formula reads slot_name (a bit mask)"""
+    return sum(1 << i for i, body in code.items() if re.search(rf"\b{slot_name}\b", body))
+
+
+def gen_derivatives_c(ops):
+    by_name = {op["name"]: op for op in ops}
+    names, saves, cases = [], [], []
+    for op in ops:
+        d = derivative(op, by_name)
+        if d is None:
+            continue
+        node, code, uses = d
+        up = f"MT_OP_{op['name'].upper()}"
+        slots = _SLOTS[op["kind"]]
+        names.append(f'    [{up}] = "{node}",')
+        users = [0, 0, 0]
+        for u in uses:
+            users[slots[u]] = _users(code, u)
+        if any(users):
+            saves.append(f"    [{up}] = {{{', '.join(map(str, users))}}},")
+        body = [f"    case {up}: {{"]
+        for u in sorted(uses, key=slots.get):  # unpacked only for a formula that runs, as it is saved
+            get = f"OPND(c, n, {slots[u]})" if op["kind"] == "binary" and u != "result" else f"SAVED(c, n, {slots[u]})"
+            body.append(f"        mt_tensor *{u} = table_saves(n, {slots[u]}) ? {get} : NULL;")
+        for i, expr in sorted(code.items()):
+            body.append(f"        if (needs(n, {i})) GIVE(c, out, {i}, {expr});")
+        body.append("        break;\n    }")
+        cases.append("\n".join(body))
+    return "\n".join([
+        f"/* {BANNER} */",
+        '#include "../autograd/formula.h"', "",
+        "/* the node name of each op with a formula in the table (NULL: none) */",
+        "const char *const mt__backward_names[MT_NUM_OPS] = {", *names, "};", "",
+        "/* per slot (unary: 0 self, 1 result; binary: 0 self, 1 other, 2 result), the inputs whose",
+        " * formulas read it (bit i: input i): the node saves it when one of them needs a gradient */",
+        "const unsigned char mt__backward_saves[MT_NUM_OPS][3] = {", *saves, "};", "",
+        "mt_status mt__table_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {",
+        "    F c0 = {0}, *c = &c0;",
+        "    mt_tensor *grad = grads[0];",
+        "    switch (n->op) {", *cases,
+        "    default: return no_formula(n, grads, out);",
+        "    }",
+        "    return END(c, out, n->n_next);",
+        "}", ""])
+
+
+def saved_fields(ops):
+    """{node name: {field: where}} for autograd/_saved.py, in its notation."""
+    by_name, table = {op["name"]: op for op in ops}, {}
+    for op in ops:
+        d = derivative(op, by_name)
+        if d is None:
+            continue
+        node, code, uses = d
+        slots, fields = _SLOTS[op["kind"]], {}
+        for u in sorted(uses, key=_SLOTS[op["kind"]].get):
+            if op["kind"] == "binary" and u != "result":
+                mask = _users(code, u)
+                fields[u] = ("opnd", slots[u], tuple(i for i in range(2) if mask >> i & 1))
+            else:
+                fields[u] = ("t", slots[u])
+        table[node] = fields
+    return table
 
 
 def gen_enum(ops):
@@ -70,7 +336,7 @@ def gen_op_table_c(ops):
     return "\n".join(out) + "\n"
 
 
-def gen_python(ops):
+def gen_python(ops, aliases):
     out = [f'"""{BANNER}"""', "from ._dispatch import _unary, _binary, _only_tensors, _no_number_input",
            "from ._tensor import Tensor", ""]
     for i, op in enumerate(ops):
@@ -116,10 +382,35 @@ def gen_python(ops):
         if "i" in py:
             out.append(f"METHODS[{name + '_'!r}] = _i_{name}")
         out.append("")
+    by_name = {op["name"]: op for op in ops}
+    out.append("# aliases: the same function objects under PyTorch's other names")
+    for alias, target in aliases.items():
+        py = by_name[target]["python"]
+        if "f" in py:
+            out.append(f"FUNCTIONS[{alias!r}] = {target}")
+        if "m" in py:
+            out.append(f"METHODS[{alias!r}] = _m_{target}")
+        if "i" in py:
+            out.append(f"METHODS[{alias + '_'!r}] = _i_{target}")
+    out.append("")
+    out.append("# grad_fn._saved_<field> of the nodes whose formulas the table gives (see autograd/_saved.py)")
+    out.append("SAVED = {")
+    for node, fields in saved_fields(ops).items():
+        out.append(f"    {node!r}: {fields!r},")
+    out.append("}")
+    out.append("")
+    out.append("# the table, for the tests that sweep it: name -> (kind, kernels, result, python, domain, node name)")
+    out.append("OPS = {")
+    for op in ops:
+        d = derivative(op, by_name)
+        out.append(f"    {op['name']!r}: ({op['kind']!r}, {op['kernels']!r}, {op['result']!r}, {op['python']!r}, "
+                   f"{op['domain']!r}, {d[0] if d else None!r}),")
+    out.append("}")
+    out.append(f"ALIASES = {aliases!r}")
     return "\n".join(out).rstrip() + "\n"
 
 
-def outputs(ops):
+def outputs(ops, aliases):
     header_path = os.path.join(ROOT, "csrc", "include", "mt.h")
     with open(header_path) as f:
         header = f.read()
@@ -130,14 +421,15 @@ def outputs(ops):
     return {
         header_path: header,
         os.path.join(ROOT, "csrc", "generated", "op_table.c"): gen_op_table_c(ops),
-        os.path.join(ROOT, "mindtorch_v2", "_generated_ops.py"): gen_python(ops),
+        os.path.join(ROOT, "csrc", "generated", "derivatives.c"): gen_derivatives_c(ops),
+        os.path.join(ROOT, "mindtorch_v2", "_generated_ops.py"): gen_python(ops, aliases),
     }
 
 
 def main(argv):
-    ops = read_table()
+    ops, aliases = read_table()
     stale = []
-    for path, text in outputs(ops).items():
+    for path, text in outputs(ops, aliases).items():
         old = open(path).read() if os.path.exists(path) else None
         if old != text:
             stale.append(path)

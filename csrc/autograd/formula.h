@@ -45,6 +45,12 @@ mt_status mt__impl_unfold(mt_tensor *t, int64_t dim, int64_t size, int64_t step,
 mt_status mt__impl_index(mt_tensor *t, int n, mt_tensor *const *indices, mt_tensor **out);
 mt_status mt__impl_index_put_(mt_tensor *t, int n, mt_tensor *const *indices, mt_tensor *values, int accumulate);
 
+/* generated from csrc/ops.tbl (csrc/generated/derivatives.c): per op its node name (NULL: no
+ * formula in the table), the slots its node saves (bit k: slot k) and the formulas themselves */
+extern const char *const mt__backward_names[MT_NUM_OPS];
+extern const unsigned char mt__backward_saves[MT_NUM_OPS][3];
+mt_status mt__table_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out);
+
 /* formulas of reductions recorded by mt_reduce (formulas_reduce.c) */
 mt_status mt__prod_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out);
 mt_status mt__nansum_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out);
@@ -100,6 +106,14 @@ static inline mt_tensor *SAVED(F *c, mt_node *n, int slot) {
     mt_tensor *r = NULL;
     return c->st ? NULL : KEEP(c, mt__saved(n, slot, &r), r);
 }
+/* operand k of a binary node: its saved tensor, or the Python scalar the op was called with */
+static inline mt_tensor *OPND(F *c, mt_node *n, int k) {
+    if (n->iv[0] == k + 1) {
+        mt_tensor *r = NULL;
+        return c->st ? NULL : KEEP(c, mt_scalar_tensor(n->s[1], n->iv[1], (int)n->s[3], n->s[3] == MT_SCALAR_FLOAT ? MT_F64 : MT_I64, 1, &r), r);
+    }
+    return SAVED(c, n, k);
+}
 static inline mt_tensor *MM(F *c, mt_tensor *a, mt_tensor *b) {
     mt_tensor *r = NULL;
     return OK2(a, b) ? KEEP(c, mt_matmul(a, b, &r), r) : NULL;
@@ -148,6 +162,13 @@ static inline mt_status END(F *c, mt_tensor **out, int nout) {
 /* slot k holds a saved tensor (kept, or packed by saved_tensors_hooks) */
 static inline int has_saved(const mt_node *n, int k) { return n->saved[k] || n->packed[k]; }
 static inline int needs(mt_node *n, int i) { return i < n->n_next && n->next[i].node != NULL; }
+/* a table op's node keeps slot k when an input whose formula reads it needs a gradient (PyTorch's
+ * should_compute_output guard around each SavedVariable); its formulas unpack it then only */
+static inline int table_saves(mt_node *n, int slot) {
+    for (int i = 0; i < n->n_next; i++)
+        if ((mt__backward_saves[n->op][slot] >> i & 1) && needs(n, i)) return 1;
+    return 0;
+}
 
 /* an op that has no backward formula yet: recording succeeds, backward says so */
 static inline mt_status no_formula(mt_node *n, mt_tensor *const *g, mt_tensor **out) {

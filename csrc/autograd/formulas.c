@@ -5,58 +5,8 @@
 
 /* ---- elementwise ---------------------------------------------------------- */
 
-static const char *const unary_names[MT_NUM_OPS] = {
-    [MT_OP_ABS] = "AbsBackward0", [MT_OP_NEG] = "NegBackward0", [MT_OP_SIGN] = "SignBackward0",
-    [MT_OP_SQRT] = "SqrtBackward0", [MT_OP_RSQRT] = "RsqrtBackward0", [MT_OP_EXP] = "ExpBackward0",
-    [MT_OP_EXPM1] = "Expm1Backward0", [MT_OP_LOG] = "LogBackward0", [MT_OP_LOG1P] = "Log1PBackward0",
-    [MT_OP_LOG2] = "Log2Backward0", [MT_OP_LOG10] = "Log10Backward0", [MT_OP_SIN] = "SinBackward0",
-    [MT_OP_COS] = "CosBackward0", [MT_OP_TAN] = "TanBackward0", [MT_OP_TANH] = "TanhBackward0",
-    [MT_OP_SIGMOID] = "SigmoidBackward0", [MT_OP_ERF] = "ErfBackward0", [MT_OP_RECIPROCAL] = "ReciprocalBackward0",
-    [MT_OP_FLOOR] = "FloorBackward0", [MT_OP_CEIL] = "CeilBackward0", [MT_OP_ROUND] = "RoundBackward0",
-    [MT_OP_TRUNC] = "TruncBackward0",
-};
-
-static mt_status unary_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
-    F c0 = {0}, *c = &c0;
-    mt_tensor *g = grads[0], *x = NULL, *y = NULL, *r = NULL;
-    switch (n->op) {
-    case MT_OP_ABS: r = B(c, MT_OP_MUL, g, U(c, MT_OP_SIGN, SAVED(c, n, 0))); break;
-    case MT_OP_NEG: r = U(c, MT_OP_NEG, g); break;
-    case MT_OP_SIGN: case MT_OP_FLOOR: case MT_OP_CEIL: case MT_OP_ROUND: case MT_OP_TRUNC:
-        r = ZEROS(c, &n->in_meta[0]); break;
-    case MT_OP_SQRT: r = B(c, MT_OP_DIV, g, BS(c, MT_OP_MUL, SAVED(c, n, 1), 2.0)); break;
-    case MT_OP_RSQRT: y = SAVED(c, n, 1); /* -0.5 * grad * result.pow(3) */
-        r = B(c, MT_OP_MUL, BS(c, MT_OP_MUL, g, -0.5), BS(c, MT_OP_POW, y, 3.0)); break;
-    case MT_OP_EXP: r = B(c, MT_OP_MUL, g, SAVED(c, n, 1)); break;
-    case MT_OP_EXPM1: r = B(c, MT_OP_MUL, g, BS(c, MT_OP_ADD, SAVED(c, n, 1), 1.0)); break;
-    case MT_OP_LOG: r = B(c, MT_OP_DIV, g, SAVED(c, n, 0)); break;
-    case MT_OP_LOG1P: r = B(c, MT_OP_DIV, g, BS(c, MT_OP_ADD, SAVED(c, n, 0), 1.0)); break;
-    case MT_OP_LOG2: r = B(c, MT_OP_DIV, g, BS(c, MT_OP_MUL, SAVED(c, n, 0), M_LN2)); break;
-    case MT_OP_LOG10: r = B(c, MT_OP_DIV, g, BS(c, MT_OP_MUL, SAVED(c, n, 0), M_LN10)); break;
-    case MT_OP_SIN: r = B(c, MT_OP_MUL, g, U(c, MT_OP_COS, SAVED(c, n, 0))); break;
-    case MT_OP_COS: r = B(c, MT_OP_MUL, g, U(c, MT_OP_NEG, U(c, MT_OP_SIN, SAVED(c, n, 0)))); break;
-    case MT_OP_TAN: y = SAVED(c, n, 1); r = B(c, MT_OP_MUL, g, BS(c, MT_OP_ADD, B(c, MT_OP_MUL, y, y), 1.0)); break;
-    case MT_OP_TANH: r = B(c, MT_OP_TANH_BACKWARD, g, SAVED(c, n, 1)); break;
-    case MT_OP_SIGMOID: r = B(c, MT_OP_SIGMOID_BACKWARD, g, SAVED(c, n, 1)); break;
-    case MT_OP_ERF: x = SAVED(c, n, 0); /* 2/sqrt(pi) * exp(-x^2) * grad, in derivatives.yaml's order */
-        r = B(c, MT_OP_MUL, BS(c, MT_OP_MUL, U(c, MT_OP_EXP, U(c, MT_OP_NEG, B(c, MT_OP_MUL, x, x))), M_2_SQRTPI), g); break;
-    case MT_OP_RECIPROCAL: y = SAVED(c, n, 1); r = B(c, MT_OP_MUL, U(c, MT_OP_NEG, g), B(c, MT_OP_MUL, y, y)); break;
-    default: return no_formula(n, grads, out);
-    }
-    GIVE(c, out, 0, r);
-    return END(c, out, 1);
-}
-
-/* which of self (slot 0) / result (slot 1) a unary formula reads */
-static int unary_saves(int op) {
-    switch (op) {
-    case MT_OP_ABS: case MT_OP_LOG: case MT_OP_LOG1P: case MT_OP_LOG2: case MT_OP_LOG10: case MT_OP_SIN:
-    case MT_OP_COS: case MT_OP_ERF: return 1;
-    case MT_OP_SQRT: case MT_OP_RSQRT: case MT_OP_EXP: case MT_OP_EXPM1: case MT_OP_TAN: case MT_OP_TANH:
-    case MT_OP_SIGMOID: case MT_OP_RECIPROCAL: return 2;
-    }
-    return 0;
-}
+/* The unary and binary ops whose derivative csrc/ops.tbl gives have their node names, saved slots and
+ * formulas generated (csrc/generated/derivatives.c); the binary ops below are written by hand. */
 
 typedef struct { int op; mt_tensor *x; } unary_ctx;
 static mt_status unary_oop(void *p, mt_tensor **r) {
@@ -66,7 +16,7 @@ static mt_status unary_oop(void *p, mt_tensor **r) {
 
 mt_status mt_unary(int op, mt_tensor *x, mt_tensor *out, mt_tensor **result) {
     int grad = mt__grad_enabled() && (mt__requires_grad(x) || (out && mt__requires_grad(out)));
-    if (grad && out && (unsigned)op < MT_NUM_OPS && unary_names[op]) {
+    if (grad && out && (unsigned)op < MT_NUM_OPS && mt__backward_names[op]) {
         unary_ctx u = {op, x};
         return into_out(mt_op_name(op), out, out == x, unary_oop, &u, result);
     }
@@ -76,34 +26,25 @@ mt_status mt_unary(int op, mt_tensor *x, mt_tensor *out, mt_tensor **result) {
     mt__grad_pop(prev);
     if (st || !grad || out || !mt__is_float((*result)->dtype)) return st;
     mt_node *n;
-    const char *name = unary_names[op] ? unary_names[op] : mt_op_name(op);
-    st = mt__record(name, unary_names[op] ? unary_backward : no_formula, 1, &x, 1, result, &n);
+    const char *name = mt__backward_names[op] ? mt__backward_names[op] : mt_op_name(op);
+    st = mt__record(name, mt__table_backward, 1, &x, 1, result, &n);
     if (!st && n) {
         n->op = op;
-        int s = unary_saves(op);
-        if (s & 1) st = mt__save(n, 0, x, 0);
-        if (!st && (s & 2)) st = mt__save(n, 1, *result, 1);
+        if (table_saves(n, 0)) st = mt__save(n, 0, x, 0);
+        if (!st && table_saves(n, 1)) st = mt__save(n, 1, *result, 1);
     }
     if (st) MT_DROP(*result);
     return st;
 }
 
+/* the binary ops whose formulas need alpha, an overload's own saves or shared subexpressions */
 static const char *const binary_names[MT_NUM_OPS] = {
-    [MT_OP_ADD] = "AddBackward0", [MT_OP_SUB] = "SubBackward0", [MT_OP_MUL] = "MulBackward0",
-    [MT_OP_DIV] = "DivBackward0", [MT_OP_DIV_TRUNC] = "DivBackward1", [MT_OP_DIV_FLOOR] = "DivBackward1",
-    [MT_OP_REMAINDER] = "RemainderBackward0", [MT_OP_FMOD] = "FmodBackward0", [MT_OP_POW] = "PowBackward1",
-    [MT_OP_MAXIMUM] = "MaximumBackward0", [MT_OP_MINIMUM] = "MinimumBackward0",
-    [MT_OP_XLOGY] = "XlogyBackward0", [MT_OP_TANH_BACKWARD] = "TanhBackwardBackward0", [MT_OP_SIGMOID_BACKWARD] = "SigmoidBackwardBackward0",
+    [MT_OP_ADD] = "AddBackward0", [MT_OP_SUB] = "SubBackward0", [MT_OP_DIV_TRUNC] = "DivBackward1",
+    [MT_OP_DIV_FLOOR] = "DivBackward1", [MT_OP_REMAINDER] = "RemainderBackward0", [MT_OP_FMOD] = "FmodBackward0",
+    [MT_OP_POW] = "PowBackward1", [MT_OP_MAXIMUM] = "MaximumBackward0", [MT_OP_MINIMUM] = "MinimumBackward0",
 };
 
-/* operand k of a binary node: saved tensor, or the Python scalar it was called with */
-static mt_tensor *OPND(F *c, mt_node *n, int k) {
-    if (n->iv[0] == k + 1) {
-        mt_tensor *r = NULL;
-        return c->st ? NULL : KEEP(c, mt_scalar_tensor(n->s[1], n->iv[1], (int)n->s[3], n->s[3] == MT_SCALAR_FLOAT ? MT_F64 : MT_I64, 1, &r), r);
-    }
-    return SAVED(c, n, k);
-}
+static const char *binary_name(int op) { return mt__backward_names[op] ? mt__backward_names[op] : binary_names[op]; }
 
 static mt_status binary_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
     F c0 = {0}, *c = &c0;
@@ -118,15 +59,6 @@ static mt_status binary_backward(mt_node *n, mt_tensor *const *grads, mt_tensor 
         if (needs(n, 0)) GIVE(c, out, 0, g);
         if (needs(n, 1)) GIVE(c, out, 1, BS(c, MT_OP_MUL, g, -alpha));
         break;
-    case MT_OP_MUL:
-        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, g, OPND(c, n, 1)));
-        if (needs(n, 1)) GIVE(c, out, 1, B(c, MT_OP_MUL, g, OPND(c, n, 0)));
-        break;
-    case MT_OP_DIV:
-        b = OPND(c, n, 1);
-        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_DIV, g, b));
-        if (needs(n, 1)) GIVE(c, out, 1, B(c, MT_OP_DIV, B(c, MT_OP_MUL, U(c, MT_OP_NEG, g), OPND(c, n, 0)), B(c, MT_OP_MUL, b, b)));
-        break;
     case MT_OP_DIV_TRUNC: case MT_OP_DIV_FLOOR:
         for (int i = 0; i < 2; i++) if (needs(n, i)) GIVE(c, out, i, ZEROS(c, &n->in_meta[i]));
         break;
@@ -134,13 +66,6 @@ static mt_status binary_backward(mt_node *n, mt_tensor *const *grads, mt_tensor 
         if (needs(n, 0)) GIVE(c, out, 0, g);
         if (needs(n, 1)) GIVE(c, out, 1, B(c, MT_OP_MUL, U(c, MT_OP_NEG, g),
                                            B(c, n->op == MT_OP_REMAINDER ? MT_OP_DIV_FLOOR : MT_OP_DIV_TRUNC, OPND(c, n, 0), OPND(c, n, 1))));
-        break;
-    case MT_OP_XLOGY: /* self: xlogy(grad, other) masked to 0 where self == 0 and other <= 0; other: grad * self / other */
-        a = OPND(c, n, 0), b = OPND(c, n, 1);
-        if (needs(n, 0))
-            GIVE(c, out, 0, WHERE(c, B(c, MT_OP_LOGICAL_AND, BS(c, MT_OP_EQ, a, 0.0), BS(c, MT_OP_LE, b, 0.0)),
-                                  SCALAR(c, 0.0), B(c, MT_OP_XLOGY, g, b)));
-        if (needs(n, 1)) GIVE(c, out, 1, B(c, MT_OP_DIV, B(c, MT_OP_MUL, g, a), b));
         break;
     case MT_OP_POW: {
         a = OPND(c, n, 0), b = OPND(c, n, 1);
@@ -164,25 +89,16 @@ static mt_status binary_backward(mt_node *n, mt_tensor *const *grads, mt_tensor 
         if (needs(n, 1)) GIVE(c, out, 1, WHERE(c, B(c, lose1, a, b), zero, half));
         break;
     }
-    case MT_OP_TANH_BACKWARD: /* d/dg: tanh_backward(grad, y); d/dy: -2 * grad * g * y */
-        a = OPND(c, n, 0), b = OPND(c, n, 1);
-        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_TANH_BACKWARD, g, b));
-        if (needs(n, 1)) GIVE(c, out, 1, BS(c, MT_OP_MUL, B(c, MT_OP_MUL, B(c, MT_OP_MUL, g, a), b), -2.0));
-        break;
-    case MT_OP_SIGMOID_BACKWARD: /* d/dg: sigmoid_backward(grad, y); d/dy: grad * g * (1 - 2y) */
-        a = OPND(c, n, 0), b = OPND(c, n, 1);
-        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_SIGMOID_BACKWARD, g, b));
-        if (needs(n, 1)) GIVE(c, out, 1, B(c, MT_OP_MUL, B(c, MT_OP_MUL, g, a), SB(c, MT_OP_SUB, 1.0, BS(c, MT_OP_MUL, b, 2.0))));
-        break;
     default: return no_formula(n, grads, out);
     }
     return END(c, out, 2);
 }
 
-static int binary_saves_inputs(int op) {
-    return op == MT_OP_MUL || op == MT_OP_DIV || op == MT_OP_REMAINDER || op == MT_OP_FMOD || op == MT_OP_POW ||
-           op == MT_OP_XLOGY ||
-           op == MT_OP_MAXIMUM || op == MT_OP_MINIMUM || op == MT_OP_TANH_BACKWARD || op == MT_OP_SIGMOID_BACKWARD;
+/* whether a binary node saves slot k (0 self, 1 other, 2 result) */
+static int binary_saves(mt_node *n, int k) {
+    if (mt__backward_names[n->op]) return table_saves(n, k);
+    int op = n->op;
+    return op == MT_OP_POW || (k < 2 && (op == MT_OP_REMAINDER || op == MT_OP_FMOD || op == MT_OP_MAXIMUM || op == MT_OP_MINIMUM));
 }
 
 /* record a binary op; scalar_pos: 0 none, 1 a is a Python scalar, 2 b is */
@@ -191,7 +107,7 @@ static mt_status record_binary(int op, mt_tensor *a, mt_tensor *b, int scalar_po
     if (!mt__is_float((*result)->dtype)) return MT_OK;
     mt_tensor *ins[2] = {scalar_pos == 1 ? NULL : a, scalar_pos == 2 ? NULL : b};
     mt_node *n;
-    const char *name = binary_names[op] ? binary_names[op] : mt_op_name(op);
+    const char *name = binary_name(op) ? binary_name(op) : mt_op_name(op);
     /* PyTorch names the Tensor-Scalar overloads apart */
     if (op == MT_OP_REMAINDER) name = scalar_pos == 2 ? "RemainderBackward0" : "RemainderBackward1";
     if (op == MT_OP_FMOD) name = scalar_pos == 2 ? "FmodBackward0" : "FmodBackward1";
@@ -199,17 +115,15 @@ static mt_status record_binary(int op, mt_tensor *a, mt_tensor *b, int scalar_po
     if (op == MT_OP_POW) name = scalar_pos == 2 ? "PowBackward0" : scalar_pos == 1 ? "PowBackward2" : "PowBackward1";
     if (op == MT_OP_SUB && scalar_pos == 1) name = "RsubBackward1";
     if (op == MT_OP_DIV_TRUNC || op == MT_OP_DIV_FLOOR) name = "DivBackward2";
-    MT_TRY(mt__record(name, binary_names[op] ? binary_backward : no_formula, 2, ins, 1, result, &n));
+    MT_TRY(mt__record(name, binary_names[op] ? binary_backward : mt__table_backward, 2, ins, 1, result, &n));
     if (!n) return MT_OK;
     n->op = op;
     n->s[0] = alpha;
     n->iv[0] = scalar_pos;
     n->s[1] = f, n->iv[1] = i, n->s[3] = kind; /* the int scalar whole: a double drops bits past 2^53 */
-    if (binary_saves_inputs(op)) {
-        MT_TRY(mt__save(n, 0, ins[0], 0));
-        MT_TRY(mt__save(n, 1, ins[1], 0));
-    }
-    if (op == MT_OP_POW) MT_TRY(mt__save(n, 2, *result, 1));
+    if (binary_saves(n, 0)) MT_TRY(mt__save(n, 0, ins[0], 0));
+    if (binary_saves(n, 1)) MT_TRY(mt__save(n, 1, ins[1], 0));
+    if (binary_saves(n, 2)) MT_TRY(mt__save(n, 2, *result, 1));
     return MT_OK;
 }
 
@@ -222,7 +136,7 @@ static mt_status binary_oop(void *p, mt_tensor **r) {
 
 mt_status mt_binary(int op, mt_tensor *a, mt_tensor *b, double alpha, mt_tensor *out, mt_tensor **result) {
     int grad = mt__grad_enabled() && (mt__requires_grad(a) || mt__requires_grad(b) || (out && mt__requires_grad(out)));
-    if (grad && out && (unsigned)op < MT_NUM_OPS && binary_names[op]) {
+    if (grad && out && (unsigned)op < MT_NUM_OPS && binary_name(op)) {
         binary_ctx u = {op, a, b, 0, 0, 0, 0, alpha, 0};
         return into_out(mt_op_name(op), out, out == a || out == b, binary_oop, &u, result);
     }
@@ -239,7 +153,7 @@ mt_status mt_binary(int op, mt_tensor *a, mt_tensor *b, double alpha, mt_tensor 
 mt_status mt_binary_scalar(int op, mt_tensor *a, double f, int64_t i, int kind, int reflected, double alpha,
                            mt_tensor *out, mt_tensor **result) {
     int grad = mt__grad_enabled() && (mt__requires_grad(a) || (out && mt__requires_grad(out)));
-    if (grad && out && (unsigned)op < MT_NUM_OPS && binary_names[op]) {
+    if (grad && out && (unsigned)op < MT_NUM_OPS && binary_name(op)) {
         binary_ctx u = {op, a, NULL, f, i, kind, reflected, alpha, 1};
         return into_out(mt_op_name(op), out, out == a, binary_oop, &u, result);
     }

@@ -9,17 +9,11 @@ reduction dims from integer argument k on; ("in_sizes", i) input i's sizes; ("sp
 the outputs' sizes along the split dim."""
 from .._C import ffi, lib
 from .._core import raise_status
+from .._generated_ops import SAVED as _TABLE_SAVED
 
-_SELF, _RESULT = ("t", 0), ("t", 1)
-_UNARY_SELF = ("Abs", "Log", "Log1P", "Log2", "Log10", "Sin", "Cos", "Erf")
-_UNARY_RESULT = ("Sqrt", "Rsqrt", "Exp", "Expm1", "Tan", "Tanh", "Sigmoid", "Reciprocal")
 _SUM_DIMS = {"dim": ("dims", 2), "keepdim": ("bool", 1), "self_sym_sizes": ("in_sizes", 0)}
 
 TABLE = {
-    **{f"{n}Backward0": {"self": _SELF} for n in _UNARY_SELF},
-    **{f"{n}Backward0": {"result": _RESULT} for n in _UNARY_RESULT},
-    "MulBackward0": {"self": ("opnd", 0, (1,)), "other": ("opnd", 1, (0,))},
-    "DivBackward0": {"self": ("opnd", 0, (1,)), "other": ("opnd", 1, (0, 1))},
     **{f"{n}Backward0": {"self": ("opnd", 0, (0, 1)), "other": ("opnd", 1, (0, 1))} for n in ("Maximum", "Minimum")},
     "AddBackward0": {"alpha": ("float", 0)},
     "SubBackward0": {"alpha": ("float", 0)},
@@ -39,6 +33,9 @@ TABLE = {
     "SplitBackward0": {"dim": ("int", 0), "self_sym_sizes": ("in_sizes", 0), "split_size": ("int", 1)},
     "SplitWithSizesBackward0": {"dim": ("int", 0), "self_sym_sizes": ("in_sizes", 0), "split_sizes": ("split_sizes",)},
 }
+if TABLE.keys() & _TABLE_SAVED.keys():
+    raise RuntimeError(f"nodes described twice: {sorted(TABLE.keys() & _TABLE_SAVED.keys())}")
+TABLE.update(_TABLE_SAVED)  # the nodes of csrc/ops.tbl's formulas (generated)
 
 _SCALAR_BOOL, _SCALAR_FLOAT = lib.MT_SCALAR_BOOL, lib.MT_SCALAR_FLOAT
 
