@@ -12,6 +12,9 @@ calls install() when MINDTORCH_PROXY is set to anything but "" or "0", and does 
 otherwise. `python -m torch_proxy` and the pytest plugin set MINDTORCH_PROXY=1, so processes they
 spawn get the proxy too where the hook is installed.
 
+`-p torch_proxy` registers this module, whose `pytest_plugins` names `torch_proxy.pytest_plugin`;
+that module installs the proxy when pytest imports it, before any conftest.py is loaded.
+
 A meta-path finder maps the names; a find_distributions hook answers
 importlib.metadata for the distribution "torch". Importing this module
 changes nothing until install() runs.
@@ -29,6 +32,8 @@ ENV_VAR = "MINDTORCH_PROXY"
 HOOK_FILE = "mindtorch_proxy.pth"
 HOOK_LINE = ("import os; os.environ.get('MINDTORCH_PROXY', '') not in ('', '0') and "
              "__import__('torch_proxy').install()\n")
+
+pytest_plugins = ["torch_proxy.pytest_plugin"]  # what `-p torch_proxy` loads (see the docstring)
 
 
 class _AliasLoader(importlib.abc.Loader):
@@ -128,9 +133,3 @@ def uninstall_hook(site_dir=None):
         os.remove(path)
     return path
 
-
-# ---- pytest plugin: `python -m pytest -p torch_proxy` -------------------------------
-
-def pytest_configure(config):
-    os.environ[ENV_VAR] = "1"
-    install()
