@@ -49,7 +49,7 @@ moveaxis = movedim
 absolute = _GENERATED["abs"]
 negative = _GENERATED["neg"]
 
-__version__ = "2.13.0"
+from .version import __version__  # the one source of the version (torch_proxy reads it too)
 
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64

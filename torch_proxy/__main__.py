@@ -1,23 +1,36 @@
-"""python -m torch_proxy script.py args... | -m module args... | --install-hook [dir] | --uninstall-hook [dir]"""
+"""python -m torch_proxy script.py args... | -m module args... | --install-hook / --uninstall-hook [dir]
+| --register-torch / --unregister-torch [dir]"""
 import os
 import runpy
 import sys
 
-from . import ENV_VAR, install, install_hook, uninstall_hook
+from . import ENV_VAR, install, install_hook, register_torch, uninstall_hook, unregister_torch
 
 USAGE = ("usage: python -m torch_proxy script.py [args...]\n"
          "       python -m torch_proxy -m module [args...]\n"
          "       python -m torch_proxy --install-hook [site-dir]    (MINDTORCH_PROXY=1 then activates the proxy)\n"
-         "       python -m torch_proxy --uninstall-hook [site-dir]")
+         "       python -m torch_proxy --uninstall-hook [site-dir]\n"
+         "       python -m torch_proxy --register-torch [site-dir]  (pip then counts mindtorch_v2 as torch)\n"
+         "       python -m torch_proxy --unregister-torch [site-dir]")
+
+# the site-packages commands: each takes an optional site-dir and prints the path(s) it wrote or removed
+COMMANDS = {"--install-hook": install_hook, "--uninstall-hook": uninstall_hook,
+            "--register-torch": register_torch, "--unregister-torch": unregister_torch}
 
 
 def main():
     args = sys.argv[1:]
     if not args or args[0] in ("-h", "--help"):
         sys.exit(USAGE)
-    if args[0] in ("--install-hook", "--uninstall-hook"):
-        fn = install_hook if args[0] == "--install-hook" else uninstall_hook
-        print(fn(args[1] if len(args) > 1 else None))
+    if args[0] in COMMANDS:
+        if len(args) > 2:
+            sys.exit(USAGE)
+        try:
+            result = COMMANDS[args[0]](args[1] if len(args) > 1 else None)
+        except (RuntimeError, OSError) as e:  # a real PyTorch there (register), a bad site-dir
+            sys.exit(f"torch_proxy {args[0]}: {e}")
+        for path in result if isinstance(result, list) else [result]:
+            print(path)
         return
     os.environ[ENV_VAR] = "1"  # processes the program spawns get the proxy too (with the hook installed)
     install()
