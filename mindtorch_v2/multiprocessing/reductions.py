@@ -110,7 +110,8 @@ def rebuild_meta_tensor(tensor_cls, tensor_size, tensor_stride, tensor_offset, d
     t = torch._utils._rebuild_tensor(typed_storage, tensor_offset, tensor_size, tensor_stride)
     if tensor_cls == torch.nn.parameter.Parameter:
         t = torch.nn.parameter.Parameter(t, requires_grad=requires_grad)
-    t.requires_grad = requires_grad
+    else:
+        t.requires_grad = requires_grad
     return t
 
 

@@ -46,7 +46,7 @@ def _share_views(lib):
     before = [a.is_shared(), v.is_shared()]
     assert a.share_memory_() is a
     v[0] = 100.0
-    w[0, 1] = -1.0  # a[1]
+    w[0, 1] = -1.0  # a[4]
     return before + [a.is_shared(), v.is_shared(), w.is_shared(),
                      v.untyped_storage().data_ptr() == a.untyped_storage().data_ptr(), a.tolist()]
 
@@ -54,7 +54,7 @@ def _share_views(lib):
 def test_share_memory_keeps_views_sharing(strategy):
     got = _share_views(mt)
     assert got[:2] == [False, False] and got[2:6] == [True, True, True, True]
-    assert got[6] == [0.0, -1.0, 100.0] + [float(i) for i in range(3, 12)]
+    assert got[6] == [0.0, 1.0, 100.0, 3.0, -1.0] + [float(i) for i in range(5, 12)]
     if torch is not None:
         assert got == _share_views(torch)
 
@@ -74,8 +74,11 @@ def test_share_memory_empty_and_resize(lib, strategy):
     L = mt if lib == "mt" else torch
     if L is None:
         pytest.skip("PyTorch is not installed")
+    import numpy as np
     assert L.empty(0).share_memory_().is_shared()
-    t = L.zeros(4).share_memory_()
+    t = L.zeros(4).share_memory_() if L is mt else L.from_numpy(np.zeros(4, "float32"))
+    # memory owned elsewhere cannot grow; PyTorch 2.13 says so for numpy memory (and crashes with SIGSEGV
+    # on a shared tensor, so the oracle runs the numpy case)
     with pytest.raises(RuntimeError, match="^Trying to resize storage that is not resizable$"):
         t.resize_(100)
     assert not L.UntypedStorage(4).is_shared() and L.UntypedStorage._new_shared(8).is_shared()
