@@ -94,12 +94,14 @@ def _cache(key, storage):
 
 def rebuild_tensor(cls, storage, metadata):
     storage_offset, size, stride, requires_grad = metadata
-    t = torch._utils._rebuild_tensor(storage, storage_offset, size, stride)
+    return _with_grad(cls, torch._utils._rebuild_tensor(storage, storage_offset, size, stride), requires_grad)
+
+
+def _with_grad(cls, t, requires_grad):
     if cls == torch.nn.parameter.Parameter:
         # requires_grad goes to the constructor: integer Parameters must refuse it there
-        t = torch.nn.parameter.Parameter(t, requires_grad=requires_grad)
-    else:
-        t.requires_grad = requires_grad
+        return torch.nn.parameter.Parameter(t, requires_grad=requires_grad)
+    t.requires_grad = requires_grad
     return t
 
 
@@ -108,11 +110,7 @@ def rebuild_meta_tensor(tensor_cls, tensor_size, tensor_stride, tensor_offset, d
     untyped_storage = torch.UntypedStorage(storage_size_bytes, device="meta")
     typed_storage = torch.TypedStorage(wrap_storage=untyped_storage, dtype=dtype, _internal=True)
     t = torch._utils._rebuild_tensor(typed_storage, tensor_offset, tensor_size, tensor_stride)
-    if tensor_cls == torch.nn.parameter.Parameter:
-        t = torch.nn.parameter.Parameter(t, requires_grad=requires_grad)
-    else:
-        t.requires_grad = requires_grad
-    return t
+    return _with_grad(tensor_cls, t, requires_grad)
 
 
 def reduce_tensor(tensor):
