@@ -131,6 +131,7 @@ globals().update(storage.LEGACY_CLASSES)  # FloatStorage, BFloat16Storage, ... (
 
 # ---- the layer users train with: nn, optim, utils (data, hooks), testing ----
 from . import nn, optim, utils, testing, special, _logging  # noqa: E402,F401
+from . import multiprocessing  # noqa: E402  (registers the tensor reductions, as torch does)
 
 # ---- torch.* names of nn.functional ops (the aten signatures where they differ from F's) ----
 from .nn.functional import (pixel_shuffle, pixel_unshuffle, cosine_similarity, pairwise_distance,  # noqa: E402,F401

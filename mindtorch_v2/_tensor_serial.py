@@ -52,6 +52,16 @@ def storage(self):
     return _typed_storage(self)
 
 
+def share_memory_(self):
+    """Move the storage into shared memory in place (a no-op once there): views keep sharing it."""
+    _typed_storage(self)._share_memory_()
+    return self
+
+
+def is_shared(self):
+    return _typed_storage(self)._is_shared()
+
+
 def _swap_in(self, new):
     """self takes new's header, keeping its leaf requires_grad and .grad (set_ is in place)."""
     from ._views import swap_handle
@@ -172,6 +182,7 @@ def __array_wrap__(self, array, context=None, return_scalar=False):
 METHODS = {
     "__array_wrap__": __array_wrap__,
     "untyped_storage": untyped_storage, "storage": storage, "_typed_storage": _typed_storage, "set_": set_,
+    "share_memory_": share_memory_, "is_shared": is_shared,
     "__reduce_ex__": __reduce_ex__, "_reduce_ex_internal": _reduce_ex_internal, "__setstate__": __setstate__,
     "__deepcopy__": __deepcopy__,
 }

@@ -10,10 +10,11 @@ import io
 import mmap as _mmap
 import os
 import warnings
+import weakref
 
 from ._C import ffi, lib
-from . import _dtype
-from ._core import keep_alive
+from . import _dtype, _shared_memory as _shm
+from ._core import check, keep_alive
 from ._device import device as _device_cls, core_id
 from ._dispatch import call
 
@@ -157,13 +158,13 @@ class UntypedStorage:
         return self._filename
 
     def is_shared(self):
-        return self._shared
+        return self._shared or self._block() is not None
 
     def is_pinned(self, device=None):
         return False
 
     def resizable(self):
-        return self._filename is None
+        return self._filename is None and not self.is_shared()
 
     def untyped(self):
         return self
@@ -254,12 +255,11 @@ class UntypedStorage:
 
     def resize_(self, size):
         n = int(size)
-        if n != self.nbytes() and (self._filename is not None or self.device.type != "cpu"):
+        if n != self.nbytes() and (not self.resizable() or self.device.type != "cpu"):
             raise RuntimeError("Trying to resize storage that is not resizable")
         if n < self.nbytes():
             raise NotImplementedError("UntypedStorage.resize_ to a smaller size is not implemented")
         if n > self.nbytes():
-            from ._core import check
             check(lib.mt_resize_(self._t._h, 1, [n]))
             self._t._shape = None
         return self
@@ -312,8 +312,96 @@ class UntypedStorage:
         for j in range(k):  # k <= 8 column copies, each a strided core copy
             grid[:, j].copy_(src[:, k - 1 - j])
 
+    # ---- shared memory (mindtorch_v2/_shared_memory.py; torch.multiprocessing sends these) ----
     def share_memory_(self):
-        raise NotImplementedError("UntypedStorage.share_memory_ is not implemented")
+        """Move the bytes into shared memory, in place: every tensor on this storage follows."""
+        from .multiprocessing import get_sharing_strategy
+        if get_sharing_strategy() == "file_system":
+            self._share_filename_cpu_()
+        else:
+            self._share_fd_cpu_()
+        return self
+
+    def _block(self):
+        """The shared mapping this storage lives in, or None."""
+        h = self._t._h
+        if lib.mt_tensor_device(h) != lib.MT_CPU:
+            return None
+        return _shm.block_at(int(ffi.cast("uintptr_t", lib.mt_tensor_storage_ptr(h))), self.nbytes())
+
+    def _check_cpu(self, what):
+        if self.device.type != "cpu":
+            raise RuntimeError(f"{what}: only available on CPU")
+
+    def _move_into(self, block):
+        deleter, ctx = keep_alive(block)
+        check(lib.mt_storage_move_to(self._t._h, ffi.cast("void *", block.ptr), block.nbytes, deleter, ctx))
+        block.u8 = weakref.ref(self._t)
+        return block
+
+    def _share_fd_cpu_(self):
+        """(fd, nbytes) of the memfd holding this storage, moving it there first (-1 when empty)."""
+        self._check_cpu("_share_fd_")
+        block = self._block()
+        if block is None or block.fd is None and block.nbytes:
+            block = self._move_into(_shm.new_fd_block(self.nbytes()))
+        return (-1 if block.fd is None else block.fd, self.nbytes())
+
+    def _share_filename_cpu_(self):
+        """(manager handle, /dev/shm name, nbytes) of the file holding this storage, moving it there first.
+        There is no manager process here: the files count their users themselves."""
+        self._check_cpu("_share_filename_")
+        block = self._block()
+        if block is None or block.name is None:
+            block = self._move_into(_shm.new_file_block(self.nbytes()))
+        return (b"", block.name.encode(), self.nbytes())
+
+    def _shared_incref(self):
+        block = self._block()
+        if block is not None and block.name is not None:
+            block.count_add(1)
+
+    def _shared_decref(self):
+        block = self._block()
+        if block is not None and block.name is not None:
+            block.count_add(-1)
+        return self
+
+    @classmethod
+    def _over_block(cls, block):
+        """A storage over a shared mapping: the one already over it while that lives, so that what
+        arrives twice (a tensor and its view) shares one storage."""
+        u8 = block.u8() if block.u8 is not None else None
+        if u8 is None:
+            u8 = _blob(block.ptr, block.nbytes, block)
+            block.u8 = weakref.ref(u8)
+        return cls._wrap(u8)
+
+    @classmethod
+    def _new_shared_fd_cpu(cls, fd, size):
+        return cls._over_block(_shm.map_fd(fd, int(size)))
+
+    @classmethod
+    def _new_shared_filename_cpu(cls, manager, handle, size):
+        return cls._over_block(_shm.map_file(os.fsdecode(handle), int(size)))
+
+    @classmethod
+    def _new_using_fd_cpu(cls, size):
+        return cls._over_block(_shm.new_fd_block(int(size)))
+
+    @classmethod
+    def _new_using_filename_cpu(cls, size):
+        return cls._over_block(_shm.new_file_block(int(size)))
+
+    @classmethod
+    def _new_shared(cls, size, *, device="cpu"):
+        """A new storage of size bytes in shared memory (zero-filled)."""
+        from .multiprocessing import get_sharing_strategy
+        if _device_cls(device).type != "cpu":
+            return cls(size, device=device)
+        if get_sharing_strategy() == "file_system":
+            return cls._new_using_filename_cpu(size)
+        return cls._new_using_fd_cpu(size)
 
     def pin_memory(self, device=None):
         raise NotImplementedError("UntypedStorage.pin_memory is not implemented")
@@ -616,6 +704,24 @@ class TypedStorage:
         self._untyped_storage.share_memory_()
         return self
 
+    def _share_memory_(self):
+        return self.share_memory_()
+
+    def _is_shared(self):
+        return self.is_shared()
+
+    def _shared_incref(self):
+        self._untyped_storage._shared_incref()
+
+    def _shared_decref(self):
+        self._untyped_storage._shared_decref()
+        return self
+
+    def _new_shared(self, size, *, device=None):
+        """A new storage of this dtype and size elements in shared memory."""
+        untyped = UntypedStorage._new_shared(int(size) * self._element_size(), device=device or "cpu")
+        return TypedStorage(wrap_storage=untyped, dtype=self.dtype, _internal=True)
+
     def _write_file(self, f, is_real_file=True, save_size=True, element_size=None):
         self._untyped_storage._write_file(f, is_real_file, save_size, self.dtype.itemsize)
 
@@ -659,7 +765,7 @@ class _LegacyStorage(TypedStorage, metaclass=_LegacyStorageMeta):
 
     @classmethod
     def _new_shared(cls, size):
-        raise NotImplementedError(f"{cls.__name__}._new_shared is not implemented")
+        return cls(wrap_storage=UntypedStorage._new_shared(int(size) * cls._fixed_dtype.itemsize))
 
 
 _STORAGE_NAMES = {

@@ -1,5 +1,7 @@
 /* tensor.c — storages and tensor headers: allocation, reference counts, metadata. */
 #include <pthread.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "../autograd/autograd.h"
@@ -351,4 +353,33 @@ mt_status mt_from_blob(void *data, int64_t nbytes, int ndim, const int64_t *size
     s->deleter = deleter; /* set last: on failure the caller still owns ctx */
     s->ctx = ctx;
     return MT_OK;
+}
+
+/* share_memory_: the storage's bytes move into memory the caller mapped (shared), in place, so
+ * every tensor and view on this storage keeps sharing it. The inline bytes of the old block stay
+ * allocated with the header until the storage dies; their whole pages go back to the kernel now. */
+mt_status mt_storage_move_to(mt_tensor *t, void *data, int64_t nbytes, void (*deleter)(void *), void *ctx) {
+    mt_storage *s = t->storage;
+    if (s->device != MT_CPU) return mt__error(MT_ERR_RUNTIME, "share_memory_: only CPU storages can move");
+    if (nbytes != s->nbytes)
+        return mt__error(MT_ERR_RUNTIME, "share_memory_: the new memory has %lld bytes, the storage %lld",
+                         (long long)nbytes, (long long)s->nbytes);
+    if (nbytes) memcpy(data, s->data, (size_t)nbytes);
+    void *old = s->data;
+    if (s->deleter) {
+        s->deleter(s->ctx);
+    } else if (old == (char *)s + STORAGE_HEADER) {
+        uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+        uintptr_t lo = ((uintptr_t)old + page - 1) & ~(page - 1), hi = ((uintptr_t)old + (uintptr_t)nbytes) & ~(page - 1);
+        if (hi > lo) madvise((void *)lo, hi - lo, MADV_DONTNEED);
+    }
+    s->data = data;
+    s->deleter = deleter;
+    s->ctx = ctx;
+    return MT_OK;
+}
+
+/* a reference count kept in shared memory (the file_system sharing strategy's mappings) */
+int64_t mt_shared_count_add(int64_t *counter, int64_t delta) {
+    return atomic_fetch_add((_Atomic int64_t *)counter, delta) + delta;
 }

@@ -378,6 +378,9 @@ mt_status mt_resize_(mt_tensor *t, int ndim, const int64_t *sizes) {
                   __builtin_mul_overflow(need, (int64_t)mt_dtype_itemsize(t->dtype), &need)))
         return mt__error(MT_ERR_RUNTIME, "resize_: size overflow");
     mt_storage *s = t->storage;
+    /* memory owned elsewhere (numpy, a shared mapping) cannot move, as in PyTorch */
+    if (need > s->nbytes && s->deleter && s->deleter != free)
+        return mt__error(MT_ERR_RUNTIME, "Trying to resize storage that is not resizable");
     if (need > s->nbytes && s->device == MT_CPU) {
         void *mem = malloc((size_t)need);
         if (!mem)

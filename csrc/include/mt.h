@@ -97,6 +97,11 @@ mt_status mt_from_data(const void *src, int src_dtype, int ndim, const int64_t *
 mt_status mt_from_blob(void *data, int64_t nbytes, int ndim, const int64_t *sizes,
                        const int64_t *strides, int64_t offset, int dtype,
                        void (*deleter)(void *), void *ctx, mt_tensor **out);
+/* Move the bytes of t's storage into data (nbytes: the storage's size; a shared mapping for
+ * share_memory_): every tensor on that storage sees the new memory; deleter(ctx) runs when it dies. */
+mt_status mt_storage_move_to(mt_tensor *t, void *data, int64_t nbytes, void (*deleter)(void *), void *ctx);
+/* Atomically add delta to a counter in shared memory; returns the new value. */
+int64_t mt_shared_count_add(int64_t *counter, int64_t delta);
 /* A 0-dim tensor holding a Python scalar; wrapped marks it as a wrapped number. */
 mt_status mt_scalar_tensor(double f, int64_t i, int kind, int dtype, int wrapped, mt_tensor **out);
 mt_status mt_fill(mt_tensor *t, double f, int64_t i, int kind);

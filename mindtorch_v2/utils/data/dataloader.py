@@ -2,19 +2,23 @@
 
 Worker processes receive (task index, batch indices) through per-worker queues, round robin, at most
 prefetch_factor * num_workers tasks ahead, and batches come back in order: the same batches as
-num_workers=0 (PyTorch's in-order scheme).
+num_workers=0 (PyTorch's in-order scheme). Batches travel through torch.multiprocessing's shared memory.
+The main process waits for a result or a worker's exit, whichever comes first: a worker that dies
+(killed, crashed) makes it raise PyTorch's "exited unexpectedly" error instead of waiting for results
+that will never come.
 """
 import itertools
 import multiprocessing as python_multiprocessing
+import multiprocessing.connection
 import os
 import queue
-import time
 import warnings
 
 import mindtorch_v2 as torch
 
 from . import _utils
-from ._utils.worker import ExceptionWrapper, _IterableDatasetStopIteration, _ResumeIteration, _unpack
+from ._utils.worker import MP_STATUS_CHECK_INTERVAL, ExceptionWrapper, ResultQueue, _IterableDatasetStopIteration, \
+    _ResumeIteration
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
@@ -279,9 +283,11 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
     def __init__(self, loader):
         super().__init__(loader)
         self._prefetch_factor = loader.prefetch_factor
-        ctx = loader.multiprocessing_context or python_multiprocessing
+        ctx = loader.multiprocessing_context or torch.multiprocessing
         self._worker_init_fn = loader.worker_init_fn
-        self._worker_result_queue = ctx.Queue()
+        self._pid = os.getpid()  # a forked child that inherits this object never shuts its workers down
+        self._shutdown = False
+        self._worker_result_queue = ResultQueue(ctx.get_context())
         self._workers_done_event = ctx.Event()
         self._index_queues, self._workers = [], []
         for i in range(self._num_workers):
@@ -296,7 +302,6 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             w.start()
             self._index_queues.append(index_queue)
             self._workers.append(w)
-        self._shutdown = False
         self._reset(loader, first_iter=True)
 
     def _reset(self, loader, first_iter=False):
@@ -318,19 +323,38 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         for _ in range(self._prefetch_factor * self._num_workers):
             self._try_put_index()
 
+    def _try_get_data(self, timeout=MP_STATUS_CHECK_INTERVAL):
+        """(True, result) within timeout, else (False, None); raises once a worker has died.
+        Waits on the result pipe and the workers' sentinels together: a worker's exit, however it
+        ends and whoever reaps it, wakes this at once (PyTorch learns it from SIGCHLD)."""
+        reader = self._worker_result_queue._reader
+        try:
+            ready = multiprocessing.connection.wait([reader] + [w.sentinel for w in self._workers], timeout)
+            if reader not in ready:
+                raise queue.Empty
+            return True, self._worker_result_queue.get(timeout=MP_STATUS_CHECK_INTERVAL)
+        except Exception as e:
+            # no result: has a worker died? (results it sent before dying are read first)
+            dead = multiprocessing.connection.wait([w.sentinel for w in self._workers], 0)
+            failed = [w for w in self._workers if w.sentinel in dead or not w.is_alive()]
+            if failed:
+                pids = ", ".join(str(w.pid) for w in failed)
+                self._shutdown_workers()
+                raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited unexpectedly") from e
+            if isinstance(e, queue.Empty):
+                return False, None
+            raise
+
     def _get_data(self):
-        start = time.monotonic()
+        if self._timeout > 0:
+            success, data = self._try_get_data(self._timeout)
+            if success:
+                return data
+            raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
         while True:
-            try:
-                return self._worker_result_queue.get(timeout=min(self._timeout or 5.0, 5.0))
-            except queue.Empty:
-                if self._timeout > 0 and time.monotonic() - start >= self._timeout:
-                    raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds") from None
-                failed = [w for w in self._workers if not w.is_alive()]
-                if failed:
-                    pids = ", ".join(str(w.pid) for w in failed)
-                    self._shutdown_workers()
-                    raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited unexpectedly") from None
+            success, data = self._try_get_data()
+            if success:
+                return data
 
     def _next_data(self):
         while True:
@@ -383,10 +407,10 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._try_put_index()
         if isinstance(data, ExceptionWrapper):
             data.reraise()
-        return _unpack(data)
+        return data
 
     def _shutdown_workers(self):
-        if self._shutdown:
+        if self._shutdown or self._pid != os.getpid():
             return
         self._shutdown = True
         try:

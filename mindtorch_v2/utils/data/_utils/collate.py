@@ -90,13 +90,19 @@ def collate_tensor_fn(batch, *, collate_fn_map=None):
     elem = batch[0]
     if elem.is_nested:
         raise RuntimeError('Batches of nested tensors are not currently supported by the default collate_fn; please provide a custom collate_fn to handle them appropriately.')
-    return _stack(batch)
+    out = None
+    if torch.utils.data.get_worker_info() is not None:
+        # in a worker process: stack straight into shared memory, which the batch will travel through
+        numel = sum(x.numel() for x in batch)
+        storage = elem._typed_storage()._new_shared(numel, device=elem.device)
+        out = torch.empty(0, dtype=elem.dtype, device=elem.device).set_(storage, 0, (len(batch), *elem.size()))
+    return _stack(batch, out)
 
 
-def _stack(batch):
+def _stack(batch, out=None):
     """torch.stack(batch, 0): the op library's stack when it has one, else one copy per sample into the result."""
     if hasattr(torch, "stack"):
-        return torch.stack(batch, 0)
+        return torch.stack(batch, 0, out=out)
     elem = batch[0]
     for i, t in enumerate(batch):
         if not isinstance(t, torch.Tensor):

@@ -1,8 +1,9 @@
-"""DataLoader worker processes: seeding, WorkerInfo, the fetch loop, and tensor transport.
+"""DataLoader worker processes: seeding, WorkerInfo, the fetch loop.
 
-Tensors cross the process boundary as their bytes (dtype, shape) and are rebuilt in the main process;
-everything else is pickled as is.
+Batches go back through the result queue as they are: torch.multiprocessing's reductions send their
+tensors' storages as shared memory (the default collate already stacks them into shared memory).
 """
+import multiprocessing.queues
 import os
 import queue
 import random
@@ -102,65 +103,36 @@ def _generate_state(base_seed, worker_id):
     return state
 
 
-# ---- tensor transport ---------------------------------------------------------------------------
-
-class _TensorBytes:
-    __slots__ = ("data", "dtype", "shape", "requires_grad")
-
-    def __init__(self, t):
-        from mindtorch_v2._C import ffi, lib
-        t = t.detach().contiguous()
-        self.dtype, self.shape, self.requires_grad = str(t.dtype)[6:], tuple(t.shape), t.requires_grad
-        n = t.numel() * t.element_size()
-        self.data = bytes(ffi.buffer(lib.mt_tensor_data_ptr(t._h), n)) if n else b""
-
-    def __getstate__(self):
-        return (self.data, self.dtype, self.shape, self.requires_grad)
-
-    def __setstate__(self, s):
-        self.data, self.dtype, self.shape, self.requires_grad = s
-
-    def rebuild(self):
-        dtype = getattr(torch, self.dtype)
-        if not self.data:
-            t = torch.empty(self.shape, dtype=dtype)
-        else:
-            t = torch.frombuffer(bytearray(self.data), dtype=dtype).reshape(self.shape)
-        return t.requires_grad_() if self.requires_grad else t
-
-
-def _walk(obj, leaf, fn):
-    """obj with every leaf-typed value replaced by fn(value), through lists, tuples, namedtuples and dicts."""
-    if isinstance(obj, leaf):
-        return fn(obj)
-    if isinstance(obj, tuple) and hasattr(obj, "_fields"):
-        return type(obj)(*(_walk(o, leaf, fn) for o in obj))
-    if isinstance(obj, (list, tuple)):
-        out = [_walk(o, leaf, fn) for o in obj]
-        try:
-            return type(obj)(out)
-        except TypeError:
-            return out
-    if isinstance(obj, dict):
-        out = {k: _walk(v, leaf, fn) for k, v in obj.items()}
-        try:
-            r = type(obj)()
-            r.update(out)
-            return r
-        except TypeError:
-            return out
-    return obj
-
-
-def _pack(obj):
-    return _walk(obj, torch.Tensor, _TensorBytes)
-
-
-def _unpack(obj):
-    return _walk(obj, _TensorBytes, lambda b: b.rebuild())
-
-
 # ---- the worker loop ----------------------------------------------------------------------------
+
+class ManagerWatchdog:
+    """Whether the process that started this worker is alive (a dead one leaves the worker reparented)."""
+
+    def __init__(self):
+        self.manager_pid = os.getppid()
+        self.manager_dead = False
+
+    def is_alive(self):
+        if not self.manager_dead:
+            self.manager_dead = os.getppid() != self.manager_pid
+        return not self.manager_dead
+
+
+class ResultQueue(multiprocessing.queues.Queue):
+    """The workers' result queue. A result the queue's feeder thread fails to pickle (an unpicklable
+    object, no fd or /dev/shm space left for its shared memory) goes back as that error, for its task:
+    multiprocessing would print it and drop it, and the main process would wait for it forever."""
+
+    def __init__(self, ctx):
+        super().__init__(ctx=ctx)
+
+    def _on_queue_feeder_error(self, e, obj):
+        if isinstance(obj, tuple) and len(obj) == 2 and isinstance(obj[0], int):
+            where = "in DataLoader worker process " + (str(_worker_info.id) if _worker_info else "")
+            self.put((obj[0], ExceptionWrapper((type(e), e, e.__traceback__), where=where)))
+        else:
+            super()._on_queue_feeder_error(e, obj)
+
 
 def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, auto_collation, collate_fn, drop_last,
                  base_seed, init_fn, worker_id, num_workers, persistent_workers):
@@ -185,8 +157,8 @@ def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, aut
         except Exception:
             init_exception = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
         iteration_end = False
-        manager_pid = os.getppid()
-        while os.getppid() == manager_pid:
+        watchdog = ManagerWatchdog()
+        while watchdog.is_alive():
             try:
                 r = index_queue.get(timeout=MP_STATUS_CHECK_INTERVAL)
             except queue.Empty:
@@ -205,7 +177,7 @@ def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, aut
                 data, init_exception = init_exception, None
             else:
                 try:
-                    data = _pack(fetcher.fetch(index))
+                    data = fetcher.fetch(index)
                 except Exception as e:
                     if isinstance(e, StopIteration) and dataset_kind == _DatasetKind.Iterable:
                         data = _IterableDatasetStopIteration(worker_id)
