@@ -1,53 +1,33 @@
-"""torch.multiprocessing.pool: PyTorch 2.13's file as is (a Pool over SimpleQueues that pickle with ForkingPickler)."""
+"""torch.multiprocessing.pool: a multiprocessing Pool whose task and result queues are our SimpleQueues
+(tensors pass as shared memory) and whose workers collect garbage before they exit.
+
+PyTorch 2.13's Pool predates Python 3.8's Pool and fails to start (SimpleQueue() without its ctx,
+self.Process without its ctx); this one takes the same arguments as multiprocessing.Pool and works.
+"""
+import gc
 import multiprocessing.pool
-import multiprocessing.util as util
 
 from .queue import SimpleQueue
 
 
 def clean_worker(*args, **kwargs):
-    import gc
-
     multiprocessing.pool.worker(*args, **kwargs)
-    # Regular multiprocessing workers don't fully clean up after themselves,
-    # so we have to explicitly trigger garbage collection to make sure that all
-    # destructors are called...
+    # The standard worker leaves reference cycles behind: collect them so that the destructors of the
+    # tensors they hold run (releasing shared memory) before the process exits.
     gc.collect()
 
 
 class Pool(multiprocessing.pool.Pool):
-    """Pool implementation which uses our version of SimpleQueue.
-
-    This lets us pass tensors in shared memory across processes instead of
-    serializing the underlying data.
-    """
+    """multiprocessing.Pool over SimpleQueues that send tensors through shared memory."""
 
     def _setup_queues(self):
-        self._inqueue = SimpleQueue()
-        self._outqueue = SimpleQueue()
+        self._inqueue = SimpleQueue(ctx=self._ctx)
+        self._outqueue = SimpleQueue(ctx=self._ctx)
         self._quick_put = self._inqueue._writer.send
         self._quick_get = self._outqueue._reader.recv
 
-    def _repopulate_pool(self):
-        """Increase the number of pool processes to the specified number.
-
-        Bring the number of pool processes up to the specified number, for use after
-        reaping workers which have exited.
-        """
-        for _ in range(self._processes - len(self._pool)):
-            # changed worker -> clean_worker
-            args = (
-                self._inqueue,
-                self._outqueue,
-                self._initializer,
-                self._initargs,
-                self._maxtasksperchild,
-            )
-            if hasattr(self, "_wrap_exception"):
-                args += (self._wrap_exception,)
-            w = self.Process(target=clean_worker, args=args)
-            self._pool.append(w)
-            w.name = w.name.replace("Process", "PoolWorker")
-            w.daemon = True
-            w.start()
-            util.debug("added worker")
+    @staticmethod
+    def Process(ctx, *args, **kwds):
+        # Every worker, the first ones and those replacing exited ones, is created here.
+        kwds["target"] = clean_worker
+        return ctx.Process(*args, **kwds)

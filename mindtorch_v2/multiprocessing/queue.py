@@ -1,43 +1,45 @@
-"""torch.multiprocessing.queue: PyTorch 2.13's file as is (queues whose connections pickle with ForkingPickler)."""
-import io
+"""torch.multiprocessing.queue: Queue and SimpleQueue whose pipe ends are ConnectionWrappers, so that
+what goes through them is pickled by ForkingPickler, where init_reductions registered the tensor and
+storage reductions (a tensor travels as a handle to shared memory, not as a copy of its data).
+
+Like the standard queues they need their context: Queue(ctx=multiprocessing.get_context()).
+"""
 import multiprocessing.queues
 import pickle
 from multiprocessing.reduction import ForkingPickler
 
 
 class ConnectionWrapper:
-    """Proxy class for _multiprocessing.Connection which uses ForkingPickler for object serialization."""
+    """A multiprocessing Connection whose send/recv pickle with ForkingPickler; the rest is the connection's."""
 
     def __init__(self, conn):
         self.conn = conn
 
     def send(self, obj):
-        buf = io.BytesIO()
-        ForkingPickler(buf, pickle.HIGHEST_PROTOCOL).dump(obj)
-        self.send_bytes(buf.getvalue())
+        self.conn.send_bytes(ForkingPickler.dumps(obj, pickle.HIGHEST_PROTOCOL))
 
     def recv(self):
-        buf = self.recv_bytes()
-        return pickle.loads(buf)
+        return ForkingPickler.loads(self.conn.recv_bytes())
 
     def __getattr__(self, name):
-        if "conn" in self.__dict__:
-            return getattr(self.conn, name)
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute 'conn'")
+        # Unpickling looks up __setstate__ before conn is set: fail instead of recursing into self.conn.
+        if "conn" not in self.__dict__:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute 'conn'")
+        return getattr(self.conn, name)
 
 
-class Queue(multiprocessing.queues.Queue):
+class _ForkingPicklerPipe:
+    """Wraps both ends of the queue's pipe once the standard queue has made it."""
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self._reader: ConnectionWrapper = ConnectionWrapper(self._reader)
-        self._writer: ConnectionWrapper = ConnectionWrapper(self._writer)
-        self._send = self._writer.send
-        self._recv = self._reader.recv
+        self._reader = ConnectionWrapper(self._reader)
+        self._writer = ConnectionWrapper(self._writer)
 
 
-class SimpleQueue(multiprocessing.queues.SimpleQueue):
-    def _make_methods(self):
-        if not isinstance(self._reader, ConnectionWrapper):
-            self._reader: ConnectionWrapper = ConnectionWrapper(self._reader)
-            self._writer: ConnectionWrapper = ConnectionWrapper(self._writer)
-        super()._make_methods()  # type: ignore[misc]
+class Queue(_ForkingPicklerPipe, multiprocessing.queues.Queue):
+    """multiprocessing.Queue with ConnectionWrapper pipe ends."""
+
+
+class SimpleQueue(_ForkingPicklerPipe, multiprocessing.queues.SimpleQueue):
+    """multiprocessing.SimpleQueue with ConnectionWrapper pipe ends."""
