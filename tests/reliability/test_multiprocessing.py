@@ -1,14 +1,20 @@
 """torch.multiprocessing: storages moved into shared memory in place, tensors through queues of the fork and
-spawn contexts under both sharing strategies (writes visible both ways), mp.spawn's errors, and DataLoader
-workers that die or stall. Checked against PyTorch where it is installed. Every wait on a child process has a
-timeout; scenarios that could hang the main process run in a subprocess with one."""
+spawn contexts under both sharing strategies (writes visible both ways), torch.multiprocessing's own queues and
+pool, mp.spawn's errors and failure handling, and DataLoader workers that die or stall. Checked against PyTorch
+where it is installed. Every wait on a child process has a timeout; scenarios that could hang the main process
+run in a subprocess with one."""
 import gc
+import importlib
+import multiprocessing
 import os
+import pickle
 import re
 import signal
 import subprocess
 import sys
 import textwrap
+import time
+import warnings
 from multiprocessing.reduction import ForkingPickler
 
 import pytest
@@ -203,11 +209,15 @@ def _exit_in_child(i, code):
     os._exit(code)
 
 
-def _join(lib, fn, args):
-    ctx = lib.multiprocessing.start_processes(fn, args=args, nprocs=1, join=False, start_method="spawn")
+def _join(lib, fn, args, nprocs=1, start_method="spawn", grace_period=None):
+    """start_processes and join until done; what join raises carries the context as .process_context."""
+    ctx = lib.multiprocessing.start_processes(fn, args=args, nprocs=nprocs, join=False, start_method=start_method)
     try:
-        while not ctx.join(timeout=TIMEOUT):
+        while not ctx.join(timeout=TIMEOUT, grace_period=grace_period):
             pass
+    except Exception as e:
+        e.process_context = ctx
+        raise
     finally:
         for p in ctx.processes:
             if p.is_alive():
@@ -219,7 +229,6 @@ def test_spawn_errors(lib):
     L = mt if lib == "mt" else torch
     if L is None:
         pytest.skip("PyTorch is not installed")
-    import importlib
     importlib.import_module(L.__name__ + ".multiprocessing")
     with pytest.raises(L.multiprocessing.ProcessRaisedException) as e:
         _join(L, _raise_in_child, ("boom",))
@@ -235,6 +244,115 @@ def test_spawn_errors(lib):
 
 def test_spawn_runs_every_process():
     mp.spawn(_exit_in_child, args=(0,), nprocs=2)
+
+
+
+def _fail_first(i):
+    if i == 0:
+        raise ValueError("first")
+    time.sleep(TIMEOUT)  # until the parent stops it
+
+
+@pytest.mark.parametrize("lib", ["mt", "torch"])
+def test_spawn_failure_stops_the_others(lib):
+    L = mt if lib == "mt" else torch
+    if L is None:
+        pytest.skip("PyTorch is not installed")
+    importlib.import_module(L.__name__ + ".multiprocessing")
+    start = time.monotonic()
+    with pytest.raises(L.multiprocessing.ProcessRaisedException, match="ValueError: first") as e:
+        _join(L, _fail_first, (), nprocs=2, start_method="fork", grace_period=1.0)
+    ctx = e.value.process_context
+    assert time.monotonic() - start < TIMEOUT / 2
+    assert (e.value.error_index, e.value.error_pid) == (0, ctx.pids()[0])
+    assert [p.exitcode for p in ctx.processes] == [1, -signal.SIGTERM]
+    left = [f for f in ctx.error_files if os.path.exists(f)]
+    for f in left:
+        os.unlink(f)
+    assert not left or lib == "torch"  # PyTorch leaves the child's error file in the temp directory
+
+
+@pytest.mark.parametrize("lib", ["mt", "torch"])
+def test_process_exceptions_pickle(lib):
+    L = mt if lib == "mt" else torch
+    if L is None:
+        pytest.skip("PyTorch is not installed")
+    M = importlib.import_module(L.__name__ + ".multiprocessing")
+    spawn = importlib.import_module(L.__name__ + ".multiprocessing.spawn")  # M.spawn is the function
+    for e in (M.ProcessRaisedException("trace", 1, 123), M.ProcessExitedException("gone", 2, 456, -9, "SIGKILL"),
+              M.ProcessExitedException("exit", 3, 789, exit_code=4)):
+        back = pickle.loads(pickle.dumps(e))
+        assert type(back) is type(e) and str(back) == str(e) and isinstance(back, spawn.ProcessException)
+        assert vars(back) == vars(e) and (back.error_index, back.error_pid) == (e.error_index, e.error_pid)
+    assert (back.exit_code, back.signal_name) == (4, None)
+
+
+@needs_torch
+def test_spawn_warnings_as_pytorch():
+    import torch.multiprocessing
+
+    def warned(M):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            M.spawn(_exit_in_child, args=(0,), start_method="fork")  # deprecated: runs with "spawn"
+            M.SpawnContext([], [])
+        return [(x.category, str(x.message), x.filename) for x in w]
+
+    got = warned(mp)
+    assert got == warned(torch.multiprocessing) and len(got) == 2 and got[0][2] == __file__
+
+
+@pytest.mark.parametrize("lib", ["mt", "torch"])
+def test_connection_wrapper(lib):
+    L = mt if lib == "mt" else torch
+    if L is None:
+        pytest.skip("PyTorch is not installed")
+    Q = importlib.import_module(L.__name__ + ".multiprocessing.queue")
+    a, b = multiprocessing.Pipe()
+    wa, wb = Q.ConnectionWrapper(a), Q.ConnectionWrapper(b)
+    wa.send({"x": [1, 2]})
+    assert wb.poll(TIMEOUT) and wb.recv() == {"x": [1, 2]} and wb.conn is b
+    assert pickle.loads(pickle.dumps(Q.ConnectionWrapper(3))).conn == 3  # no recursion while unpickling
+    with pytest.raises(AttributeError, match="^'ConnectionWrapper' object has no attribute 'conn'$"):
+        Q.ConnectionWrapper.__new__(Q.ConnectionWrapper).poll
+
+
+def _fill_sevens(q_in, q_out):
+    q_in.get().fill_(7.0)
+    q_out.put("filled")
+
+
+@pytest.mark.parametrize("kind", ["Queue", "SimpleQueue"])
+def test_torch_multiprocessing_queues_share_memory(kind, strategy):
+    from mindtorch_v2.multiprocessing import queue
+    ctx = mp.get_context("fork")
+    q_in, q_out = getattr(queue, kind)(ctx=ctx), getattr(queue, kind)(ctx=ctx)
+    assert isinstance(q_in._reader, queue.ConnectionWrapper) and isinstance(q_in._writer, queue.ConnectionWrapper)
+    t = mt.zeros(3)
+    p = ctx.Process(target=_fill_sevens, args=(q_in, q_out), daemon=True)
+    p.start()
+    q_in.put(t)
+    p.join(TIMEOUT)
+    if p.is_alive():
+        p.kill()
+    assert p.exitcode == 0 and q_out.get() == "filled" and t.tolist() == [7.0, 7.0, 7.0]
+
+
+def _square_sum_where(t):
+    """The result, and whether this runs inside clean_worker."""
+    from mindtorch_v2.multiprocessing.pool import clean_worker
+    f, inside = sys._getframe(), False
+    while f is not None and not inside:
+        inside, f = f.f_code is clean_worker.__code__, f.f_back
+    return _square_sum(t), inside
+
+
+def test_torch_multiprocessing_pool():
+    # PyTorch 2.13's Pool cannot start on Python >= 3.8 (SimpleQueue() lacks its ctx); ours works.
+    from mindtorch_v2.multiprocessing import pool
+    with pool.Pool(2, maxtasksperchild=1, context=mp.get_context("fork")) as p:  # workers replaced after each task
+        res = p.map_async(_square_sum_where, [mt.full((4,), float(i)) for i in range(4)], chunksize=1).get(TIMEOUT)
+    assert res == [(0.0, True), (4.0, True), (16.0, True), (36.0, True)]
 
 
 # ---- DataLoader workers ------------------------------------------------------------------------------------
