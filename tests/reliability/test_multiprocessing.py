@@ -32,6 +32,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 needs_torch = pytest.mark.skipif(torch is None, reason="PyTorch is not installed")
 
 
+def library(lib, submodule=""):
+    """mindtorch_v2 ("mt") or PyTorch ("torch", skipped where it is not installed), or a submodule of it."""
+    L = mt if lib == "mt" else torch
+    if L is None:
+        pytest.skip("PyTorch is not installed")
+    return importlib.import_module(L.__name__ + submodule)
+
+
 @pytest.fixture(params=["file_descriptor", "file_system"])
 def strategy(request):
     old = mp.get_sharing_strategy()
@@ -77,9 +85,7 @@ def test_share_memory_of_a_leaf_and_a_module(strategy):
 
 @pytest.mark.parametrize("lib", ["mt", "torch"])
 def test_share_memory_empty_and_resize(lib, strategy):
-    L = mt if lib == "mt" else torch
-    if L is None:
-        pytest.skip("PyTorch is not installed")
+    L = library(lib)
     import numpy as np
     assert L.empty(0).share_memory_().is_shared()
     t = L.zeros(4).share_memory_() if L is mt else L.from_numpy(np.zeros(4, "float32"))
@@ -112,9 +118,7 @@ def test_storage_handles():
 
 @pytest.mark.parametrize("lib", ["mt", "torch"])
 def test_non_leaf_requiring_grad_is_refused(lib):
-    L = mt if lib == "mt" else torch
-    if L is None:
-        pytest.skip("PyTorch is not installed")
+    L = library(lib)
     x = L.ones(2, requires_grad=True) * 2
     with pytest.raises(RuntimeError) as e:
         ForkingPickler.dumps(x)
@@ -226,9 +230,7 @@ def _join(lib, fn, args, nprocs=1, start_method="spawn", grace_period=None):
 
 @pytest.mark.parametrize("lib", ["mt", "torch"])
 def test_spawn_errors(lib):
-    L = mt if lib == "mt" else torch
-    if L is None:
-        pytest.skip("PyTorch is not installed")
+    L = library(lib)
     importlib.import_module(L.__name__ + ".multiprocessing")
     with pytest.raises(L.multiprocessing.ProcessRaisedException) as e:
         _join(L, _raise_in_child, ("boom",))
@@ -255,9 +257,7 @@ def _fail_first(i):
 
 @pytest.mark.parametrize("lib", ["mt", "torch"])
 def test_spawn_failure_stops_the_others(lib):
-    L = mt if lib == "mt" else torch
-    if L is None:
-        pytest.skip("PyTorch is not installed")
+    L = library(lib)
     importlib.import_module(L.__name__ + ".multiprocessing")
     start = time.monotonic()
     with pytest.raises(L.multiprocessing.ProcessRaisedException, match="ValueError: first") as e:
@@ -274,11 +274,8 @@ def test_spawn_failure_stops_the_others(lib):
 
 @pytest.mark.parametrize("lib", ["mt", "torch"])
 def test_process_exceptions_pickle(lib):
-    L = mt if lib == "mt" else torch
-    if L is None:
-        pytest.skip("PyTorch is not installed")
-    M = importlib.import_module(L.__name__ + ".multiprocessing")
-    spawn = importlib.import_module(L.__name__ + ".multiprocessing.spawn")  # M.spawn is the function
+    M = library(lib, ".multiprocessing")
+    spawn = library(lib, ".multiprocessing.spawn")  # M.spawn is the function
     for e in (M.ProcessRaisedException("trace", 1, 123), M.ProcessExitedException("gone", 2, 456, -9, "SIGKILL"),
               M.ProcessExitedException("exit", 3, 789, exit_code=4)):
         back = pickle.loads(pickle.dumps(e))
@@ -304,10 +301,7 @@ def test_spawn_warnings_as_pytorch():
 
 @pytest.mark.parametrize("lib", ["mt", "torch"])
 def test_connection_wrapper(lib):
-    L = mt if lib == "mt" else torch
-    if L is None:
-        pytest.skip("PyTorch is not installed")
-    Q = importlib.import_module(L.__name__ + ".multiprocessing.queue")
+    Q = library(lib, ".multiprocessing.queue")
     a, b = multiprocessing.Pipe()
     wa, wb = Q.ConnectionWrapper(a), Q.ConnectionWrapper(b)
     wa.send({"x": [1, 2]})
