@@ -2,6 +2,7 @@
 profilers share. The op timeline itself is recorded by the C core (csrc/core/profiler.c): every
 public op entry is a scope there, so composite ops nest (aten::linear holds aten::addmm)."""
 import contextlib
+import os
 import sys
 import traceback
 import warnings
@@ -93,9 +94,15 @@ class _Session:
         return result
 
 
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
 def _stack(frame):
-    """PyTorch's with_stack entries, innermost first: 'file.py(line): function'."""
-    return [f"{f.f_code.co_filename}({line}): {f.f_code.co_name}" for f, line in traceback.walk_stack(frame)]
+    """PyTorch's with_stack entries, innermost first: 'file.py(line): function'. The package's private
+    top-level modules (_methods.py, _dispatch.py...) are left out: they do what PyTorch's C++ does."""
+    return [f"{f.f_code.co_filename}({line}): {f.f_code.co_name}" for f, line in traceback.walk_stack(frame)
+            if not (os.path.dirname(f.f_code.co_filename) == _PACKAGE
+                    and os.path.basename(f.f_code.co_filename).startswith("_"))]
 
 
 class profile:

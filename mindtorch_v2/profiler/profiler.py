@@ -20,9 +20,9 @@ class ProfilerActivity(enum.Enum):
     """torch._C._profiler.ProfilerActivity: only CPU is recorded here."""
     CPU = 0
     XPU = 1
+    MTIA = 4
     CUDA = 2
     HPU = 3
-    MTIA = 4
     PrivateUse1 = 5
 
     def __repr__(self):
