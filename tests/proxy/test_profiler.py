@@ -265,3 +265,50 @@ def test_generation_mixin_imports_under_proxy_with_accelerate():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.split()[-3:] == ["mindtorch_v2", "GenerationMixin", "True"], r.stdout + r.stderr
+
+
+OPS = {
+    "sum": lambda l, x, y: x.sum(), "mean": lambda l, x, y: x.mean(1), "softmax": lambda l, x, y: l.softmax(x, 1),
+    "matmul": lambda l, x, y: x @ y, "mm": lambda l, x, y: l.mm(x, y), "bmm": lambda l, x, y: l.bmm(x[None], y[None]),
+    "addmm": lambda l, x, y: l.addmm(x, x, y), "relu_": lambda l, x, y: x.relu_(), "cat": lambda l, x, y: l.cat([x, y]),
+    "mul": lambda l, x, y: x * y, "sub_": lambda l, x, y: x.sub_(y), "exp": lambda l, x, y: x.exp(),
+    "view": lambda l, x, y: x.view(16), "transpose": lambda l, x, y: x.transpose(0, 1),
+    "layer_norm": lambda l, x, y: l.nn.functional.layer_norm(x, (4,)), "gelu": lambda l, x, y: l.nn.functional.gelu(x),
+    "where": lambda l, x, y: l.where(x > 0, x, y), "clone": lambda l, x, y: x.clone(), "max": lambda l, x, y: x.max(1),
+    "sdpa": lambda l, x, y: l.nn.functional.scaled_dot_product_attention(x[None, None], y[None, None], y[None, None]),
+    "dropout": lambda l, x, y: l.nn.functional.dropout(x, 0.5), "to": lambda l, x, y: x.to(l.float64),
+}
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_top_level_op_names_equal_pytorch(op):
+    def top(lib):
+        x, y = lib.ones(4, 4), lib.ones(4, 4)
+        with lib.profiler.profile() as p:
+            OPS[op](lib, x, y)
+        return [e.name for e in p.events() if e.cpu_parent is None]
+    assert top(mt) == top(torch)
+
+
+def test_ops_of_other_threads_nest_on_their_own_thread():
+    import threading
+    x, b = mt.ones(8, 8), mt.ones(8)
+
+    def work():
+        with record_function("worker"):
+            mt.nn.functional.linear(x, x, b)
+
+    with profile() as prof:
+        with record_function("main"):
+            t = threading.Thread(target=work)
+            t.start()
+            x.sum()
+            t.join()
+    events = prof.events()
+    threads = {e.name: e.thread for e in events if e.name in ("main", "worker")}
+    assert threads["main"] != threads["worker"]
+    for e in events:
+        if e.cpu_parent is not None:
+            assert e.thread == e.cpu_parent.thread
+    worker_ops = [e.name for e in events if e.thread == threads["worker"]]
+    assert worker_ops[:3] == ["worker", "aten::linear", "aten::transpose"] and "aten::addmm" in worker_ops
