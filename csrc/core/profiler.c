@@ -67,6 +67,11 @@ static int64_t generation; /* bumped by each start: stale per-thread stacks are 
 
 static _Thread_local int64_t open_event = -1, open_generation = -1, thread_id;
 
+/* An id is the event's index with the generation above it: a scope still open when a profiler
+ * restarted (a nested one) closes nothing of the new timeline. */
+#define INDEX_BITS 40
+#define INDEX_MASK ((INT64_C(1) << INDEX_BITS) - 1)
+
 int64_t mt_profiler_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts); /* Python's time.perf_counter_ns reads the same clock */
@@ -143,16 +148,17 @@ static int64_t open_scope(const char *name, int kind, int n, mt_tensor *const *i
     e->end_ns = -1;
     open_event = id;
     pthread_mutex_unlock(&lock);
-    return id;
+    return id | generation << INDEX_BITS;
 }
 
 static void close_scope(int64_t id) {
     int64_t t = mt_profiler_now();
+    int64_t i = id & INDEX_MASK;
     pthread_mutex_lock(&lock);
-    if (open_generation == generation && id < nevents) { /* not cleared by a restart meanwhile */
-        events[id].end_ns = t;
-        events[id].bytes = mt__prof_bytes - events[id].bytes;
-        open_event = events[id].parent;
+    if (id >> INDEX_BITS == generation && i < nevents) { /* not cleared by a restart meanwhile */
+        events[i].end_ns = t;
+        events[i].bytes = mt__prof_bytes - events[i].bytes;
+        open_event = events[i].parent;
     }
     pthread_mutex_unlock(&lock);
 }

@@ -312,3 +312,19 @@ def test_ops_of_other_threads_nest_on_their_own_thread():
             assert e.thread == e.cpu_parent.thread
     worker_ops = [e.name for e in events if e.thread == threads["worker"]]
     assert worker_ops[:3] == ["worker", "aten::linear", "aten::transpose"] and "aten::addmm" in worker_ops
+
+
+def test_a_range_left_open_across_a_restart_closes_nothing_new():
+    import time
+    x = mt.ones(2)
+    with profile():
+        x + 1
+        stale = record_function("stale")
+        stale.__enter__()
+    with profile() as prof:
+        with record_function("fresh"):
+            x + 1
+            time.sleep(0.05)
+            stale.__exit__(None, None, None)  # its id belongs to the stopped timeline
+    add = [e for e in prof.events() if e.name == "aten::add"][0]
+    assert add.cpu_parent.name == "fresh" and add.cpu_time_total < 40_000
