@@ -65,7 +65,7 @@ KEEP_GIL = re.compile(
     r"dtype_itemsize|b?f16_to_f32|op_name|result_type|scalar_tensor|item|as_strided|view|view_dtype|transpose|"
     r"permute|expand|squeeze|unsqueeze|select|slice|unfold|diagonal|detach_?|split_with_sizes|unbind|"
     r"set_grad_enabled|is_grad_enabled|set_inference_mode|is_inference_mode_enabled|set_anomaly_mode|anomaly_mode|"
-    r"set_saved_tensors_hooks|generator_is_default)")
+    r"set_saved_tensors_hooks|generator_is_default|profiler_\w+)")
 GIL_LINES = {"Py_BEGIN_ALLOW_THREADS", "_cffi_restore_errno();", "_cffi_save_errno();", "Py_END_ALLOW_THREADS"}
 _function_wrapper = recompiler.Recompiler._generate_cpy_function_decl
 

@@ -199,6 +199,7 @@ static mt_status run_callback(void *handle, int kind, mt_node *n, int nin, mt_te
  * node takes them as missing); outg[n_next] receives each input's gradient (or NULL),
  * after the node's pre-hooks and before its post-hooks. */
 static mt_status apply_node(mt_node *n, mt_tensor **buf, mt_tensor **outg) {
+    MT_PROFILE_ARRAY(n->name, MT_PROF_NODE, 0, NULL);
     mt_tensor *small_in[8];
     mt_tensor **gin = n->n_out <= 8 ? small_in : malloc(n->n_out * sizeof *gin);
     if (!gin) return mt__error(MT_ERR_OOM, "out of memory in the autograd engine");

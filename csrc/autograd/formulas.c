@@ -15,6 +15,7 @@ static mt_status unary_oop(void *p, mt_tensor **r) {
 }
 
 mt_status mt_unary(int op, mt_tensor *x, mt_tensor *out, mt_tensor **result) {
+    MT_PROFILE_KIND(mt_op_name(op), out && out == x ? MT_PROF_INPLACE : MT_PROF_OP, x);
     int grad = mt__grad_enabled() && (mt__requires_grad(x) || (out && mt__requires_grad(out)));
     if (grad && out && (unsigned)op < MT_NUM_OPS && mt__backward_names[op]) {
         unary_ctx u = {op, x};
@@ -135,6 +136,7 @@ static mt_status binary_oop(void *p, mt_tensor **r) {
 }
 
 mt_status mt_binary(int op, mt_tensor *a, mt_tensor *b, double alpha, mt_tensor *out, mt_tensor **result) {
+    MT_PROFILE_KIND(mt_op_name(op), out && out == a ? MT_PROF_INPLACE : MT_PROF_OP, a, b);
     int grad = mt__grad_enabled() && (mt__requires_grad(a) || mt__requires_grad(b) || (out && mt__requires_grad(out)));
     if (grad && out && (unsigned)op < MT_NUM_OPS && binary_name(op)) {
         binary_ctx u = {op, a, b, 0, 0, 0, 0, alpha, 0};
@@ -152,6 +154,7 @@ mt_status mt_binary(int op, mt_tensor *a, mt_tensor *b, double alpha, mt_tensor 
 
 mt_status mt_binary_scalar(int op, mt_tensor *a, double f, int64_t i, int kind, int reflected, double alpha,
                            mt_tensor *out, mt_tensor **result) {
+    MT_PROFILE_KIND(mt_op_name(op), out && out == a ? MT_PROF_INPLACE : MT_PROF_OP, a);
     int grad = mt__grad_enabled() && (mt__requires_grad(a) || (out && mt__requires_grad(out)));
     if (grad && out && (unsigned)op < MT_NUM_OPS && binary_name(op)) {
         binary_ctx u = {op, a, NULL, f, i, kind, reflected, alpha, 1};
@@ -258,6 +261,7 @@ static mt_status ternary_oop(void *p, mt_tensor **r) {
 
 mt_status mt_ternary(int op, mt_tensor *a, mt_tensor *b, mt_tensor *c, double s, mt_tensor *out,
                      mt_tensor **result) {
+    MT_PROFILE_KIND(mt_op_name(op), out && out == a ? MT_PROF_INPLACE : MT_PROF_OP, a, b, c);
     int grad = mt__grad_enabled() && (mt__requires_grad(a) || mt__requires_grad(b) || mt__requires_grad(c) ||
                                       (out && mt__requires_grad(out)));
     if (grad && out && ternary_name(op)) {
@@ -343,6 +347,7 @@ static mt_status reduce_backward(mt_node *n, mt_tensor *const *grads, mt_tensor 
 
 mt_status mt_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, int keepdim, int dtype, mt_tensor *out,
                     mt_tensor **result) {
+    MT_PROFILE(MT_PROF_NAME(mt__prof_names_reduce, op), x);
     int grad = mt__grad_enabled() && mt__requires_grad(x);
     if (grad && out) return out_arg_error("sum");
     int prev = mt__grad_push(0);
@@ -389,6 +394,7 @@ static mt_status max_dim_backward(mt_node *n, mt_tensor *const *grads, mt_tensor
 }
 
 mt_status mt_max_dim(int is_min, mt_tensor *x, int64_t dim, int keepdim, mt_tensor **values, mt_tensor **indices) {
+    MT_PROFILE(is_min ? "min" : "max", x);
     int grad = mt__grad_enabled() && mt__requires_grad(x);
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_max_dim(is_min, x, dim, keepdim, values, indices);
@@ -452,6 +458,7 @@ static mt_status record_gemm(const char *name, mt_tensor *self, mt_tensor *a, mt
 }
 
 mt_status mt_mm(mt_tensor *a, mt_tensor *b, mt_tensor *out, mt_tensor **result) {
+    MT_PROFILE("mm", a, b);
     int grad = mt__grad_enabled() && (mt__requires_grad(a) || mt__requires_grad(b));
     if (grad && out) return out_arg_error("mm");
     int prev = mt__grad_push(0);
@@ -463,6 +470,7 @@ mt_status mt_mm(mt_tensor *a, mt_tensor *b, mt_tensor *out, mt_tensor **result) 
 }
 
 mt_status mt_bmm(mt_tensor *a, mt_tensor *b, mt_tensor *out, mt_tensor **result) {
+    MT_PROFILE("bmm", a, b);
     int grad = mt__grad_enabled() && (mt__requires_grad(a) || mt__requires_grad(b));
     if (grad && out) return out_arg_error("bmm");
     int prev = mt__grad_push(0);
@@ -475,6 +483,7 @@ mt_status mt_bmm(mt_tensor *a, mt_tensor *b, mt_tensor *out, mt_tensor **result)
 
 mt_status mt_addmm(mt_tensor *self, mt_tensor *m1, mt_tensor *m2, double beta, double alpha, mt_tensor *out,
                    mt_tensor **result) {
+    MT_PROFILE("addmm", self, m1, m2);
     int grad = mt__grad_enabled() && (mt__requires_grad(self) || mt__requires_grad(m1) || mt__requires_grad(m2));
     if (grad && out) return out_arg_error("addmm");
     int prev = mt__grad_push(0);
@@ -487,6 +496,7 @@ mt_status mt_addmm(mt_tensor *self, mt_tensor *m1, mt_tensor *m2, double beta, d
 
 mt_status mt_baddbmm(mt_tensor *self, mt_tensor *b1, mt_tensor *b2, double beta, double alpha, mt_tensor *out,
                      mt_tensor **result) {
+    MT_PROFILE("baddbmm", self, b1, b2);
     int grad = mt__grad_enabled() && (mt__requires_grad(self) || mt__requires_grad(b1) || mt__requires_grad(b2));
     if (grad && out) return out_arg_error("baddbmm");
     int prev = mt__grad_push(0);
@@ -589,6 +599,7 @@ static mt_status record_view(const char *name, int kind, mt_tensor *x, mt_tensor
     return st;
 
 mt_status mt_as_strided(mt_tensor *t, int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset, mt_tensor **out) {
+    MT_PROFILE("as_strided", t);
     int grad = mt__grad_enabled() && mt__requires_grad(t);
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_as_strided(t, ndim, sizes, strides, offset, out);
@@ -598,9 +609,11 @@ mt_status mt_as_strided(mt_tensor *t, int ndim, const int64_t *sizes, const int6
     return st;
 }
 mt_status mt_view(mt_tensor *t, int ndim, const int64_t *sizes, mt_tensor **out) {
+    MT_PROFILE("view", t);
     VIEW_WRAPPER(mt__impl_view(t, ndim, sizes, out), "ViewBackward0", V_RESHAPE, NULL, 0)
 }
 mt_status mt_reshape(mt_tensor *t, int ndim, const int64_t *sizes, mt_tensor **out) {
+    MT_PROFILE("reshape", t);
     int grad = mt__grad_enabled() && mt__requires_grad(t);
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_reshape(t, ndim, sizes, out);
@@ -613,36 +626,44 @@ mt_status mt_reshape(mt_tensor *t, int ndim, const int64_t *sizes, mt_tensor **o
     return st;
 }
 mt_status mt_transpose(mt_tensor *t, int64_t d0, int64_t d1, mt_tensor **out) {
+    MT_PROFILE("transpose", t);
     int64_t args[2] = {d0, d1};
     VIEW_WRAPPER(mt__impl_transpose(t, d0, d1, out), "TransposeBackward0", V_TRANSPOSE, args, 2)
 }
 mt_status mt_permute(mt_tensor *t, int ndim, const int64_t *dims, mt_tensor **out) {
+    MT_PROFILE("permute", t);
     int64_t args[MT_MAX_DIMS];
     for (int i = 0; i < ndim && i < MT_MAX_DIMS; i++) { args[i] = dims[i] < 0 ? dims[i] + ndim : dims[i]; }
     VIEW_WRAPPER(mt__impl_permute(t, ndim, dims, out), "PermuteBackward0", V_PERMUTE, args, ndim)
 }
 mt_status mt_expand(mt_tensor *t, int ndim, const int64_t *sizes, mt_tensor **out) {
+    MT_PROFILE("expand", t);
     VIEW_WRAPPER(mt__impl_expand(t, ndim, sizes, out), "ExpandBackward0", V_EXPAND, NULL, 0)
 }
 mt_status mt_squeeze(mt_tensor *t, int ndims, const int64_t *dims, mt_tensor **out) {
+    MT_PROFILE("squeeze", t);
     VIEW_WRAPPER(mt__impl_squeeze(t, ndims, dims, out), ndims < 0 ? "SqueezeBackward0" : "SqueezeBackward1", V_RESHAPE, NULL, 0)
 }
 mt_status mt_unsqueeze(mt_tensor *t, int64_t dim, mt_tensor **out) {
+    MT_PROFILE("unsqueeze", t);
     VIEW_WRAPPER(mt__impl_unsqueeze(t, dim, out), "UnsqueezeBackward0", V_RESHAPE, NULL, 0)
 }
 mt_status mt_select(mt_tensor *t, int64_t dim, int64_t index, mt_tensor **out) {
+    MT_PROFILE("select", t);
     int64_t d = dim, args[2] = {dim, index};
     if (t->ndim && !mt__wrap_dim(&d, t->ndim)) /* a bad dim: the kernel reports it */
         args[0] = d, args[1] = index < 0 ? index + t->sizes[d] : index;
     VIEW_WRAPPER(mt__impl_select(t, dim, index, out), "SelectBackward0", V_SELECT, args, 2)
 }
 mt_status mt_slice(mt_tensor *t, int64_t dim, int64_t start, int64_t end, int64_t step, mt_tensor **out) {
+    MT_PROFILE("slice", t);
     int64_t d = dim, args[4];
     if (t->ndim) mt__wrap_dim(&d, t->ndim);
     args[0] = d, args[1] = start, args[2] = end, args[3] = step;
     VIEW_WRAPPER(mt__impl_slice(t, dim, start, end, step, out), "SliceBackward0", V_SLICE, args, 4)
 }
 mt_status mt_unfold(mt_tensor *t, int64_t dim, int64_t size, int64_t step, mt_tensor **out) {
+    MT_PROFILE("unfold", t);
     int64_t args[3] = {dim < 0 ? dim + (t->ndim ? t->ndim : 1) : dim, size, step};
     VIEW_WRAPPER(mt__impl_unfold(t, dim, size, step, out), "UnfoldBackward0", V_UNFOLD, args, 3)
 }
@@ -661,6 +682,7 @@ static mt_status record_copy(const char *name, mt_tensor *t, mt_tensor **out) {
 }
 
 mt_status mt_clone(mt_tensor *t, mt_tensor **out) {
+    MT_PROFILE("clone", t);
     int grad = mt__grad_enabled() && mt__requires_grad(t);
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_clone(t, out);
@@ -669,6 +691,7 @@ mt_status mt_clone(mt_tensor *t, mt_tensor **out) {
     return st;
 }
 mt_status mt_contiguous(mt_tensor *t, mt_tensor **out) {
+    MT_PROFILE("contiguous", t);
     int grad = mt__grad_enabled() && mt__requires_grad(t);
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_contiguous(t, out);
@@ -677,6 +700,7 @@ mt_status mt_contiguous(mt_tensor *t, mt_tensor **out) {
     return st;
 }
 mt_status mt_to_dtype(mt_tensor *t, int dtype, int copy, mt_tensor **out) {
+    MT_PROFILE("to", t);
     int grad = mt__grad_enabled() && mt__requires_grad(t) && mt__is_float(dtype);
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_to_dtype(t, dtype, copy, out);
@@ -729,6 +753,7 @@ static mt_status record_overwrite(const char *name, mt_tensor *dst, mt_tensor *s
 }
 
 mt_status mt_copy_(mt_tensor *dst, mt_tensor *src) {
+    MT_PROFILE("copy_", dst, src);
     int grad = mt__grad_enabled() && (mt__requires_grad(dst) || mt__requires_grad(src));
     MT_TRY(mt__check_write(dst, grad));
     int prev = mt__grad_push(0);
@@ -739,6 +764,7 @@ mt_status mt_copy_(mt_tensor *dst, mt_tensor *src) {
 }
 
 mt_status mt_fill(mt_tensor *t, double f, int64_t i, int kind) {
+    MT_PROFILE("fill_", t);
     int grad = mt__grad_enabled() && mt__requires_grad(t);
     MT_TRY(mt__check_write(t, grad));
     MT_TRY(mt__impl_fill(t, f, i, kind));
@@ -756,6 +782,7 @@ static mt_status index_backward(mt_node *n, mt_tensor *const *grads, mt_tensor *
 }
 
 mt_status mt_index(mt_tensor *t, int nidx, mt_tensor *const *indices, mt_tensor **out) {
+    MT_PROFILE("index", t);
     int grad = mt__grad_enabled() && mt__requires_grad(t);
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_index(t, nidx, indices, out);
@@ -774,6 +801,7 @@ mt_status mt_index(mt_tensor *t, int nidx, mt_tensor *const *indices, mt_tensor 
 }
 
 mt_status mt_index_put_(mt_tensor *t, int nidx, mt_tensor *const *indices, mt_tensor *values, int accumulate) {
+    MT_PROFILE("index_put_", t, values);
     int grad = mt__grad_enabled() && (mt__requires_grad(t) || mt__requires_grad(values));
     MT_TRY(mt__check_write(t, grad));
     int prev = mt__grad_push(0);
@@ -822,6 +850,7 @@ static mt_status record_vec(const char *name, int kind, mt_tensor *a, mt_tensor 
 }
 
 mt_status mt_dot(mt_tensor *a, mt_tensor *b, mt_tensor **result) {
+    MT_PROFILE("dot", a, b);
     int grad = mt__grad_enabled() && (mt__requires_grad(a) || mt__requires_grad(b));
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_dot(a, b, result);
@@ -831,6 +860,7 @@ mt_status mt_dot(mt_tensor *a, mt_tensor *b, mt_tensor **result) {
 }
 
 mt_status mt_mv(mt_tensor *m, mt_tensor *v, mt_tensor **result) {
+    MT_PROFILE("mv", m, v);
     int grad = mt__grad_enabled() && (mt__requires_grad(m) || mt__requires_grad(v));
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_mv(m, v, result);

@@ -228,6 +228,7 @@ static mt_status sdpa_empty(mt_tensor *q, mt_tensor *k, mt_tensor *v, mt_tensor 
 mt_status mt_scaled_dot_product_attention(mt_tensor *q, mt_tensor *k, mt_tensor *v, mt_tensor *mask,
                                           double dropout_p, int is_causal, int has_scale, double scale,
                                           int enable_gqa, int backends, struct mt_generator *g, mt_tensor **out) {
+    MT_PROFILE("scaled_dot_product_attention", q, k, v, mask);
     static const char *dev[] = {"cpu", "meta"};
     if (q->dtype != k->dtype || q->dtype != v->dtype)
         return mt__error(MT_ERR_RUNTIME, "Expected query, key, and value to have the same dtype, but got query.dtype: "

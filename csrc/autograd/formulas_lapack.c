@@ -84,6 +84,7 @@ static mt_status cholesky_backward(mt_node *n, mt_tensor *const *grads, mt_tenso
 }
 
 mt_status mt_linalg_cholesky_ex(mt_tensor *a, int upper, int check_errors, mt_tensor **L, mt_tensor **info) {
+    MT_PROFILE("linalg_cholesky_ex", a);
     int grad = wants_grad(a, NULL);
     MT_TRY(NO_GRAD(mt__impl_linalg_cholesky_ex(a, upper, check_errors, L, info)));
     if (!grad) return MT_OK;
@@ -101,6 +102,7 @@ mt_status mt_linalg_cholesky_ex(mt_tensor *a, int upper, int check_errors, mt_te
 
 mt_status mt_linalg_lu_factor_ex(mt_tensor *a, int pivot, int check_errors, mt_tensor **LU, mt_tensor **pivots,
                                  mt_tensor **info) {
+    MT_PROFILE("linalg_lu_factor_ex", a);
     int grad = wants_grad(a, NULL);
     MT_TRY(NO_GRAD(mt__impl_linalg_lu_factor_ex(a, pivot, check_errors, LU, pivots, info)));
     if (!grad) return MT_OK;
@@ -112,6 +114,7 @@ mt_status mt_linalg_lu_factor_ex(mt_tensor *a, int pivot, int check_errors, mt_t
 
 mt_status mt_linalg_lu_solve(mt_tensor *LU, mt_tensor *pivots, mt_tensor *b, int left, int adjoint,
                              mt_tensor **result) {
+    MT_PROFILE("linalg_lu_solve", LU, pivots, b);
     int grad = wants_grad(LU, b);
     MT_TRY(NO_GRAD(mt__impl_linalg_lu_solve(LU, pivots, b, left, adjoint, result)));
     if (!grad) return MT_OK;
@@ -140,6 +143,7 @@ static mt_status solve_triangular_backward(mt_node *n, mt_tensor *const *grads, 
 
 mt_status mt_linalg_solve_triangular(mt_tensor *a, mt_tensor *b, int upper, int left, int unitriangular,
                                      mt_tensor **result) {
+    MT_PROFILE("linalg_solve_triangular", a, b);
     int grad = wants_grad(a, b);
     MT_TRY(NO_GRAD(mt__impl_linalg_solve_triangular(a, b, upper, left, unitriangular, result)));
     if (!grad) return MT_OK;
@@ -171,6 +175,7 @@ static mt_status solve_backward(mt_node *n, mt_tensor *const *grads, mt_tensor *
 
 mt_status mt_linalg_solve_ex(mt_tensor *a, mt_tensor *b, int left, int check_errors, mt_tensor **result,
                              mt_tensor **info) {
+    MT_PROFILE("linalg_solve_ex", a, b);
     int grad = wants_grad(a, b);
     MT_TRY(NO_GRAD(mt__impl_linalg_solve_ex(a, b, left, check_errors, result, info)));
     if (!grad) return MT_OK;
@@ -196,6 +201,7 @@ static mt_status inv_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **o
 }
 
 mt_status mt_linalg_inv_ex(mt_tensor *a, int check_errors, mt_tensor **inverse, mt_tensor **info) {
+    MT_PROFILE("linalg_inv_ex", a);
     int grad = wants_grad(a, NULL);
     MT_TRY(NO_GRAD(mt__impl_linalg_inv_ex(a, check_errors, inverse, info)));
     if (!grad) return MT_OK;
@@ -260,6 +266,7 @@ static mt_status det_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **o
 }
 
 mt_status mt_linalg_det(mt_tensor *a, mt_tensor **result) {
+    MT_PROFILE("linalg_det", a);
     int grad = wants_grad(a, NULL);
     MT_TRY(NO_GRAD(mt__impl_linalg_det(a, result)));
     if (!grad) return MT_OK;
@@ -283,6 +290,7 @@ static mt_status slogdet_backward(mt_node *n, mt_tensor *const *grads, mt_tensor
 }
 
 mt_status mt_linalg_slogdet(mt_tensor *a, mt_tensor **sign, mt_tensor **logabsdet) {
+    MT_PROFILE("linalg_slogdet", a);
     int grad = wants_grad(a, NULL);
     MT_TRY(NO_GRAD(mt__impl_linalg_slogdet(a, sign, logabsdet)));
     if (!grad) return MT_OK;
@@ -318,6 +326,7 @@ static mt_status eigh_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **
 }
 
 mt_status mt_linalg_eigh(mt_tensor *a, int upper, int compute_v, mt_tensor **eigenvalues, mt_tensor **eigenvectors) {
+    MT_PROFILE("linalg_eigh", a);
     int grad = wants_grad(a, NULL);
     /* the derivative needs the eigenvectors, as PyTorch's eigvalsh computes them under grad; they are
      * an output of the node even when not returned, so that double backward sees their history */
@@ -392,6 +401,7 @@ static mt_status svd_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **o
 
 mt_status mt_linalg_svd(mt_tensor *a, int full_matrices, int compute_uv, mt_tensor **U, mt_tensor **S,
                         mt_tensor **Vh) {
+    MT_PROFILE("linalg_svd", a);
     int grad = wants_grad(a, NULL);
     /* the derivative needs U and Vh: PyTorch's svdvals computes them under grad too (outputs of the
      * node even when not returned, for double backward) */
@@ -468,6 +478,7 @@ static mt_status qr_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **ou
 }
 
 mt_status mt_linalg_qr(mt_tensor *a, int mode, mt_tensor **Q, mt_tensor **R) {
+    MT_PROFILE("linalg_qr", a);
     if (mode < MT_QR_REDUCED || mode > MT_QR_R) return mt__error(MT_ERR_VALUE, "mt_linalg_qr: bad mode %d", mode);
     int grad = wants_grad(a, NULL);
     MT_TRY(NO_GRAD(mt__impl_linalg_qr(a, mode, Q, R)));

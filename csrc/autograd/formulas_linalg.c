@@ -91,24 +91,29 @@ static mt_status record(const char *name, int kind, mt_tensor *self, mt_tensor *
 
 mt_status mt_addmv(mt_tensor *self, mt_tensor *mat, mt_tensor *vec, double beta, double alpha, mt_tensor *out,
                    mt_tensor **result) {
+    MT_PROFILE("addmv", self, mat, vec);
     LINALG_WRAPPER("addmv", AddmvBackward0, self, mat, vec, beta, alpha, 0,
                    mt__impl_addmv(self, mat, vec, beta, alpha, out, result))
 }
 mt_status mt_addr(mt_tensor *self, mt_tensor *vec1, mt_tensor *vec2, double beta, double alpha, mt_tensor *out,
                   mt_tensor **result) {
+    MT_PROFILE("addr", self, vec1, vec2);
     LINALG_WRAPPER("addr", AddrBackward0, self, vec1, vec2, beta, alpha, 0,
                    mt__impl_addr(self, vec1, vec2, beta, alpha, out, result))
 }
 mt_status mt_addbmm(mt_tensor *self, mt_tensor *batch1, mt_tensor *batch2, double beta, double alpha, mt_tensor *out,
                     mt_tensor **result) {
+    MT_PROFILE("addbmm", self, batch1, batch2);
     LINALG_WRAPPER("addbmm", AddbmmBackward0, self, batch1, batch2, beta, alpha, 0,
                    mt__impl_addbmm(self, batch1, batch2, beta, alpha, out, result))
 }
 mt_status mt_vdot(mt_tensor *a, mt_tensor *b, mt_tensor **result) {
+    MT_PROFILE("vdot", a, b);
     mt_tensor *out = NULL, *self = NULL;
     LINALG_WRAPPER("vdot", VdotBackward0, self, a, b, 1, 1, 0, mt__impl_vdot(a, b, result))
 }
 mt_status mt_cross(mt_tensor *a, mt_tensor *b, int64_t dim, mt_tensor **result) {
+    MT_PROFILE("linalg_cross", a, b);
     mt_tensor *out = NULL, *self = NULL; /* dim as given: it refers to the broadcast shape, as the grad's */
     LINALG_WRAPPER("linalg_cross", LinalgCrossBackward0, self, a, b, 1, 1, dim, mt__impl_cross(a, b, dim, result))
 }

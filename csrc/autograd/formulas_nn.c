@@ -17,6 +17,7 @@ static int recorded(mt_tensor *a, mt_tensor *b, mt_tensor *d) {
 /* ---- softmax / log_softmax ------------------------------------------------------- */
 
 mt_status mt_softmax_backward(mt_tensor *grad, mt_tensor *output, int64_t dim, int log, mt_tensor **out) {
+    MT_PROFILE(log ? "_log_softmax_backward_data" : "_softmax_backward_data", grad, output);
     if (!recorded(grad, output, NULL)) {
         int prev = mt__grad_push(0);
         mt_status st = mt__impl_softmax_backward(grad, output, dim, log, out);
@@ -42,6 +43,7 @@ static mt_status softmax_bw(mt_node *n, mt_tensor *const *grads, mt_tensor **out
 }
 
 mt_status mt_softmax(mt_tensor *x, int64_t dim, int log, int dtype, mt_tensor **out) {
+    MT_PROFILE(log ? "log_softmax" : "softmax", x);
     mt_tensor *conv = NULL;
     if (dtype >= 0 && dtype != x->dtype) { /* the conversion is recorded on its own (ToCopyBackward0) */
         MT_TRY(mt_to_dtype(x, dtype, 0, &conv));
@@ -113,6 +115,7 @@ static mt_status layer_norm_bw(mt_node *n, mt_tensor *const *grads, mt_tensor **
 
 mt_status mt_layer_norm(mt_tensor *x, int nnorm, const int64_t *shape, mt_tensor *weight, mt_tensor *bias,
                         double eps, mt_tensor **out) {
+    MT_PROFILE("layer_norm", x, weight, bias);
     int grad = mt__grad_enabled() && (mt__requires_grad(x) || mt__requires_grad(weight) || mt__requires_grad(bias));
     mt_tensor *mean = NULL, *rstd = NULL;
     int prev = mt__grad_push(0);
@@ -216,6 +219,7 @@ static mt_status linear_backward_bw(mt_node *n, mt_tensor *const *grads, mt_tens
 
 mt_status mt_activation_backward(int act, mt_tensor *grad, mt_tensor *input, double a, double b, double cc,
                                  mt_tensor **result) {
+    MT_PROFILE(MT_PROF_NAME(mt__prof_names_activation_backward, act), grad, input);
     int rec = recorded(grad, input, NULL);
     if (!rec || linear_backward_name(act)) {
         int prev = mt__grad_push(0);
@@ -291,6 +295,7 @@ static mt_status act_inplace_oop(void *p, mt_tensor **r) {
 }
 
 mt_status mt_activation(int act, mt_tensor *x, double a, double b, double c, mt_tensor *out, mt_tensor **result) {
+    MT_PROFILE_KIND(MT_PROF_NAME(mt__prof_names_activation, act), out && out == x ? MT_PROF_INPLACE : MT_PROF_OP, x);
     act_ctx u = {act, x, a, b, c, out != NULL};
     if (!mt__act_name(act)) return mt__error(MT_ERR_VALUE, "unknown activation %d", act);
     if (!out) return act_forward(&u, mt__act_name(act), result);
@@ -331,6 +336,7 @@ static mt_status embedding_dense_bw(mt_node *n, mt_tensor *const *grads, mt_tens
 
 mt_status mt_embedding_backward(mt_tensor *grad, mt_tensor *indices, int64_t num_weights, int64_t padding_idx,
                                 int scale_grad_by_freq, mt_tensor **out) {
+    MT_PROFILE("embedding_backward", grad, indices);
     int rec = recorded(grad, NULL, NULL);
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_embedding_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq, out);
@@ -348,6 +354,7 @@ mt_status mt_embedding_backward(mt_tensor *grad, mt_tensor *indices, int64_t num
 
 mt_status mt_embedding(mt_tensor *weight, mt_tensor *indices, int64_t padding_idx, int scale_grad_by_freq,
                        mt_tensor **out) {
+    MT_PROFILE("embedding", weight, indices);
     int grad = mt__grad_enabled() && mt__requires_grad(weight);
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_embedding(weight, indices, out);

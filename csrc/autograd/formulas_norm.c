@@ -68,6 +68,7 @@ static mt_status batch_norm_bw(mt_node *n, mt_tensor *const *grads, mt_tensor **
 mt_status mt_batch_norm(mt_tensor *x, mt_tensor *weight, mt_tensor *bias, mt_tensor *running_mean,
                         mt_tensor *running_var, int training, double momentum, double eps, mt_tensor **out,
                         mt_tensor **save_mean, mt_tensor **save_invstd) {
+    MT_PROFILE("batch_norm", x, weight, bias, running_mean, running_var);
     int grad = mt__grad_enabled() && (mt__requires_grad(x) || mt__requires_grad(weight) || mt__requires_grad(bias));
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_batch_norm(x, weight, bias, running_mean, running_var, training, momentum, eps, out,
@@ -129,6 +130,7 @@ static mt_status group_norm_bw(mt_node *n, mt_tensor *const *grads, mt_tensor **
 
 mt_status mt_group_norm(mt_tensor *x, mt_tensor *weight, mt_tensor *bias, int64_t groups, double eps,
                         mt_tensor **out, mt_tensor **mean, mt_tensor **rstd) {
+    MT_PROFILE("group_norm", x, weight, bias);
     int grad = mt__grad_enabled() && (mt__requires_grad(x) || mt__requires_grad(weight) || mt__requires_grad(bias));
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_group_norm(x, weight, bias, groups, eps, out, mean, rstd);

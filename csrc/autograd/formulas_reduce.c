@@ -155,6 +155,7 @@ static mt_status var_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **o
 
 mt_status mt_var(mt_tensor *x, int ndims, const int64_t *dims, double correction, int keepdim, int take_sqrt,
                  mt_tensor **result, mt_tensor **mean) {
+    MT_PROFILE(mean ? (take_sqrt ? "std_mean" : "var_mean") : take_sqrt ? "std" : "var", x);
     int grad = mt__grad_enabled() && mt__requires_grad(x);
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_var(x, ndims, dims, correction, keepdim, take_sqrt, result, mean);
@@ -208,6 +209,7 @@ static mt_status norm_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **
 
 mt_status mt_vector_norm(mt_tensor *x, double ord, int ndims, const int64_t *dims, int keepdim, int dtype,
                          mt_tensor **result) {
+    MT_PROFILE("linalg_vector_norm", x);
     int grad = mt__grad_enabled() && mt__requires_grad(x);
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_vector_norm(x, ord, ndims, dims, keepdim, dtype, result);
@@ -235,6 +237,7 @@ static mt_status logsumexp_backward(mt_node *n, mt_tensor *const *grads, mt_tens
 }
 
 mt_status mt_logsumexp(mt_tensor *x, int ndims, const int64_t *dims, int keepdim, mt_tensor **result) {
+    MT_PROFILE("logsumexp", x);
     int grad = mt__grad_enabled() && mt__requires_grad(x);
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_logsumexp(x, ndims, dims, keepdim, result);
@@ -347,6 +350,7 @@ static mt_status scan_rec(int op, mt_tensor *x, int64_t dim, int dtype, int reve
 }
 
 mt_status mt_scan(int op, mt_tensor *x, int64_t dim, int dtype, mt_tensor *out, mt_tensor **result) {
+    MT_PROFILE(MT_PROF_NAME(mt__prof_names_scan, op), x);
     return scan_rec(op, x, dim, dtype, 0, out, result);
 }
 
@@ -378,6 +382,7 @@ static mt_status select_all_backward(mt_node *n, mt_tensor *const *grads, mt_ten
 }
 
 mt_status mt_median(int op, mt_tensor *x, int has_dim, int64_t dim, int keepdim, mt_tensor **values, mt_tensor **indices) {
+    MT_PROFILE(MT_PROF_NAME(mt__prof_names_median, op), x);
     int grad = mt__grad_enabled() && mt__requires_grad(x);
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_median(op, x, has_dim, dim, keepdim, values, indices);
@@ -409,6 +414,7 @@ mt_status mt_median(int op, mt_tensor *x, int has_dim, int64_t dim, int keepdim,
 
 mt_status mt_quantile(mt_tensor *x, mt_tensor *q, double qs, int has_dim, int64_t dim, int keepdim, int interpolation,
                       int ignore_nan, mt_tensor **result) {
+    MT_PROFILE(ignore_nan ? "nanquantile" : "quantile", x, q);
     int grad = mt__grad_enabled() && mt__requires_grad(x);
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_quantile(x, q, qs, has_dim, dim, keepdim, interpolation, ignore_nan, result);

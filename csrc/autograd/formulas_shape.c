@@ -95,12 +95,14 @@ static mt_status record_join(const char *name, int kind, int n, mt_tensor *const
 }
 
 mt_status mt_cat(int n, mt_tensor *const *tensors, int64_t dim, mt_tensor **out) {
+    MT_PROFILE_ARRAY("cat", MT_PROF_OP, n, tensors);
     MT_TRY(NOGRAD(mt__impl_cat(n, tensors, dim, out)));
     if (!any_grad(n, tensors)) return MT_OK;
     return record_join("CatBackward0", 0, n, tensors, dim, out);
 }
 
 mt_status mt_stack(int n, mt_tensor *const *tensors, int64_t dim, mt_tensor **out) {
+    MT_PROFILE_ARRAY("stack", MT_PROF_OP, n, tensors);
     MT_TRY(NOGRAD(mt__impl_stack(n, tensors, dim, out)));
     if (!any_grad(n, tensors)) return MT_OK;
     return record_join("StackBackward0", 1, n, tensors, dim, out);
@@ -190,11 +192,13 @@ static mt_status record_shape(const char *name, int kind, mt_tensor *t, mt_tenso
 }
 
 mt_status mt_flip(mt_tensor *t, int ndims, const int64_t *dims, mt_tensor **out) {
+    MT_PROFILE("flip", t);
     MT_TRY(NOGRAD(mt__impl_flip(t, ndims, dims, out)));
     return record_shape("FlipBackward0", S_FLIP, t, out, dims, ndims);
 }
 
 mt_status mt_roll(mt_tensor *t, int nshifts, const int64_t *shifts, int ndims, const int64_t *dims, mt_tensor **out) {
+    MT_PROFILE("roll", t);
     MT_TRY(NOGRAD(mt__impl_roll(t, nshifts, shifts, ndims, dims, out)));
     int64_t args[2 * MT_MAX_DIMS + 2] = {nshifts, ndims};
     if (nshifts + ndims > MT_MAX_DIMS) return record_shape("RollBackward0", S_ROLL, t, out, args, 2 * MT_MAX_DIMS + 2);
@@ -204,17 +208,20 @@ mt_status mt_roll(mt_tensor *t, int nshifts, const int64_t *shifts, int ndims, c
 }
 
 mt_status mt_repeat(mt_tensor *t, int n, const int64_t *repeats, mt_tensor **out) {
+    MT_PROFILE("repeat", t);
     MT_TRY(NOGRAD(mt__impl_repeat(t, n, repeats, out)));
     return record_shape("RepeatBackward0", S_REPEAT, t, out, repeats, n);
 }
 
 mt_status mt_rot90(mt_tensor *t, int64_t k, int64_t dim0, int64_t dim1, mt_tensor **out) {
+    MT_PROFILE("rot90", t);
     MT_TRY(NOGRAD(mt__impl_rot90(t, k, dim0, dim1, out)));
     int64_t args[3] = {k, dim0, dim1};
     return record_shape("Rot90Backward0", S_ROT90, t, out, args, 3);
 }
 
 mt_status mt_narrow_copy(mt_tensor *t, int64_t dim, int64_t start, int64_t length, mt_tensor **out) {
+    MT_PROFILE("narrow_copy", t);
     if (t->ndim == 0) return mt__error(MT_ERR_RUNTIME, "narrow() cannot be applied to a 0-dim tensor.");
     int64_t d = dim;
     MT_TRY(mt__wrap_dim(&d, t->ndim));
@@ -246,6 +253,7 @@ static mt_status tril_oop(void *p, mt_tensor **r) {
 }
 
 mt_status mt_tril(mt_tensor *t, int64_t diagonal, int upper, mt_tensor *out, mt_tensor **result) {
+    MT_PROFILE_KIND(upper ? "triu" : "tril", out && out == t ? MT_PROF_INPLACE : MT_PROF_OP, t);
     if (out && out != t) return mt__error(MT_ERR_NOT_IMPLEMENTED, "tril/triu with out=");
     if (out && mt__grad_enabled() && mt__requires_grad(t) && t->ndim >= 2) {
         tril_ctx u = {t, diagonal, upper};
@@ -259,6 +267,7 @@ mt_status mt_tril(mt_tensor *t, int64_t diagonal, int upper, mt_tensor *out, mt_
 /* ---- diagonals and trace -------------------------------------------------------------- */
 
 mt_status mt_diagonal(mt_tensor *t, int64_t offset, int64_t dim1, int64_t dim2, mt_tensor **out) {
+    MT_PROFILE("diagonal", t);
     MT_TRY(NOGRAD(mt__impl_diagonal(t, offset, dim1, dim2, out)));
     mt__track_view(*out, t); /* a view: in-place writes into it reach its base */
     int64_t args[3] = {offset, dim1, dim2};
@@ -266,6 +275,7 @@ mt_status mt_diagonal(mt_tensor *t, int64_t offset, int64_t dim1, int64_t dim2, 
 }
 
 mt_status mt_diag_embed(mt_tensor *t, int64_t offset, int64_t dim1, int64_t dim2, mt_tensor **out) {
+    MT_PROFILE("diag_embed", t);
     MT_TRY(NOGRAD(mt__impl_diag_embed(t, offset, dim1, dim2, out)));
     int64_t args[3] = {offset, dim1, dim2};
     return record_shape("DiagEmbedBackward0", S_DIAG_EMBED, t, out, args, 3);
@@ -273,6 +283,7 @@ mt_status mt_diag_embed(mt_tensor *t, int64_t offset, int64_t dim1, int64_t dim2
 
 /* torch.diag: a 1-D input is diag_embed, a 2-D one a copy of its diagonal */
 mt_status mt_diag(mt_tensor *t, int64_t diagonal, mt_tensor **out) {
+    MT_PROFILE("diag", t);
     if (t->ndim != 1 && t->ndim != 2)
         return mt__error(MT_ERR_RUNTIME, "diag(): Supports 1D or 2D tensors. Got %dD", t->ndim);
     if (t->ndim == 1) return mt_diag_embed(t, diagonal, 0, 1, out);
@@ -287,6 +298,7 @@ mt_status mt_diag(mt_tensor *t, int64_t diagonal, mt_tensor **out) {
 }
 
 mt_status mt_trace(mt_tensor *t, mt_tensor **out) {
+    MT_PROFILE("trace", t);
     MT_TRY(NOGRAD(mt__impl_trace(t, out)));
     return record_shape("TraceBackward0", S_TRACE, t, out, NULL, 0);
 }
@@ -342,16 +354,19 @@ static mt_status record_gather(const char *name, int kind, mt_tensor *t, int64_t
 }
 
 mt_status mt_index_select(mt_tensor *t, int64_t dim, mt_tensor *index, mt_tensor **out) {
+    MT_PROFILE("index_select", t, index);
     MT_TRY(NOGRAD(mt__impl_index_select(t, dim, index, out)));
     return record_gather("IndexSelectBackward0", G_INDEX_SELECT, t, dim, 1, index, out);
 }
 
 mt_status mt_gather(mt_tensor *t, int64_t dim, mt_tensor *index, mt_tensor **out) {
+    MT_PROFILE("gather", t, index);
     MT_TRY(NOGRAD(mt__impl_gather(t, dim, index, out)));
     return record_gather("GatherBackward0", G_GATHER, t, dim, 1, index, out);
 }
 
 mt_status mt_take(mt_tensor *t, mt_tensor *index, mt_tensor **out) {
+    MT_PROFILE("take", t, index);
     MT_TRY(NOGRAD(mt__impl_take(t, index, out)));
     return record_gather("TakeBackward0", G_TAKE, t, 0, 1, index, out);
 }
@@ -365,21 +380,25 @@ static mt_status record_selecting(const char *name, int kind, mt_tensor *t, int6
 }
 
 mt_status mt_sort(mt_tensor *t, int64_t dim, int descending, int stable, mt_tensor **values, mt_tensor **indices) {
+    MT_PROFILE("sort", t);
     MT_TRY(NOGRAD(mt__impl_sort(t, dim, descending, stable > 0, values, indices)));
     return record_selecting(stable < 0 ? "SortBackward0" : "SortBackward1", G_SELECTING, t, dim, 1, values, indices);
 }
 
 mt_status mt_topk(mt_tensor *t, int64_t k, int64_t dim, int largest, int sorted, mt_tensor **values, mt_tensor **indices) {
+    MT_PROFILE("topk", t);
     MT_TRY(NOGRAD(mt__impl_topk(t, k, dim, largest, sorted, values, indices)));
     return record_selecting("TopkBackward0", G_SELECTING, t, dim, 1, values, indices);
 }
 
 mt_status mt_kthvalue(mt_tensor *t, int64_t k, int64_t dim, int keepdim, mt_tensor **values, mt_tensor **indices) {
+    MT_PROFILE("kthvalue", t);
     MT_TRY(NOGRAD(mt__impl_kthvalue(t, k, dim, keepdim, values, indices)));
     return record_selecting("KthvalueBackward0", G_SELECTING, t, dim, keepdim, values, indices);
 }
 
 mt_status mt_cummax(int is_min, mt_tensor *t, int64_t dim, mt_tensor **values, mt_tensor **indices) {
+    MT_PROFILE(is_min ? "cummin" : "cummax", t);
     MT_TRY(NOGRAD(mt__impl_cummax(is_min, t, dim, values, indices)));
     return record_selecting(is_min ? "CumminBackward0" : "CummaxBackward0", G_CUMMAX, t, dim, 1, values, indices);
 }
@@ -452,6 +471,7 @@ static mt_status scatter_oop(void *p, mt_tensor **r) {
 
 mt_status mt_scatter(int kind, mt_tensor *self, int64_t dim, mt_tensor *index, mt_tensor *src, int is_value, int reduce,
                      int include_self, int inplace, mt_tensor **out) {
+    MT_PROFILE_KIND(MT_PROF_NAME(mt__prof_names_scatter, kind), inplace ? MT_PROF_INPLACE : MT_PROF_OP, self, index, src);
     mt_tensor *ins[2] = {self, is_value ? NULL : src};
     int grad = any_grad(2, ins);
     static const char *const inames[3] = {"scatter_", "scatter_add_", "scatter_reduce_"};
@@ -514,6 +534,7 @@ static mt_status index_op_oop(void *p, mt_tensor **r) {
 
 mt_status mt_index_op(int kind, mt_tensor *self, int64_t dim, mt_tensor *index, mt_tensor *source, double alpha,
                       int inplace, mt_tensor **out) {
+    MT_PROFILE_KIND(MT_PROF_NAME(mt__prof_names_index_op, kind), inplace ? MT_PROF_INPLACE : MT_PROF_OP, self, index, source);
     mt_tensor *ins[2] = {self, source};
     int grad = any_grad(2, ins);
     static const char *const inames[3] = {"index_add_", "index_copy_", "index_fill_"};
@@ -578,6 +599,7 @@ static mt_status masked_backward(mt_node *n, mt_tensor *const *grads, mt_tensor 
 }
 
 mt_status mt_masked_select(mt_tensor *t, mt_tensor *mask, mt_tensor **out) {
+    MT_PROFILE("masked_select", t, mask);
     MT_TRY(NOGRAD(mt__impl_masked_select(t, mask, out)));
     if (!mt__grad_enabled() || !mt__requires_grad(t)) return MT_OK;
     mt_node *n;
@@ -594,6 +616,7 @@ static mt_status masked_scatter_oop(void *p, mt_tensor **r) {
 }
 
 mt_status mt_masked_scatter(mt_tensor *t, mt_tensor *mask, mt_tensor *source, int inplace, mt_tensor **out) {
+    MT_PROFILE_KIND("masked_scatter", inplace ? MT_PROF_INPLACE : MT_PROF_OP, t, mask, source);
     mt_tensor *ins[2] = {t, source};
     int grad = any_grad(2, ins);
     if (inplace && grad) {
@@ -609,7 +632,10 @@ mt_status mt_masked_scatter(mt_tensor *t, mt_tensor *mask, mt_tensor *source, in
     return st;
 }
 
-mt_status mt_nonzero(mt_tensor *t, mt_tensor **out) { return mt__impl_nonzero(t, out); }
+mt_status mt_nonzero(mt_tensor *t, mt_tensor **out) {
+    MT_PROFILE("nonzero", t);
+    return mt__impl_nonzero(t, out);
+}
 
 /* ---- unique, bincount: results PyTorch does not differentiate ---------------------------- */
 
@@ -622,6 +648,7 @@ static mt_status not_differentiable(mt_node *n, mt_tensor *const *g, mt_tensor *
 
 mt_status mt_unique(mt_tensor *t, int consecutive, int has_dim, int64_t dim, mt_tensor **values, mt_tensor **inverse,
                     mt_tensor **counts) {
+    MT_PROFILE(consecutive ? "unique_consecutive" : has_dim ? "unique_dim" : "_unique2", t);
     MT_TRY(NOGRAD(mt__impl_unique(t, consecutive, has_dim, dim, values, inverse, counts)));
     if (!mt__grad_enabled() || !mt__requires_grad(t)) return MT_OK;
     int kind = consecutive ? 2 : has_dim;
@@ -634,6 +661,7 @@ mt_status mt_unique(mt_tensor *t, int consecutive, int has_dim, int64_t dim, mt_
 }
 
 mt_status mt_bincount(mt_tensor *t, mt_tensor *weights, int64_t minlength, mt_tensor **out) {
+    MT_PROFILE("bincount", t, weights);
     MT_TRY(NOGRAD(mt__impl_bincount(t, weights, minlength, out)));
     if (!weights || !mt__grad_enabled() || !mt__requires_grad(weights)) return MT_OK;
     mt_node *n;

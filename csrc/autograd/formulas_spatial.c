@@ -141,6 +141,7 @@ static mt_status nll_core(mt_tensor *x, mt_tensor *t, mt_tensor *w, int reductio
 
 /* PyTorch's nll_loss_nd: 1-D/2-D nll_loss, 4-D nll_loss2d, other ranks folded into 4-D */
 mt_status mt_nll_loss(mt_tensor *x, mt_tensor *t, mt_tensor *w, int reduction, int64_t ignore_index, mt_tensor **out) {
+    MT_PROFILE("nll_loss_nd", x, t, w);
     if (x->ndim < 1) return mt__error(MT_ERR_VALUE, "Expected 1 or more dimensions (got %d)", x->ndim);
     if (x->ndim != 1 && (t->ndim < 1 || x->sizes[0] != t->sizes[0])) {
         if (t->ndim < 1) return mt__error(MT_ERR_INDEX, "Dimension specified as 0 but tensor has no dimensions");
@@ -252,6 +253,7 @@ static mt_status ce_label_smoothing(F *c, mt_tensor *x, mt_tensor *t, mt_tensor 
 
 mt_status mt_cross_entropy(mt_tensor *x, mt_tensor *t, mt_tensor *w, int reduction, int64_t ignore_index,
                            double label_smoothing, mt_tensor **out) {
+    MT_PROFILE("cross_entropy_loss", x, t, w);
     F c0 = {0}, *c = &c0;
     *out = NULL;
     mt_status st;
@@ -368,6 +370,7 @@ static mt_status pointwise_backward(mt_node *n, mt_tensor *const *grads, mt_tens
 
 mt_status mt_pointwise_loss(int kind, mt_tensor *x, mt_tensor *t, mt_tensor *w, mt_tensor *pw, double p, int reduction,
                             mt_tensor **out) {
+    MT_PROFILE(MT_PROF_NAME(mt__prof_names_pointwise_loss, kind), x, t, w, pw);
     *out = NULL;
     if ((unsigned)kind > MT_LOSS_SOFT_MARGIN) return mt__error(MT_ERR_VALUE, "unknown loss %d", kind);
     if ((unsigned)reduction > MT_REDUCTION_SUM) return mt__error(MT_ERR_VALUE, "%d is not a valid value for reduction", reduction);
@@ -520,6 +523,7 @@ static mt_status conv_rec(mt_tensor *x, mt_tensor *w, mt_tensor *b, const mt_con
 mt_status mt_convolution(mt_tensor *x, mt_tensor *w, mt_tensor *b, int nd, const int64_t *stride, const int64_t *padding,
                          int pad_same, const int64_t *dilation, int transposed, const int64_t *output_padding,
                          int64_t groups, mt_tensor **out) {
+    MT_PROFILE("convolution", x, w, b);
     if (nd < 1 || nd > 2) return mt__error(MT_ERR_NOT_IMPLEMENTED, "convolution over %d spatial dims is not implemented", nd);
     mt_conv_args a;
     memset(&a, 0, sizeof a);
@@ -562,6 +566,7 @@ static mt_status record_cols(const char *name, int op, mt_tensor *x, const int64
 }
 
 mt_status mt_im2col(mt_tensor *x, const int64_t *k, const int64_t *d, const int64_t *p, const int64_t *s, mt_tensor **out) {
+    MT_PROFILE("im2col", x);
     int grad = mt__grad_enabled() && mt__requires_grad(x);
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_im2col(x, k, d, p, s, out);
@@ -571,6 +576,7 @@ mt_status mt_im2col(mt_tensor *x, const int64_t *k, const int64_t *d, const int6
 
 mt_status mt_col2im(mt_tensor *x, const int64_t *osz, const int64_t *k, const int64_t *d, const int64_t *p,
                     const int64_t *s, mt_tensor **out) {
+    MT_PROFILE("col2im", x);
     int grad = mt__grad_enabled() && mt__requires_grad(x);
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_col2im(x, osz, k, d, p, s, out);
@@ -629,6 +635,7 @@ static mt_status pool_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **
 
 mt_status mt_pool2d(int kind, mt_tensor *x, const int64_t *k, const int64_t *s, const int64_t *p, const int64_t *d,
                     int ceil, int count_include_pad, int64_t divisor, mt_tensor **out, mt_tensor **indices) {
+    MT_PROFILE(MT_PROF_NAME(mt__prof_names_pool2d, kind), x);
     static const char *names[] = {"MaxPool2DWithIndicesBackward0", "AvgPool2DBackward0", "AdaptiveMaxPool2DBackward0",
                                   "AdaptiveAvgPool2DBackward0"};
     int grad = mt__grad_enabled() && mt__requires_grad(x);
@@ -699,6 +706,7 @@ static mt_status pad_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **o
 }
 
 mt_status mt_pad(mt_tensor *x, int npad, const int64_t *pad, int mode, double value, mt_tensor **out) {
+    MT_PROFILE(MT_PROF_NAME(mt__prof_names_pad, mode), x);
     if (npad < 0 || npad > MT_MAX_DIMS)
         return mt__error(MT_ERR_NOT_IMPLEMENTED, "pad with more than %d padding values is not implemented", MT_MAX_DIMS);
     int grad = mt__grad_enabled() && mt__requires_grad(x);
@@ -752,6 +760,7 @@ static mt_status upsample_backward(mt_node *n, mt_tensor *const *grads, mt_tenso
 
 mt_status mt_upsample(mt_tensor *x, int mode, int nd, const int64_t *osz, const double *scales, int align,
                       mt_tensor **out) {
+    MT_PROFILE(MT_PROF_NAME(mt__prof_names_upsample, mode), x);
     static const char *names[3][2] = {{"UpsampleNearest1DBackward0", "UpsampleNearest2DBackward0"},
                                       {"UpsampleNearestExact1DBackward0", "UpsampleNearestExact2DBackward0"},
                                       {"UpsampleLinear1DBackward0", "UpsampleBilinear2DBackward0"}};

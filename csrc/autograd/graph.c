@@ -492,7 +492,10 @@ void mt__tensor_autograd_free(mt_tensor *t) {
     if (t->handle) mt__callback(t->handle, MT_CB_RELEASE, NULL, 0, NULL, 0, NULL);
 }
 
-mt_status mt_detach(mt_tensor *t, mt_tensor **out) { return mt__detached_alias(t, out); }
+mt_status mt_detach(mt_tensor *t, mt_tensor **out) {
+    MT_PROFILE("detach", t);
+    return mt__detached_alias(t, out);
+}
 
 /* detach_(): drop history in place */
 void mt_detach_(mt_tensor *t) {

@@ -46,6 +46,7 @@ static mt_status multi_view(int kind, mt_tensor *t, int64_t dim, int n, const in
 
 mt_status mt_split_with_sizes(mt_tensor *t, int64_t dim, int n, const int64_t *sizes, int64_t split_size,
                               mt_tensor **outs) {
+    MT_PROFILE("split_with_sizes", t);
     if (t->ndim == 0) return mt__error(MT_ERR_RUNTIME, "split expects at least a 1-dimensional tensor");
     MT_TRY(mt__wrap_dim(&dim, t->ndim));
     int64_t total = 0;
@@ -61,6 +62,7 @@ mt_status mt_split_with_sizes(mt_tensor *t, int64_t dim, int n, const int64_t *s
 }
 
 mt_status mt_unbind(mt_tensor *t, int64_t dim, mt_tensor **outs) {
+    MT_PROFILE("unbind", t);
     if (t->ndim == 0) return mt__error(MT_ERR_INDEX, "Dimension specified as 0 but tensor has no dimensions");
     MT_TRY(mt__wrap_dim(&dim, t->ndim));
     if (t->sizes[dim] > INT32_MAX) return mt__error(MT_ERR_RUNTIME, "unbind: too many outputs");

@@ -44,6 +44,7 @@ static int64_t range_chunk(int64_t n) {
  * scalar path gives T(start + i*step), a vector starting at b gives T(base + k*step) with
  * base = T(start + b*step), each with one fused multiply-add in the accumulate type. */
 mt_status mt_arange(double start, double end, double step, int dtype, int device, mt_tensor **out) {
+    MT_PROFILE("arange");
     if ((unsigned)dtype >= MT_NUM_DTYPES || dtype == MT_BOOL)
         return mt__error(MT_ERR_RUNTIME, "\"arange_cpu\" not implemented for '%s'",
                          (unsigned)dtype < MT_NUM_DTYPES ? mt_dtype_names[dtype] : "?");
@@ -98,6 +99,7 @@ mt_status mt_arange(double start, double end, double step, int dtype, int device
  * compiled kernel has), float16/bfloat16 rounded after every operation, double for integers
  * (from start and end truncated to the dtype). */
 mt_status mt_linspace(double start, double end, int64_t steps, int dtype, int device, mt_tensor **out) {
+    MT_PROFILE("linspace");
     if (steps < 0) return mt__error(MT_ERR_RUNTIME, "number of steps must be non-negative");
     if ((unsigned)dtype >= MT_NUM_DTYPES) return mt__error(MT_ERR_TYPE, "invalid dtype %d", dtype);
     if (dtype == MT_BOOL && steps > 1)
@@ -132,6 +134,7 @@ mt_status mt_linspace(double start, double end, int64_t steps, int dtype, int de
 }
 
 mt_status mt_eye(int64_t n, int64_t m, int dtype, int device, mt_tensor **out) {
+    MT_PROFILE("eye");
     if (n < 0) return mt__error(MT_ERR_RUNTIME, "n must be greater or equal to 0, got %lld", (long long)n);
     if (m < 0) return mt__error(MT_ERR_RUNTIME, "m must be greater or equal to 0, got %lld", (long long)m);
     int64_t sizes[2] = {n, m};

@@ -99,6 +99,49 @@ mt_status mt__error(int kind, const char *fmt, ...) __attribute__((format(printf
         if (st__ != MT_OK) return st__; \
     } while (0)
 
+/* ---- profiler (core/profiler.c) -------------------------------------------
+ * MT_PROFILE(name, tensors...) first in a public op entry times it, under PyTorch's op name
+ * (without "aten::"), with the tensor inputs' shapes. Not recording: a load and a branch at entry,
+ * a branch on a local at exit (the cleanup). MT_PROFILE_KIND also says whether the op ran in place;
+ * MT_PROFILE_ARRAY takes its inputs as an array (cat's). */
+extern int mt__prof_on;
+extern _Thread_local int64_t mt__prof_bytes;
+int64_t mt__prof_open(const char *name, int kind, int n, mt_tensor *const *in);
+void mt__prof_finish(int64_t id);
+static inline void mt__prof_close(int64_t *id) {
+    if (__builtin_expect(*id >= 0, 0)) mt__prof_finish(*id);
+}
+#define MT_PROFILE_ARRAY(name, kind, n, in)                                               \
+    __attribute__((cleanup(mt__prof_close))) int64_t mt__prof_id_ =                      \
+        __builtin_expect(__atomic_load_n(&mt__prof_on, __ATOMIC_RELAXED), 0)            \
+            ? mt__prof_open((name), (kind), (n), (in))                                  \
+            : -1
+#define MT_PROFILE_KIND(name, kind, ...)                                                  \
+    MT_PROFILE_ARRAY(name, kind,                                                          \
+                     (int)(sizeof((mt_tensor *[]){NULL, __VA_ARGS__}) / sizeof(mt_tensor *)) - 1, \
+                     ((mt_tensor *[]){NULL, __VA_ARGS__} + 1))
+#define MT_PROFILE(name, ...) MT_PROFILE_KIND(name, MT_PROF_OP, __VA_ARGS__)
+/* PyTorch's names of the kinds one entry point runs (mt_reduce's ops, ...), in profiler.c */
+#define MT_PROF_NAME(table, i) ((unsigned)(i) < sizeof(table) / sizeof *(table) ? (table)[i] : "?")
+extern const char *const mt__prof_names_reduce[9];
+extern const char *const mt__prof_names_activation_backward[16];
+extern const char *const mt__prof_names_activation[16];
+extern const char *const mt__prof_names_scan[3];
+extern const char *const mt__prof_names_median[3];
+extern const char *const mt__prof_names_pointwise_loss[6];
+extern const char *const mt__prof_names_pool2d[4];
+extern const char *const mt__prof_names_pad[4];
+extern const char *const mt__prof_names_upsample[3];
+extern const char *const mt__prof_names_dropout[4];
+extern const char *const mt__prof_names_rand_new[7];
+extern const char *const mt__prof_names_rand_fill_[7];
+extern const char *const mt__prof_names_scatter[3];
+extern const char *const mt__prof_names_index_op[3];
+/* a storage of n bytes allocated (n > 0) or freed (n < 0), counted while profile_memory records */
+static inline void mt__prof_memory(int64_t n) {
+    if (__builtin_expect(__atomic_load_n(&mt__prof_on, __ATOMIC_RELAXED) & MT_PROF_MEMORY, 0)) mt__prof_bytes += n;
+}
+
 /* ---- dtypes --------------------------------------------------------------- */
 
 extern const char *const mt_dtype_names[MT_NUM_DTYPES]; /* "Float", "Long", ... */

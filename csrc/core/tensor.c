@@ -124,6 +124,7 @@ static mt_status storage_new(int64_t nbytes, int device, mt_storage **out) {
     s->ctx = NULL;
     s->inference = mt__inference_enabled();
     s->size_class = c;
+    if (device == MT_CPU) mt__prof_memory(nbytes);
     *out = s;
     return MT_OK;
 }
@@ -131,6 +132,7 @@ static mt_status storage_new(int64_t nbytes, int device, mt_storage **out) {
 void mt__storage_release(mt_storage *s) {
     if (atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) == 1) {
         if (s->deleter) s->deleter(s->ctx);
+        else if (s->device == MT_CPU) mt__prof_memory(-s->nbytes);
         block_free(s, s->size_class);
     }
 }
@@ -324,11 +326,13 @@ int mt_tensor_is_contiguous(const mt_tensor *t) {
 }
 
 mt_status mt_empty(int ndim, const int64_t *sizes, int dtype, int device, mt_tensor **out) {
+    MT_PROFILE("empty");
     return mt__alloc(ndim, sizes, NULL, dtype, device, out);
 }
 
 mt_status mt_empty_strided(int ndim, const int64_t *sizes, const int64_t *strides, int dtype,
                            int device, mt_tensor **out) {
+    MT_PROFILE("empty_strided");
     return mt__alloc(ndim, sizes, strides, dtype, device, out);
 }
 

@@ -318,6 +318,7 @@ mt_status mt__impl_unfold(mt_tensor *t, int64_t dim, int64_t size, int64_t step,
 }
 
 mt_status mt_view_dtype(mt_tensor *t, int dtype, mt_tensor **out) {
+    MT_PROFILE("view", t);
     if ((unsigned)dtype >= MT_NUM_DTYPES) return mt__error(MT_ERR_TYPE, "invalid dtype %d", dtype);
     int from = mt_dtype_itemsize(t->dtype), to = mt_dtype_itemsize(dtype);
     int64_t sizes[MT_MAX_DIMS], strides[MT_MAX_DIMS], offset = t->offset;
@@ -359,6 +360,7 @@ mt_status mt_view_dtype(mt_tensor *t, int dtype, mt_tensor **out) {
 
 /* resize_: keep the storage object (views of it see the change), grow its bytes if needed. */
 mt_status mt_resize_(mt_tensor *t, int ndim, const int64_t *sizes) {
+    MT_PROFILE("resize_", t);
     if (ndim > MT_MAX_DIMS) return mt__error(MT_ERR_RUNTIME, "resize_: too many dimensions");
     if (mt__requires_grad(t)) return mt__error(MT_ERR_RUNTIME, "cannot resize variables that require grad");
     /* PyTorch's numel check: the sizes as uint64 (a negative one is huge), a zero anywhere gives 0 */

@@ -164,6 +164,7 @@ mt_status mt_read(mt_tensor *t, int dst_dtype, void *dst, int64_t capacity) {
 }
 
 mt_status mt_item(mt_tensor *t, double *f, int64_t *i) {
+    MT_PROFILE("item", t);
     int64_t n = mt_tensor_numel(t);
     if (n != 1)
         return mt__error(MT_ERR_RUNTIME, "a Tensor with %lld elements cannot be converted to Scalar",

@@ -672,6 +672,42 @@ mt_status mt_nadam_step(mt_tensor *param, mt_tensor *grad, mt_tensor *exp_avg, m
 mt_status mt_radam_step(mt_tensor *param, mt_tensor *grad, mt_tensor *exp_avg, mt_tensor *exp_avg_sq, double lr,
                         double beta1, double beta2, double eps, double weight_decay, double step, int flags);
 
+/* ---- profiler (core/profiler.c; torch.profiler) ----------------------------
+ * While started, every op entry and every record_function range appends an event. Read them
+ * after mt_profiler_stop (the array belongs to the core until the next start). Times are
+ * CLOCK_MONOTONIC nanoseconds, the clock of Python's time.perf_counter_ns. */
+enum mt_prof_flag {
+    MT_PROF_ON = 1,
+    MT_PROF_SHAPES = 2,  /* record_shapes */
+    MT_PROF_MEMORY = 4   /* profile_memory */
+};
+enum mt_prof_kind {
+    MT_PROF_OP = 0,      /* an op: PyTorch's name without "aten::" */
+    MT_PROF_INPLACE = 1, /* an op run in place: the name gains PyTorch's "_" */
+    MT_PROF_RANGE = 2,   /* a record_function range */
+    MT_PROF_NODE = 3     /* a backward node run by the engine (PyTorch: autograd::engine::evaluate_function) */
+};
+typedef struct mt_prof_event {
+    const char *name;
+    int64_t start_ns;
+    int64_t end_ns;      /* -1: still open when the profiler stopped */
+    int64_t parent;      /* index of the enclosing event on the same thread, -1 at top level */
+    int64_t thread;      /* the OS thread id */
+    int64_t bytes;       /* bytes allocated minus freed while it ran, children included (MT_PROF_MEMORY) */
+    int64_t shapes;      /* its input shapes in mt_profiler_shapes(): per input ndim (-1: none), sizes */
+    int ninputs;         /* 0 without MT_PROF_SHAPES */
+    int kind;
+} mt_prof_event;
+mt_status mt_profiler_start(int flags);
+void mt_profiler_stop(void);
+int64_t mt_profiler_count(void);
+const mt_prof_event *mt_profiler_events(void);
+const int64_t *mt_profiler_shapes(void);
+int64_t mt_profiler_now(void);
+/* a record_function range (name copied); *id < 0 when not recording */
+mt_status mt_profiler_range_begin(const char *name, int64_t *id);
+void mt_profiler_range_end(int64_t id);
+
 /* ---- BEGIN GENERATED OPS (tools/gen_ops.py from csrc/ops.tbl; do not edit) ---- */
 enum mt_op {
     MT_OP_ABS = 0,

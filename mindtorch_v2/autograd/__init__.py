@@ -9,6 +9,7 @@ from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .gradcheck import gradcheck, gradgradcheck
 from . import functional
 from . import forward_ad
+from . import profiler, profiler_util
 
 
 def _tensors(x):

@@ -10,6 +10,7 @@
 
 mt_status mt_dropout(mt_tensor *x, double p, int train, int kind, int inplace, struct mt_generator *g,
                      mt_tensor **out) {
+    MT_PROFILE_KIND(MT_PROF_NAME(mt__prof_names_dropout, kind), inplace ? MT_PROF_INPLACE : MT_PROF_OP, x);
     if (!(p >= 0 && p <= 1)) return mt__error(MT_ERR_RUNTIME, "dropout probability has to be between 0 and 1, but got %g", p);
     int feature = kind & MT_DROPOUT_FEATURE, alpha = kind & MT_DROPOUT_ALPHA;
     if (p == 0 || !train || mt_tensor_numel(x) == 0) {

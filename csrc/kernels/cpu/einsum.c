@@ -127,6 +127,7 @@ static mt_status sumproduct_pair(mt_tensor *left_in, mt_tensor *right_in, int ns
 }
 
 mt_status mt_einsum(const char *eq, int n, mt_tensor *const *ops, mt_tensor **result) {
+    MT_PROFILE_ARRAY("einsum", MT_PROF_OP, n, ops);
     if (n < 1) return mt__error(MT_ERR_RUNTIME, "einsum(): must provide at least one operand");
     int len = (int)strlen(eq), arrow = -1;
     for (int i = 0; i + 1 < len; i++) if (eq[i] == '-' && eq[i + 1] == '>') { arrow = i; break; }
@@ -311,6 +312,7 @@ mt_status mt_einsum(const char *eq, int n, mt_tensor *const *ops, mt_tensor **re
 
 /* tensordot: a's free dims x b's free dims, contracting dims_a[i] with dims_b[i] by one mm */
 mt_status mt_tensordot(mt_tensor *a, mt_tensor *b, int n, const int64_t *dims_a, const int64_t *dims_b, mt_tensor **result) {
+    MT_PROFILE("tensordot", a, b);
     if (a->dtype != b->dtype) return mt__error(MT_ERR_RUNTIME, "both inputs should have same dtype");
     int ca[MT_MAX_DIMS] = {0}, cb[MT_MAX_DIMS] = {0};
     int64_t da[MT_MAX_DIMS], db[MT_MAX_DIMS];

@@ -144,6 +144,7 @@ static int cmp_i64(const void *a, const void *b) {
 }
 
 mt_status mt_embedding_renorm_(mt_tensor *weight, mt_tensor *indices, double max_norm, double norm_type) {
+    MT_PROFILE("embedding_renorm_", weight, indices);
     if (weight->ndim != 2) return mt__error(MT_ERR_RUNTIME, "'weight' must be 2-D");
     MT_TRY(check_indices(indices, 2, "embedding_renorm_"));
     if (!mt__is_float(weight->dtype)) return mt__nn_not_implemented("embedding_renorm_cpu_", weight->dtype);

@@ -252,6 +252,7 @@ mt_status mt__impl_mv(mt_tensor *m, mt_tensor *v, mt_tensor **result) {
 
 /* PyTorch's matmul: dot, mv, mm, folded mm, or broadcast batched bmm */
 mt_status mt_matmul(mt_tensor *a, mt_tensor *b, mt_tensor **result) {
+    MT_PROFILE("matmul", a, b);
     int da = a->ndim, db = b->ndim;
     if (da == 0 || db == 0)
         return mt__error(MT_ERR_RUNTIME, "both arguments to matmul need to be at least 1D, but they are %dD and %dD",

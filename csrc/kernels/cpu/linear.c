@@ -5,6 +5,7 @@
 #include "nn.h"
 
 mt_status mt_linear(mt_tensor *x, mt_tensor *w, mt_tensor *b, mt_tensor **out) {
+    MT_PROFILE("linear", x, w, b);
     if (x->ndim == 0 || w->ndim == 0)
         return mt__error(MT_ERR_RUNTIME, "both arguments to linear need to be at least 1D, but they are %dD and %dD",
                          x->ndim, w->ndim);

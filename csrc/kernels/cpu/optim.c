@@ -280,6 +280,7 @@ static optim_job make_job(int flags) {
 
 mt_status mt_sgd_step(mt_tensor *param, mt_tensor *grad, mt_tensor *momentum_buffer, double lr, double momentum,
                       double dampening, double weight_decay, int flags) {
+    MT_PROFILE("optim::sgd_step", param, grad, momentum_buffer);
     if (momentum != 0 && !momentum_buffer)
         return mt__error(MT_ERR_VALUE, "SGD step: momentum needs a momentum buffer");
     optim_job j = make_job(flags);
@@ -291,6 +292,7 @@ mt_status mt_sgd_step(mt_tensor *param, mt_tensor *grad, mt_tensor *momentum_buf
 mt_status mt_adam_step(mt_tensor *param, mt_tensor *grad, mt_tensor *exp_avg, mt_tensor *exp_avg_sq,
                        mt_tensor *max_exp_avg_sq, double lr, double beta1, double beta2, double eps,
                        double weight_decay, double step, int flags) {
+    MT_PROFILE("optim::adam_step", param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq);
     if (!exp_avg || !exp_avg_sq || ((flags & MT_OPTIM_AMSGRAD) && !max_exp_avg_sq))
         return mt__error(MT_ERR_VALUE, "Adam step: missing state tensors");
     optim_job j = make_job(flags);
@@ -305,6 +307,7 @@ mt_status mt_adam_step(mt_tensor *param, mt_tensor *grad, mt_tensor *exp_avg, mt
 
 mt_status mt_adagrad_step(mt_tensor *param, mt_tensor *grad, mt_tensor *state_sum, double lr, double weight_decay,
                           double lr_decay, double eps, double step, int flags) {
+    MT_PROFILE("optim::adagrad_step", param, grad, state_sum);
     if (!state_sum) return mt__error(MT_ERR_VALUE, "Adagrad step: missing state tensors");
     optim_job j = make_job(flags);
     double clr = lr / (1 + (step - 1) * lr_decay);
@@ -316,6 +319,7 @@ mt_status mt_adagrad_step(mt_tensor *param, mt_tensor *grad, mt_tensor *state_su
 mt_status mt_rmsprop_step(mt_tensor *param, mt_tensor *grad, mt_tensor *square_avg, mt_tensor *grad_avg,
                           mt_tensor *momentum_buffer, double lr, double alpha, double eps, double weight_decay,
                           double momentum, int flags) {
+    MT_PROFILE("optim::rmsprop_step", param, grad, square_avg, grad_avg, momentum_buffer);
     if (!square_avg || ((flags & MT_OPTIM_CENTERED) && !grad_avg) || (momentum > 0 && !momentum_buffer))
         return mt__error(MT_ERR_VALUE, "RMSprop step: missing state tensors");
     optim_job j = make_job(flags);
@@ -327,6 +331,7 @@ mt_status mt_rmsprop_step(mt_tensor *param, mt_tensor *grad, mt_tensor *square_a
 
 mt_status mt_adadelta_step(mt_tensor *param, mt_tensor *grad, mt_tensor *square_avg, mt_tensor *acc_delta,
                            double lr, double rho, double eps, double weight_decay, int flags) {
+    MT_PROFILE("optim::adadelta_step", param, grad, square_avg, acc_delta);
     if (!square_avg || !acc_delta) return mt__error(MT_ERR_VALUE, "Adadelta step: missing state tensors");
     optim_job j = make_job(flags);
     j.a[0] = rho, j.a[1] = 1 - rho, j.a[2] = eps, j.a[3] = weight_decay, j.a[4] = -lr;
@@ -336,6 +341,7 @@ mt_status mt_adadelta_step(mt_tensor *param, mt_tensor *grad, mt_tensor *square_
 
 mt_status mt_adamax_step(mt_tensor *param, mt_tensor *grad, mt_tensor *exp_avg, mt_tensor *exp_inf, double lr,
                          double beta1, double beta2, double eps, double weight_decay, double step, int flags) {
+    MT_PROFILE("optim::adamax_step", param, grad, exp_avg, exp_inf);
     if (!exp_avg || !exp_inf) return mt__error(MT_ERR_VALUE, "Adamax step: missing state tensors");
     optim_job j = make_job(flags);
     double bias_correction = 1 - pow(beta1, step);
@@ -348,6 +354,7 @@ mt_status mt_adamax_step(mt_tensor *param, mt_tensor *grad, mt_tensor *exp_avg, 
 mt_status mt_nadam_step(mt_tensor *param, mt_tensor *grad, mt_tensor *exp_avg, mt_tensor *exp_avg_sq, double lr,
                         double beta1, double beta2, double eps, double weight_decay, double step, double mu,
                         double mu_next, double mu_product, int flags) {
+    MT_PROFILE("optim::nadam_step", param, grad, exp_avg, exp_avg_sq);
     if (!exp_avg || !exp_avg_sq) return mt__error(MT_ERR_VALUE, "NAdam step: missing state tensors");
     nadam_job nj;
     nj.j = make_job(flags);
@@ -363,6 +370,7 @@ mt_status mt_nadam_step(mt_tensor *param, mt_tensor *grad, mt_tensor *exp_avg, m
 
 mt_status mt_radam_step(mt_tensor *param, mt_tensor *grad, mt_tensor *exp_avg, mt_tensor *exp_avg_sq, double lr,
                         double beta1, double beta2, double eps, double weight_decay, double step, int flags) {
+    MT_PROFILE("optim::radam_step", param, grad, exp_avg, exp_avg_sq);
     if (!exp_avg || !exp_avg_sq) return mt__error(MT_ERR_VALUE, "RAdam step: missing state tensors");
     radam_job rj;
     rj.j = make_job(flags & ~MT_OPTIM_RECTIFY);

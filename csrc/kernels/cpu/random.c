@@ -271,6 +271,7 @@ static const double dtype_max[MT_NUM_DTYPES] = {1, 255, 127, 32767, 2147483647.0
                                                 1.7976931348623157e+308};
 
 mt_status mt_uniform_(mt_tensor *t, double from, double to, mt_generator *g) {
+    MT_PROFILE("uniform_", t);
     int dt = t->dtype;
     if (!mt__is_float(dt)) return not_implemented("check_uniform_bounds", dt);
     double max = dtype_max[dt], min = -max;
@@ -637,6 +638,7 @@ static mt_status check_std(double std) {
 }
 
 mt_status mt_normal_(mt_tensor *t, double mean, double std, mt_generator *g) {
+    MT_PROFILE("normal_", t);
     MT_TRY(check_std(std));
     if (mt_tensor_numel(t) == 0) return MT_OK;
     if (!mt__is_float(t->dtype)) return not_implemented("normal_kernel_cpu", t->dtype);
@@ -838,6 +840,7 @@ static mt_status run_fill(mt_tensor *t, row_fn row, rctx *c) {
 
 /* random_(): [0, 2^digits] for floating dtypes, [0, max] for integers */
 mt_status mt_random_(mt_tensor *t, mt_generator *g) {
+    MT_PROFILE("random_", t);
     rctx c = {.g = g, .dt = t->dtype};
     return run_fill(t, row_random, &c);
 }
@@ -845,6 +848,7 @@ mt_status mt_random_(mt_tensor *t, mt_generator *g) {
 /* random_(from, to): [from, to) when has_to, else [from, dtype max] (the full 64-bit
  * range when from is INT64_MIN). */
 mt_status mt_random_from_to_(mt_tensor *t, int64_t from, int64_t to, int has_to, mt_generator *g) {
+    MT_PROFILE("random_", t);
     int dt = t->dtype;
     rctx c = {.g = g, .dt = dt};
     if (has_to) {
@@ -916,6 +920,7 @@ static int row_bernoulli_scalar(void *vc, char **ptr, const int64_t *s, int64_t 
 }
 
 mt_status mt_bernoulli_(mt_tensor *t, double p, mt_generator *g) {
+    MT_PROFILE("bernoulli_", t);
     char b[32];
     if (!(0 <= p && p <= 1))
         return mt__error(MT_ERR_RUNTIME, "bernoulli_ expects p to be in [0, 1], but got p=%s", fmt_double(b, 32, p));
@@ -945,6 +950,7 @@ static const char *const legacy_names[MT_NUM_DTYPES] = {
     "HalfTensor", "BFloat16Tensor", "FloatTensor", "DoubleTensor"};
 
 mt_status mt_bernoulli_tensor_(mt_tensor *t, mt_tensor *p, mt_generator *g) {
+    MT_PROFILE("bernoulli_", t, p);
     if (mt_tensor_numel(t) == 0) return MT_OK;
     /* expand_inplace(self, p): p must broadcast to self's shape */
     if (p->ndim > t->ndim) {
@@ -1006,6 +1012,7 @@ static int row_exponential(void *vc, char **ptr, const int64_t *s, int64_t n) {
 }
 
 mt_status mt_exponential_(mt_tensor *t, double lambd, mt_generator *g) {
+    MT_PROFILE("exponential_", t);
     char b[32];
     if (!(lambd > 0.0))
         return mt__error(MT_ERR_RUNTIME, "exponential_ expects lambda > 0.0, but found lambda=%s",
@@ -1024,6 +1031,7 @@ mt_status mt_exponential_(mt_tensor *t, double lambd, mt_generator *g) {
 
 mt_status mt_rand_new(int kind, int ndim, const int64_t *sizes, int dtype, int device, double f0, double f1,
                       int64_t i0, int64_t i1, mt_generator *g, mt_tensor **out) {
+    MT_PROFILE(MT_PROF_NAME(mt__prof_names_rand_new, kind));
     for (int i = 0; i < ndim; i++)
         if (sizes[i] < 0) {
             char b[256];
@@ -1052,6 +1060,7 @@ mt_status mt_rand_new(int kind, int ndim, const int64_t *sizes, int dtype, int d
 }
 
 mt_status mt_rand_fill_(mt_tensor *t, int kind, double f0, double f1, int64_t i0, int64_t i1, mt_generator *g) {
+    MT_PROFILE(MT_PROF_NAME(mt__prof_names_rand_fill_, kind), t);
     switch (kind) {
     case MT_RAND_UNIFORM: return mt_uniform_(t, f0, f1, g);
     case MT_RAND_NORMAL: return mt_normal_(t, f0, f1, g);
@@ -1067,6 +1076,7 @@ mt_status mt_rand_fill_(mt_tensor *t, int kind, double f0, double f1, int64_t i0
 /* ================================ randperm ======================================== */
 
 mt_status mt_randperm(int64_t n, int dtype, int device, mt_generator *g, mt_tensor **out) {
+    MT_PROFILE("randperm");
     if (n < 0) return mt__error(MT_ERR_RUNTIME, "Trying to create tensor with negative dimension %lld: [%lld]",
                                 (long long)n, (long long)n);
     /* check_supported_max_int_with_precision */
@@ -1309,6 +1319,7 @@ static void topk_largest_sorted(vi_pair *q, int64_t n, int64_t k) {
 }
 
 mt_status mt_multinomial(mt_tensor *self, int64_t n_sample, int replacement, mt_generator *g, mt_tensor **out) {
+    MT_PROFILE("multinomial", self);
     int dt = self->dtype;
     if (!(self->ndim > 0 && self->ndim <= 2)) return mt__error(MT_ERR_RUNTIME, "prob_dist must be 1 or 2 dim");
     if (!mt__is_float(dt))
@@ -1492,6 +1503,7 @@ static mt_status inplace(int op, mt_tensor *out, mt_tensor *other) {
  * As PyTorch: output = normal_(0, std) + mean, or normal_(0, 1) * std + mean. */
 mt_status mt_normal_tensors(mt_tensor *mean, mt_tensor *std, double mean_s, double std_s, mt_generator *g,
                             mt_tensor **out) {
+    MT_PROFILE("normal", mean, std);
     mt_tensor *o = NULL;
     mt_status st;
     if (mean && !std) {

@@ -30,6 +30,7 @@ static mt_status keys_of(const mt_tensor *t, keys_t *k) {
 /* ---- repeat_interleave(repeats): each position i repeated repeats[i] times ------------------ */
 
 mt_status mt_repeat_interleave(mt_tensor *repeats, int64_t output_size, mt_tensor **out) {
+    MT_PROFILE("repeat_interleave", repeats);
     if (repeats->ndim != 1) return mt__error(MT_ERR_RUNTIME, "repeat_interleave only accept 1D vector as repeat");
     if (repeats->dtype != MT_I64 && repeats->dtype != MT_I32) {
         if (mt__is_float(repeats->dtype) || repeats->dtype == MT_BOOL)
@@ -222,6 +223,7 @@ static int64_t bound(const keys_t *b, int64_t start, int64_t end, const keys_t *
 
 mt_status mt_searchsorted(mt_tensor *boundaries, mt_tensor *input, int out_int32, int right, mt_tensor *sorter,
                           mt_tensor **out) {
+    MT_PROFILE("searchsorted", boundaries, input, sorter);
     char a[256], b[256];
     MT_TRY(mt__same_device(boundaries, input));
     if (sorter) {
@@ -296,6 +298,7 @@ static int cmp_f64(const void *a, const void *b) {
 }
 
 mt_status mt_isin(mt_tensor *elements, mt_tensor *test, int invert, mt_tensor **out) {
+    MT_PROFILE("isin", elements, test);
     MT_TRY(mt__same_device(elements, test));
     int dt = mt_promote_types(elements->dtype, test->dtype);
     if (elements->dtype == MT_BOOL || test->dtype == MT_BOOL)

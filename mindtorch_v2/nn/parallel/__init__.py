@@ -23,7 +23,4 @@ def data_parallel(module, inputs, device_ids=None, output_device=None, dim=0, mo
     return module(*inputs, **(module_kwargs or {}))
 
 
-class DistributedDataParallel(Module):
-    def __init__(self, *args, **kwargs):
-        raise NotImplementedError("torch.nn.parallel.DistributedDataParallel is not implemented in mindtorch_v2 "
-                                  "(torch.distributed is not available)")
+from .distributed import DistributedDataParallel  # noqa: E402  (PyTorch's home of the class)

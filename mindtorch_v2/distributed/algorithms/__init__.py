@@ -1,0 +1,2 @@
+"""torch.distributed.algorithms."""
+from .join import Join, Joinable, JoinHook  # noqa: F401
