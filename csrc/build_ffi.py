@@ -8,7 +8,7 @@ import glob
 import os
 import re
 
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 
 from cffi import FFI, recompiler
 from distutils.ccompiler import CCompiler
@@ -103,7 +103,10 @@ def _compile_in_parallel(self, sources, output_dir=None, macros=None, include_di
         print(f"[{done[0]}/{len(todo)}] {rel(src) if os.path.isabs(src) else src}", flush=True)
 
     with ThreadPoolExecutor(max_workers=int(os.environ.get("MT_BUILD_JOBS", 0)) or os.cpu_count() or 1) as pool:
-        list(pool.map(one, todo))  # list(): re-raises the first compile error
+        for job in as_completed([pool.submit(one, obj) for obj in todo]):
+            if job.exception():  # the first compile error ends the build: nothing queued starts
+                pool.shutdown(wait=True, cancel_futures=True)
+                raise job.exception()
     return objects
 
 

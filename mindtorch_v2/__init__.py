@@ -46,8 +46,6 @@ globals().update(_NN_OPS)
 globals().update(_SHAPE_OPS)
 swapaxes = swapdims = transpose
 moveaxis = movedim
-absolute = _GENERATED["abs"]
-negative = _GENERATED["neg"]
 
 from .version import __version__  # the one source of the version (torch_proxy reads it too)
 

@@ -29,39 +29,68 @@ OP_LOGICAL_NOT = 23
 OP_ISNAN = 24
 OP_ISINF = 25
 OP_ISFINITE = 26
-OP_ADD = 27
-OP_SUB = 28
-OP_MUL = 29
-OP_DIV = 30
-OP_DIV_TRUNC = 31
-OP_DIV_FLOOR = 32
-OP_REMAINDER = 33
-OP_FMOD = 34
-OP_XLOGY = 35
-OP_POW = 36
-OP_MAXIMUM = 37
-OP_MINIMUM = 38
-OP_BITWISE_AND = 39
-OP_BITWISE_OR = 40
-OP_BITWISE_XOR = 41
-OP_EQ = 42
-OP_NE = 43
-OP_LT = 44
-OP_LE = 45
-OP_GT = 46
-OP_GE = 47
-OP_LOGICAL_AND = 48
-OP_LOGICAL_OR = 49
-OP_LOGICAL_XOR = 50
-OP_TANH_BACKWARD = 51
-OP_SIGMOID_BACKWARD = 52
-OP_WHERE = 53
-OP_CLAMP = 54
-OP_LERP = 55
-OP_ADDCMUL = 56
-OP_ADDCDIV = 57
-OP_MASKED_FILL = 58
-OP_NAN_TO_NUM = 59
+OP_ACOS = 27
+OP_ASIN = 28
+OP_ATAN = 29
+OP_SINH = 30
+OP_COSH = 31
+OP_ASINH = 32
+OP_ACOSH = 33
+OP_ATANH = 34
+OP_EXP2 = 35
+OP_ERFC = 36
+OP_ERFINV = 37
+OP_LGAMMA = 38
+OP_DIGAMMA = 39
+OP_TRIGAMMA = 40
+OP_SINC = 41
+OP_DEG2RAD = 42
+OP_RAD2DEG = 43
+OP_FRAC = 44
+OP_SGN = 45
+OP_SIGNBIT = 46
+OP_ADD = 47
+OP_SUB = 48
+OP_MUL = 49
+OP_DIV = 50
+OP_DIV_TRUNC = 51
+OP_DIV_FLOOR = 52
+OP_REMAINDER = 53
+OP_FMOD = 54
+OP_XLOGY = 55
+OP_POW = 56
+OP_MAXIMUM = 57
+OP_MINIMUM = 58
+OP_BITWISE_AND = 59
+OP_BITWISE_OR = 60
+OP_BITWISE_XOR = 61
+OP_EQ = 62
+OP_NE = 63
+OP_LT = 64
+OP_LE = 65
+OP_GT = 66
+OP_GE = 67
+OP_LOGICAL_AND = 68
+OP_LOGICAL_OR = 69
+OP_LOGICAL_XOR = 70
+OP_ATAN2 = 71
+OP_HYPOT = 72
+OP_COPYSIGN = 73
+OP_FMAX = 74
+OP_FMIN = 75
+OP_LOGADDEXP = 76
+OP_LOGADDEXP2 = 77
+OP_GCD = 78
+OP_LCM = 79
+OP_TANH_BACKWARD = 80
+OP_SIGMOID_BACKWARD = 81
+OP_WHERE = 82
+OP_CLAMP = 83
+OP_LERP = 84
+OP_ADDCMUL = 85
+OP_ADDCDIV = 86
+OP_MASKED_FILL = 87
+OP_NAN_TO_NUM = 88
 
 FUNCTIONS = {}   # torch.<name>
 METHODS = {}     # Tensor.<name> and Tensor.<name>_
@@ -392,6 +421,249 @@ def _m_isfinite(self):
 FUNCTIONS['isfinite'] = isfinite
 METHODS['isfinite'] = _m_isfinite
 
+def acos(input, *, out=None):
+    return _unary(OP_ACOS, input, out)
+
+def _m_acos(self):
+    return _unary(OP_ACOS, self, None)
+
+def _i_acos(self):
+    return _unary(OP_ACOS, self, self)
+
+FUNCTIONS['acos'] = acos
+METHODS['acos'] = _m_acos
+METHODS['acos_'] = _i_acos
+
+def asin(input, *, out=None):
+    return _unary(OP_ASIN, input, out)
+
+def _m_asin(self):
+    return _unary(OP_ASIN, self, None)
+
+def _i_asin(self):
+    return _unary(OP_ASIN, self, self)
+
+FUNCTIONS['asin'] = asin
+METHODS['asin'] = _m_asin
+METHODS['asin_'] = _i_asin
+
+def atan(input, *, out=None):
+    return _unary(OP_ATAN, input, out)
+
+def _m_atan(self):
+    return _unary(OP_ATAN, self, None)
+
+def _i_atan(self):
+    return _unary(OP_ATAN, self, self)
+
+FUNCTIONS['atan'] = atan
+METHODS['atan'] = _m_atan
+METHODS['atan_'] = _i_atan
+
+def sinh(input, *, out=None):
+    return _unary(OP_SINH, input, out)
+
+def _m_sinh(self):
+    return _unary(OP_SINH, self, None)
+
+def _i_sinh(self):
+    return _unary(OP_SINH, self, self)
+
+FUNCTIONS['sinh'] = sinh
+METHODS['sinh'] = _m_sinh
+METHODS['sinh_'] = _i_sinh
+
+def cosh(input, *, out=None):
+    return _unary(OP_COSH, input, out)
+
+def _m_cosh(self):
+    return _unary(OP_COSH, self, None)
+
+def _i_cosh(self):
+    return _unary(OP_COSH, self, self)
+
+FUNCTIONS['cosh'] = cosh
+METHODS['cosh'] = _m_cosh
+METHODS['cosh_'] = _i_cosh
+
+def asinh(input, *, out=None):
+    return _unary(OP_ASINH, input, out)
+
+def _m_asinh(self):
+    return _unary(OP_ASINH, self, None)
+
+def _i_asinh(self):
+    return _unary(OP_ASINH, self, self)
+
+FUNCTIONS['asinh'] = asinh
+METHODS['asinh'] = _m_asinh
+METHODS['asinh_'] = _i_asinh
+
+def acosh(input, *, out=None):
+    return _unary(OP_ACOSH, input, out)
+
+def _m_acosh(self):
+    return _unary(OP_ACOSH, self, None)
+
+def _i_acosh(self):
+    return _unary(OP_ACOSH, self, self)
+
+FUNCTIONS['acosh'] = acosh
+METHODS['acosh'] = _m_acosh
+METHODS['acosh_'] = _i_acosh
+
+def atanh(input, *, out=None):
+    return _unary(OP_ATANH, input, out)
+
+def _m_atanh(self):
+    return _unary(OP_ATANH, self, None)
+
+def _i_atanh(self):
+    return _unary(OP_ATANH, self, self)
+
+FUNCTIONS['atanh'] = atanh
+METHODS['atanh'] = _m_atanh
+METHODS['atanh_'] = _i_atanh
+
+def exp2(input, *, out=None):
+    return _unary(OP_EXP2, input, out)
+
+def _m_exp2(self):
+    return _unary(OP_EXP2, self, None)
+
+def _i_exp2(self):
+    return _unary(OP_EXP2, self, self)
+
+FUNCTIONS['exp2'] = exp2
+METHODS['exp2'] = _m_exp2
+METHODS['exp2_'] = _i_exp2
+
+def erfc(input, *, out=None):
+    return _unary(OP_ERFC, input, out)
+
+def _m_erfc(self):
+    return _unary(OP_ERFC, self, None)
+
+def _i_erfc(self):
+    return _unary(OP_ERFC, self, self)
+
+FUNCTIONS['erfc'] = erfc
+METHODS['erfc'] = _m_erfc
+METHODS['erfc_'] = _i_erfc
+
+def erfinv(input, *, out=None):
+    return _unary(OP_ERFINV, input, out)
+
+def _m_erfinv(self):
+    return _unary(OP_ERFINV, self, None)
+
+def _i_erfinv(self):
+    return _unary(OP_ERFINV, self, self)
+
+FUNCTIONS['erfinv'] = erfinv
+METHODS['erfinv'] = _m_erfinv
+METHODS['erfinv_'] = _i_erfinv
+
+def lgamma(input, *, out=None):
+    return _unary(OP_LGAMMA, input, out)
+
+def _m_lgamma(self):
+    return _unary(OP_LGAMMA, self, None)
+
+def _i_lgamma(self):
+    return _unary(OP_LGAMMA, self, self)
+
+FUNCTIONS['lgamma'] = lgamma
+METHODS['lgamma'] = _m_lgamma
+METHODS['lgamma_'] = _i_lgamma
+
+def digamma(input, *, out=None):
+    return _unary(OP_DIGAMMA, input, out)
+
+def _m_digamma(self):
+    return _unary(OP_DIGAMMA, self, None)
+
+def _i_digamma(self):
+    return _unary(OP_DIGAMMA, self, self)
+
+FUNCTIONS['digamma'] = digamma
+METHODS['digamma'] = _m_digamma
+METHODS['digamma_'] = _i_digamma
+
+def sinc(input, *, out=None):
+    return _unary(OP_SINC, input, out)
+
+def _m_sinc(self):
+    return _unary(OP_SINC, self, None)
+
+def _i_sinc(self):
+    return _unary(OP_SINC, self, self)
+
+FUNCTIONS['sinc'] = sinc
+METHODS['sinc'] = _m_sinc
+METHODS['sinc_'] = _i_sinc
+
+def deg2rad(input, *, out=None):
+    return _unary(OP_DEG2RAD, input, out)
+
+def _m_deg2rad(self):
+    return _unary(OP_DEG2RAD, self, None)
+
+def _i_deg2rad(self):
+    return _unary(OP_DEG2RAD, self, self)
+
+FUNCTIONS['deg2rad'] = deg2rad
+METHODS['deg2rad'] = _m_deg2rad
+METHODS['deg2rad_'] = _i_deg2rad
+
+def rad2deg(input, *, out=None):
+    return _unary(OP_RAD2DEG, input, out)
+
+def _m_rad2deg(self):
+    return _unary(OP_RAD2DEG, self, None)
+
+def _i_rad2deg(self):
+    return _unary(OP_RAD2DEG, self, self)
+
+FUNCTIONS['rad2deg'] = rad2deg
+METHODS['rad2deg'] = _m_rad2deg
+METHODS['rad2deg_'] = _i_rad2deg
+
+def frac(input, *, out=None):
+    return _unary(OP_FRAC, input, out)
+
+def _m_frac(self):
+    return _unary(OP_FRAC, self, None)
+
+def _i_frac(self):
+    return _unary(OP_FRAC, self, self)
+
+FUNCTIONS['frac'] = frac
+METHODS['frac'] = _m_frac
+METHODS['frac_'] = _i_frac
+
+def sgn(input, *, out=None):
+    return _unary(OP_SGN, input, out)
+
+def _m_sgn(self):
+    return _unary(OP_SGN, self, None)
+
+def _i_sgn(self):
+    return _unary(OP_SGN, self, self)
+
+FUNCTIONS['sgn'] = sgn
+METHODS['sgn'] = _m_sgn
+METHODS['sgn_'] = _i_sgn
+
+def signbit(input, *, out=None):
+    return _unary(OP_SIGNBIT, input, out)
+
+def _m_signbit(self):
+    return _unary(OP_SIGNBIT, self, None)
+
+FUNCTIONS['signbit'] = signbit
+METHODS['signbit'] = _m_signbit
+
 def mul(input, other, *, out=None):
     return _binary(OP_MUL, input, other, out)
 
@@ -658,7 +930,195 @@ FUNCTIONS['logical_xor'] = logical_xor
 METHODS['logical_xor'] = _m_logical_xor
 METHODS['logical_xor_'] = _i_logical_xor
 
+def atan2(input, other, *, out=None):
+    if type(input) is not Tensor or type(other) is not Tensor:
+        _only_tensors('atan2', input, other)
+    return _binary(OP_ATAN2, input, other, out)
+
+def _m_atan2(self, other):
+    if type(other) is not Tensor:
+        _only_tensors('atan2', self, other, 1)
+    return _binary(OP_ATAN2, self, other, None)
+
+def _i_atan2(self, other):
+    if type(other) is not Tensor:
+        _only_tensors('atan2_', self, other, 1)
+    return _binary(OP_ATAN2, self, other, self)
+
+FUNCTIONS['atan2'] = atan2
+METHODS['atan2'] = _m_atan2
+METHODS['atan2_'] = _i_atan2
+
+def hypot(input, other, *, out=None):
+    if type(input) is not Tensor or type(other) is not Tensor:
+        _only_tensors('hypot', input, other)
+    return _binary(OP_HYPOT, input, other, out)
+
+def _m_hypot(self, other):
+    if type(other) is not Tensor:
+        _only_tensors('hypot', self, other, 1)
+    return _binary(OP_HYPOT, self, other, None)
+
+def _i_hypot(self, other):
+    if type(other) is not Tensor:
+        _only_tensors('hypot_', self, other, 1)
+    return _binary(OP_HYPOT, self, other, self)
+
+FUNCTIONS['hypot'] = hypot
+METHODS['hypot'] = _m_hypot
+METHODS['hypot_'] = _i_hypot
+
+def copysign(input, other, *, out=None):
+    if not isinstance(input, Tensor):
+        _no_number_input('copysign', input, other)
+    return _binary(OP_COPYSIGN, input, other, out)
+
+def _m_copysign(self, other):
+    return _binary(OP_COPYSIGN, self, other, None)
+
+def _i_copysign(self, other):
+    return _binary(OP_COPYSIGN, self, other, self)
+
+FUNCTIONS['copysign'] = copysign
+METHODS['copysign'] = _m_copysign
+METHODS['copysign_'] = _i_copysign
+
+def fmax(input, other, *, out=None):
+    if type(input) is not Tensor or type(other) is not Tensor:
+        _only_tensors('fmax', input, other)
+    return _binary(OP_FMAX, input, other, out)
+
+def _m_fmax(self, other):
+    if type(other) is not Tensor:
+        _only_tensors('fmax', self, other, 1)
+    return _binary(OP_FMAX, self, other, None)
+
+FUNCTIONS['fmax'] = fmax
+METHODS['fmax'] = _m_fmax
+
+def fmin(input, other, *, out=None):
+    if type(input) is not Tensor or type(other) is not Tensor:
+        _only_tensors('fmin', input, other)
+    return _binary(OP_FMIN, input, other, out)
+
+def _m_fmin(self, other):
+    if type(other) is not Tensor:
+        _only_tensors('fmin', self, other, 1)
+    return _binary(OP_FMIN, self, other, None)
+
+FUNCTIONS['fmin'] = fmin
+METHODS['fmin'] = _m_fmin
+
+def logaddexp(input, other, *, out=None):
+    if type(input) is not Tensor or type(other) is not Tensor:
+        _only_tensors('logaddexp', input, other)
+    return _binary(OP_LOGADDEXP, input, other, out)
+
+def _m_logaddexp(self, other):
+    if type(other) is not Tensor:
+        _only_tensors('logaddexp', self, other, 1)
+    return _binary(OP_LOGADDEXP, self, other, None)
+
+FUNCTIONS['logaddexp'] = logaddexp
+METHODS['logaddexp'] = _m_logaddexp
+
+def logaddexp2(input, other, *, out=None):
+    if type(input) is not Tensor or type(other) is not Tensor:
+        _only_tensors('logaddexp2', input, other)
+    return _binary(OP_LOGADDEXP2, input, other, out)
+
+def _m_logaddexp2(self, other):
+    if type(other) is not Tensor:
+        _only_tensors('logaddexp2', self, other, 1)
+    return _binary(OP_LOGADDEXP2, self, other, None)
+
+FUNCTIONS['logaddexp2'] = logaddexp2
+METHODS['logaddexp2'] = _m_logaddexp2
+
+def gcd(input, other, *, out=None):
+    if type(input) is not Tensor or type(other) is not Tensor:
+        _only_tensors('gcd', input, other)
+    return _binary(OP_GCD, input, other, out)
+
+def _m_gcd(self, other):
+    if type(other) is not Tensor:
+        _only_tensors('gcd', self, other, 1)
+    return _binary(OP_GCD, self, other, None)
+
+def _i_gcd(self, other):
+    if type(other) is not Tensor:
+        _only_tensors('gcd_', self, other, 1)
+    return _binary(OP_GCD, self, other, self)
+
+FUNCTIONS['gcd'] = gcd
+METHODS['gcd'] = _m_gcd
+METHODS['gcd_'] = _i_gcd
+
+def lcm(input, other, *, out=None):
+    if type(input) is not Tensor or type(other) is not Tensor:
+        _only_tensors('lcm', input, other)
+    return _binary(OP_LCM, input, other, out)
+
+def _m_lcm(self, other):
+    if type(other) is not Tensor:
+        _only_tensors('lcm', self, other, 1)
+    return _binary(OP_LCM, self, other, None)
+
+def _i_lcm(self, other):
+    if type(other) is not Tensor:
+        _only_tensors('lcm_', self, other, 1)
+    return _binary(OP_LCM, self, other, self)
+
+FUNCTIONS['lcm'] = lcm
+METHODS['lcm'] = _m_lcm
+METHODS['lcm_'] = _i_lcm
+
 # aliases: the same function objects under PyTorch's other names
+FUNCTIONS['absolute'] = abs
+METHODS['absolute'] = _m_abs
+METHODS['absolute_'] = _i_abs
+FUNCTIONS['negative'] = neg
+METHODS['negative'] = _m_neg
+METHODS['negative_'] = _i_neg
+FUNCTIONS['arccos'] = acos
+METHODS['arccos'] = _m_acos
+METHODS['arccos_'] = _i_acos
+FUNCTIONS['arcsin'] = asin
+METHODS['arcsin'] = _m_asin
+METHODS['arcsin_'] = _i_asin
+FUNCTIONS['arctan'] = atan
+METHODS['arctan'] = _m_atan
+METHODS['arctan_'] = _i_atan
+FUNCTIONS['arcsinh'] = asinh
+METHODS['arcsinh'] = _m_asinh
+METHODS['arcsinh_'] = _i_asinh
+FUNCTIONS['arccosh'] = acosh
+METHODS['arccosh'] = _m_acosh
+METHODS['arccosh_'] = _i_acosh
+FUNCTIONS['arctanh'] = atanh
+METHODS['arctanh'] = _m_atanh
+METHODS['arctanh_'] = _i_atanh
+FUNCTIONS['arctan2'] = atan2
+METHODS['arctan2'] = _m_atan2
+METHODS['arctan2_'] = _i_atan2
+FUNCTIONS['fix'] = trunc
+METHODS['fix'] = _m_trunc
+METHODS['fix_'] = _i_trunc
+FUNCTIONS['greater'] = gt
+METHODS['greater'] = _m_gt
+METHODS['greater_'] = _i_gt
+FUNCTIONS['greater_equal'] = ge
+METHODS['greater_equal'] = _m_ge
+METHODS['greater_equal_'] = _i_ge
+FUNCTIONS['less'] = lt
+METHODS['less'] = _m_lt
+METHODS['less_'] = _i_lt
+FUNCTIONS['less_equal'] = le
+METHODS['less_equal'] = _m_le
+METHODS['less_equal_'] = _i_le
+FUNCTIONS['not_equal'] = ne
+METHODS['not_equal'] = _m_ne
+METHODS['not_equal_'] = _i_ne
 
 # grad_fn._saved_<field> of the nodes whose formulas the table gives (see autograd/_saved.py)
 SAVED = {
@@ -684,9 +1144,34 @@ SAVED = {
     'CeilBackward0': {},
     'RoundBackward0': {},
     'TruncBackward0': {},
+    'AcosBackward0': {'self': ('t', 0)},
+    'AsinBackward0': {'self': ('t', 0)},
+    'AtanBackward0': {'self': ('t', 0)},
+    'SinhBackward0': {'self': ('t', 0)},
+    'CoshBackward0': {'self': ('t', 0)},
+    'AsinhBackward0': {'self': ('t', 0)},
+    'AcoshBackward0': {'self': ('t', 0)},
+    'AtanhBackward0': {'self': ('t', 0)},
+    'Exp2Backward0': {'result': ('t', 1)},
+    'ErfcBackward0': {'self': ('t', 0)},
+    'ErfinvBackward0': {'self': ('t', 0)},
+    'LgammaBackward0': {'self': ('t', 0)},
+    'DigammaBackward0': {'self': ('t', 0)},
+    'SincBackward0': {'self': ('t', 0)},
+    'Deg2RadBackward0': {},
+    'Rad2DegBackward0': {},
+    'FracBackward0': {},
+    'SgnBackward0': {},
     'MulBackward0': {'self': ('opnd', 0, (1,)), 'other': ('opnd', 1, (0,))},
     'DivBackward0': {'self': ('opnd', 0, (1,)), 'other': ('opnd', 1, (0, 1))},
     'XlogyBackward0': {'self': ('opnd', 0, (0, 1)), 'other': ('opnd', 1, (0, 1))},
+    'Atan2Backward0': {'self': ('opnd', 0, (0, 1)), 'other': ('opnd', 1, (0, 1))},
+    'HypotBackward0': {'self': ('opnd', 0, (0,)), 'other': ('opnd', 1, (1,)), 'result': ('t', 2)},
+    'CopysignBackward0': {'self': ('opnd', 0, (0,)), 'result': ('t', 2)},
+    'FmaxBackward0': {'self': ('opnd', 0, (0, 1)), 'other': ('opnd', 1, (0, 1))},
+    'FminBackward0': {'self': ('opnd', 0, (0, 1)), 'other': ('opnd', 1, (0, 1))},
+    'LogaddexpBackward0': {'self': ('opnd', 0, (0, 1)), 'other': ('opnd', 1, (0, 1))},
+    'Logaddexp2Backward0': {'self': ('opnd', 0, (0, 1)), 'other': ('opnd', 1, (0, 1))},
     'TanhBackwardBackward0': {'self': ('opnd', 0, (1,)), 'other': ('opnd', 1, (0, 1))},
     'SigmoidBackwardBackward0': {'self': ('opnd', 0, (1,)), 'other': ('opnd', 1, (0, 1))},
 }
@@ -720,6 +1205,26 @@ OPS = {
     'isnan': ('unary', 'all', 'bool', 'fm', '-', None),
     'isinf': ('unary', 'all', 'bool', 'fm', '-', None),
     'isfinite': ('unary', 'all', 'bool', 'fm', '-', None),
+    'acos': ('unary', 'float', 'float', 'fmi', 'unit', 'AcosBackward0'),
+    'asin': ('unary', 'float', 'float', 'fmi', 'unit', 'AsinBackward0'),
+    'atan': ('unary', 'float', 'float', 'fmi', 'real', 'AtanBackward0'),
+    'sinh': ('unary', 'float', 'float', 'fmi', 'real', 'SinhBackward0'),
+    'cosh': ('unary', 'float', 'float', 'fmi', 'real', 'CoshBackward0'),
+    'asinh': ('unary', 'float', 'float', 'fmi', 'real', 'AsinhBackward0'),
+    'acosh': ('unary', 'float', 'float', 'fmi', 'gt1', 'AcoshBackward0'),
+    'atanh': ('unary', 'float', 'float', 'fmi', 'unit', 'AtanhBackward0'),
+    'exp2': ('unary', 'float', 'float', 'fmi', 'real', 'Exp2Backward0'),
+    'erfc': ('unary', 'float', 'float', 'fmi', 'real', 'ErfcBackward0'),
+    'erfinv': ('unary', 'float', 'float', 'fmi', 'unit', 'ErfinvBackward0'),
+    'lgamma': ('unary', 'float', 'float', 'fmi', 'pos', 'LgammaBackward0'),
+    'digamma': ('unary', 'float', 'float', 'fmi', 'pos', 'DigammaBackward0'),
+    'trigamma': ('unary', 'float', 'float', '', '-', None),
+    'sinc': ('unary', 'float', 'float', 'fmi', 'real', 'SincBackward0'),
+    'deg2rad': ('unary', 'float', 'float', 'fmi', 'real', 'Deg2RadBackward0'),
+    'rad2deg': ('unary', 'float', 'float', 'fmi', 'real', 'Rad2DegBackward0'),
+    'frac': ('unary', 'float', 'same', 'fmi', 'real', 'FracBackward0'),
+    'sgn': ('unary', 'all', 'same', 'fmi', 'real', 'SgnBackward0'),
+    'signbit': ('unary', 'all', 'bool', 'fm', '-', None),
     'add': ('binary', 'all', 'same', '', '-', None),
     'sub': ('binary', 'num', 'same', '', '-', None),
     'mul': ('binary', 'all', 'same', 'fmi', 'real', 'MulBackward0'),
@@ -744,6 +1249,15 @@ OPS = {
     'logical_and': ('binary', 'all', 'bool', 'fmit', '-', None),
     'logical_or': ('binary', 'all', 'bool', 'fmit', '-', None),
     'logical_xor': ('binary', 'all', 'bool', 'fmit', '-', None),
+    'atan2': ('binary', 'float', 'float', 'fmit', 'real', 'Atan2Backward0'),
+    'hypot': ('binary', 'float', 'same', 'fmit', 'real', 'HypotBackward0'),
+    'copysign': ('binary', 'float', 'float', 'fmin', 'distinct', 'CopysignBackward0'),
+    'fmax': ('binary', 'all', 'same', 'fmt', 'distinct', 'FmaxBackward0'),
+    'fmin': ('binary', 'all', 'same', 'fmt', 'distinct', 'FminBackward0'),
+    'logaddexp': ('binary', 'float', 'same', 'fmt', 'real', 'LogaddexpBackward0'),
+    'logaddexp2': ('binary', 'float', 'same', 'fmt', 'real', 'Logaddexp2Backward0'),
+    'gcd': ('binary', 'int', 'same', 'fmit', '-', None),
+    'lcm': ('binary', 'int', 'same', 'fmit', '-', None),
     'tanh_backward': ('binary', 'float', 'same', '', '-', 'TanhBackwardBackward0'),
     'sigmoid_backward': ('binary', 'float', 'same', '', '-', 'SigmoidBackwardBackward0'),
     'where': ('ternary', 'all', 'same', '', '-', None),
@@ -754,4 +1268,4 @@ OPS = {
     'masked_fill': ('ternary', 'all', 'same', '', '-', None),
     'nan_to_num': ('ternary', 'float', 'same', '', '-', None),
 }
-ALIASES = {}
+ALIASES = {'absolute': 'abs', 'negative': 'neg', 'arccos': 'acos', 'arcsin': 'asin', 'arctan': 'atan', 'arcsinh': 'asinh', 'arccosh': 'acosh', 'arctanh': 'atanh', 'arctan2': 'atan2', 'fix': 'trunc', 'greater': 'gt', 'greater_equal': 'ge', 'less': 'lt', 'less_equal': 'le', 'not_equal': 'ne'}

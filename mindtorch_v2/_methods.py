@@ -237,7 +237,7 @@ METHODS.update({
     "clamp_min": ew.clamp_min, "clamp_max": ew.clamp_max, "where": lambda self, cond, other: ew.where(cond, self, other),
     "masked_fill": ew.masked_fill, "masked_fill_": ew.masked_fill_, "lerp": ew.lerp,
     "addcmul": ew.addcmul, "addcdiv": ew.addcdiv, "nan_to_num": ew.nan_to_num,
-    "absolute": g.FUNCTIONS["abs"], "negative": g.FUNCTIONS["neg"], "rsub": ew.rsub,
+    "rsub": ew.rsub,
     "round_": lambda self, decimals=0: ew.round(self, decimals=decimals, out=self),
     # views
     "view": v.view, "view_as": v.view_as, "reshape": v.reshape, "reshape_as": v.reshape_as,

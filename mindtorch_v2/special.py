@@ -1,5 +1,6 @@
 """torch.special: the functions mindtorch_v2 has; the others raise NotImplementedError naming themselves."""
 from . import sigmoid as expit, erf, expm1, log1p, round, xlogy, logsumexp  # noqa: F401
+from . import digamma, digamma as psi, erfc, erfinv, exp2, lgamma as gammaln, sinc  # noqa: F401
 from ._nn_ops import FUNCTIONS as _N
 
 

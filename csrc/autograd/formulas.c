@@ -112,6 +112,7 @@ static mt_status record_binary(int op, mt_tensor *a, mt_tensor *b, int scalar_po
     /* PyTorch names the Tensor-Scalar overloads apart */
     if (op == MT_OP_REMAINDER) name = scalar_pos == 2 ? "RemainderBackward0" : "RemainderBackward1";
     if (op == MT_OP_FMOD) name = scalar_pos == 2 ? "FmodBackward0" : "FmodBackward1";
+    if (op == MT_OP_COPYSIGN && scalar_pos == 2) name = "CopysignBackward1";
     if (op == MT_OP_XLOGY && scalar_pos) name = scalar_pos == 1 ? "XlogyBackward1" : "XlogyBackward2";
     if (op == MT_OP_POW) name = scalar_pos == 2 ? "PowBackward0" : scalar_pos == 1 ? "PowBackward2" : "PowBackward1";
     if (op == MT_OP_SUB && scalar_pos == 1) name = "RsubBackward1";

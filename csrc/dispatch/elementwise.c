@@ -397,6 +397,8 @@ mt_status mt__impl_unary(int op, mt_tensor *x, mt_tensor *out, mt_tensor **resul
         return mt__error(MT_ERR_RUNTIME,
                          "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
                          "to invert a mask, use the `~` or `logical_not()` operator instead.");
+    if (op == MT_OP_SIGNBIT && out && out->dtype != MT_BOOL)
+        return mt__error(MT_ERR_RUNTIME, "signbit does not support non-boolean outputs.");
     mt_tensor *ins[1] = {x};
     /* ops whose result has the input's dtype take an out= of exactly that dtype */
     run_opts o = {.same_dtype_out = mt_ops[op].result == MT_RESULT_SAME};

@@ -25,9 +25,34 @@ const char *const mt__backward_names[MT_NUM_OPS] = {
     [MT_OP_CEIL] = "CeilBackward0",
     [MT_OP_ROUND] = "RoundBackward0",
     [MT_OP_TRUNC] = "TruncBackward0",
+    [MT_OP_ACOS] = "AcosBackward0",
+    [MT_OP_ASIN] = "AsinBackward0",
+    [MT_OP_ATAN] = "AtanBackward0",
+    [MT_OP_SINH] = "SinhBackward0",
+    [MT_OP_COSH] = "CoshBackward0",
+    [MT_OP_ASINH] = "AsinhBackward0",
+    [MT_OP_ACOSH] = "AcoshBackward0",
+    [MT_OP_ATANH] = "AtanhBackward0",
+    [MT_OP_EXP2] = "Exp2Backward0",
+    [MT_OP_ERFC] = "ErfcBackward0",
+    [MT_OP_ERFINV] = "ErfinvBackward0",
+    [MT_OP_LGAMMA] = "LgammaBackward0",
+    [MT_OP_DIGAMMA] = "DigammaBackward0",
+    [MT_OP_SINC] = "SincBackward0",
+    [MT_OP_DEG2RAD] = "Deg2RadBackward0",
+    [MT_OP_RAD2DEG] = "Rad2DegBackward0",
+    [MT_OP_FRAC] = "FracBackward0",
+    [MT_OP_SGN] = "SgnBackward0",
     [MT_OP_MUL] = "MulBackward0",
     [MT_OP_DIV] = "DivBackward0",
     [MT_OP_XLOGY] = "XlogyBackward0",
+    [MT_OP_ATAN2] = "Atan2Backward0",
+    [MT_OP_HYPOT] = "HypotBackward0",
+    [MT_OP_COPYSIGN] = "CopysignBackward0",
+    [MT_OP_FMAX] = "FmaxBackward0",
+    [MT_OP_FMIN] = "FminBackward0",
+    [MT_OP_LOGADDEXP] = "LogaddexpBackward0",
+    [MT_OP_LOGADDEXP2] = "Logaddexp2Backward0",
     [MT_OP_TANH_BACKWARD] = "TanhBackwardBackward0",
     [MT_OP_SIGMOID_BACKWARD] = "SigmoidBackwardBackward0",
 };
@@ -51,9 +76,30 @@ const unsigned char mt__backward_saves[MT_NUM_OPS][3] = {
     [MT_OP_SIGMOID] = {0, 1, 0},
     [MT_OP_ERF] = {1, 0, 0},
     [MT_OP_RECIPROCAL] = {0, 1, 0},
+    [MT_OP_ACOS] = {1, 0, 0},
+    [MT_OP_ASIN] = {1, 0, 0},
+    [MT_OP_ATAN] = {1, 0, 0},
+    [MT_OP_SINH] = {1, 0, 0},
+    [MT_OP_COSH] = {1, 0, 0},
+    [MT_OP_ASINH] = {1, 0, 0},
+    [MT_OP_ACOSH] = {1, 0, 0},
+    [MT_OP_ATANH] = {1, 0, 0},
+    [MT_OP_EXP2] = {0, 1, 0},
+    [MT_OP_ERFC] = {1, 0, 0},
+    [MT_OP_ERFINV] = {1, 0, 0},
+    [MT_OP_LGAMMA] = {1, 0, 0},
+    [MT_OP_DIGAMMA] = {1, 0, 0},
+    [MT_OP_SINC] = {1, 0, 0},
     [MT_OP_MUL] = {2, 1, 0},
     [MT_OP_DIV] = {2, 3, 0},
     [MT_OP_XLOGY] = {3, 3, 0},
+    [MT_OP_ATAN2] = {3, 3, 0},
+    [MT_OP_HYPOT] = {1, 2, 3},
+    [MT_OP_COPYSIGN] = {1, 0, 1},
+    [MT_OP_FMAX] = {3, 3, 0},
+    [MT_OP_FMIN] = {3, 3, 0},
+    [MT_OP_LOGADDEXP] = {3, 3, 0},
+    [MT_OP_LOGADDEXP2] = {3, 3, 0},
     [MT_OP_TANH_BACKWARD] = {2, 3, 0},
     [MT_OP_SIGMOID_BACKWARD] = {2, 3, 0},
 };
@@ -166,6 +212,92 @@ mt_status mt__table_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **ou
         if (needs(n, 0)) GIVE(c, out, 0, ZEROS(c, &n->in_meta[0]));
         break;
     }
+    case MT_OP_ACOS: {
+        mt_tensor *self = table_saves(n, 0) ? SAVED(c, n, 0) : NULL;
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, grad, U(c, MT_OP_NEG, U(c, MT_OP_RSQRT, BS(c, MT_OP_ADD, B(c, MT_OP_MUL, U(c, MT_OP_NEG, self), self), 1.0)))));
+        break;
+    }
+    case MT_OP_ASIN: {
+        mt_tensor *self = table_saves(n, 0) ? SAVED(c, n, 0) : NULL;
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, grad, U(c, MT_OP_RSQRT, BS(c, MT_OP_ADD, B(c, MT_OP_MUL, U(c, MT_OP_NEG, self), self), 1.0))));
+        break;
+    }
+    case MT_OP_ATAN: {
+        mt_tensor *self = table_saves(n, 0) ? SAVED(c, n, 0) : NULL;
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_DIV, grad, BS(c, MT_OP_ADD, B(c, MT_OP_MUL, self, self), 1.0)));
+        break;
+    }
+    case MT_OP_SINH: {
+        mt_tensor *self = table_saves(n, 0) ? SAVED(c, n, 0) : NULL;
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, grad, U(c, MT_OP_COSH, self)));
+        break;
+    }
+    case MT_OP_COSH: {
+        mt_tensor *self = table_saves(n, 0) ? SAVED(c, n, 0) : NULL;
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, grad, U(c, MT_OP_SINH, self)));
+        break;
+    }
+    case MT_OP_ASINH: {
+        mt_tensor *self = table_saves(n, 0) ? SAVED(c, n, 0) : NULL;
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, grad, U(c, MT_OP_RSQRT, BS(c, MT_OP_ADD, BS(c, MT_OP_POW, self, 2.0), 1.0))));
+        break;
+    }
+    case MT_OP_ACOSH: {
+        mt_tensor *self = table_saves(n, 0) ? SAVED(c, n, 0) : NULL;
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, grad, U(c, MT_OP_RSQRT, BS(c, MT_OP_SUB, BS(c, MT_OP_POW, self, 2.0), 1.0))));
+        break;
+    }
+    case MT_OP_ATANH: {
+        mt_tensor *self = table_saves(n, 0) ? SAVED(c, n, 0) : NULL;
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_DIV, BS(c, MT_OP_MUL, grad, 1.0), SB(c, MT_OP_SUB, 1.0, BS(c, MT_OP_POW, self, 2.0))));
+        break;
+    }
+    case MT_OP_EXP2: {
+        mt_tensor *result = table_saves(n, 1) ? SAVED(c, n, 1) : NULL;
+        if (needs(n, 0)) GIVE(c, out, 0, BS(c, MT_OP_MUL, B(c, MT_OP_MUL, grad, result), M_LN2));
+        break;
+    }
+    case MT_OP_ERFC: {
+        mt_tensor *self = table_saves(n, 0) ? SAVED(c, n, 0) : NULL;
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, SB(c, MT_OP_MUL, ((-2.0) / sqrt(M_PI)), U(c, MT_OP_EXP, U(c, MT_OP_NEG, BS(c, MT_OP_POW, self, 2.0)))), grad));
+        break;
+    }
+    case MT_OP_ERFINV: {
+        mt_tensor *self = table_saves(n, 0) ? SAVED(c, n, 0) : NULL;
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, SB(c, MT_OP_MUL, (0.5 * sqrt(M_PI)), U(c, MT_OP_EXP, BS(c, MT_OP_POW, U(c, MT_OP_ERFINV, self), 2.0))), grad));
+        break;
+    }
+    case MT_OP_LGAMMA: {
+        mt_tensor *self = table_saves(n, 0) ? SAVED(c, n, 0) : NULL;
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, grad, U(c, MT_OP_DIGAMMA, self)));
+        break;
+    }
+    case MT_OP_DIGAMMA: {
+        mt_tensor *self = table_saves(n, 0) ? SAVED(c, n, 0) : NULL;
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, grad, U(c, MT_OP_TRIGAMMA, self)));
+        break;
+    }
+    case MT_OP_SINC: {
+        mt_tensor *self = table_saves(n, 0) ? SAVED(c, n, 0) : NULL;
+        if (needs(n, 0)) GIVE(c, out, 0, WHERE(c, BS(c, MT_OP_EQ, BS(c, MT_OP_MUL, B(c, MT_OP_MUL, self, self), M_PI), 0.0), SCALAR(c, 0.0), B(c, MT_OP_DIV, B(c, MT_OP_MUL, grad, B(c, MT_OP_SUB, B(c, MT_OP_MUL, BS(c, MT_OP_MUL, self, M_PI), U(c, MT_OP_COS, BS(c, MT_OP_MUL, self, M_PI))), U(c, MT_OP_SIN, BS(c, MT_OP_MUL, self, M_PI)))), BS(c, MT_OP_MUL, B(c, MT_OP_MUL, self, self), M_PI))));
+        break;
+    }
+    case MT_OP_DEG2RAD: {
+        if (needs(n, 0)) GIVE(c, out, 0, BS(c, MT_OP_MUL, grad, (M_PI / 180.0)));
+        break;
+    }
+    case MT_OP_RAD2DEG: {
+        if (needs(n, 0)) GIVE(c, out, 0, BS(c, MT_OP_MUL, grad, (180.0 / M_PI)));
+        break;
+    }
+    case MT_OP_FRAC: {
+        if (needs(n, 0)) GIVE(c, out, 0, grad);
+        break;
+    }
+    case MT_OP_SGN: {
+        if (needs(n, 0)) GIVE(c, out, 0, ZEROS(c, &n->in_meta[0]));
+        break;
+    }
     case MT_OP_MUL: {
         mt_tensor *self = table_saves(n, 0) ? OPND(c, n, 0) : NULL;
         mt_tensor *other = table_saves(n, 1) ? OPND(c, n, 1) : NULL;
@@ -185,6 +317,56 @@ mt_status mt__table_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **ou
         mt_tensor *other = table_saves(n, 1) ? OPND(c, n, 1) : NULL;
         if (needs(n, 0)) GIVE(c, out, 0, WHERE(c, B(c, MT_OP_LOGICAL_AND, BS(c, MT_OP_EQ, self, 0.0), BS(c, MT_OP_LE, other, 0.0)), SCALAR(c, 0.0), B(c, MT_OP_XLOGY, grad, other)));
         if (needs(n, 1)) GIVE(c, out, 1, B(c, MT_OP_DIV, B(c, MT_OP_MUL, grad, self), other));
+        break;
+    }
+    case MT_OP_ATAN2: {
+        mt_tensor *self = table_saves(n, 0) ? OPND(c, n, 0) : NULL;
+        mt_tensor *other = table_saves(n, 1) ? OPND(c, n, 1) : NULL;
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, B(c, MT_OP_MUL, grad, other), U(c, MT_OP_RECIPROCAL, B(c, MT_OP_ADD, B(c, MT_OP_MUL, self, self), B(c, MT_OP_MUL, other, other)))));
+        if (needs(n, 1)) GIVE(c, out, 1, B(c, MT_OP_MUL, B(c, MT_OP_MUL, grad, U(c, MT_OP_NEG, self)), U(c, MT_OP_RECIPROCAL, B(c, MT_OP_ADD, B(c, MT_OP_MUL, self, self), B(c, MT_OP_MUL, other, other)))));
+        break;
+    }
+    case MT_OP_HYPOT: {
+        mt_tensor *self = table_saves(n, 0) ? OPND(c, n, 0) : NULL;
+        mt_tensor *other = table_saves(n, 1) ? OPND(c, n, 1) : NULL;
+        mt_tensor *result = table_saves(n, 2) ? SAVED(c, n, 2) : NULL;
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_DIV, B(c, MT_OP_MUL, grad, self), result));
+        if (needs(n, 1)) GIVE(c, out, 1, B(c, MT_OP_DIV, B(c, MT_OP_MUL, grad, other), result));
+        break;
+    }
+    case MT_OP_COPYSIGN: {
+        mt_tensor *self = table_saves(n, 0) ? OPND(c, n, 0) : NULL;
+        mt_tensor *result = table_saves(n, 2) ? SAVED(c, n, 2) : NULL;
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, grad, WHERE(c, BS(c, MT_OP_EQ, self, 0.0), SCALAR(c, 0.0), B(c, MT_OP_DIV, result, self))));
+        if (needs(n, 1)) GIVE(c, out, 1, ZEROS(c, &n->in_meta[1]));
+        break;
+    }
+    case MT_OP_FMAX: {
+        mt_tensor *self = table_saves(n, 0) ? OPND(c, n, 0) : NULL;
+        mt_tensor *other = table_saves(n, 1) ? OPND(c, n, 1) : NULL;
+        if (needs(n, 0)) GIVE(c, out, 0, WHERE(c, B(c, MT_OP_LOGICAL_OR, B(c, MT_OP_GE, self, other), U(c, MT_OP_ISNAN, other)), grad, SCALAR(c, 0.0)));
+        if (needs(n, 1)) GIVE(c, out, 1, WHERE(c, B(c, MT_OP_LOGICAL_OR, B(c, MT_OP_GE, self, other), U(c, MT_OP_ISNAN, other)), SCALAR(c, 0.0), grad));
+        break;
+    }
+    case MT_OP_FMIN: {
+        mt_tensor *self = table_saves(n, 0) ? OPND(c, n, 0) : NULL;
+        mt_tensor *other = table_saves(n, 1) ? OPND(c, n, 1) : NULL;
+        if (needs(n, 0)) GIVE(c, out, 0, WHERE(c, B(c, MT_OP_LOGICAL_OR, B(c, MT_OP_LE, self, other), U(c, MT_OP_ISNAN, other)), grad, SCALAR(c, 0.0)));
+        if (needs(n, 1)) GIVE(c, out, 1, WHERE(c, B(c, MT_OP_LOGICAL_OR, B(c, MT_OP_LE, self, other), U(c, MT_OP_ISNAN, other)), SCALAR(c, 0.0), grad));
+        break;
+    }
+    case MT_OP_LOGADDEXP: {
+        mt_tensor *self = table_saves(n, 0) ? OPND(c, n, 0) : NULL;
+        mt_tensor *other = table_saves(n, 1) ? OPND(c, n, 1) : NULL;
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_DIV, grad, SB(c, MT_OP_ADD, 1.0, U(c, MT_OP_EXP, B(c, MT_OP_SUB, other, self)))));
+        if (needs(n, 1)) GIVE(c, out, 1, B(c, MT_OP_DIV, grad, SB(c, MT_OP_ADD, 1.0, U(c, MT_OP_EXP, B(c, MT_OP_SUB, self, other)))));
+        break;
+    }
+    case MT_OP_LOGADDEXP2: {
+        mt_tensor *self = table_saves(n, 0) ? OPND(c, n, 0) : NULL;
+        mt_tensor *other = table_saves(n, 1) ? OPND(c, n, 1) : NULL;
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_DIV, grad, SB(c, MT_OP_ADD, 1.0, SB(c, MT_OP_POW, 2.0, B(c, MT_OP_SUB, other, self)))));
+        if (needs(n, 1)) GIVE(c, out, 1, B(c, MT_OP_DIV, grad, SB(c, MT_OP_ADD, 1.0, SB(c, MT_OP_POW, 2.0, B(c, MT_OP_SUB, self, other)))));
         break;
     }
     case MT_OP_TANH_BACKWARD: {

@@ -171,6 +171,98 @@ void mt_cpu_isfinite_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *
 void mt_cpu_isfinite_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_isfinite_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_isfinite_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_acos_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_acos_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_acos_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_acos_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_asin_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_asin_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_asin_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_asin_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_atan_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_atan_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_atan_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_atan_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_sinh_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_sinh_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_sinh_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_sinh_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_cosh_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_cosh_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_cosh_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_cosh_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_asinh_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_asinh_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_asinh_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_asinh_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_acosh_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_acosh_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_acosh_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_acosh_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_atanh_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_atanh_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_atanh_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_atanh_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_exp2_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_exp2_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_exp2_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_exp2_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_erfc_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_erfc_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_erfc_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_erfc_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_erfinv_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_erfinv_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_erfinv_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_erfinv_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_lgamma_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_lgamma_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_lgamma_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_lgamma_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_digamma_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_digamma_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_digamma_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_digamma_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_trigamma_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_trigamma_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_trigamma_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_trigamma_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_sinc_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_sinc_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_sinc_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_sinc_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_deg2rad_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_deg2rad_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_deg2rad_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_deg2rad_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_rad2deg_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_rad2deg_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_rad2deg_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_rad2deg_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_frac_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_frac_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_frac_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_frac_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_sgn_bool(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_sgn_u8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_sgn_i8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_sgn_i16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_sgn_i32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_sgn_i64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_sgn_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_sgn_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_sgn_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_sgn_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_signbit_bool(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_signbit_u8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_signbit_i8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_signbit_i16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_signbit_i32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_signbit_i64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_signbit_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_signbit_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_signbit_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_signbit_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_add_bool(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_add_u8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_add_i8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
@@ -381,6 +473,56 @@ void mt_cpu_logical_xor_f16(char **d, const int64_t *s, int64_t n, const mt_karg
 void mt_cpu_logical_xor_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_logical_xor_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_logical_xor_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_atan2_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_atan2_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_atan2_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_atan2_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_hypot_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_hypot_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_hypot_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_hypot_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_copysign_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_copysign_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_copysign_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_copysign_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_fmax_bool(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_fmax_u8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_fmax_i8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_fmax_i16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_fmax_i32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_fmax_i64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_fmax_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_fmax_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_fmax_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_fmax_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_fmin_bool(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_fmin_u8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_fmin_i8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_fmin_i16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_fmin_i32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_fmin_i64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_fmin_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_fmin_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_fmin_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_fmin_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_logaddexp_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_logaddexp_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_logaddexp_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_logaddexp_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_logaddexp2_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_logaddexp2_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_logaddexp2_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_logaddexp2_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_gcd_u8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_gcd_i8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_gcd_i16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_gcd_i32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_gcd_i64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_lcm_u8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_lcm_i8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_lcm_i16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_lcm_i32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_lcm_i64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_tanh_backward_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_tanh_backward_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_tanh_backward_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
@@ -468,6 +610,26 @@ const mt_op_desc mt_ops[MT_NUM_OPS] = {
     [MT_OP_ISNAN] = {"isnan", MT_KIND_UNARY, MT_RESULT_BOOL, {[MT_BOOL] = mt_cpu_isnan_bool, [MT_U8] = mt_cpu_isnan_u8, [MT_I8] = mt_cpu_isnan_i8, [MT_I16] = mt_cpu_isnan_i16, [MT_I32] = mt_cpu_isnan_i32, [MT_I64] = mt_cpu_isnan_i64, [MT_F16] = mt_cpu_isnan_f16, [MT_BF16] = mt_cpu_isnan_bf16, [MT_F32] = mt_cpu_isnan_f32, [MT_F64] = mt_cpu_isnan_f64}},
     [MT_OP_ISINF] = {"isinf", MT_KIND_UNARY, MT_RESULT_BOOL, {[MT_BOOL] = mt_cpu_isinf_bool, [MT_U8] = mt_cpu_isinf_u8, [MT_I8] = mt_cpu_isinf_i8, [MT_I16] = mt_cpu_isinf_i16, [MT_I32] = mt_cpu_isinf_i32, [MT_I64] = mt_cpu_isinf_i64, [MT_F16] = mt_cpu_isinf_f16, [MT_BF16] = mt_cpu_isinf_bf16, [MT_F32] = mt_cpu_isinf_f32, [MT_F64] = mt_cpu_isinf_f64}},
     [MT_OP_ISFINITE] = {"isfinite", MT_KIND_UNARY, MT_RESULT_BOOL, {[MT_BOOL] = mt_cpu_isfinite_bool, [MT_U8] = mt_cpu_isfinite_u8, [MT_I8] = mt_cpu_isfinite_i8, [MT_I16] = mt_cpu_isfinite_i16, [MT_I32] = mt_cpu_isfinite_i32, [MT_I64] = mt_cpu_isfinite_i64, [MT_F16] = mt_cpu_isfinite_f16, [MT_BF16] = mt_cpu_isfinite_bf16, [MT_F32] = mt_cpu_isfinite_f32, [MT_F64] = mt_cpu_isfinite_f64}},
+    [MT_OP_ACOS] = {"acos", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_acos_f16, [MT_BF16] = mt_cpu_acos_bf16, [MT_F32] = mt_cpu_acos_f32, [MT_F64] = mt_cpu_acos_f64}},
+    [MT_OP_ASIN] = {"asin", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_asin_f16, [MT_BF16] = mt_cpu_asin_bf16, [MT_F32] = mt_cpu_asin_f32, [MT_F64] = mt_cpu_asin_f64}},
+    [MT_OP_ATAN] = {"atan", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_atan_f16, [MT_BF16] = mt_cpu_atan_bf16, [MT_F32] = mt_cpu_atan_f32, [MT_F64] = mt_cpu_atan_f64}},
+    [MT_OP_SINH] = {"sinh", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_sinh_f16, [MT_BF16] = mt_cpu_sinh_bf16, [MT_F32] = mt_cpu_sinh_f32, [MT_F64] = mt_cpu_sinh_f64}},
+    [MT_OP_COSH] = {"cosh", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_cosh_f16, [MT_BF16] = mt_cpu_cosh_bf16, [MT_F32] = mt_cpu_cosh_f32, [MT_F64] = mt_cpu_cosh_f64}},
+    [MT_OP_ASINH] = {"asinh", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_asinh_f16, [MT_BF16] = mt_cpu_asinh_bf16, [MT_F32] = mt_cpu_asinh_f32, [MT_F64] = mt_cpu_asinh_f64}},
+    [MT_OP_ACOSH] = {"acosh", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_acosh_f16, [MT_BF16] = mt_cpu_acosh_bf16, [MT_F32] = mt_cpu_acosh_f32, [MT_F64] = mt_cpu_acosh_f64}},
+    [MT_OP_ATANH] = {"atanh", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_atanh_f16, [MT_BF16] = mt_cpu_atanh_bf16, [MT_F32] = mt_cpu_atanh_f32, [MT_F64] = mt_cpu_atanh_f64}},
+    [MT_OP_EXP2] = {"exp2", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_exp2_f16, [MT_BF16] = mt_cpu_exp2_bf16, [MT_F32] = mt_cpu_exp2_f32, [MT_F64] = mt_cpu_exp2_f64}},
+    [MT_OP_ERFC] = {"erfc", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_erfc_f16, [MT_BF16] = mt_cpu_erfc_bf16, [MT_F32] = mt_cpu_erfc_f32, [MT_F64] = mt_cpu_erfc_f64}},
+    [MT_OP_ERFINV] = {"erfinv", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_erfinv_f16, [MT_BF16] = mt_cpu_erfinv_bf16, [MT_F32] = mt_cpu_erfinv_f32, [MT_F64] = mt_cpu_erfinv_f64}},
+    [MT_OP_LGAMMA] = {"lgamma", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_lgamma_f16, [MT_BF16] = mt_cpu_lgamma_bf16, [MT_F32] = mt_cpu_lgamma_f32, [MT_F64] = mt_cpu_lgamma_f64}},
+    [MT_OP_DIGAMMA] = {"digamma", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_digamma_f16, [MT_BF16] = mt_cpu_digamma_bf16, [MT_F32] = mt_cpu_digamma_f32, [MT_F64] = mt_cpu_digamma_f64}},
+    [MT_OP_TRIGAMMA] = {"trigamma", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_trigamma_f16, [MT_BF16] = mt_cpu_trigamma_bf16, [MT_F32] = mt_cpu_trigamma_f32, [MT_F64] = mt_cpu_trigamma_f64}},
+    [MT_OP_SINC] = {"sinc", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_sinc_f16, [MT_BF16] = mt_cpu_sinc_bf16, [MT_F32] = mt_cpu_sinc_f32, [MT_F64] = mt_cpu_sinc_f64}},
+    [MT_OP_DEG2RAD] = {"deg2rad", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_deg2rad_f16, [MT_BF16] = mt_cpu_deg2rad_bf16, [MT_F32] = mt_cpu_deg2rad_f32, [MT_F64] = mt_cpu_deg2rad_f64}},
+    [MT_OP_RAD2DEG] = {"rad2deg", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_rad2deg_f16, [MT_BF16] = mt_cpu_rad2deg_bf16, [MT_F32] = mt_cpu_rad2deg_f32, [MT_F64] = mt_cpu_rad2deg_f64}},
+    [MT_OP_FRAC] = {"frac", MT_KIND_UNARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_frac_f16, [MT_BF16] = mt_cpu_frac_bf16, [MT_F32] = mt_cpu_frac_f32, [MT_F64] = mt_cpu_frac_f64}},
+    [MT_OP_SGN] = {"sgn", MT_KIND_UNARY, MT_RESULT_SAME, {[MT_BOOL] = mt_cpu_sgn_bool, [MT_U8] = mt_cpu_sgn_u8, [MT_I8] = mt_cpu_sgn_i8, [MT_I16] = mt_cpu_sgn_i16, [MT_I32] = mt_cpu_sgn_i32, [MT_I64] = mt_cpu_sgn_i64, [MT_F16] = mt_cpu_sgn_f16, [MT_BF16] = mt_cpu_sgn_bf16, [MT_F32] = mt_cpu_sgn_f32, [MT_F64] = mt_cpu_sgn_f64}},
+    [MT_OP_SIGNBIT] = {"signbit", MT_KIND_UNARY, MT_RESULT_BOOL, {[MT_BOOL] = mt_cpu_signbit_bool, [MT_U8] = mt_cpu_signbit_u8, [MT_I8] = mt_cpu_signbit_i8, [MT_I16] = mt_cpu_signbit_i16, [MT_I32] = mt_cpu_signbit_i32, [MT_I64] = mt_cpu_signbit_i64, [MT_F16] = mt_cpu_signbit_f16, [MT_BF16] = mt_cpu_signbit_bf16, [MT_F32] = mt_cpu_signbit_f32, [MT_F64] = mt_cpu_signbit_f64}},
     [MT_OP_ADD] = {"add", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_BOOL] = mt_cpu_add_bool, [MT_U8] = mt_cpu_add_u8, [MT_I8] = mt_cpu_add_i8, [MT_I16] = mt_cpu_add_i16, [MT_I32] = mt_cpu_add_i32, [MT_I64] = mt_cpu_add_i64, [MT_F16] = mt_cpu_add_f16, [MT_BF16] = mt_cpu_add_bf16, [MT_F32] = mt_cpu_add_f32, [MT_F64] = mt_cpu_add_f64}},
     [MT_OP_SUB] = {"sub", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_U8] = mt_cpu_sub_u8, [MT_I8] = mt_cpu_sub_i8, [MT_I16] = mt_cpu_sub_i16, [MT_I32] = mt_cpu_sub_i32, [MT_I64] = mt_cpu_sub_i64, [MT_F16] = mt_cpu_sub_f16, [MT_BF16] = mt_cpu_sub_bf16, [MT_F32] = mt_cpu_sub_f32, [MT_F64] = mt_cpu_sub_f64}},
     [MT_OP_MUL] = {"mul", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_BOOL] = mt_cpu_mul_bool, [MT_U8] = mt_cpu_mul_u8, [MT_I8] = mt_cpu_mul_i8, [MT_I16] = mt_cpu_mul_i16, [MT_I32] = mt_cpu_mul_i32, [MT_I64] = mt_cpu_mul_i64, [MT_F16] = mt_cpu_mul_f16, [MT_BF16] = mt_cpu_mul_bf16, [MT_F32] = mt_cpu_mul_f32, [MT_F64] = mt_cpu_mul_f64}},
@@ -492,6 +654,15 @@ const mt_op_desc mt_ops[MT_NUM_OPS] = {
     [MT_OP_LOGICAL_AND] = {"logical_and", MT_KIND_BINARY, MT_RESULT_BOOL, {[MT_BOOL] = mt_cpu_logical_and_bool, [MT_U8] = mt_cpu_logical_and_u8, [MT_I8] = mt_cpu_logical_and_i8, [MT_I16] = mt_cpu_logical_and_i16, [MT_I32] = mt_cpu_logical_and_i32, [MT_I64] = mt_cpu_logical_and_i64, [MT_F16] = mt_cpu_logical_and_f16, [MT_BF16] = mt_cpu_logical_and_bf16, [MT_F32] = mt_cpu_logical_and_f32, [MT_F64] = mt_cpu_logical_and_f64}},
     [MT_OP_LOGICAL_OR] = {"logical_or", MT_KIND_BINARY, MT_RESULT_BOOL, {[MT_BOOL] = mt_cpu_logical_or_bool, [MT_U8] = mt_cpu_logical_or_u8, [MT_I8] = mt_cpu_logical_or_i8, [MT_I16] = mt_cpu_logical_or_i16, [MT_I32] = mt_cpu_logical_or_i32, [MT_I64] = mt_cpu_logical_or_i64, [MT_F16] = mt_cpu_logical_or_f16, [MT_BF16] = mt_cpu_logical_or_bf16, [MT_F32] = mt_cpu_logical_or_f32, [MT_F64] = mt_cpu_logical_or_f64}},
     [MT_OP_LOGICAL_XOR] = {"logical_xor", MT_KIND_BINARY, MT_RESULT_BOOL, {[MT_BOOL] = mt_cpu_logical_xor_bool, [MT_U8] = mt_cpu_logical_xor_u8, [MT_I8] = mt_cpu_logical_xor_i8, [MT_I16] = mt_cpu_logical_xor_i16, [MT_I32] = mt_cpu_logical_xor_i32, [MT_I64] = mt_cpu_logical_xor_i64, [MT_F16] = mt_cpu_logical_xor_f16, [MT_BF16] = mt_cpu_logical_xor_bf16, [MT_F32] = mt_cpu_logical_xor_f32, [MT_F64] = mt_cpu_logical_xor_f64}},
+    [MT_OP_ATAN2] = {"atan2", MT_KIND_BINARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_atan2_f16, [MT_BF16] = mt_cpu_atan2_bf16, [MT_F32] = mt_cpu_atan2_f32, [MT_F64] = mt_cpu_atan2_f64}},
+    [MT_OP_HYPOT] = {"hypot", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_hypot_f16, [MT_BF16] = mt_cpu_hypot_bf16, [MT_F32] = mt_cpu_hypot_f32, [MT_F64] = mt_cpu_hypot_f64}},
+    [MT_OP_COPYSIGN] = {"copysign", MT_KIND_BINARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_copysign_f16, [MT_BF16] = mt_cpu_copysign_bf16, [MT_F32] = mt_cpu_copysign_f32, [MT_F64] = mt_cpu_copysign_f64}},
+    [MT_OP_FMAX] = {"fmax", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_BOOL] = mt_cpu_fmax_bool, [MT_U8] = mt_cpu_fmax_u8, [MT_I8] = mt_cpu_fmax_i8, [MT_I16] = mt_cpu_fmax_i16, [MT_I32] = mt_cpu_fmax_i32, [MT_I64] = mt_cpu_fmax_i64, [MT_F16] = mt_cpu_fmax_f16, [MT_BF16] = mt_cpu_fmax_bf16, [MT_F32] = mt_cpu_fmax_f32, [MT_F64] = mt_cpu_fmax_f64}},
+    [MT_OP_FMIN] = {"fmin", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_BOOL] = mt_cpu_fmin_bool, [MT_U8] = mt_cpu_fmin_u8, [MT_I8] = mt_cpu_fmin_i8, [MT_I16] = mt_cpu_fmin_i16, [MT_I32] = mt_cpu_fmin_i32, [MT_I64] = mt_cpu_fmin_i64, [MT_F16] = mt_cpu_fmin_f16, [MT_BF16] = mt_cpu_fmin_bf16, [MT_F32] = mt_cpu_fmin_f32, [MT_F64] = mt_cpu_fmin_f64}},
+    [MT_OP_LOGADDEXP] = {"logaddexp", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_logaddexp_f16, [MT_BF16] = mt_cpu_logaddexp_bf16, [MT_F32] = mt_cpu_logaddexp_f32, [MT_F64] = mt_cpu_logaddexp_f64}},
+    [MT_OP_LOGADDEXP2] = {"logaddexp2", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_logaddexp2_f16, [MT_BF16] = mt_cpu_logaddexp2_bf16, [MT_F32] = mt_cpu_logaddexp2_f32, [MT_F64] = mt_cpu_logaddexp2_f64}},
+    [MT_OP_GCD] = {"gcd", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_U8] = mt_cpu_gcd_u8, [MT_I8] = mt_cpu_gcd_i8, [MT_I16] = mt_cpu_gcd_i16, [MT_I32] = mt_cpu_gcd_i32, [MT_I64] = mt_cpu_gcd_i64}},
+    [MT_OP_LCM] = {"lcm", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_U8] = mt_cpu_lcm_u8, [MT_I8] = mt_cpu_lcm_i8, [MT_I16] = mt_cpu_lcm_i16, [MT_I32] = mt_cpu_lcm_i32, [MT_I64] = mt_cpu_lcm_i64}},
     [MT_OP_TANH_BACKWARD] = {"tanh_backward", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_tanh_backward_f16, [MT_BF16] = mt_cpu_tanh_backward_bf16, [MT_F32] = mt_cpu_tanh_backward_f32, [MT_F64] = mt_cpu_tanh_backward_f64}},
     [MT_OP_SIGMOID_BACKWARD] = {"sigmoid_backward", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_sigmoid_backward_f16, [MT_BF16] = mt_cpu_sigmoid_backward_bf16, [MT_F32] = mt_cpu_sigmoid_backward_f32, [MT_F64] = mt_cpu_sigmoid_backward_f64}},
     [MT_OP_WHERE] = {"where", MT_KIND_TERNARY, MT_RESULT_SAME, {[MT_BOOL] = mt_cpu_where_bool, [MT_U8] = mt_cpu_where_u8, [MT_I8] = mt_cpu_where_i8, [MT_I16] = mt_cpu_where_i16, [MT_I32] = mt_cpu_where_i32, [MT_I64] = mt_cpu_where_i64, [MT_F16] = mt_cpu_where_f16, [MT_BF16] = mt_cpu_where_bf16, [MT_F32] = mt_cpu_where_f32, [MT_F64] = mt_cpu_where_f64}},

@@ -68,7 +68,7 @@ def kind_for(op, position):
         return "small"
     if op in G.INT_DIVISION and position == 1:
         return "nonzero"
-    return "any"
+    return "plain" if op in G.PLAIN else "any"
 
 
 # ---- layouts ----------------------------------------------------------------------------------------

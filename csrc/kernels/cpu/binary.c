@@ -128,3 +128,37 @@ ROWS_ALL(B_BOOL, ge, x >= y)
 ROWS_ALL(B_BOOL, logical_and, (x != 0) && (y != 0))
 ROWS_ALL(B_BOOL, logical_or, (x != 0) || (y != 0))
 ROWS_ALL(B_BOOL, logical_xor, (x != 0) != (y != 0))
+
+/* atan2, hypot, copysign, the NaN-ignoring extremes and log-sum-exp of two */
+ROWS_FLOAT(B_SAME, atan2, atan2(x, y))
+ROWS_FLOAT(B_SAME, hypot, hypot(x, y))
+ROWS_FLOAT(B_SAME, copysign, copysign(x, y))
+ROWS_INTBOOL(B_SAME, fmax, x > y ? x : y)
+ROWS_FLOAT(B_SAME, fmax, fmax(x, y))
+ROWS_INTBOOL(B_SAME, fmin, x < y ? x : y)
+ROWS_FLOAT(B_SAME, fmin, fmin(x, y))
+/* PyTorch's: infinities of one sign give themselves (inf - inf would be NaN) */
+#define LOGADDEXP(CT, x, y, E, SCALE) \
+    (isinf(x) && (x) == (y) ? (x) : ((x) > (y) ? (x) : (y)) + (CT)log1p(E(-fabs((x) - (y)))) * (SCALE))
+ROWS_FLOAT(B_SAME, logaddexp, LOGADDEXP(CT, x, y, exp, (CT)1))
+ROWS_FLOAT(B_SAME, logaddexp2, LOGADDEXP(CT, x, y, exp2, (CT)(1 / M_LN2)))
+/* PyTorch's calc_gcd/lcm in the tensor's own type: the magnitudes wrap at the type's minimum as
+ * std::abs does there, through unsigned arithmetic (no signed-overflow UB) */
+#define IABS(CT, v) ((v) < 0 ? (CT)(0 - (uint64_t)(v)) : (v))
+static inline int64_t igcd(int64_t a, int64_t b) {
+    while (a != 0) {
+        int64_t c = a;
+        a = b % a;
+        b = c;
+    }
+    return b;
+}
+ROWS_INT(B_SAME, gcd, (CT)igcd(IABS(CT, x), IABS(CT, y)))
+/* lcm's |a / g * b|: types narrower than int compute in int (C's promotion) before the result is
+ * truncated; int32/int64 wrap, with a / -1 as a negation (INT_MIN / -1 traps) */
+ROWS_INT(B_SAME, lcm, ({
+    CT g_ = (CT)igcd(IABS(CT, x), IABS(CT, y));
+    g_ == 0                    ? (CT)0
+    : sizeof(CT) < sizeof(int) ? (CT)abs((int)x / (int)g_ * (int)y)
+                               : IABS(CT, IMUL(CT, g_ == -1 ? ISUB(CT, 0, x) : (CT)(x / g_), y));
+}))

@@ -1,6 +1,7 @@
 /* unary.c — elementwise kernels with one input (see csrc/ops.tbl). */
 #include "loops.h"
 #include "vecmath.h"
+#include "special_math.h"
 
 /* float32 compute (float32, float16, bfloat16) uses the vectorisable versions */
 #define VEC_OR_LIBM(vf, libm, x) _Generic((x), float: vf, default: libm)(x)
@@ -58,3 +59,26 @@ ROWS_INTBOOL(U_BOOL, isinf, 0)
 ROWS_FLOAT(U_BOOL, isinf, isinf(x))
 ROWS_INTBOOL(U_BOOL, isfinite, 1)
 ROWS_FLOAT(U_BOOL, isfinite, isfinite(x))
+
+/* trigonometric and hyperbolic inverses, exp2, the error and gamma functions */
+ROWS_FLOAT(U_SAME, acos, acos(x))
+ROWS_FLOAT(U_SAME, asin, asin(x))
+ROWS_FLOAT(U_SAME, atan, atan(x))
+ROWS_FLOAT(U_SAME, sinh, sinh(x))
+ROWS_FLOAT(U_SAME, cosh, cosh(x))
+ROWS_FLOAT(U_SAME, asinh, asinh(x))
+ROWS_FLOAT(U_SAME, acosh, acosh(x))
+ROWS_FLOAT(U_SAME, atanh, atanh(x))
+ROWS_FLOAT(U_SAME, exp2, exp2(x))
+ROWS_FLOAT(U_SAME, erfc, erfc(x))
+ROWS_FLOAT(U_SAME, erfinv, (CT)mt__erfinv(x))
+ROWS_FLOAT(U_SAME, lgamma, (CT)mt__lgamma(x))
+ROWS_FLOAT(U_SAME, digamma, (CT)mt__digamma(x))
+ROWS_FLOAT(U_SAME, trigamma, (CT)mt__trigamma(x))
+ROWS_FLOAT(U_SAME, sinc, x == 0 ? (CT)1 : sin((CT)M_PI * x) / ((CT)M_PI * x))
+ROWS_FLOAT(U_SAME, deg2rad, x * (CT)(M_PI / 180.0))
+ROWS_FLOAT(U_SAME, rad2deg, x * (CT)(180.0 / M_PI))
+ROWS_FLOAT(U_SAME, frac, x - trunc(x))
+ROWS_ALL(U_SAME, sgn, (CT)((x > 0) - (x < 0)))
+ROWS_INTBOOL(U_BOOL, signbit, x < 0)
+ROWS_FLOAT(U_BOOL, signbit, copysign((CT)1, x) < 0) /* signbit(x): a GCC 12 ICE when vectorised */
