@@ -1077,45 +1077,59 @@ METHODS['lcm_'] = _i_lcm
 FUNCTIONS['absolute'] = abs
 METHODS['absolute'] = _m_abs
 METHODS['absolute_'] = _i_abs
+
 FUNCTIONS['negative'] = neg
 METHODS['negative'] = _m_neg
 METHODS['negative_'] = _i_neg
+
 FUNCTIONS['arccos'] = acos
 METHODS['arccos'] = _m_acos
 METHODS['arccos_'] = _i_acos
+
 FUNCTIONS['arcsin'] = asin
 METHODS['arcsin'] = _m_asin
 METHODS['arcsin_'] = _i_asin
+
 FUNCTIONS['arctan'] = atan
 METHODS['arctan'] = _m_atan
 METHODS['arctan_'] = _i_atan
+
 FUNCTIONS['arcsinh'] = asinh
 METHODS['arcsinh'] = _m_asinh
 METHODS['arcsinh_'] = _i_asinh
+
 FUNCTIONS['arccosh'] = acosh
 METHODS['arccosh'] = _m_acosh
 METHODS['arccosh_'] = _i_acosh
+
 FUNCTIONS['arctanh'] = atanh
 METHODS['arctanh'] = _m_atanh
 METHODS['arctanh_'] = _i_atanh
+
 FUNCTIONS['arctan2'] = atan2
 METHODS['arctan2'] = _m_atan2
 METHODS['arctan2_'] = _i_atan2
+
 FUNCTIONS['fix'] = trunc
 METHODS['fix'] = _m_trunc
 METHODS['fix_'] = _i_trunc
+
 FUNCTIONS['greater'] = gt
 METHODS['greater'] = _m_gt
 METHODS['greater_'] = _i_gt
+
 FUNCTIONS['greater_equal'] = ge
 METHODS['greater_equal'] = _m_ge
 METHODS['greater_equal_'] = _i_ge
+
 FUNCTIONS['less'] = lt
 METHODS['less'] = _m_lt
 METHODS['less_'] = _i_lt
+
 FUNCTIONS['less_equal'] = le
 METHODS['less_equal'] = _m_le
 METHODS['less_equal_'] = _i_le
+
 FUNCTIONS['not_equal'] = ne
 METHODS['not_equal'] = _m_ne
 METHODS['not_equal_'] = _i_ne

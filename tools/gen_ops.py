@@ -336,6 +336,14 @@ def gen_op_table_c(ops):
     return "\n".join(out) + "\n"
 
 
+def _registrations(name, target, py):
+    """The registry lines giving op `target`'s function/method/in-place method as `name`."""
+    lines = [f"FUNCTIONS[{name!r}] = {target}"] if "f" in py else []
+    lines += [f"METHODS[{name!r}] = _m_{target}"] if "m" in py else []
+    lines += [f"METHODS[{name + '_'!r}] = _i_{target}"] if "i" in py else []
+    return lines + [""]
+
+
 def gen_python(ops, aliases):
     out = [f'"""{BANNER}"""', "from ._dispatch import _unary, _binary, _only_tensors, _no_number_input",
            "from ._tensor import Tensor", ""]
@@ -375,24 +383,11 @@ def gen_python(ops, aliases):
                            f"    return _binary({opid}, self, other, self)\n")
         else:
             raise SystemExit(f"op {name}: generated bindings exist only for unary and binary ops")
-        if "f" in py:
-            out.append(f"FUNCTIONS[{name!r}] = {name}")
-        if "m" in py:
-            out.append(f"METHODS[{name!r}] = _m_{name}")
-        if "i" in py:
-            out.append(f"METHODS[{name + '_'!r}] = _i_{name}")
-        out.append("")
+        out += _registrations(name, name, py)
     by_name = {op["name"]: op for op in ops}
     out.append("# aliases: the same function objects under PyTorch's other names")
     for alias, target in aliases.items():
-        py = by_name[target]["python"]
-        if "f" in py:
-            out.append(f"FUNCTIONS[{alias!r}] = {target}")
-        if "m" in py:
-            out.append(f"METHODS[{alias!r}] = _m_{target}")
-        if "i" in py:
-            out.append(f"METHODS[{alias + '_'!r}] = _i_{target}")
-    out.append("")
+        out += _registrations(alias, target, by_name[target]["python"])
     out.append("# grad_fn._saved_<field> of the nodes whose formulas the table gives (see autograd/_saved.py)")
     out.append("SAVED = {")
     for node, fields in saved_fields(ops).items():
