@@ -14,14 +14,16 @@ from ._size import Size
 from ._tensor import Tensor
 from . import _methods  # noqa: F401  (attaches ops to Tensor)
 from ._creation import (tril_indices, triu_indices, tensor, as_tensor, scalar_tensor, empty, empty_like, empty_strided, zeros, zeros_like,
-                        ones, ones_like, full, full_like, arange, linspace, eye, frombuffer)
+                        ones, ones_like, full, full_like, arange, linspace, logspace, eye, frombuffer)
 from ._interop import from_numpy
 from ._generated_ops import FUNCTIONS as _GENERATED
 from ._elementwise import (add, sub, subtract, rsub, div, divide, true_divide, floor_divide, multiply, pow,
                            float_power, round, clamp, clip, clamp_min, clamp_max, where, masked_fill, lerp,
-                           addcmul, addcdiv, nan_to_num, result_type)
+                           addcmul, addcdiv, nan_to_num, result_type, square, positive, isposinf, isneginf,
+                           isreal)
 from ._views import (reshape, transpose, permute, t, squeeze, unsqueeze, flatten, unflatten, narrow, select,
-                     unbind, split, chunk, tensor_split, movedim, as_strided, broadcast_to)
+                     unbind, split, chunk, tensor_split, movedim, as_strided, broadcast_to, ravel, adjoint, conj,
+                     resolve_conj, resolve_neg, conj_physical, is_complex, is_conj, is_neg)
 from ._methods import clone
 from ._reduce import FUNCTIONS as _REDUCTIONS, return_types
 from ._linalg import FUNCTIONS as _LINALG

@@ -1,4 +1,4 @@
-"""Factories: tensor(), zeros/ones/full/empty (+ _like, new_*), arange, linspace, eye."""
+"""Factories: tensor(), zeros/ones/full/empty (+ _like, new_*), arange, linspace, logspace, eye."""
 import array
 import numbers
 import operator
@@ -408,6 +408,36 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     return call(lib.mt_linspace, float(start), float(end), int(steps), dt, core_id(device))
 
 
+def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    """base ** linspace(start, end, steps), in doubles the way PyTorch's kernel does it: the bounds
+    rounded to the dtype first, the second half counted back from end, an integer dtype's base a float."""
+    start, end = _number(start), _number(end)
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    dt = _dtype.BY_ID[_dtype_id(out.dtype if out is not None and dtype is None else dtype,
+                                lib.mt_get_default_dtype(), "logspace")]
+    for v in (start, end) if steps > 1 else (start,) if steps == 1 else ():
+        _dtype.check_scalar(v, dt)
+    first = start
+    if dt.is_floating_point:
+        start, end = tensor([start, end], dtype=dt).tolist()
+        b = float(base)
+    else:
+        start, end = int(start), int(end)
+        b = float(tensor(float(base), dtype=_dtype.float32).item())
+    if steps == 1:
+        vals = [float(base) ** float(first)]
+    else:
+        step = (end - start) / (steps - 1) if steps > 1 else 0.0
+        vals = [b ** (start + step * i) if i < steps // 2 else b ** (end - step * (steps - i - 1))
+                for i in range(steps)]
+    r = tensor(vals, dtype=_dtype.float64, device=device).to(dt)
+    if out is None:
+        return r
+    out.resize_(r.shape)
+    return out.copy_(r)
+
+
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     _no_grad_arg(requires_grad)
     return call(lib.mt_eye, n, n if m is None else m, _dtype_id(dtype, lib.mt_get_default_dtype()),
@@ -467,7 +497,7 @@ def _grad_factory(fn):
 
 
 for _name in ("empty", "empty_strided", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like",
-              "full_like", "tensor", "scalar_tensor", "arange", "linspace", "eye", "frombuffer"):
+              "full_like", "tensor", "scalar_tensor", "arange", "linspace", "logspace", "eye", "frombuffer"):
     globals()[_name] = _grad_factory(globals()[_name])
 
 

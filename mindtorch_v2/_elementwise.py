@@ -164,6 +164,37 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
     return _ternary(g.OP_NAN_TO_NUM, input, float(posinf), float(neginf), float(nan), out=out)
 
 
+def square(input, *, out=None):
+    return pow(input, 2, out=out)  # PyTorch's own composition: PowBackward0, bool -> int64
+
+
+def positive(input):
+    if input.dtype is _dtype.bool:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+def _isinf_signed(name, inf):
+    def fn(input, *, out=None):
+        if out is not None and out.dtype is not _dtype.bool:
+            raise RuntimeError(f"{name} does not support non-boolean outputs.")
+        if input.dtype.is_floating_point:
+            return _binary(g.OP_EQ, input, inf, out)
+        from ._creation import zeros_like
+        r = zeros_like(input, dtype=_dtype.bool)  # an integer is never infinite
+        return r if out is None else out.resize_(r.shape).copy_(r)
+    fn.__name__ = name
+    return fn
+
+
+isposinf, isneginf = _isinf_signed("isposinf", float("inf")), _isinf_signed("isneginf", float("-inf"))
+
+
+def isreal(input):
+    from ._creation import ones_like
+    return ones_like(input, dtype=_dtype.bool)  # every dtype we have is real
+
+
 def result_type(tensor1, tensor2):
     from ._C import ffi
     a, b = as_tensor_operand(tensor1), as_tensor_operand(tensor2)
@@ -182,5 +213,5 @@ INPLACE = {name + "_": _inplace(fn) for name, fn in {
     "add": add, "sub": sub, "div": div, "true_divide": true_divide, "floor_divide": floor_divide,
     "pow": pow, "round": round, "clamp": clamp, "clip": clip, "clamp_min": clamp_min, "clamp_max": clamp_max,
     "lerp": lerp, "addcmul": addcmul, "addcdiv": addcdiv, "nan_to_num": nan_to_num,
-    "subtract": sub, "multiply": multiply, "divide": div,
+    "subtract": sub, "multiply": multiply, "divide": div, "square": square,
 }.items()}

@@ -175,12 +175,6 @@ def _invert(self):
     return _unary(g.OP_BITWISE_NOT, self, None)
 
 
-def _positive(self):
-    if self.dtype is _dtype.bool:
-        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
-    return self
-
-
 def _iop(opid):
     return lambda self, other: _binary(opid, self, other, self)
 
@@ -211,7 +205,7 @@ OPERATORS = {
     "__eq__": _plain(g.OP_EQ), "__ne__": _plain(g.OP_NE), "__lt__": _plain(g.OP_LT), "__le__": _plain(g.OP_LE),
     "__gt__": _plain(g.OP_GT), "__ge__": _plain(g.OP_GE),
     "__neg__": lambda self: _unary(g.OP_NEG, self, None),
-    "__pos__": _positive,
+    "__pos__": ew.positive,
     "__abs__": lambda self: _unary(g.OP_ABS, self, None),
     "__invert__": _invert,
     "__getitem__": _indexing.getitem,
@@ -237,7 +231,8 @@ METHODS.update({
     "clamp_min": ew.clamp_min, "clamp_max": ew.clamp_max, "where": lambda self, cond, other: ew.where(cond, self, other),
     "masked_fill": ew.masked_fill, "masked_fill_": ew.masked_fill_, "lerp": ew.lerp,
     "addcmul": ew.addcmul, "addcdiv": ew.addcdiv, "nan_to_num": ew.nan_to_num,
-    "rsub": ew.rsub,
+    "rsub": ew.rsub, "square": ew.square, "positive": ew.positive, "isposinf": ew.isposinf,
+    "isneginf": ew.isneginf, "isreal": ew.isreal,
     "round_": lambda self, decimals=0: ew.round(self, decimals=decimals, out=self),
     # views
     "view": v.view, "view_as": v.view_as, "reshape": v.reshape, "reshape_as": v.reshape_as,
@@ -247,6 +242,8 @@ METHODS.update({
     "narrow": v.narrow, "select": v.select, "unbind": v.unbind, "split": v.split, "chunk": v.chunk,
     "tensor_split": v.tensor_split, "unfold": v.unfold, "movedim": v.movedim, "moveaxis": v.movedim,
     "as_strided": v.as_strided, "contiguous": v.contiguous, "resize_": v.resize_,
+    "ravel": v.ravel, "adjoint": v.adjoint, "conj": v.conj, "resolve_conj": v.resolve_conj,
+    "resolve_neg": v.resolve_neg, "conj_physical": v.conj_physical, "is_conj": v.is_conj, "is_neg": v.is_neg,
     "t_": lambda self: v.swap_handle(self, v.t(self, "t_"), "TBackward1"),
     "transpose_": lambda self, d0, d1: v.swap_handle(self, v.transpose(self, d0, d1), "TransposeBackward1"),
     "squeeze_": lambda self, dim=None: v.swap_handle(

@@ -5,6 +5,7 @@ import warnings
 
 from ._C import ffi, lib
 from . import _dtype
+from . import _creation, _views
 from . import _elementwise as ew
 from ._core import raise_status
 from ._creation import parse_size
@@ -117,6 +118,92 @@ def dstack(tensors, *, out=None):
     if not ts:
         raise RuntimeError("dstack expects a non-empty TensorList")
     return cat(ts, 2, out=out)
+
+
+def column_stack(tensors, *, out=None):
+    ts = _tensor_list("column_stack", tensors)
+    if not ts:
+        raise RuntimeError("column_stack expects a non-empty TensorList")
+    return hstack([t.reshape(t.numel(), 1) if t.dim() <= 1 else t for t in ts], out=out)
+
+
+def _dim_split(name, min_dim, dim_of):
+    """hsplit/vsplit/dsplit: tensor_split along one fixed dim; an int must divide it evenly."""
+    def fn(input, indices_or_sections):
+        if not isinstance(indices_or_sections, (list, tuple)) and (
+                isinstance(indices_or_sections, bool) or not hasattr(indices_or_sections, "__index__")):
+            kind = type(indices_or_sections).__name__
+            raise TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, {kind}), but "
+                            f"expected one of:\n * (Tensor input, int sections)\n      didn't match because some of "
+                            f"the arguments have invalid types: (Tensor, !{kind}!)\n * (Tensor input, tuple of ints "
+                            f"indices)\n      didn't match because some of the arguments have invalid types: (Tensor, "
+                            f"!{kind}!)\n")
+        nd = input.dim()
+        if nd < min_dim:
+            raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dim} dimension, but got a tensor "
+                               f"with {nd} dimensions!")
+        d = dim_of(nd)
+        if isinstance(indices_or_sections, (list, tuple)):
+            return _views.tensor_split(input, _ints(indices_or_sections), d)
+        n = indices_or_sections.__index__()
+        if n == 0 or input.shape[d] % n:
+            raise RuntimeError(f"torch.{name} attempted to split along dimension {d}, but the size of the dimension "
+                               f"{input.shape[d]} is not divisible by the split_size {n}!")
+        return _views.tensor_split(input, n, d)
+    fn.__name__ = name
+    return fn
+
+
+hsplit = _dim_split("hsplit", 1, lambda nd: 0 if nd == 1 else 1)
+vsplit = _dim_split("vsplit", 2, lambda nd: 0)
+dsplit = _dim_split("dsplit", 3, lambda nd: 2)
+
+
+def block_diag(*tensors):
+    if not tensors:
+        return _creation.empty((1, 0))
+    for i, t in enumerate(tensors):
+        if t.dim() > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
+                               f"{t.dim()} dimensions")
+    dt = _dtype.BY_ID[lib.mt_result_type(len(tensors), [t._h for t in tensors])]  # 0-dim inputs rank lower
+    blocks = [t if t.dim() == 2 else t.reshape(1, -1) for t in tensors]
+    r = _creation.zeros((sum(b.shape[0] for b in blocks), sum(b.shape[1] for b in blocks)), dtype=dt)
+    row = col = 0
+    for b in blocks:  # PyTorch's own loop: each block copied into its slice of zeros
+        h, w = b.shape
+        r[row:row + h, col:col + w] = b
+        row, col = row + h, col + w
+    return r
+
+
+def _vector(t):
+    if t.dim() != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
+    return t
+
+
+def cartesian_prod(*tensors):
+    ts = [_vector(t) for t in tensors]
+    if len(ts) == 1:
+        return ts[0]
+    if any(t.dtype != ts[0].dtype for t in ts):  # (at::meshgrid's text, not torch.meshgrid's)
+        raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+    return stack([g.flatten() for g in meshgrid(ts, indexing="ij")], 1)
+
+
+def combinations(input, r=2, with_replacement=False):
+    _vector(input)
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return _creation.empty(0, dtype=input.dtype)
+    # PyTorch's way: the r-fold grid, kept where the indices rise (or never fall, with replacement)
+    idx = meshgrid([_creation.arange(input.numel())] * r, indexing="ij")
+    mask = _creation.ones(idx[0].shape, dtype=_dtype.bool)
+    for a, b in zip(idx, idx[1:]):
+        mask = mask & ((a <= b) if with_replacement else (a < b))
+    return stack([g.masked_select(mask) for g in meshgrid([input] * r, indexing="ij")], 1)
 
 
 # ---- flip / roll / repeat ----------------------------------------------------------------
@@ -656,12 +743,14 @@ FUNCTIONS = {
     "argsort": argsort, "msort": msort, "topk": topk, "kthvalue": kthvalue, "cummax": cummax, "cummin": cummin,
     "meshgrid": meshgrid, "repeat_interleave": repeat_interleave, "unique": unique,
     "unique_consecutive": unique_consecutive, "searchsorted": searchsorted, "bucketize": bucketize, "isin": isin,
-    "bincount": bincount,
+    "bincount": bincount, "column_stack": column_stack, "hsplit": hsplit, "vsplit": vsplit, "dsplit": dsplit,
+    "block_diag": block_diag, "cartesian_prod": cartesian_prod, "combinations": combinations,
 }
 
 METHODS = {name: fn for name, fn in FUNCTIONS.items()
            if name not in ("cat", "concat", "concatenate", "stack", "hstack", "vstack", "row_stack", "dstack",
-                           "atleast_1d", "atleast_2d", "atleast_3d", "meshgrid", "where", "searchsorted", "isin",
+                           "atleast_1d", "atleast_2d", "atleast_3d", "meshgrid", "column_stack",
+                           "block_diag", "cartesian_prod", "combinations", "where", "searchsorted", "isin",
                            "broadcast_shapes", "broadcast_tensors")}
 METHODS.update({
     "flip": flip, "repeat": repeat, "tril_": tril_, "triu_": triu_, "scatter_": scatter_,

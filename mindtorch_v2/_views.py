@@ -155,6 +155,48 @@ def unflatten(input, dim, sizes):
     return view(input, list(shape[:d]) + sizes + list(shape[d + 1:]))
 
 
+def _tensor_arg(name, input):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    return input
+
+
+def ravel(input):
+    return _tensor_arg("ravel", input).contiguous().view(-1)  # PyTorch's composition: a view when it can be, ViewBackward0
+
+
+def adjoint(input):
+    if _tensor_arg("adjoint", input).dim() == 0:
+        import warnings
+        warnings.warn("adjoint() is deprecated on 0-D tensors. Consider using x.conj().", UserWarning, stacklevel=2)
+        return input
+    if input.dim() < 2:
+        raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of matrices. Got 1-D tensor.")
+    return transpose(input, -2, -1)  # real dtypes: the conjugate is the tensor itself
+
+
+def _real_identity(name):
+    """conj/resolve_conj/resolve_neg/conj_physical: with no complex dtypes PyTorch returns the input itself."""
+    def fn(input):
+        return _tensor_arg(name, input)
+    fn.__name__ = name
+    return fn
+
+
+def _real_false(name):
+    """is_complex/is_conj/is_neg: never true for the real dtypes we have."""
+    def fn(input):
+        _tensor_arg(name, input)
+        return False
+    fn.__name__ = name
+    return fn
+
+
+conj, resolve_conj, resolve_neg, conj_physical = map(_real_identity, ("conj", "resolve_conj", "resolve_neg",
+                                                                      "conj_physical"))
+is_complex, is_conj, is_neg = map(_real_false, ("is_complex", "is_conj", "is_neg"))
+
+
 def select(input, dim, index):
     return call(lib.mt_select, input._h, dim, index.__index__())
 
