@@ -59,6 +59,26 @@ typedef double vec_d __attribute__((vector_size(64)));
 #define TILES_f(...) TILES(f, __VA_ARGS__)
 #define TILES_d(...) TILES(d, __VA_ARGS__)
 
+/* One form of the block product (A's layout, acc), out of line: inlined at each of its seven calls,
+ * the micro-kernel's 18 tiles made this file take minutes to compile. acc stays a constant, so the
+ * tile's alpha * AB + C contracts to the same FMAs as when it was inlined. The 4-vector tiles
+ * (AVX-512 only: 24 accumulators need its 32 vector registers) are a function of their own:
+ * compiled beside the narrower ones, they had one B vector spilled to the stack. */
+#define GEMM_FORM(SUF, T, NAME, ARS, APS, ACC)                                                     \
+    MT_SIMD __attribute__((noinline)) static int64_t NAME##_wide_##SUF(int64_t m, int64_t n, int64_t k, T alpha, \
+                                                                       const T *A, int64_t lda, const T *B, \
+                                                                       int64_t ldb, T *C, int64_t ldc) { \
+        enum { W = sizeof(vec_##SUF) / sizeof(T) };                                                \
+        int64_t n4 = n / (4 * W) * (4 * W);                                                        \
+        panels_##SUF(4, 0, n4, m, k, alpha, A, ARS, APS, B, ldb, ACC, C, ldc);                     \
+        return n4;                                                                                 \
+    }                                                                                              \
+    MT_SIMD __attribute__((noinline)) static void NAME##_##SUF(int64_t m, int64_t n, int64_t k, T alpha, const T *A, \
+                                                               int64_t lda, const T *B, int64_t ldb, T *C, int64_t ldc) { \
+        int64_t j0 = mt__cpu_avx512f() ? NAME##_wide_##SUF(m, n, k, alpha, A, lda, B, ldb, C, ldc) : 0; \
+        gemm_##SUF(j0, m, n, k, alpha, A, ARS, APS, B, ldb, ACC, C, ldc);                          \
+    }
+
 #define DEF_ATT(SUF, T)                                                                            \
     /* one MR x (NV vectors) tile of C; MR, NV constants after inlining, so the up to 24       \
      * accumulators stay in registers. A's element (r, p) is a[r * ars + p * aps]. */            \
@@ -81,31 +101,37 @@ typedef double vec_d __attribute__((vector_size(64)));
                 memcpy(C + r * ldc + v * W, &o, sizeof o);                                         \
             }                                                                                      \
     }                                                                                              \
-    /* row-major C[m,n] = alpha * A[m,k] @ B[k,n] (+ C when acc); A by (ars, aps) as above */     \
-    static inline __attribute__((always_inline)) void gemm_##SUF(int64_t m, int64_t n, int64_t k, T alpha, \
+    /* columns [j0, j1) of C in tiles of NV vectors, all rows (j1 - j0: a multiple of NV vectors) */ \
+    static inline __attribute__((always_inline)) void panels_##SUF(const int NV, int64_t j0, int64_t j1, int64_t m, \
+                                                                  int64_t k, T alpha, const T *A, int64_t ars, \
+                                                                  int64_t aps, const T *B, int64_t ldb, int acc, \
+                                                                  T *C, int64_t ldc) {              \
+        enum { W = sizeof(vec_##SUF) / sizeof(T) };                                                \
+        for (; j0 < j1; j0 += NV * W)                                                              \
+            for (int64_t i0 = 0; i0 < m; i0 += 6)                                                  \
+                TILES_##SUF(NV, m - i0, k, alpha, A + i0 * ars, ars, aps, B + j0, ldb, acc, C + i0 * ldc + j0, ldc); \
+    }                                                                                              \
+    /* row-major C[m,n] = alpha * A[m,k] @ B[k,n] (+ C when acc), A by (ars, aps) as above; the      \
+     * columns from j0 on (those before it: done by the 4-vector tiles) */                         \
+    static inline __attribute__((always_inline)) void gemm_##SUF(int64_t j0, int64_t m, int64_t n, int64_t k, T alpha, \
                                                                 const T *A, int64_t ars, int64_t aps, \
                                                                 const T *B, int64_t ldb, int acc, T *C, int64_t ldc) { \
         enum { W = sizeof(vec_##SUF) / sizeof(T) };                                                \
-        int64_t j0 = 0, wide = mt__cpu_avx512f();                                            \
-        if (wide) /* 24 accumulators: only where there are 32 vector registers (AVX-512) */       \
-            for (; j0 + 4 * W <= n; j0 += 4 * W)                                                   \
-                for (int64_t i0 = 0; i0 < m; i0 += 6)                                              \
-                    TILES_##SUF(4, m - i0, k, alpha, A + i0 * ars, ars, aps, B + j0, ldb, acc, C + i0 * ldc + j0, ldc); \
-        for (; j0 + 2 * W <= n; j0 += 2 * W)                                                       \
-            for (int64_t i0 = 0; i0 < m; i0 += 6)                                                  \
-                TILES_##SUF(2, m - i0, k, alpha, A + i0 * ars, ars, aps, B + j0, ldb, acc, C + i0 * ldc + j0, ldc); \
-        for (; j0 + W <= n; j0 += W)                                                               \
-            for (int64_t i0 = 0; i0 < m; i0 += 6)                                                  \
-                TILES_##SUF(1, m - i0, k, alpha, A + i0 * ars, ars, aps, B + j0, ldb, acc, C + i0 * ldc + j0, ldc); \
-        if (j0 < n) /* the last columns: rows of axpys */                                          \
+        int64_t j2 = j0 + (n - j0) / (2 * W) * (2 * W), j1 = j2 + (n - j2) / W * W;                \
+        panels_##SUF(2, j0, j2, m, k, alpha, A, ars, aps, B, ldb, acc, C, ldc);                    \
+        panels_##SUF(1, j2, j1, m, k, alpha, A, ars, aps, B, ldb, acc, C, ldc);                    \
+        if (j1 < n) /* the last columns: rows of axpys */                                          \
             for (int64_t i = 0; i < m; i++) {                                                      \
                 T cr[W] = {0};                                                                     \
                 for (int64_t p = 0; p < k; p++)                                                    \
-                    for (int64_t j = j0; j < n; j++) cr[j - j0] += A[i * ars + p * aps] * B[p * ldb + j]; \
-                for (int64_t j = j0; j < n; j++)                                                   \
-                    C[i * ldc + j] = alpha * cr[j - j0] + (acc ? C[i * ldc + j] : 0);              \
+                    for (int64_t j = j1; j < n; j++) cr[j - j1] += A[i * ars + p * aps] * B[p * ldb + j]; \
+                for (int64_t j = j1; j < n; j++)                                                   \
+                    C[i * ldc + j] = alpha * cr[j - j1] + (acc ? C[i * ldc + j] : 0);              \
             }                                                                                      \
     }                                                                                              \
+    GEMM_FORM(SUF, T, gemm_set, lda, 1, 0)  /* C = alpha * A B */                                 \
+    GEMM_FORM(SUF, T, gemm_add, lda, 1, 1)  /* C += alpha * A B */                                \
+    GEMM_FORM(SUF, T, gemm_tadd, 1, lda, 1) /* C += alpha * A^T B, A stored [k, m] */             \
     /* dst[c, r] = src[r, c] for an r x c block (ld: row strides) */                               \
     static inline __attribute__((always_inline)) void pack_t_##SUF(int64_t r, int64_t c, const T *src, int64_t lds, T *dst, int64_t ldd) { \
         for (int64_t i = 0; i < r; i++)                                                            \
@@ -115,7 +141,7 @@ typedef double vec_d __attribute__((vector_size(64)));
      * kt: the key block transposed */                                                             \
     static inline __attribute__((always_inline)) void scores_##SUF(const att *a, int64_t b, int64_t h, int64_t i0, int64_t nq, int64_t j0, \
                              int64_t nk, const T *Q, const T *kt, T *s) {                          \
-        gemm_##SUF(nq, nk, a->E, (T)a->scale, Q, a->qs[2], 1, kt, BK, 0, s, BK);                      \
+        gemm_set_##SUF(nq, nk, a->E, (T)a->scale, Q, a->qs[2], kt, BK, s, BK);                      \
         for (int64_t r = 0; r < nq; r++) {                                                         \
             T *sr = s + r * BK;                                                                    \
             int64_t i = i0 + r;                                                                    \
@@ -156,7 +182,7 @@ typedef double vec_d __attribute__((vector_size(64)));
             memset(acc, 0, sizeof(T) * nq * E);                                                    \
             for (int64_t j0 = 0; j0 < kend; j0 += BK) {                                            \
                 int64_t nk = mt__min64(BK, kend - j0);                                                 \
-                gemm_##SUF(nk, nqp, E, 1, K + j0 * a->ks[2], a->ks[2], 1, qt, BQ, 0, st, BQ);      \
+                gemm_set_##SUF(nk, nqp, E, 1, K + j0 * a->ks[2], a->ks[2], qt, BQ, st, BQ);      \
                 if (a->mask_kind != MASK_NONE)                                                     \
                     for (int64_t j = 0; j < nk; j++) {                                             \
                         int64_t mo = b * a->mstr[0] + h * a->mstr[1] + i0 * a->mstr[2] + (j0 + j) * a->mstr[3], ms = a->mstr[2]; \
@@ -188,7 +214,7 @@ typedef double vec_d __attribute__((vector_size(64)));
                 for (int64_t r = 0; r < nq; r++)                                                   \
                     if (al[r] != 1)                                                                \
                         for (int64_t e = 0; e < E; e++) acc[r * E + e] *= al[r];                   \
-                gemm_##SUF(nq, E, nk, 1, st, 1, BQ, V + j0 * a->vs[2], a->vs[2], 1, acc, E);       \
+                gemm_tadd_##SUF(nq, E, nk, 1, st, BQ, V + j0 * a->vs[2], a->vs[2], acc, E);       \
             }                                                                                      \
             T *lse = (T *)a->lse + (b * a->Hq + h) * a->L + i0;                                    \
             for (int64_t r = 0; r < nq; r++) {                                                     \
@@ -240,13 +266,13 @@ typedef double vec_d __attribute__((vector_size(64)));
                             if (ls == (T)INFINITY)                                                 \
                                 for (int64_t j = 0; j < nkq; j++) sr[j] = 0;                        \
                         }                                                                          \
-                        gemm_##SUF(nkq, E, nq, 1, s, 1, BK, GO, a->gos[2], 1, gv + j0 * E, E); /* p^T go */ \
-                        gemm_##SUF(nq, nkq, E, 1, GO, a->gos[2], 1, vt, BK, 0, dp, BK);            \
+                        gemm_tadd_##SUF(nkq, E, nq, 1, s, BK, GO, a->gos[2], gv + j0 * E, E); /* p^T go */ \
+                        gemm_set_##SUF(nq, nkq, E, 1, GO, a->gos[2], vt, BK, dp, BK);            \
                         for (int64_t r = 0; r < nq; r++)                                           \
                             for (int64_t j = 0; j < nkq; j++)                                       \
                                 dp[r * BK + j] = s[r * BK + j] * (dp[r * BK + j] - Dq[r]);         \
-                        gemm_##SUF(nq, E, nkq, (T)a->scale, dp, BK, 1, Kj, a->ks[2], 1, gq, E);    \
-                        gemm_##SUF(nkq, E, nq, (T)a->scale, dp, 1, BK, Q, a->qs[2], 1, gk + j0 * E, E); \
+                        gemm_add_##SUF(nq, E, nkq, (T)a->scale, dp, BK, Kj, a->ks[2], gq, E);    \
+                        gemm_tadd_##SUF(nkq, E, nq, (T)a->scale, dp, BK, Q, a->qs[2], gk + j0 * E, E); \
                     }                                                                              \
             }                                                                                      \
         }                                                                                          \
