@@ -484,11 +484,21 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
 
 
 def _grad_factory(fn):
-    """Let a factory honour requires_grad=True by flagging the tensor it returns."""
+    """Let a factory honour requires_grad=True by flagging the tensor it returns, and out= by writing
+    its result there (resized; the dtype out's unless dtype= names the same one, as PyTorch's *_out)."""
     import functools
 
     @functools.wraps(fn)
     def wrapper(*args, requires_grad=False, **kwargs):
+        out = kwargs.get("out")
+        if out is not None:
+            dtype = kwargs.get("dtype")
+            if dtype is not None and dtype != out.dtype:
+                raise RuntimeError(f"dtype {_dtype.scalar_name(dtype)} does not match dtype of out parameter "
+                                   f"({_dtype.scalar_name(out.dtype)})")
+            t = fn(*args, **{**kwargs, "out": None, "dtype": out.dtype})
+            out.resize_(t.shape)
+            return out.copy_(t)
         t = fn(*args, **kwargs)
         if requires_grad:
             t.requires_grad_(True)

@@ -406,3 +406,38 @@ def test_arange_large_follows_pytorch_chunks(threads):
     finally:
         torch.set_num_threads(old_t)
         mt.set_num_threads(old_m)
+
+
+FACTORIES_WITH_OUT = {
+    "zeros": lambda L, out, **kw: L.zeros(2, 3, out=out, **kw),
+    "ones": lambda L, out, **kw: L.ones(4, out=out, **kw),
+    "empty": lambda L, out, **kw: L.empty(2, out=out, **kw),
+    "full": lambda L, out, **kw: L.full((3,), 5, out=out, **kw),
+    "arange": lambda L, out, **kw: L.arange(1, 7, 2, out=out, **kw),
+    "linspace": lambda L, out, **kw: L.linspace(0, 4, 5, out=out, **kw),
+    "logspace": lambda L, out, **kw: L.logspace(0, 2, 3, out=out, **kw),
+    "eye": lambda L, out, **kw: L.eye(2, 3, out=out, **kw),
+}
+
+
+@pytest.mark.parametrize("name", FACTORIES_WITH_OUT)
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+def test_factory_out(name, dtype):
+    """out= is written (resized, in its own dtype) and returned; another dtype= is PyTorch's error."""
+    fn = FACTORIES_WITH_OUT[name]
+    results = []
+    for L in (mt, torch):
+        out = L.zeros(7, dtype=getattr(L, dtype))
+        r = fn(L, out)
+        assert r is out
+        results.append(out)
+    m, t = results
+    assert m.dtype == getattr(mt, dtype) and tuple(m.shape) == tuple(t.shape)
+    if name != "empty":
+        assert m.tolist() == t.tolist()
+    errors = []
+    for L in (mt, torch):
+        with pytest.raises(RuntimeError) as e:
+            fn(L, L.zeros(1, dtype=getattr(L, dtype)), dtype=L.float64 if dtype == "int64" else L.int32)
+        errors.append(str(e.value))
+    assert errors[0] == errors[1]
