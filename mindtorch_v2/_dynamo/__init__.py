@@ -1,6 +1,6 @@
 """torch._dynamo: there is no graph compiler; every function runs eagerly, so the decorators that
 steer dynamo return their argument and the queries answer "not compiling"."""
-from . import config, exc  # noqa: F401
+from . import config, eval_frame, exc  # noqa: F401
 from ..compiler import allow_in_graph, disable, is_compiling, reset, set_stance  # noqa: F401
 
 

@@ -16,7 +16,7 @@ torch = pytest.importorskip("torch")
 SUBMODULES = ["cuda", "cuda.amp", "backends", "backends.cuda", "backends.cudnn", "backends.mps", "backends.mkldnn",
               "backends.mkl", "backends.openmp", "backends.opt_einsum", "backends.cpu", "accelerator", "xpu", "mps",
               "jit", "fx", "fx._symbolic_trace", "fx.proxy", "fx._compatibility", "fx.node", "fx._pytree",
-              "fx.experimental.proxy_tensor", "_dynamo", "_dynamo._trace_wrapped_higher_order_op", "_dynamo.exc",
+              "fx.experimental.proxy_tensor", "_dynamo", "_dynamo._trace_wrapped_higher_order_op", "_dynamo.exc", "_dynamo.eval_frame",
               "_dynamo.config", "compiler", "utils", "utils._pytree", "utils.checkpoint", "distributions",
               "distributions.constraints", "distributions.multivariate_normal", "distributions.normal",
               "distributions.categorical", "nn.attention", "nn.attention.flex_attention", "distributed",
@@ -81,6 +81,12 @@ def _eval(lib, expr):
         warnings.simplefilter("ignore")
         v = eval("lib." + expr, {"lib": lib})
     return str(v) if v is not None and not isinstance(v, (bool, int, list, tuple)) else v
+
+
+def test_uncompiled_module_is_not_an_optimized_module():
+    """accelerate's is_compiled_module asks this of every model transformers saves (with accelerate installed)."""
+    for lib in (mt, torch):
+        assert not isinstance(lib.nn.Linear(2, 2), lib._dynamo.eval_frame.OptimizedModule)
 
 
 @pytest.mark.parametrize("expr", QUERIES)
