@@ -16,21 +16,9 @@ from . import _methods  # noqa: F401  (attaches ops to Tensor)
 from ._creation import (tril_indices, triu_indices, tensor, as_tensor, scalar_tensor, empty, empty_like, empty_strided, zeros, zeros_like,
                         ones, ones_like, full, full_like, arange, linspace, logspace, eye, frombuffer)
 from ._interop import from_numpy
-from ._generated_ops import FUNCTIONS as _GENERATED
-from ._elementwise import (add, sub, subtract, rsub, div, divide, true_divide, floor_divide, multiply, pow,
-                           float_power, round, clamp, clip, clamp_min, clamp_max, where, masked_fill, lerp,
-                           addcmul, addcdiv, nan_to_num, result_type, square, positive, isposinf, isneginf,
-                           isreal)
-from ._views import (reshape, transpose, permute, t, squeeze, unsqueeze, flatten, unflatten, narrow, select,
-                     unbind, split, chunk, tensor_split, movedim, as_strided, broadcast_to, ravel, adjoint, conj,
-                     resolve_conj, resolve_neg, conj_physical, is_complex, is_conj, is_neg)
-from ._methods import clone
-from ._reduce import FUNCTIONS as _REDUCTIONS, return_types
-from ._linalg import FUNCTIONS as _LINALG
-from ._lapack import FUNCTIONS as _LAPACK
-from ._random import FUNCTIONS as _RANDOM, Generator, default_generator
-from ._nn_ops import FUNCTIONS as _NN_OPS
-from ._shape_ops import FUNCTIONS as _SHAPE_OPS
+from ._reduce import return_types
+from ._random import Generator, default_generator
+from ._registry import TORCH as _TORCH_FUNCTIONS  # every op module's torch.* functions, filled by _methods
 from . import random
 from . import autograd
 from . import nn
@@ -39,15 +27,7 @@ from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, inferen
                                  is_inference_mode_enabled)
 from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled
 
-globals().update(_GENERATED)
-globals().update(_REDUCTIONS)
-globals().update(_LINALG)
-globals().update(_LAPACK)
-globals().update(_RANDOM)
-globals().update(_NN_OPS)
-globals().update(_SHAPE_OPS)
-swapaxes = swapdims = transpose
-moveaxis = movedim
+globals().update(_TORCH_FUNCTIONS)
 
 from .version import __version__  # the one source of the version (torch_proxy reads it too)
 
@@ -123,7 +103,6 @@ from ._asarray import asarray  # noqa: E402
 from ._legacy_types import TYPES as _LEGACY_TYPES  # noqa: E402
 globals().update(_LEGACY_TYPES)  # FloatTensor, LongTensor, ...
 from ._dlpack import from_dlpack  # noqa: E402
-from . import utils  # noqa: E402,F401
 from ._unsupported_dtypes import (complex64, complex128, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2,  # noqa: E402
                                   float8_e5m2fnuz, uint16, uint32, uint64)  # names only: no such tensors
 cfloat, cdouble = complex64, complex128

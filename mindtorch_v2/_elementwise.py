@@ -114,7 +114,8 @@ def _clamp_named(r, kind, bound, out):
 
 def where(condition, input=None, other=None, *, out=None):
     if input is None and other is None:
-        raise NotImplementedError("torch.where(condition) (one argument) is not implemented yet")
+        from ._shape_ops import nonzero
+        return nonzero(condition, as_tuple=True)
     if input is None or other is None:
         def kind(v):
             return "Tensor" if isinstance(v, Tensor) else type(v).__name__
@@ -209,9 +210,19 @@ def _inplace(fn):
     return method
 
 
-INPLACE = {name + "_": _inplace(fn) for name, fn in {
-    "add": add, "sub": sub, "div": div, "true_divide": true_divide, "floor_divide": floor_divide,
-    "pow": pow, "round": round, "clamp": clamp, "clip": clip, "clamp_min": clamp_min, "clamp_max": clamp_max,
-    "lerp": lerp, "addcmul": addcmul, "addcdiv": addcdiv, "nan_to_num": nan_to_num,
-    "subtract": sub, "multiply": multiply, "divide": div, "square": square,
-}.items()}
+FUNCTIONS = {
+    "add": add, "sub": sub, "subtract": sub, "rsub": rsub, "div": div, "divide": div, "true_divide": true_divide,
+    "floor_divide": floor_divide, "multiply": multiply, "pow": pow, "float_power": float_power, "round": round,
+    "clamp": clamp, "clip": clip, "clamp_min": clamp_min, "clamp_max": clamp_max, "where": where,
+    "masked_fill": masked_fill, "lerp": lerp, "addcmul": addcmul, "addcdiv": addcdiv, "nan_to_num": nan_to_num,
+    "result_type": result_type, "square": square, "positive": positive, "isposinf": isposinf,
+    "isneginf": isneginf, "isreal": isreal,
+}
+METHODS = {name: fn for name, fn in FUNCTIONS.items() if name not in ("where", "result_type")}
+METHODS.update({name + "_": _inplace(FUNCTIONS[name]) for name in (
+    "add", "sub", "div", "true_divide", "floor_divide", "pow", "round", "clamp", "clip", "clamp_min", "clamp_max",
+    "lerp", "addcmul", "addcdiv", "nan_to_num", "subtract", "multiply", "divide", "square")})
+METHODS.update({
+    "where": lambda self, condition, other: where(condition, self, other),
+    "masked_fill_": masked_fill_,
+})

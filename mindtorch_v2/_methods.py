@@ -6,6 +6,7 @@ from ._device import core_id
 from ._dispatch import NotANumber, _binary, _unary, as_tensor_operand, call, scalar_kind
 from ._tensor import Tensor, wrap
 from . import _shape_ops
+from ._registry import TENSOR, TORCH
 
 # ---- conversions and copies -------------------------------------------------------
 
@@ -215,44 +216,7 @@ OPERATORS = {
 }
 
 
-METHODS = dict(g.METHODS)
-METHODS.update(ew.INPLACE)
-METHODS.update(_reduce.METHODS)
-METHODS.update(_linalg.METHODS)
-METHODS.update(_lapack.METHODS)
-METHODS.update(_random.METHODS)
-METHODS.update(_nn_ops.METHODS)
-METHODS.update(_shape_ops.METHODS)
-METHODS.update({
-    # elementwise
-    "add": ew.add, "sub": ew.sub, "subtract": ew.sub, "div": ew.div, "divide": ew.div,
-    "true_divide": ew.true_divide, "floor_divide": ew.floor_divide, "multiply": ew.multiply,
-    "pow": ew.pow, "float_power": ew.float_power, "round": ew.round, "clamp": ew.clamp, "clip": ew.clip,
-    "clamp_min": ew.clamp_min, "clamp_max": ew.clamp_max, "where": lambda self, cond, other: ew.where(cond, self, other),
-    "masked_fill": ew.masked_fill, "masked_fill_": ew.masked_fill_, "lerp": ew.lerp,
-    "addcmul": ew.addcmul, "addcdiv": ew.addcdiv, "nan_to_num": ew.nan_to_num,
-    "rsub": ew.rsub, "square": ew.square, "positive": ew.positive, "isposinf": ew.isposinf,
-    "isneginf": ew.isneginf, "isreal": ew.isreal,
-    "round_": lambda self, decimals=0: ew.round(self, decimals=decimals, out=self),
-    # views
-    "view": v.view, "view_as": v.view_as, "reshape": v.reshape, "reshape_as": v.reshape_as,
-    "transpose": v.transpose, "swapaxes": v.transpose, "swapdims": v.transpose, "permute": v.permute,
-    "t": v.t, "expand": v.expand, "expand_as": v.expand_as, "broadcast_to": v.broadcast_to,
-    "squeeze": v.squeeze, "unsqueeze": v.unsqueeze, "flatten": v.flatten, "unflatten": v.unflatten,
-    "narrow": v.narrow, "select": v.select, "unbind": v.unbind, "split": v.split, "chunk": v.chunk,
-    "tensor_split": v.tensor_split, "unfold": v.unfold, "movedim": v.movedim, "moveaxis": v.movedim,
-    "as_strided": v.as_strided, "contiguous": v.contiguous, "resize_": v.resize_,
-    "ravel": v.ravel, "adjoint": v.adjoint, "conj": v.conj, "resolve_conj": v.resolve_conj,
-    "resolve_neg": v.resolve_neg, "conj_physical": v.conj_physical, "is_conj": v.is_conj, "is_neg": v.is_neg,
-    "t_": lambda self: v.swap_handle(self, v.t(self, "t_"), "TBackward1"),
-    "transpose_": lambda self, d0, d1: v.swap_handle(self, v.transpose(self, d0, d1), "TransposeBackward1"),
-    "squeeze_": lambda self, dim=None: v.swap_handle(
-        self, v.squeeze(self, dim), "SqueezeBackward" + ("3" if dim is None else "5" if isinstance(dim, (tuple, list))
-                                                         else "4")),
-    "unsqueeze_": lambda self, dim: v.swap_handle(self, v.unsqueeze(self, dim), "UnsqueezeBackward1"),
-    "as_strided_": lambda self, size, stride, storage_offset=None:
-        v.swap_handle(self, v.as_strided(self, size, stride, storage_offset), "AsStridedBackward1"),
-    # creation, conversion, copies
+METHODS = {
     "clone": clone, "copy_": copy_, "fill_": fill_, "zero_": zero_, "to": to, "type_as": type_as,
     "type": type_, "new_tensor": new_tensor, "new_zeros": _new_factory(_creation.zeros, "new_zeros"),
     "new_ones": _new_factory(_creation.ones, "new_ones"), "new_empty": _new_factory(_creation.empty, "new_empty"),
@@ -261,20 +225,27 @@ METHODS.update({
     "bfloat16": _caster(_dtype.bfloat16), "long": _caster(_dtype.int64), "int": _caster(_dtype.int32),
     "short": _caster(_dtype.int16), "char": _caster(_dtype.int8), "byte": _caster(_dtype.uint8),
     "bool": _caster(_dtype.bool), "cpu": lambda self, memory_format=None: to(self, "cpu"),
-})
-
-from ._tensor_serial import METHODS as _SERIAL_METHODS; METHODS.update(_SERIAL_METHODS)  # noqa: E402,E702
-
-PROPERTIES = {"T": v.T, "mT": v.mT, "H": v.T, "mH": v.mT}
+}
 
 
 def install():
+    """Register every op module's functions and methods (an error on a name registered twice), then
+    attach the methods to Tensor."""
     from ._numpy_compat import accept_numpy_names
-    for name, fn in {**METHODS, **OPERATORS}.items():
+    from ._tensor_serial import METHODS as serial_methods
+    for module in (g, ew, v, _reduce, _linalg, _lapack, _random, _nn_ops, _shape_ops):
+        TORCH.register(module.FUNCTIONS, module.__name__)
+        TENSOR.register(module.METHODS, module.__name__)
+    TORCH.register({"clone": clone}, __name__)
+    TENSOR.register(METHODS, __name__)
+    TENSOR.register(serial_methods, "mindtorch_v2._tensor_serial")
+    TENSOR.register(OPERATORS, __name__)
+    for name, fn in TENSOR.items():
+        if name in Tensor.__dict__:
+            raise RuntimeError(f"Tensor.{name} is defined twice: in the Tensor class and by {TENSOR.origin[name]}")
         setattr(Tensor, name, accept_numpy_names(fn))
-    for name, fn in PROPERTIES.items():
+    for name, fn in v.PROPERTIES.items():
         setattr(Tensor, name, property(fn))
-    Tensor.__hash__ = lambda self: id(self)
 
 
 install()

@@ -6,7 +6,6 @@ import warnings
 from ._C import ffi, lib
 from . import _dtype
 from . import _creation, _views
-from . import _elementwise as ew
 from ._core import raise_status
 from ._creation import parse_size
 from ._dispatch import as_tensor_operand, call
@@ -556,12 +555,6 @@ def argwhere(input):
     return call(lib.mt_nonzero, input._h)
 
 
-def where(condition, input=None, other=None, *, out=None):
-    if input is None and other is None:
-        return nonzero(condition, as_tuple=True)
-    return ew.where(condition, input, other, out=out)
-
-
 # ---- sorting ----------------------------------------------------------------------------------
 
 
@@ -739,7 +732,7 @@ FUNCTIONS = {
     "gather": gather, "take": take, "take_along_dim": take_along_dim, "scatter": scatter,
     "scatter_add": scatter_add, "scatter_reduce": scatter_reduce, "index_add": index_add, "index_copy": index_copy,
     "index_fill": index_fill, "index_put": index_put, "index_put_": index_put_, "masked_select": masked_select,
-    "masked_scatter": masked_scatter, "nonzero": nonzero, "argwhere": argwhere, "where": where, "sort": sort,
+    "masked_scatter": masked_scatter, "nonzero": nonzero, "argwhere": argwhere, "sort": sort,
     "argsort": argsort, "msort": msort, "topk": topk, "kthvalue": kthvalue, "cummax": cummax, "cummin": cummin,
     "meshgrid": meshgrid, "repeat_interleave": repeat_interleave, "unique": unique,
     "unique_consecutive": unique_consecutive, "searchsorted": searchsorted, "bucketize": bucketize, "isin": isin,
@@ -750,11 +743,10 @@ FUNCTIONS = {
 METHODS = {name: fn for name, fn in FUNCTIONS.items()
            if name not in ("cat", "concat", "concatenate", "stack", "hstack", "vstack", "row_stack", "dstack",
                            "atleast_1d", "atleast_2d", "atleast_3d", "meshgrid", "column_stack",
-                           "block_diag", "cartesian_prod", "combinations", "where", "searchsorted", "isin",
+                           "block_diag", "cartesian_prod", "combinations", "searchsorted", "isin",
                            "broadcast_shapes", "broadcast_tensors")}
 METHODS.update({
     "flip": flip, "repeat": repeat, "tril_": tril_, "triu_": triu_, "scatter_": scatter_,
     "scatter_add_": scatter_add_, "scatter_reduce_": scatter_reduce_, "index_add_": index_add_,
     "index_copy_": index_copy_, "index_fill_": index_fill_, "masked_scatter_": masked_scatter_,
-    "where": lambda self, condition, other: ew.where(condition, self, other),
 })

@@ -340,29 +340,6 @@ class Tensor:
     def __dir__(self):
         return sorted(set(object.__dir__(self)))
 
-    def __deepcopy__(self, memo):
-        """PyTorch's rule: leaves only; values, requires_grad, grad and Python attributes are copied."""
-        if not self.is_leaf:
-            raise RuntimeError(
-                "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the "
-                "moment.  If you were attempting to deepcopy a module, this may be because of a "
-                "torch.nn.utils.weight_norm usage, see https://github.com/pytorch/pytorch/pull/103001")
-        if id(self) in memo:
-            return memo[id(self)]
-        import copy
-        new = self.detach().clone()
-        if type(self) is not Tensor:
-            new = new._alias(type(self))
-        if self.requires_grad:
-            new.requires_grad_()
-        g = self.grad
-        if g is not None:
-            new.grad = g.__deepcopy__(memo)
-        if self.__dict__:
-            new.__dict__.update(copy.deepcopy(self.__dict__, memo))
-        memo[id(self)] = new
-        return new
-
 
 def wrap(h, cls=Tensor):
     """A new wrapper owning the reference h."""

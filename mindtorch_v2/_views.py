@@ -331,7 +331,7 @@ def movedim(input, source, destination):
 def as_strided(input, size, stride, storage_offset=None):
     size, stride = parse_size((size,)), parse_size((stride,))
     if len(size) != len(stride):
-        raise RuntimeError(f"mismatch in length of strides and shape")
+        raise RuntimeError("mismatch in length of strides and shape")
     off = input.storage_offset() if storage_offset is None else storage_offset
     return call(lib.mt_as_strided, input._h, len(size), size, stride, off)
 
@@ -371,3 +371,28 @@ def resize_(self, *sizes, memory_format=None):
     check(lib.mt_resize_(self._h, len(sizes), sizes))
     self._shape = None
     return self
+
+
+FUNCTIONS = {
+    "reshape": reshape, "transpose": transpose, "swapaxes": transpose, "swapdims": transpose, "permute": permute,
+    "t": t, "squeeze": squeeze, "unsqueeze": unsqueeze, "flatten": flatten, "unflatten": unflatten,
+    "narrow": narrow, "select": select, "unbind": unbind, "split": split, "chunk": chunk,
+    "tensor_split": tensor_split, "movedim": movedim, "moveaxis": movedim, "as_strided": as_strided,
+    "broadcast_to": broadcast_to, "ravel": ravel, "adjoint": adjoint, "conj": conj, "resolve_conj": resolve_conj,
+    "resolve_neg": resolve_neg, "conj_physical": conj_physical, "is_complex": is_complex, "is_conj": is_conj,
+    "is_neg": is_neg,
+}
+METHODS = {name: fn for name, fn in FUNCTIONS.items() if name != "is_complex"}  # Tensor.is_complex: _tensor.py
+METHODS.update({
+    "view": view, "view_as": view_as, "reshape_as": reshape_as, "expand": expand, "expand_as": expand_as,
+    "unfold": unfold, "contiguous": contiguous, "resize_": resize_,
+    "t_": lambda self: swap_handle(self, t(self, "t_"), "TBackward1"),
+    "transpose_": lambda self, d0, d1: swap_handle(self, transpose(self, d0, d1), "TransposeBackward1"),
+    "squeeze_": lambda self, dim=None: swap_handle(
+        self, squeeze(self, dim), "SqueezeBackward" + ("3" if dim is None else "5" if isinstance(dim, (tuple, list))
+                                                       else "4")),
+    "unsqueeze_": lambda self, dim: swap_handle(self, unsqueeze(self, dim), "UnsqueezeBackward1"),
+    "as_strided_": lambda self, size, stride, storage_offset=None:
+        swap_handle(self, as_strided(self, size, stride, storage_offset), "AsStridedBackward1"),
+})
+PROPERTIES = {"T": T, "mT": mT, "H": T, "mH": mT}
