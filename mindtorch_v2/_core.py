@@ -1,4 +1,6 @@
 """The one door to the C core: the cffi module, status checking, handle wrapping."""
+import functools
+
 from ._C import ffi, lib
 
 NULL = ffi.NULL
@@ -44,9 +46,26 @@ def rename_grad_fn(h, name):
         check(lib.mt_tensor_rename_grad_fn(h, name))
 
 
-def new_out():
-    """A fresh `mt_tensor **` for a call to write its result into."""
-    return ffi.new("mt_tensor **")
+# A fresh `mt_tensor **` for a call to write its result into (a partial: as fast as ffi.new itself,
+# which matters on the per-op path).
+new_out = functools.partial(ffi.new, "mt_tensor **")
+
+
+def optional_handle(t):
+    """The core handle of an optional Tensor argument: NULL for None."""
+    return NULL if t is None else t._h
+
+
+def dtype_id(dtype, default=-1, fn=None):
+    """The core's id of an optional dtype argument (default for None), with PyTorch's TypeError for a
+    non-dtype (fn: the function named in it)."""
+    if dtype is None:
+        return default
+    from ._dtype import dtype as dtype_class
+    if not isinstance(dtype, dtype_class):
+        raise TypeError(f"{fn}(): argument 'dtype' must be torch.dtype, not {type(dtype).__name__}" if fn
+                        else f"dtype must be torch.dtype, not {type(dtype).__name__}")
+    return dtype._id
 
 
 def int_array(values):

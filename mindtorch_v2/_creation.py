@@ -4,20 +4,11 @@ import numbers
 import operator
 
 from ._C import ffi, lib
-from ._core import check, raise_status
+from ._core import check, dtype_id, raise_status
 from . import _dtype
 from ._device import core_id, get_default_device as _default_device
 from ._dispatch import call, scalar_kind
-from ._tensor import Tensor, wrap
-
-
-def _dtype_id(dtype, default, name=None):
-    if dtype is None:
-        return default
-    if not isinstance(dtype, _dtype.dtype):
-        raise TypeError(f"{name}(): argument 'dtype' must be torch.dtype, not {type(dtype).__name__}" if name
-                        else f"dtype must be torch.dtype, not {type(dtype).__name__}")
-    return dtype._id
+from ._tensor import Tensor
 
 
 def _no_grad_arg(requires_grad):
@@ -77,7 +68,7 @@ def _sizes(positional, size, name):
 
 def empty(*args, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
           memory_format=None, _name="empty"):
-    return _empty(_sizes(args, size, _name), _dtype_id(dtype, lib.mt_get_default_dtype(), _name),
+    return _empty(_sizes(args, size, _name), dtype_id(dtype, lib.mt_get_default_dtype(), _name),
                   core_id(device))
 
 
@@ -86,7 +77,7 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
     if len(size) != len(stride):
         raise RuntimeError(f"dimensionality of sizes ({len(size)}) must match dimensionality of strides "
                            f"({len(stride)})")
-    return _empty(size, _dtype_id(dtype, lib.mt_get_default_dtype(), "empty_strided"), core_id(device), stride)
+    return _empty(size, dtype_id(dtype, lib.mt_get_default_dtype(), "empty_strided"), core_id(device), stride)
 
 
 def _fill_value(value, name):
@@ -116,12 +107,12 @@ def zeros(*args, size=None, out=None, dtype=None, layout=None, device=None, requ
     sizes = _sizes(args, size, _name)
     if _name == "zeros" and any(s < 0 for s in sizes):
         raise RuntimeError("zeros: Dimension size must be non-negative.")
-    return _filled(sizes, 0, _dtype_id(dtype, lib.mt_get_default_dtype(), _name), core_id(device))
+    return _filled(sizes, 0, dtype_id(dtype, lib.mt_get_default_dtype(), _name), core_id(device))
 
 
 def ones(*args, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
          _name="ones"):
-    return _filled(_sizes(args, size, _name), 1, _dtype_id(dtype, lib.mt_get_default_dtype(), _name),
+    return _filled(_sizes(args, size, _name), 1, dtype_id(dtype, lib.mt_get_default_dtype(), _name),
                    core_id(device))
 
 
@@ -136,7 +127,7 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, re
     if isinstance(size, int):
         raise TypeError(f"{_name}(): argument 'size' (position 1) must be tuple of ints, not int")
     fill_value = _fill_value(fill_value, _name)
-    return _filled(sizes, fill_value, _dtype_id(dtype, _scalar_dtype_id(fill_value), _name), core_id(device))
+    return _filled(sizes, fill_value, dtype_id(dtype, _scalar_dtype_id(fill_value), _name), core_id(device))
 
 
 def like_strides(input, memory_format=None):
@@ -154,7 +145,7 @@ def like_strides(input, memory_format=None):
 
 
 def _like_args(input, dtype, device, memory_format, name):
-    return (list(input.shape), _dtype_id(dtype, lib.mt_tensor_dtype(input._h), name),
+    return (list(input.shape), dtype_id(dtype, lib.mt_tensor_dtype(input._h), name),
             lib.mt_tensor_device(input._h) if device is None else core_id(device), like_strides(input, memory_format))
 
 
@@ -304,7 +295,7 @@ def _from_sequence(data, dtype_id):
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     _no_grad_arg(requires_grad)
-    dtype_id = None if dtype is None else _dtype_id(dtype, None)
+    dt = None if dtype is None else dtype_id(dtype, None)
     if isinstance(data, Tensor):
         t = data.detach() if hasattr(data, "detach") else data
         t = copy_preserving(t, t.dtype if dtype is None else dtype)
@@ -315,7 +306,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         t = from_numpy(data)
         t = copy_preserving(t, t.dtype if dtype is None else dtype)
     else:
-        t = _from_sequence(data, dtype_id)
+        t = _from_sequence(data, dt)
     if core_id(device) != lib.MT_CPU:  # device=None: the default device
         t = t.to(device if device is not None else _default_device())
     return t
@@ -390,7 +381,7 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
         start, end = 0, start
     start, end, step = _number(start), _number(end), _number(step)
     is_float = any(isinstance(v, float) for v in (start, end, step))
-    dt = _dtype_id(dtype, lib.mt_get_default_dtype() if is_float else lib.MT_I64, "arange")
+    dt = dtype_id(dtype, lib.mt_get_default_dtype() if is_float else lib.MT_I64, "arange")
     # the bounds are read in PyTorch's accumulate type first, with its overflow checks
     acc = {lib.MT_F16: _dtype.float32, lib.MT_BF16: _dtype.float32}.get(dt, _dtype.int64)
     if not _dtype.BY_ID[dt].is_floating_point or dt in (lib.MT_F16, lib.MT_BF16):
@@ -402,7 +393,7 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
 
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     start, end = _number(start), _number(end)
-    dt = _dtype_id(dtype, lib.mt_get_default_dtype(), "linspace")
+    dt = dtype_id(dtype, lib.mt_get_default_dtype(), "linspace")
     for v in (start, end) if steps > 1 else (start,) if steps == 1 else ():
         _dtype.check_scalar(v, _dtype.BY_ID[dt])
     return call(lib.mt_linspace, float(start), float(end), int(steps), dt, core_id(device))
@@ -414,7 +405,7 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
     start, end = _number(start), _number(end)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    dt = _dtype.BY_ID[_dtype_id(out.dtype if out is not None and dtype is None else dtype,
+    dt = _dtype.BY_ID[dtype_id(out.dtype if out is not None and dtype is None else dtype,
                                 lib.mt_get_default_dtype(), "logspace")]
     for v in (start, end) if steps > 1 else (start,) if steps == 1 else ():
         _dtype.check_scalar(v, dt)
@@ -440,7 +431,7 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     _no_grad_arg(requires_grad)
-    return call(lib.mt_eye, n, n if m is None else m, _dtype_id(dtype, lib.mt_get_default_dtype()),
+    return call(lib.mt_eye, n, n if m is None else m, dtype_id(dtype, lib.mt_get_default_dtype()),
                 core_id(device))
 
 

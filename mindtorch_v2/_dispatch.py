@@ -1,9 +1,8 @@
 """The thin path from a Python call to a core op: one cffi call, one wrapper."""
 from ._C import ffi, lib
-from ._core import raise_status
+from ._core import new_out, raise_status
 from ._tensor import Tensor, wrap
 
-_new = ffi.new
 _NULL = ffi.NULL
 _BOOL, _INT, _FLOAT = lib.MT_SCALAR_BOOL, lib.MT_SCALAR_INT, lib.MT_SCALAR_FLOAT
 _SCALAR_DTYPE = {_BOOL: lib.MT_BOOL, _INT: lib.MT_I64, _FLOAT: lib.MT_F64}
@@ -45,7 +44,7 @@ def as_tensor_operand(v):
     if isinstance(v, Tensor):
         return v
     f, i, kind = scalar_kind(v)
-    out = _new("mt_tensor **")
+    out = new_out()
     st = lib.mt_scalar_tensor(f, i, kind, _SCALAR_DTYPE[kind], 1, out)
     if st:
         raise_status(st)
@@ -86,7 +85,7 @@ def _no_number_input(name, input, other):
 
 
 def _unary(op, x, out):
-    res = _new("mt_tensor **")
+    res = new_out()
     try:
         xh = x._h
     except AttributeError:
@@ -96,7 +95,7 @@ def _unary(op, x, out):
 
 
 def _binary(op, a, b, out, alpha=1):
-    res = _new("mt_tensor **")
+    res = new_out()
     oh = _NULL if out is None else out._h
     if isinstance(b, Tensor):
         if isinstance(a, Tensor):
@@ -115,7 +114,7 @@ def _binary(op, a, b, out, alpha=1):
 def _ternary(op, a, b, c, s=0.0, out=None):
     """a, b, c: Tensors, Python numbers (wrapped) or None (passed as NULL)."""
     ops = [_NULL if v is None else as_tensor_operand(v) for v in (a, b, c)]
-    res = _new("mt_tensor **")
+    res = new_out()
     st = lib.mt_ternary(op, *(v if v is _NULL else v._h for v in ops), s,
                         _NULL if out is None else out._h, res)
     return finish(st, res, out)
@@ -123,7 +122,7 @@ def _ternary(op, a, b, c, s=0.0, out=None):
 
 def call(fn, *args):
     """Run a core function whose last argument is `mt_tensor **out`; wrap the result."""
-    res = _new("mt_tensor **")
+    res = new_out()
     try:
         st = fn(*args, res)
     except OverflowError:  # a Python int beyond int64 (cffi's conversion): PyTorch's argument-parser error

@@ -7,7 +7,7 @@ import warnings
 
 from ._C import ffi, lib
 from . import _dtype
-from ._core import check
+from ._core import check, new_out
 from ._dispatch import call, scalar_kind
 from ._tensor import Tensor, wrap
 
@@ -64,7 +64,7 @@ class _View:
     def __init__(self, h):
         lib.mt_tensor_retain(h)
         self.h = h
-        self.out = ffi.new("mt_tensor **")
+        self.out = new_out()
 
     def step(self, fn, *args):
         check(fn(self.h, *args, self.out))  # on failure self.h stays owned; __del__ releases it
@@ -189,7 +189,7 @@ def _basic(self, items):
             specified += 1
     if specified > ndim:
         return None
-    out, dim, owned = ffi.new("mt_tensor **"), 0, False
+    out, dim, owned = new_out(), 0, False
     for it in items:
         t = type(it)
         if t is int:
@@ -225,7 +225,7 @@ def _basic(self, items):
 def getitem(self, index):
     t = type(index)
     if t is int and lib.mt_tensor_ndim(self._h) > 0:  # fast paths: a single int / a single slice
-        out = ffi.new("mt_tensor **")
+        out = new_out()
         if lib.mt_select(self._h, 0, index, out) == 0:
             return wrap(out[0])
     elif t is slice and (index.step is None or type(index.step) is int and index.step > 0):

@@ -3,8 +3,8 @@ eigh, svd, qr; pinv, matrix_rank, matrix_power, cond...). The factorisations are
 (LAPACK underneath, autograd in C); the compositions here are PyTorch's own definitions of them."""
 import math
 
-from ._C import ffi, lib
-from ._core import LinAlgError, check
+from ._C import lib
+from ._core import check, LinAlgError, new_out
 from ._dispatch import call
 from ._dtype import float32, float64, int64, scalar_name
 from ._reduce import _pair_type, return_types
@@ -28,7 +28,7 @@ def _t(fn, arg, v, pos=1):
 
 def _call(fn, nout, *args):
     """A core call with nout `mt_tensor **` results at the end."""
-    outs = [ffi.new("mt_tensor **") for _ in range(nout)]
+    outs = [new_out() for _ in range(nout)]
     check(fn(*args, *outs))
     return [wrap(o[0]) for o in outs]
 

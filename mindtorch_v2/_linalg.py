@@ -7,7 +7,7 @@ from ._tensor import Tensor
 _NULL = ffi.NULL
 
 
-def _h(fn, pos, arg, v):
+def _tensor_handle(fn, pos, arg, v):
     """The handle of a Tensor argument, or PyTorch's TypeError for anything else."""
     try:
         return v._h
@@ -29,27 +29,27 @@ def _finish(t, out):
 def mm(input, mat2, *, out=None):
     if _ac.ACTIVE[0]:
         input, mat2 = _ac.lower(input, mat2)
-    return _finish(call(lib.mt_mm, _h('mm', 1, 'input', input), _h('mm', 2, 'mat2', mat2), _out(out)), out)
+    return _finish(call(lib.mt_mm, _tensor_handle('mm', 1, 'input', input), _tensor_handle('mm', 2, 'mat2', mat2), _out(out)), out)
 
 
 def bmm(input, mat2, *, out=None):
     if _ac.ACTIVE[0]:
         input, mat2 = _ac.lower(input, mat2)
-    return _finish(call(lib.mt_bmm, _h('bmm', 1, 'input', input), _h('bmm', 2, 'mat2', mat2), _out(out)), out)
+    return _finish(call(lib.mt_bmm, _tensor_handle('bmm', 1, 'input', input), _tensor_handle('bmm', 2, 'mat2', mat2), _out(out)), out)
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     if _ac.ACTIVE[0]:
         input, mat1, mat2 = _ac.lower(input, mat1, mat2)
-    return _finish(call(lib.mt_addmm, _h('addmm', 1, 'input', input), _h('addmm', 2, 'mat1', mat1),
-                        _h('addmm', 3, 'mat2', mat2), beta, alpha, _out(out)), out)
+    return _finish(call(lib.mt_addmm, _tensor_handle('addmm', 1, 'input', input), _tensor_handle('addmm', 2, 'mat1', mat1),
+                        _tensor_handle('addmm', 3, 'mat2', mat2), beta, alpha, _out(out)), out)
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     if _ac.ACTIVE[0]:
         input, batch1, batch2 = _ac.lower(input, batch1, batch2)
-    return _finish(call(lib.mt_baddbmm, _h('baddbmm', 1, 'input', input), _h('baddbmm', 2, 'batch1', batch1),
-                        _h('baddbmm', 3, 'batch2', batch2), beta, alpha, _out(out)), out)
+    return _finish(call(lib.mt_baddbmm, _tensor_handle('baddbmm', 1, 'input', input), _tensor_handle('baddbmm', 2, 'batch1', batch1),
+                        _tensor_handle('baddbmm', 3, 'batch2', batch2), beta, alpha, _out(out)), out)
 
 
 def matmul(input, other, *, out=None):
@@ -57,7 +57,7 @@ def matmul(input, other, *, out=None):
         input, other = _ac.lower(input, other)
     if not isinstance(other, Tensor):
         raise TypeError(f"matmul(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
-    r = call(lib.mt_matmul, _h('matmul', 1, 'input', input), other._h)
+    r = call(lib.mt_matmul, _tensor_handle('matmul', 1, 'input', input), other._h)
     if out is not None:
         out.resize_(r.shape).copy_(r)
         return out
@@ -65,11 +65,11 @@ def matmul(input, other, *, out=None):
 
 
 def mv(input, vec, *, out=None):
-    return call(lib.mt_mv, _h('mv', 1, 'input', input), _h('mv', 2, 'vec', vec))
+    return call(lib.mt_mv, _tensor_handle('mv', 1, 'input', input), _tensor_handle('mv', 2, 'vec', vec))
 
 
 def dot(input, other, *, out=None):
-    return call(lib.mt_dot, _h('dot', 1, 'input', input), _h('dot', 2, 'tensor', other))
+    return call(lib.mt_dot, _tensor_handle('dot', 1, 'input', input), _tensor_handle('dot', 2, 'tensor', other))
 
 
 def outer(input, vec2, *, out=None):

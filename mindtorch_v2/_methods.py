@@ -1,7 +1,7 @@
 """Attach the op library to Tensor as methods and Python operators."""
 from ._C import ffi, lib
 from . import _creation, _lapack, _dtype, _elementwise as ew, _generated_ops as g, _indexing, _linalg, _nn_ops, _random, _reduce, _views as v
-from ._core import check, raise_status
+from ._core import check, new_out, raise_status
 from ._device import core_id
 from ._dispatch import NotANumber, _binary, _unary, as_tensor_operand, call, scalar_kind
 from ._tensor import Tensor, wrap
@@ -127,7 +127,6 @@ def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=F
                           requires_grad=requires_grad, _name="new_full")
 
 
-_new_out = ffi.new
 _lib_binary = lib.mt_binary
 _NULL = ffi.NULL
 
@@ -147,7 +146,7 @@ def _plain(opid):
     """self <op> other, with the tensor-tensor case going straight to the core."""
     def op(self, other):
         if isinstance(other, Tensor):
-            res = _new_out("mt_tensor **")
+            res = new_out()
             st = _lib_binary(opid, self._h, other._h, 1.0, _NULL, res)
             if st:
                 raise_status(st)

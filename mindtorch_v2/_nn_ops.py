@@ -1,23 +1,14 @@
 """NN ops at torch level (torch.softmax, torch.relu, torch.layer_norm, ...) and as Tensor
 methods: one core call each (csrc/kernels/cpu/{softmax,norm,activation,...}.c).
 torch.nn.functional builds on these."""
-import math
 
 from . import _autocast as _ac
 from ._C import ffi, lib
 from ._dispatch import call, finish
 from ._tensor import Tensor
+from ._core import dtype_id, new_out, optional_handle
 
 _NULL = ffi.NULL
-_new = ffi.new
-
-
-def _h(t):
-    return _NULL if t is None else t._h
-
-
-def _dtype_id(dtype):
-    return -1 if dtype is None else dtype._id
 
 
 def _check_tensor(fn, name, pos, v):
@@ -31,7 +22,7 @@ def softmax(input, dim, dtype=None, *, _log=0):
     _check_tensor("log_softmax" if _log else "softmax", "input", 1, input)
     if isinstance(dim, bool) or not isinstance(dim, int):
         dim = int(dim)
-    return call(lib.mt_softmax, input._h, dim, _log, _dtype_id(dtype))
+    return call(lib.mt_softmax, input._h, dim, _log, dtype_id(dtype))
 
 
 def log_softmax(input, dim, dtype=None):
@@ -62,7 +53,7 @@ def _int_list(fn, name, pos, v):
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
     shape = _int_list("layer_norm", "normalized_shape", 2, normalized_shape)
-    return call(lib.mt_layer_norm, input._h, len(shape), ffi.new("int64_t[]", shape or [0]), _h(weight), _h(bias),
+    return call(lib.mt_layer_norm, input._h, len(shape), ffi.new("int64_t[]", shape or [0]), optional_handle(weight), optional_handle(bias),
                 float(eps))
 
 
@@ -71,7 +62,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn
 def _act(act, x, a=0.0, b=0.0, c=0.0, inplace=False, fn="relu"):
     if not isinstance(x, Tensor):
         raise TypeError(f"{fn}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
-    res = _new("mt_tensor **")
+    res = new_out()
     st = lib.mt_activation(act, x._h, a, b, c, x._h if inplace else _NULL, res)
     return finish(st, res, x if inplace else None)
 
@@ -143,7 +134,7 @@ def _dropout(input, p, train, kind, inplace, fn, generator=None):
             raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
         return input  # PyTorch hands back the input itself
     gh = _NULL if generator is None else generator._h
-    res = _new("mt_tensor **")
+    res = new_out()
     st = lib.mt_dropout(input._h, float(p), 1 if train else 0, kind, 1 if inplace else 0, gh, res)
     return finish(st, res, input if inplace else None)
 
@@ -185,7 +176,7 @@ def linear(input, weight, bias=None):
         input, weight, bias = _ac.lower(input, weight, bias)
     _check_tensor("linear", "input", 1, input)
     _check_tensor("linear", "weight", 2, weight)
-    return call(lib.mt_linear, input._h, weight._h, _h(bias))
+    return call(lib.mt_linear, input._h, weight._h, optional_handle(bias))
 
 
 FUNCTIONS = {

@@ -10,7 +10,7 @@ import operator
 import warnings
 
 from ._C import ffi, lib
-from ._core import raise_status
+from ._core import dtype_id, new_out, raise_status
 from . import _dtype
 from ._device import CPU, core_id, device as _device
 from ._tensor import Tensor, wrap
@@ -86,7 +86,7 @@ class Generator:
         return lib.mt_generator_initial_seed(self._h)
 
     def get_state(self):
-        out = _new("mt_tensor **")
+        out = new_out()
         st = lib.mt_generator_get_state(self._h, out)
         if st:
             raise_status(st)
@@ -194,14 +194,6 @@ def _size(args, size, fn):
     return out
 
 
-def _dtype_id(dtype, default, fn="rand"):
-    if dtype is None:
-        return default
-    if not isinstance(dtype, _dtype.dtype):
-        raise TypeError(f"{fn}(): argument 'dtype' must be torch.dtype, not {type(dtype).__name__}")
-    return dtype._id
-
-
 def _int_arg(v, fn, name, pos):
     if isinstance(v, bool) or isinstance(v, float):
         raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be int, not {type(v).__name__}")
@@ -231,7 +223,7 @@ def _finish(t, requires_grad, out):
 
 
 def _new_random(kind, sizes, dtype_id, dev, f0, f1, i0, i1, gh):
-    res = _new("mt_tensor **")
+    res = new_out()
     st = _rand_new(kind, len(sizes), sizes, dtype_id, dev, f0, f1, i0, i1, gh, res)
     if st:
         raise_status(st)
@@ -269,7 +261,7 @@ def _like_strides(t):
 
 
 def _empty_like(input, dtype_id, dev):
-    res = _new("mt_tensor **")
+    res = new_out()
     if lib.mt_tensor_is_contiguous(input._h):
         sizes = list(input.shape)
         st = lib.mt_empty(len(sizes), sizes, dtype_id, dev, res)
@@ -290,7 +282,7 @@ def _like_dev(input, device):
 def rand(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
          pin_memory=False, names=None):
     sizes = _size(args, size, "rand")
-    t = _new_random(_UNIFORM, sizes, lib.mt_get_default_dtype() if dtype is None else _dtype_id(dtype, 0, "rand"),
+    t = _new_random(_UNIFORM, sizes, lib.mt_get_default_dtype() if dtype is None else dtype_id(dtype, 0, "rand"),
                     core_id(device), 0.0, 1.0, 0, 0,
                     _NULL if generator is None else _gen(generator, "rand"))
     return t if out is None and not requires_grad else _finish(t, requires_grad, out)
@@ -299,7 +291,7 @@ def rand(*args, size=None, generator=None, out=None, dtype=None, layout=None, de
 def randn(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False, names=None):
     sizes = _size(args, size, "randn")
-    t = _new_random(_NORMAL, sizes, lib.mt_get_default_dtype() if dtype is None else _dtype_id(dtype, 0, "randn"),
+    t = _new_random(_NORMAL, sizes, lib.mt_get_default_dtype() if dtype is None else dtype_id(dtype, 0, "randn"),
                     core_id(device), 0.0, 1.0, 0, 0,
                     _NULL if generator is None else _gen(generator, "randn"))
     return t if out is None and not requires_grad else _finish(t, requires_grad, out)
@@ -341,7 +333,7 @@ def randint(*args, low=None, high=None, size=None, generator=None, out=None, dty
     else:
         low, high, size = _low_high_size(args, low, high, size, "randint")
     sizes = _size((), size, "randint")
-    dt = lib.MT_I64 if dtype is None else _dtype_id(dtype, lib.MT_I64, "randint")
+    dt = lib.MT_I64 if dtype is None else dtype_id(dtype, lib.MT_I64, "randint")
     t = _new_random(_FROM_TO, sizes, dt, core_id(device), 0.0, 0.0, low, high,
                     _NULL if generator is None else _gen(generator, "randint"))
     if dt >= _F16:
@@ -352,8 +344,8 @@ def randint(*args, low=None, high=None, size=None, generator=None, out=None, dty
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
              pin_memory=False):
     n = _int_arg(n, "randperm", "n", 1)
-    res = _new("mt_tensor **")
-    st = lib.mt_randperm(n, _dtype_id(dtype, lib.MT_I64, "randperm"), core_id(device),
+    res = new_out()
+    st = lib.mt_randperm(n, dtype_id(dtype, lib.MT_I64, "randperm"), core_id(device),
                          _gen(generator, "randperm"), res)
     if st:
         raise_status(st)
@@ -363,7 +355,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
 
 def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None,
               generator=None):
-    dt, dev = _dtype_id(dtype, lib.mt_tensor_dtype(input._h), "rand_like"), _like_dev(input, device)
+    dt, dev = dtype_id(dtype, lib.mt_tensor_dtype(input._h), "rand_like"), _like_dev(input, device)
     gh = _gen(generator, "rand_like")
     if lib.mt_tensor_is_contiguous(input._h):
         t = _new_random(_UNIFORM, list(input.shape), dt, dev, 0.0, 1.0, 0, 0, gh)
@@ -374,7 +366,7 @@ def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fals
 
 def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None,
                generator=None):
-    dt, dev = _dtype_id(dtype, lib.mt_tensor_dtype(input._h), "randn_like"), _like_dev(input, device)
+    dt, dev = dtype_id(dtype, lib.mt_tensor_dtype(input._h), "randn_like"), _like_dev(input, device)
     gh = _gen(generator, "randn_like")
     if lib.mt_tensor_is_contiguous(input._h):
         t = _new_random(_NORMAL, list(input.shape), dt, dev, 0.0, 1.0, 0, 0, gh)
@@ -398,7 +390,7 @@ def randint_like(input, *args, low=None, high=None, dtype=None, layout=None, dev
         raise TypeError("randint_like() missing required argument 'high'")
     high = _int_arg(high, "randint_like", "high", 2)
     low = 0 if low is None else _int_arg(low, "randint_like", "low", 1)
-    dt, dev = _dtype_id(dtype, lib.mt_tensor_dtype(input._h), "randint_like"), _like_dev(input, device)
+    dt, dev = dtype_id(dtype, lib.mt_tensor_dtype(input._h), "randint_like"), _like_dev(input, device)
     gh = _gen(generator, "randint_like")
     if lib.mt_tensor_is_contiguous(input._h):
         t = _new_random(_FROM_TO, list(input.shape), dt, dev, 0.0, 0.0, low, high, gh)
@@ -422,7 +414,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     gh = _gen(generator, "normal")
     mt_, st_ = isinstance(mean, Tensor), isinstance(std, Tensor)
     if mt_ or st_:
-        res = _new("mt_tensor **")
+        res = new_out()
         st = lib.mt_normal_tensors(mean._h if mt_ else _NULL, std._h if st_ else _NULL,
                                    0.0 if mt_ else float(mean), 0.0 if st_ else float(std), gh, res)
         if st:
@@ -434,7 +426,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
         raise TypeError(f"normal() received an invalid combination of arguments - got ({names}), but expected one "
                         f"of:\n{_NORMAL_SIGNATURES}")
     sizes = _size((), size, "normal")
-    t = _new_random(_NORMAL, sizes, _dtype_id(dtype, lib.mt_get_default_dtype(), "normal"), core_id(device),
+    t = _new_random(_NORMAL, sizes, dtype_id(dtype, lib.mt_get_default_dtype(), "normal"), core_id(device),
                     float(mean), float(std), 0, 0, gh)
     return t if out is None and not requires_grad else _finish(t, requires_grad, out)
 
@@ -444,7 +436,7 @@ def bernoulli(input, p=None, *, generator=None, out=None):
     dt = lib.mt_tensor_dtype(input._h)
     if p is None or isinstance(p, Tensor):
         probs = input if p is None else p
-        res = _new("mt_tensor **")
+        res = new_out()
         sizes = list(input.shape)
         st = lib.mt_empty(len(sizes), sizes, dt, lib.mt_tensor_device(input._h), res)
         if st:
@@ -460,7 +452,7 @@ def bernoulli(input, p=None, *, generator=None, out=None):
 
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
     n = _int_arg(num_samples, "multinomial", "num_samples", 2)
-    res = _new("mt_tensor **")
+    res = new_out()
     st = lib.mt_multinomial(input._h, n, 1 if replacement else 0, _gen(generator, "multinomial"), res)
     if st:
         raise_status(st)

@@ -8,7 +8,7 @@ from collections import namedtuple
 
 from ._C import ffi, lib
 from . import _dtype
-from ._core import raise_status, rename_grad_fn
+from ._core import new_out, raise_status, rename_grad_fn
 from ._dispatch import call, finish
 from ._tensor import Tensor, wrap
 
@@ -27,7 +27,7 @@ def _dims(dim):
 
 def _reduce(op, input, dim, keepdim, dtype, out=None):
     dims = _dims(dim)  # None and () both reduce every dim
-    res = ffi.new("mt_tensor **")
+    res = new_out()
     st = lib.mt_reduce(op, input._h, len(dims), dims, 1 if keepdim else 0, -1 if dtype is None else dtype._id,
                        ffi.NULL if out is None else out._h, res)
     return finish(st, res, out)
@@ -116,7 +116,7 @@ def _extreme(is_min, input, dim, keepdim, other):
         r = _reduce(lib.MT_RED_AMIN if is_min else lib.MT_RED_AMAX, input, None, False, None)
         rename_grad_fn(r._h, b"MinBackward1" if is_min else b"MaxBackward1")  # PyTorch's max()/min() node
         return r
-    vals, idx = ffi.new("mt_tensor **"), ffi.new("mt_tensor **")
+    vals, idx = new_out(), new_out()
     st = lib.mt_max_dim(1 if is_min else 0, input._h, dim.__index__(), 1 if keepdim else 0, vals, idx)
     if st:
         raise_status(st)
@@ -206,7 +206,7 @@ def _var(name, take_sqrt, with_mean, input, args, kwargs):
     dims, correction, keepdim, out = _var_args(name, input, args, kwargs)
     if input.dtype.is_floating_point:
         _dof_warning(name, input, dims, correction)
-    res, mean_ = ffi.new("mt_tensor **"), ffi.new("mt_tensor **") if with_mean else ffi.NULL
+    res, mean_ = new_out(), new_out() if with_mean else ffi.NULL
     st = lib.mt_var(input._h, len(dims), dims, correction, 1 if keepdim else 0, take_sqrt, res, mean_)
     if st:
         raise_status(st)
@@ -370,7 +370,7 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
 def _scan(op, input, dim, dtype, out):
     if dim is None or not hasattr(dim, "__index__"):
         raise TypeError(f"argument 'dim' must be int, not {type(dim).__name__}")
-    res = ffi.new("mt_tensor **")
+    res = new_out()
     st = lib.mt_scan(op, input._h, dim.__index__(), -1 if dtype is None else dtype._id,
                      ffi.NULL if out is None else out._h, res)
     return finish(st, res, out)
@@ -441,7 +441,7 @@ def aminmax(input, *, dim=None, keepdim=False):
 
 
 def _median(op, cls, input, dim, keepdim):
-    vals = ffi.new("mt_tensor **")
+    vals = new_out()
     if dim is None:
         st = lib.mt_median(op, input._h, 0, 0, 0, vals, ffi.NULL)
         if st:
@@ -449,7 +449,7 @@ def _median(op, cls, input, dim, keepdim):
         return wrap(vals[0])
     if not hasattr(dim, "__index__"):
         raise TypeError(f"{cls.__name__}(): argument 'dim' must be int, not {type(dim).__name__}")
-    idx = ffi.new("mt_tensor **")
+    idx = new_out()
     st = lib.mt_median(op, input._h, 1, dim.__index__(), 1 if keepdim else 0, vals, idx)
     if st:
         raise_status(st)

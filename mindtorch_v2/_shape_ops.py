@@ -6,13 +6,12 @@ import warnings
 from ._C import ffi, lib
 from . import _dtype
 from . import _creation, _views
-from ._core import raise_status
+from ._core import new_out, raise_status
 from ._creation import parse_size
 from ._dispatch import as_tensor_operand, call
 from ._reduce import _return_type, return_types
 from ._tensor import Tensor, _wrap_dim, wrap
 
-_new = ffi.new
 _NULL = ffi.NULL
 
 for _name in ("sort", "topk", "kthvalue", "cummax", "cummin"):
@@ -20,7 +19,7 @@ for _name in ("sort", "topk", "kthvalue", "cummax", "cummin"):
 
 
 def _pair(fn, *args, cls):
-    vals, idx = _new("mt_tensor **"), _new("mt_tensor **")
+    vals, idx = new_out(), new_out()
     st = fn(*args, vals, idx)
     if st:
         raise_status(st)
@@ -674,7 +673,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
 
 
 def _unique(input, consecutive, return_inverse, return_counts, dim):
-    outs = [_new("mt_tensor **") for _ in range(3)]
+    outs = [new_out() for _ in range(3)]
     st = lib.mt_unique(input._h, int(consecutive), int(dim is not None), 0 if dim is None else dim.__index__(), *outs)
     if st:
         raise_status(st)

@@ -4,7 +4,7 @@ Metadata and Python protocols live here; ops are attached as methods by
 _methods.py. The wrapper owns exactly one reference to its handle.
 """
 from ._C import ffi, lib
-from ._core import check as _check, raise_status
+from ._core import check as _check, new_out, raise_status
 from . import _dtype
 from ._device import BY_CORE_ID
 from ._size import Size
@@ -42,7 +42,7 @@ class Tensor:
     def _alias(self, cls):
         """A new header over the same storage, sizes, strides and offset, wrapped as cls."""
         h = self._h
-        out = ffi.new("mt_tensor **")
+        out = new_out()
         n = lib.mt_tensor_ndim(h)
         st = lib.mt_as_strided(h, n, lib.mt_tensor_sizes(h), lib.mt_tensor_strides(h), lib.mt_tensor_offset(h), out)
         if st:
@@ -223,7 +223,7 @@ class Tensor:
         return bool(lib.mt_tensor_retains_grad(self._h))
 
     def detach(self):
-        out = ffi.new("mt_tensor **")
+        out = new_out()
         _check(lib.mt_detach(self._h, out))
         return wrap(out[0])
 

@@ -1,7 +1,7 @@
 """View ops (share storage) and the functions PyTorch itself composes from them."""
 from ._C import ffi, lib
 from . import _dtype
-from ._core import check, raise_status, rename_grad_fn
+from ._core import check, new_out, raise_status, rename_grad_fn
 from ._creation import parse_size
 from ._dispatch import call
 from ._tensor import Tensor, _wrap_dim, wrap
@@ -13,7 +13,7 @@ def _shaped(fn, name, self, shape):
     """Call fn(handle, ndim, sizes): ints go straight to cffi, anything else is parsed first."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
-    out = _new("mt_tensor **")
+    out = new_out()
     try:
         st = fn(self._h, len(shape), shape, out)
     except TypeError:  # one sequence argument, Size, or 0-dim tensors as sizes
@@ -26,7 +26,7 @@ def _shaped(fn, name, self, shape):
 
 def view(self, *shape, dtype=None, size=None):
     if shape and type(shape[0]) is int and dtype is None and size is None:  # view(2, 8): the per-op path inline
-        out = _new("mt_tensor **")
+        out = new_out()
         try:
             st = lib.mt_view(self._h, len(shape), shape, out)
         except TypeError:  # a non-int after the first: parsed below
@@ -68,7 +68,7 @@ def t(input, _name="t"):
     h = input._h
     nd = lib.mt_tensor_ndim(h)
     if nd == 2:  # the common case inline: a per-op path (docs/PERFORMANCE.md)
-        out = _new("mt_tensor **")
+        out = new_out()
         st = lib.mt_transpose(h, 0, 1, out)
         if st:
             raise_status(st)

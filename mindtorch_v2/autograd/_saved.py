@@ -8,7 +8,7 @@ op was called with (wrapped as PyTorch wraps it), None unless an input in users 
 reduction dims from integer argument k on; ("in_sizes", i) input i's sizes; ("split_sizes",)
 the outputs' sizes along the split dim."""
 from .._C import ffi, lib
-from .._core import raise_status
+from .._core import new_out, raise_status
 from .._generated_ops import SAVED as _TABLE_SAVED
 
 _SUM_DIMS = {"dim": ("dims", 2), "keepdim": ("bool", 1), "self_sym_sizes": ("in_sizes", 0)}
@@ -96,7 +96,7 @@ def get(p, node_name, attr):
         kind, spec = "t", ("t", spec[1])
     if kind == "t":
         from .._tensor import wrap
-        out = ffi.new("mt_tensor **")
+        out = new_out()
         st = lib.mt_node_saved(p, spec[1], out)
         if st:
             raise_status(st)

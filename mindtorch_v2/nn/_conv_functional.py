@@ -9,6 +9,7 @@ from .. import _autocast as _ac
 from .._C import ffi, lib
 from .._dispatch import call
 from .._tensor import Tensor
+from .._core import new_out, optional_handle
 
 __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold", "max_pool1d", "max_pool2d",
            "max_pool1d_with_indices", "max_pool2d_with_indices", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
@@ -17,10 +18,6 @@ __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold",
            "upsample_bilinear"]
 
 _NULL = ffi.NULL
-
-
-def _h(t):
-    return _NULL if t is None else t._h
 
 
 def _ints(name, v, n, fn=None):
@@ -81,7 +78,7 @@ def _conv(fn, nd, input, weight, bias, stride, padding, dilation, groups, transp
     unbatched = input.dim() == nd + 1
     if unbatched:
         input = input.unsqueeze(0)
-    out = call(lib.mt_convolution, input._h, weight._h, _h(bias), nd, stride, padding, 1 if same else 0, dilation,
+    out = call(lib.mt_convolution, input._h, weight._h, optional_handle(bias), nd, stride, padding, 1 if same else 0, dilation,
                1 if transposed else 0, output_padding, groups.__index__())
     return out.squeeze(0) if unbatched else out
 
@@ -154,7 +151,7 @@ def _pool2d(kind, fn, input, kernel_size, stride=None, padding=0, dilation=1, ce
     d = _pool_arg(fn, "dilation", dilation)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
-    out, ind = ffi.new("mt_tensor **"), ffi.new("mt_tensor **")
+    out, ind = new_out(), new_out()
     from .._core import raise_status
     from .._tensor import wrap
     st = lib.mt_pool2d(kind, input._h, k, s, p, d, 1 if ceil_mode else 0, 1 if count_include_pad else 0,

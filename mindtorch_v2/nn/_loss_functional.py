@@ -10,7 +10,7 @@ import warnings
 from .. import _autocast as _ac
 from .._C import ffi, lib
 from .._dispatch import call
-from .._tensor import Tensor
+from .._core import optional_handle
 
 __all__ = ["cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "cosine_embedding_loss",
@@ -18,10 +18,6 @@ __all__ = ["cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss",
            "poisson_nll_loss", "gaussian_nll_loss"]
 
 _NULL = ffi.NULL
-
-
-def _h(t):
-    return _NULL if t is None else t._h
 
 
 class _Reduction:
@@ -99,7 +95,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     if _ac.ACTIVE[0]:
         input, = _ac.fp32(input)
     reduction = _reduction(size_average, reduce, reduction)
-    return call(lib.mt_nll_loss, input._h, target._h, _h(weight), _Reduction.get_enum(reduction), ignore_index)
+    return call(lib.mt_nll_loss, input._h, target._h, optional_handle(weight), _Reduction.get_enum(reduction), ignore_index)
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
@@ -107,12 +103,12 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if _ac.ACTIVE[0]:
         input, = _ac.fp32(input)
     reduction = _reduction(size_average, reduce, reduction)
-    return call(lib.mt_cross_entropy, input._h, target._h, _h(weight), _Reduction.get_enum(reduction), ignore_index,
+    return call(lib.mt_cross_entropy, input._h, target._h, optional_handle(weight), _Reduction.get_enum(reduction), ignore_index,
                 float(label_smoothing))
 
 
 def _pointwise(kind, input, target, reduction, weight=None, pos_weight=None, param=0.0):
-    return call(lib.mt_pointwise_loss, kind, input._h, target._h, _h(weight), _h(pos_weight), float(param),
+    return call(lib.mt_pointwise_loss, kind, input._h, target._h, optional_handle(weight), optional_handle(pos_weight), float(param),
                 _Reduction.get_enum(reduction) if isinstance(reduction, str) else reduction)
 
 

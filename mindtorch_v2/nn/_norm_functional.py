@@ -5,7 +5,7 @@ NativeGroupNormBackward0); instance_norm is batch_norm over (1, N*C, *) as PyTor
 local_response_norm are compositions of core ops as in PyTorch. float16/bfloat16 inputs are
 normalised in float32 and rounded once, as PyTorch's CPU kernels do."""
 from .. import _C
-from .._core import check
+from .._core import check, new_out
 from .._dtype import float32, bfloat16, float16
 from .._tensor import wrap
 from ..autograd.grad_mode import no_grad
@@ -76,7 +76,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 def _native(fn, input, *args):
     """a native norm kernel's three results (output and its statistics)"""
     hs = [a._h if hasattr(a, "_h") else _C.ffi.NULL if a is None else a for a in args]
-    outs = [_C.ffi.new("mt_tensor **") for _ in range(3)]
+    outs = [new_out() for _ in range(3)]
     check(fn(input._h, *hs, *outs))
     return [wrap(o[0]) for o in outs]
 
