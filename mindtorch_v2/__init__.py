@@ -59,27 +59,6 @@ preserve_format = memory_format("preserve_format")
 channels_last = memory_format("channels_last")
 
 
-def is_tensor(obj):
-    return isinstance(obj, Tensor)
-
-
-def is_floating_point(input):
-    return input.dtype.is_floating_point
-
-
-def numel(input):
-    return input.numel()
-
-
-def set_num_threads(n):
-    if not isinstance(n, __builtins__["int"] if isinstance(__builtins__, dict) else __builtins__.int) or n <= 0:
-        raise RuntimeError("set_num_threads expects a positive integer")
-    _lib.mt_set_num_threads(n)
-
-
-def get_num_threads():
-    return _lib.mt_get_num_threads()
-
 # ---- submodules torch.* exposes, and the functions they back (torch_proxy maps torch.X to these) ----
 from . import (accelerator, amp, backends, compiler, cuda, distributed, distributions, export, func, fx,  # noqa: E402
                hub, jit, library, mps, mtia, onnx, overrides, profiler, types, utils, version, xpu, _dynamo)
@@ -112,22 +91,11 @@ globals().update(storage.LEGACY_CLASSES)  # FloatStorage, BFloat16Storage, ... (
 from . import nn, optim, utils, testing, special, _logging  # noqa: E402,F401
 from . import multiprocessing  # noqa: E402  (registers the tensor reductions, as torch does)
 
-# ---- torch.* names of nn.functional ops (the aten signatures where they differ from F's) ----
-from .nn.functional import (pixel_shuffle, pixel_unshuffle, cosine_similarity, pairwise_distance,  # noqa: E402,F401
-                            rms_norm, prelu, rrelu, rrelu_)
+# ---- torch.* names of nn ops (ATen's signatures where they differ from nn.functional's) ----
+from .nn import _aten  # noqa: E402
+_TORCH_FUNCTIONS.register(_aten.FUNCTIONS, _aten.__name__)
+globals().update(_aten.FUNCTIONS)
 from .nn.utils.weight_norm import _weight_norm, norm_except_dim  # noqa: E402,F401
-
-
-def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled):
-    return nn.functional.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
-
-
-def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled):
-    return nn.functional.instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
-
-
-def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):
-    return nn.functional.group_norm(input, num_groups, weight, bias, eps)
 
 
 def _accept_numpy_names():

@@ -82,6 +82,13 @@ def float_power(input, exponent, *, out=None):
     return _binary(g.OP_POW, x, e, out)
 
 
+def float_power_(self, exponent):
+    if self.dtype is not _dtype.float64:
+        raise RuntimeError(f"the base given to float_power_ has dtype {_dtype.scalar_name(self)} but the operation's "
+                           "result requires dtype Double")
+    return float_power(self, exponent, out=self)
+
+
 def round(input, *, decimals=0, out=None):
     if decimals:
         raise NotImplementedError("round(decimals=...) is not implemented")
@@ -222,7 +229,10 @@ METHODS = {name: fn for name, fn in FUNCTIONS.items() if name not in ("where", "
 METHODS.update({name + "_": _inplace(FUNCTIONS[name]) for name in (
     "add", "sub", "div", "true_divide", "floor_divide", "pow", "round", "clamp", "clip", "clamp_min", "clamp_max",
     "lerp", "addcmul", "addcdiv", "nan_to_num", "subtract", "multiply", "divide", "square")})
+# the in-place ops PyTorch also has as torch.<name>_
+FUNCTIONS.update({name: METHODS[name] for name in (
+    "clamp_", "clamp_min_", "clamp_max_", "clip_", "nan_to_num_", "round_", "square_")})
 METHODS.update({
     "where": lambda self, condition, other: where(condition, self, other),
-    "masked_fill_": masked_fill_,
+    "masked_fill_": masked_fill_, "float_power_": float_power_,
 })

@@ -107,6 +107,7 @@ def _i_abs(self):
 FUNCTIONS['abs'] = abs
 METHODS['abs'] = _m_abs
 METHODS['abs_'] = _i_abs
+FUNCTIONS['abs_'] = _i_abs
 
 def neg(input, *, out=None):
     return _unary(OP_NEG, input, out)
@@ -120,6 +121,7 @@ def _i_neg(self):
 FUNCTIONS['neg'] = neg
 METHODS['neg'] = _m_neg
 METHODS['neg_'] = _i_neg
+FUNCTIONS['neg_'] = _i_neg
 
 def sign(input, *, out=None):
     return _unary(OP_SIGN, input, out)
@@ -146,6 +148,7 @@ def _i_sqrt(self):
 FUNCTIONS['sqrt'] = sqrt
 METHODS['sqrt'] = _m_sqrt
 METHODS['sqrt_'] = _i_sqrt
+FUNCTIONS['sqrt_'] = _i_sqrt
 
 def rsqrt(input, *, out=None):
     return _unary(OP_RSQRT, input, out)
@@ -159,6 +162,7 @@ def _i_rsqrt(self):
 FUNCTIONS['rsqrt'] = rsqrt
 METHODS['rsqrt'] = _m_rsqrt
 METHODS['rsqrt_'] = _i_rsqrt
+FUNCTIONS['rsqrt_'] = _i_rsqrt
 
 def exp(input, *, out=None):
     return _unary(OP_EXP, input, out)
@@ -172,6 +176,7 @@ def _i_exp(self):
 FUNCTIONS['exp'] = exp
 METHODS['exp'] = _m_exp
 METHODS['exp_'] = _i_exp
+FUNCTIONS['exp_'] = _i_exp
 
 def expm1(input, *, out=None):
     return _unary(OP_EXPM1, input, out)
@@ -185,6 +190,7 @@ def _i_expm1(self):
 FUNCTIONS['expm1'] = expm1
 METHODS['expm1'] = _m_expm1
 METHODS['expm1_'] = _i_expm1
+FUNCTIONS['expm1_'] = _i_expm1
 
 def log(input, *, out=None):
     return _unary(OP_LOG, input, out)
@@ -198,6 +204,7 @@ def _i_log(self):
 FUNCTIONS['log'] = log
 METHODS['log'] = _m_log
 METHODS['log_'] = _i_log
+FUNCTIONS['log_'] = _i_log
 
 def log1p(input, *, out=None):
     return _unary(OP_LOG1P, input, out)
@@ -211,6 +218,7 @@ def _i_log1p(self):
 FUNCTIONS['log1p'] = log1p
 METHODS['log1p'] = _m_log1p
 METHODS['log1p_'] = _i_log1p
+FUNCTIONS['log1p_'] = _i_log1p
 
 def log2(input, *, out=None):
     return _unary(OP_LOG2, input, out)
@@ -224,6 +232,7 @@ def _i_log2(self):
 FUNCTIONS['log2'] = log2
 METHODS['log2'] = _m_log2
 METHODS['log2_'] = _i_log2
+FUNCTIONS['log2_'] = _i_log2
 
 def log10(input, *, out=None):
     return _unary(OP_LOG10, input, out)
@@ -237,6 +246,7 @@ def _i_log10(self):
 FUNCTIONS['log10'] = log10
 METHODS['log10'] = _m_log10
 METHODS['log10_'] = _i_log10
+FUNCTIONS['log10_'] = _i_log10
 
 def sin(input, *, out=None):
     return _unary(OP_SIN, input, out)
@@ -250,6 +260,7 @@ def _i_sin(self):
 FUNCTIONS['sin'] = sin
 METHODS['sin'] = _m_sin
 METHODS['sin_'] = _i_sin
+FUNCTIONS['sin_'] = _i_sin
 
 def cos(input, *, out=None):
     return _unary(OP_COS, input, out)
@@ -263,6 +274,7 @@ def _i_cos(self):
 FUNCTIONS['cos'] = cos
 METHODS['cos'] = _m_cos
 METHODS['cos_'] = _i_cos
+FUNCTIONS['cos_'] = _i_cos
 
 def tan(input, *, out=None):
     return _unary(OP_TAN, input, out)
@@ -276,6 +288,7 @@ def _i_tan(self):
 FUNCTIONS['tan'] = tan
 METHODS['tan'] = _m_tan
 METHODS['tan_'] = _i_tan
+FUNCTIONS['tan_'] = _i_tan
 
 def tanh(input, *, out=None):
     return _unary(OP_TANH, input, out)
@@ -289,6 +302,7 @@ def _i_tanh(self):
 FUNCTIONS['tanh'] = tanh
 METHODS['tanh'] = _m_tanh
 METHODS['tanh_'] = _i_tanh
+FUNCTIONS['tanh_'] = _i_tanh
 
 def sigmoid(input, *, out=None):
     return _unary(OP_SIGMOID, input, out)
@@ -302,6 +316,7 @@ def _i_sigmoid(self):
 FUNCTIONS['sigmoid'] = sigmoid
 METHODS['sigmoid'] = _m_sigmoid
 METHODS['sigmoid_'] = _i_sigmoid
+FUNCTIONS['sigmoid_'] = _i_sigmoid
 
 def erf(input, *, out=None):
     return _unary(OP_ERF, input, out)
@@ -315,6 +330,7 @@ def _i_erf(self):
 FUNCTIONS['erf'] = erf
 METHODS['erf'] = _m_erf
 METHODS['erf_'] = _i_erf
+FUNCTIONS['erf_'] = _i_erf
 
 def reciprocal(input, *, out=None):
     return _unary(OP_RECIPROCAL, input, out)
@@ -328,6 +344,7 @@ def _i_reciprocal(self):
 FUNCTIONS['reciprocal'] = reciprocal
 METHODS['reciprocal'] = _m_reciprocal
 METHODS['reciprocal_'] = _i_reciprocal
+FUNCTIONS['reciprocal_'] = _i_reciprocal
 
 def floor(input, *, out=None):
     return _unary(OP_FLOOR, input, out)
@@ -341,6 +358,7 @@ def _i_floor(self):
 FUNCTIONS['floor'] = floor
 METHODS['floor'] = _m_floor
 METHODS['floor_'] = _i_floor
+FUNCTIONS['floor_'] = _i_floor
 
 def ceil(input, *, out=None):
     return _unary(OP_CEIL, input, out)
@@ -354,6 +372,7 @@ def _i_ceil(self):
 FUNCTIONS['ceil'] = ceil
 METHODS['ceil'] = _m_ceil
 METHODS['ceil_'] = _i_ceil
+FUNCTIONS['ceil_'] = _i_ceil
 
 def trunc(input, *, out=None):
     return _unary(OP_TRUNC, input, out)
@@ -367,6 +386,7 @@ def _i_trunc(self):
 FUNCTIONS['trunc'] = trunc
 METHODS['trunc'] = _m_trunc
 METHODS['trunc_'] = _i_trunc
+FUNCTIONS['trunc_'] = _i_trunc
 
 def bitwise_not(input, *, out=None):
     return _unary(OP_BITWISE_NOT, input, out)
@@ -433,6 +453,7 @@ def _i_acos(self):
 FUNCTIONS['acos'] = acos
 METHODS['acos'] = _m_acos
 METHODS['acos_'] = _i_acos
+FUNCTIONS['acos_'] = _i_acos
 
 def asin(input, *, out=None):
     return _unary(OP_ASIN, input, out)
@@ -446,6 +467,7 @@ def _i_asin(self):
 FUNCTIONS['asin'] = asin
 METHODS['asin'] = _m_asin
 METHODS['asin_'] = _i_asin
+FUNCTIONS['asin_'] = _i_asin
 
 def atan(input, *, out=None):
     return _unary(OP_ATAN, input, out)
@@ -459,6 +481,7 @@ def _i_atan(self):
 FUNCTIONS['atan'] = atan
 METHODS['atan'] = _m_atan
 METHODS['atan_'] = _i_atan
+FUNCTIONS['atan_'] = _i_atan
 
 def sinh(input, *, out=None):
     return _unary(OP_SINH, input, out)
@@ -472,6 +495,7 @@ def _i_sinh(self):
 FUNCTIONS['sinh'] = sinh
 METHODS['sinh'] = _m_sinh
 METHODS['sinh_'] = _i_sinh
+FUNCTIONS['sinh_'] = _i_sinh
 
 def cosh(input, *, out=None):
     return _unary(OP_COSH, input, out)
@@ -485,6 +509,7 @@ def _i_cosh(self):
 FUNCTIONS['cosh'] = cosh
 METHODS['cosh'] = _m_cosh
 METHODS['cosh_'] = _i_cosh
+FUNCTIONS['cosh_'] = _i_cosh
 
 def asinh(input, *, out=None):
     return _unary(OP_ASINH, input, out)
@@ -498,6 +523,7 @@ def _i_asinh(self):
 FUNCTIONS['asinh'] = asinh
 METHODS['asinh'] = _m_asinh
 METHODS['asinh_'] = _i_asinh
+FUNCTIONS['asinh_'] = _i_asinh
 
 def acosh(input, *, out=None):
     return _unary(OP_ACOSH, input, out)
@@ -511,6 +537,7 @@ def _i_acosh(self):
 FUNCTIONS['acosh'] = acosh
 METHODS['acosh'] = _m_acosh
 METHODS['acosh_'] = _i_acosh
+FUNCTIONS['acosh_'] = _i_acosh
 
 def atanh(input, *, out=None):
     return _unary(OP_ATANH, input, out)
@@ -524,6 +551,7 @@ def _i_atanh(self):
 FUNCTIONS['atanh'] = atanh
 METHODS['atanh'] = _m_atanh
 METHODS['atanh_'] = _i_atanh
+FUNCTIONS['atanh_'] = _i_atanh
 
 def exp2(input, *, out=None):
     return _unary(OP_EXP2, input, out)
@@ -537,6 +565,7 @@ def _i_exp2(self):
 FUNCTIONS['exp2'] = exp2
 METHODS['exp2'] = _m_exp2
 METHODS['exp2_'] = _i_exp2
+FUNCTIONS['exp2_'] = _i_exp2
 
 def erfc(input, *, out=None):
     return _unary(OP_ERFC, input, out)
@@ -550,6 +579,7 @@ def _i_erfc(self):
 FUNCTIONS['erfc'] = erfc
 METHODS['erfc'] = _m_erfc
 METHODS['erfc_'] = _i_erfc
+FUNCTIONS['erfc_'] = _i_erfc
 
 def erfinv(input, *, out=None):
     return _unary(OP_ERFINV, input, out)
@@ -602,6 +632,7 @@ def _i_sinc(self):
 FUNCTIONS['sinc'] = sinc
 METHODS['sinc'] = _m_sinc
 METHODS['sinc_'] = _i_sinc
+FUNCTIONS['sinc_'] = _i_sinc
 
 def deg2rad(input, *, out=None):
     return _unary(OP_DEG2RAD, input, out)
@@ -615,6 +646,7 @@ def _i_deg2rad(self):
 FUNCTIONS['deg2rad'] = deg2rad
 METHODS['deg2rad'] = _m_deg2rad
 METHODS['deg2rad_'] = _i_deg2rad
+FUNCTIONS['deg2rad_'] = _i_deg2rad
 
 def rad2deg(input, *, out=None):
     return _unary(OP_RAD2DEG, input, out)
@@ -628,6 +660,7 @@ def _i_rad2deg(self):
 FUNCTIONS['rad2deg'] = rad2deg
 METHODS['rad2deg'] = _m_rad2deg
 METHODS['rad2deg_'] = _i_rad2deg
+FUNCTIONS['rad2deg_'] = _i_rad2deg
 
 def frac(input, *, out=None):
     return _unary(OP_FRAC, input, out)
@@ -641,6 +674,7 @@ def _i_frac(self):
 FUNCTIONS['frac'] = frac
 METHODS['frac'] = _m_frac
 METHODS['frac_'] = _i_frac
+FUNCTIONS['frac_'] = _i_frac
 
 def sgn(input, *, out=None):
     return _unary(OP_SGN, input, out)
@@ -717,6 +751,7 @@ def _i_xlogy(self, other):
 FUNCTIONS['xlogy'] = xlogy
 METHODS['xlogy'] = _m_xlogy
 METHODS['xlogy_'] = _i_xlogy
+FUNCTIONS['xlogy_'] = _i_xlogy
 
 def maximum(input, other, *, out=None):
     if type(input) is not Tensor or type(other) is not Tensor:
@@ -1053,6 +1088,7 @@ def _i_gcd(self, other):
 FUNCTIONS['gcd'] = gcd
 METHODS['gcd'] = _m_gcd
 METHODS['gcd_'] = _i_gcd
+FUNCTIONS['gcd_'] = _i_gcd
 
 def lcm(input, other, *, out=None):
     if type(input) is not Tensor or type(other) is not Tensor:
@@ -1072,6 +1108,7 @@ def _i_lcm(self, other):
 FUNCTIONS['lcm'] = lcm
 METHODS['lcm'] = _m_lcm
 METHODS['lcm_'] = _i_lcm
+FUNCTIONS['lcm_'] = _i_lcm
 
 # aliases: the same function objects under PyTorch's other names
 FUNCTIONS['absolute'] = abs
@@ -1081,30 +1118,37 @@ METHODS['absolute_'] = _i_abs
 FUNCTIONS['negative'] = neg
 METHODS['negative'] = _m_neg
 METHODS['negative_'] = _i_neg
+FUNCTIONS['negative_'] = _i_neg
 
 FUNCTIONS['arccos'] = acos
 METHODS['arccos'] = _m_acos
 METHODS['arccos_'] = _i_acos
+FUNCTIONS['arccos_'] = _i_acos
 
 FUNCTIONS['arcsin'] = asin
 METHODS['arcsin'] = _m_asin
 METHODS['arcsin_'] = _i_asin
+FUNCTIONS['arcsin_'] = _i_asin
 
 FUNCTIONS['arctan'] = atan
 METHODS['arctan'] = _m_atan
 METHODS['arctan_'] = _i_atan
+FUNCTIONS['arctan_'] = _i_atan
 
 FUNCTIONS['arcsinh'] = asinh
 METHODS['arcsinh'] = _m_asinh
 METHODS['arcsinh_'] = _i_asinh
+FUNCTIONS['arcsinh_'] = _i_asinh
 
 FUNCTIONS['arccosh'] = acosh
 METHODS['arccosh'] = _m_acosh
 METHODS['arccosh_'] = _i_acosh
+FUNCTIONS['arccosh_'] = _i_acosh
 
 FUNCTIONS['arctanh'] = atanh
 METHODS['arctanh'] = _m_atanh
 METHODS['arctanh_'] = _i_atanh
+FUNCTIONS['arctanh_'] = _i_atanh
 
 FUNCTIONS['arctan2'] = atan2
 METHODS['arctan2'] = _m_atan2
@@ -1113,6 +1157,7 @@ METHODS['arctan2_'] = _i_atan2
 FUNCTIONS['fix'] = trunc
 METHODS['fix'] = _m_trunc
 METHODS['fix_'] = _i_trunc
+FUNCTIONS['fix_'] = _i_trunc
 
 FUNCTIONS['greater'] = gt
 METHODS['greater'] = _m_gt
@@ -1192,51 +1237,51 @@ SAVED = {
 
 # the table, for the tests that sweep it: name -> (kind, kernels, result, python, domain, node name)
 OPS = {
-    'abs': ('unary', 'num', 'same', 'fmi', 'real', 'AbsBackward0'),
-    'neg': ('unary', 'num', 'same', 'fmi', 'real', 'NegBackward0'),
+    'abs': ('unary', 'num', 'same', 'fmiF', 'real', 'AbsBackward0'),
+    'neg': ('unary', 'num', 'same', 'fmiF', 'real', 'NegBackward0'),
     'sign': ('unary', 'all', 'same', 'fmi', 'real', 'SignBackward0'),
-    'sqrt': ('unary', 'float', 'float', 'fmi', 'pos', 'SqrtBackward0'),
-    'rsqrt': ('unary', 'float', 'float', 'fmi', 'pos', 'RsqrtBackward0'),
-    'exp': ('unary', 'float', 'float', 'fmi', 'real', 'ExpBackward0'),
-    'expm1': ('unary', 'float', 'float', 'fmi', 'real', 'Expm1Backward0'),
-    'log': ('unary', 'float', 'float', 'fmi', 'pos', 'LogBackward0'),
-    'log1p': ('unary', 'float', 'float', 'fmi', 'pos', 'Log1PBackward0'),
-    'log2': ('unary', 'float', 'float', 'fmi', 'pos', 'Log2Backward0'),
-    'log10': ('unary', 'float', 'float', 'fmi', 'pos', 'Log10Backward0'),
-    'sin': ('unary', 'float', 'float', 'fmi', 'real', 'SinBackward0'),
-    'cos': ('unary', 'float', 'float', 'fmi', 'real', 'CosBackward0'),
-    'tan': ('unary', 'float', 'float', 'fmi', 'unit', 'TanBackward0'),
-    'tanh': ('unary', 'float', 'float', 'fmi', 'real', 'TanhBackward0'),
-    'sigmoid': ('unary', 'float', 'float', 'fmi', 'real', 'SigmoidBackward0'),
-    'erf': ('unary', 'float', 'float', 'fmi', 'real', 'ErfBackward0'),
-    'reciprocal': ('unary', 'float', 'float', 'fmi', 'pos', 'ReciprocalBackward0'),
-    'floor': ('unary', 'num', 'same', 'fmi', 'real', 'FloorBackward0'),
-    'ceil': ('unary', 'num', 'same', 'fmi', 'real', 'CeilBackward0'),
+    'sqrt': ('unary', 'float', 'float', 'fmiF', 'pos', 'SqrtBackward0'),
+    'rsqrt': ('unary', 'float', 'float', 'fmiF', 'pos', 'RsqrtBackward0'),
+    'exp': ('unary', 'float', 'float', 'fmiF', 'real', 'ExpBackward0'),
+    'expm1': ('unary', 'float', 'float', 'fmiF', 'real', 'Expm1Backward0'),
+    'log': ('unary', 'float', 'float', 'fmiF', 'pos', 'LogBackward0'),
+    'log1p': ('unary', 'float', 'float', 'fmiF', 'pos', 'Log1PBackward0'),
+    'log2': ('unary', 'float', 'float', 'fmiF', 'pos', 'Log2Backward0'),
+    'log10': ('unary', 'float', 'float', 'fmiF', 'pos', 'Log10Backward0'),
+    'sin': ('unary', 'float', 'float', 'fmiF', 'real', 'SinBackward0'),
+    'cos': ('unary', 'float', 'float', 'fmiF', 'real', 'CosBackward0'),
+    'tan': ('unary', 'float', 'float', 'fmiF', 'unit', 'TanBackward0'),
+    'tanh': ('unary', 'float', 'float', 'fmiF', 'real', 'TanhBackward0'),
+    'sigmoid': ('unary', 'float', 'float', 'fmiF', 'real', 'SigmoidBackward0'),
+    'erf': ('unary', 'float', 'float', 'fmiF', 'real', 'ErfBackward0'),
+    'reciprocal': ('unary', 'float', 'float', 'fmiF', 'pos', 'ReciprocalBackward0'),
+    'floor': ('unary', 'num', 'same', 'fmiF', 'real', 'FloorBackward0'),
+    'ceil': ('unary', 'num', 'same', 'fmiF', 'real', 'CeilBackward0'),
     'round': ('unary', 'num', 'same', '', 'real', 'RoundBackward0'),
-    'trunc': ('unary', 'num', 'same', 'fmi', 'real', 'TruncBackward0'),
+    'trunc': ('unary', 'num', 'same', 'fmiF', 'real', 'TruncBackward0'),
     'bitwise_not': ('unary', 'intbool', 'same', 'fmi', '-', None),
     'logical_not': ('unary', 'all', 'bool', 'fmi', '-', None),
     'isnan': ('unary', 'all', 'bool', 'fm', '-', None),
     'isinf': ('unary', 'all', 'bool', 'fm', '-', None),
     'isfinite': ('unary', 'all', 'bool', 'fm', '-', None),
-    'acos': ('unary', 'float', 'float', 'fmi', 'unit', 'AcosBackward0'),
-    'asin': ('unary', 'float', 'float', 'fmi', 'unit', 'AsinBackward0'),
-    'atan': ('unary', 'float', 'float', 'fmi', 'real', 'AtanBackward0'),
-    'sinh': ('unary', 'float', 'float', 'fmi', 'real', 'SinhBackward0'),
-    'cosh': ('unary', 'float', 'float', 'fmi', 'real', 'CoshBackward0'),
-    'asinh': ('unary', 'float', 'float', 'fmi', 'real', 'AsinhBackward0'),
-    'acosh': ('unary', 'float', 'float', 'fmi', 'gt1', 'AcoshBackward0'),
-    'atanh': ('unary', 'float', 'float', 'fmi', 'unit', 'AtanhBackward0'),
-    'exp2': ('unary', 'float', 'float', 'fmi', 'real', 'Exp2Backward0'),
-    'erfc': ('unary', 'float', 'float', 'fmi', 'real', 'ErfcBackward0'),
+    'acos': ('unary', 'float', 'float', 'fmiF', 'unit', 'AcosBackward0'),
+    'asin': ('unary', 'float', 'float', 'fmiF', 'unit', 'AsinBackward0'),
+    'atan': ('unary', 'float', 'float', 'fmiF', 'real', 'AtanBackward0'),
+    'sinh': ('unary', 'float', 'float', 'fmiF', 'real', 'SinhBackward0'),
+    'cosh': ('unary', 'float', 'float', 'fmiF', 'real', 'CoshBackward0'),
+    'asinh': ('unary', 'float', 'float', 'fmiF', 'real', 'AsinhBackward0'),
+    'acosh': ('unary', 'float', 'float', 'fmiF', 'gt1', 'AcoshBackward0'),
+    'atanh': ('unary', 'float', 'float', 'fmiF', 'unit', 'AtanhBackward0'),
+    'exp2': ('unary', 'float', 'float', 'fmiF', 'real', 'Exp2Backward0'),
+    'erfc': ('unary', 'float', 'float', 'fmiF', 'real', 'ErfcBackward0'),
     'erfinv': ('unary', 'float', 'float', 'fmi', 'unit', 'ErfinvBackward0'),
     'lgamma': ('unary', 'float', 'float', 'fmi', 'pos', 'LgammaBackward0'),
     'digamma': ('unary', 'float', 'float', 'fmi', 'pos', 'DigammaBackward0'),
     'trigamma': ('unary', 'float', 'float', '', '-', None),
-    'sinc': ('unary', 'float', 'float', 'fmi', 'real', 'SincBackward0'),
-    'deg2rad': ('unary', 'float', 'float', 'fmi', 'real', 'Deg2RadBackward0'),
-    'rad2deg': ('unary', 'float', 'float', 'fmi', 'real', 'Rad2DegBackward0'),
-    'frac': ('unary', 'float', 'same', 'fmi', 'real', 'FracBackward0'),
+    'sinc': ('unary', 'float', 'float', 'fmiF', 'real', 'SincBackward0'),
+    'deg2rad': ('unary', 'float', 'float', 'fmiF', 'real', 'Deg2RadBackward0'),
+    'rad2deg': ('unary', 'float', 'float', 'fmiF', 'real', 'Rad2DegBackward0'),
+    'frac': ('unary', 'float', 'same', 'fmiF', 'real', 'FracBackward0'),
     'sgn': ('unary', 'all', 'same', 'fmi', 'real', 'SgnBackward0'),
     'signbit': ('unary', 'all', 'bool', 'fm', '-', None),
     'add': ('binary', 'all', 'same', '', '-', None),
@@ -1247,7 +1292,7 @@ OPS = {
     'div_floor': ('binary', 'num', 'same', '', '-', None),
     'remainder': ('binary', 'num', 'same', 'fmi', '-', None),
     'fmod': ('binary', 'num', 'same', 'fmin', '-', None),
-    'xlogy': ('binary', 'float', 'float', 'fmi', 'pos', 'XlogyBackward0'),
+    'xlogy': ('binary', 'float', 'float', 'fmiF', 'pos', 'XlogyBackward0'),
     'pow': ('binary', 'num', 'same', '', '-', None),
     'maximum': ('binary', 'all', 'same', 'fmt', '-', None),
     'minimum': ('binary', 'all', 'same', 'fmt', '-', None),
@@ -1270,8 +1315,8 @@ OPS = {
     'fmin': ('binary', 'all', 'same', 'fmt', 'distinct', 'FminBackward0'),
     'logaddexp': ('binary', 'float', 'same', 'fmt', 'real', 'LogaddexpBackward0'),
     'logaddexp2': ('binary', 'float', 'same', 'fmt', 'real', 'Logaddexp2Backward0'),
-    'gcd': ('binary', 'int', 'same', 'fmit', '-', None),
-    'lcm': ('binary', 'int', 'same', 'fmit', '-', None),
+    'gcd': ('binary', 'int', 'same', 'fmitF', '-', None),
+    'lcm': ('binary', 'int', 'same', 'fmitF', '-', None),
     'tanh_backward': ('binary', 'float', 'same', '', '-', 'TanhBackwardBackward0'),
     'sigmoid_backward': ('binary', 'float', 'same', '', '-', 'SigmoidBackwardBackward0'),
     'where': ('ternary', 'all', 'same', '', '-', None),

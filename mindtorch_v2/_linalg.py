@@ -311,3 +311,4 @@ FUNCTIONS = {"mm": mm, "bmm": bmm, "addmm": addmm, "baddbmm": baddbmm, "matmul":
 METHODS = {k: f for k, f in FUNCTIONS.items() if k not in ("tensordot", "chain_matmul", "einsum")}
 METHODS.update({"addmv_": _inplace(addmv), "addr_": _inplace(addr), "addbmm_": _inplace(addbmm),
                 "baddbmm_": _inplace(baddbmm), "addmm_": _inplace(addmm)})
+FUNCTIONS["addmv_"] = METHODS["addmv_"]  # the one PyTorch also has as torch.<name>_

@@ -46,6 +46,10 @@ def zero_(self):
     return fill_(self, 0)
 
 
+def fill(input, value):
+    return fill_(clone(input), value)  # PyTorch's composition (FillBackward: the grad is zero)
+
+
 def _to_dtype(self, dtype, copy=False):
     return call(lib.mt_to_dtype, self._h, dtype._id, 1 if copy else 0)
 
@@ -232,10 +236,11 @@ def install():
     attach the methods to Tensor."""
     from ._numpy_compat import accept_numpy_names
     from ._tensor_serial import METHODS as serial_methods
-    for module in (g, ew, v, _reduce, _linalg, _lapack, _random, _nn_ops, _shape_ops):
+    from . import _runtime
+    for module in (g, ew, v, _reduce, _linalg, _lapack, _random, _nn_ops, _shape_ops, _runtime):
         TORCH.register(module.FUNCTIONS, module.__name__)
         TENSOR.register(module.METHODS, module.__name__)
-    TORCH.register({"clone": clone}, __name__)
+    TORCH.register({"clone": clone, "fill": fill, "fill_": fill_, "zero_": zero_}, __name__)
     TENSOR.register(METHODS, __name__)
     TENSOR.register(serial_methods, "mindtorch_v2._tensor_serial")
     TENSOR.register(OPERATORS, __name__)

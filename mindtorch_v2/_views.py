@@ -395,4 +395,6 @@ METHODS.update({
     "as_strided_": lambda self, size, stride, storage_offset=None:
         swap_handle(self, as_strided(self, size, stride, storage_offset), "AsStridedBackward1"),
 })
+METHODS["conj_physical_"] = _real_identity("conj_physical_")
+FUNCTIONS.update({name: METHODS[name] for name in ("as_strided_", "conj_physical_")})
 PROPERTIES = {"T": T, "mT": mT, "H": T, "mH": mT}

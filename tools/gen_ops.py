@@ -47,8 +47,8 @@ def read_table(path=TABLE):
             if cols[0] in seen:
                 raise SystemExit(f"{where}: {cols[0]} is declared twice")
             seen.add(cols[0])
-            if len(cols) == 3 and cols[1] == "alias":
-                aliases[cols[0]] = cols[2]
+            if len(cols) in (3, 4) and cols[1] == "alias":
+                aliases[cols[0]] = (cols[2], cols[3] if len(cols) == 4 else None)
                 continue
             if len(cols) < 6:
                 raise SystemExit(f"{where}: expected name kind kernels result python domain [derivative]")
@@ -59,7 +59,7 @@ def read_table(path=TABLE):
             ops.append(dict(name=name, kind=kind, kernels=kernels, result=result,
                             python="" if python == "-" else python, domain=domain, grad=grad, where=where))
     names = {op["name"] for op in ops}
-    for alias, target in aliases.items():
+    for alias, (target, _) in aliases.items():
         if target not in names:
             raise SystemExit(f"{path}: alias {alias} of unknown op {target}")
     return ops, aliases
@@ -341,6 +341,7 @@ def _registrations(name, target, py):
     lines = [f"FUNCTIONS[{name!r}] = {target}"] if "f" in py else []
     lines += [f"METHODS[{name!r}] = _m_{target}"] if "m" in py else []
     lines += [f"METHODS[{name + '_'!r}] = _i_{target}"] if "i" in py else []
+    lines += [f"FUNCTIONS[{name + '_'!r}] = _i_{target}"] if "F" in py else []
     return lines + [""]
 
 
@@ -386,8 +387,8 @@ def gen_python(ops, aliases):
         out += _registrations(name, name, py)
     by_name = {op["name"]: op for op in ops}
     out.append("# aliases: the same function objects under PyTorch's other names")
-    for alias, target in aliases.items():
-        out += _registrations(alias, target, by_name[target]["python"])
+    for alias, (target, py) in aliases.items():
+        out += _registrations(alias, target, by_name[target]["python"] if py is None else py)
     out.append("# grad_fn._saved_<field> of the nodes whose formulas the table gives (see autograd/_saved.py)")
     out.append("SAVED = {")
     for node, fields in saved_fields(ops).items():
@@ -401,7 +402,7 @@ def gen_python(ops, aliases):
         out.append(f"    {op['name']!r}: ({op['kind']!r}, {op['kernels']!r}, {op['result']!r}, {op['python']!r}, "
                    f"{op['domain']!r}, {d[0] if d else None!r}),")
     out.append("}")
-    out.append(f"ALIASES = {aliases!r}")
+    out.append(f"ALIASES = {({alias: target for alias, (target, _) in aliases.items()})!r}")
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -29,6 +29,7 @@ NAMESPACES = ("torch", "Tensor", "nn.functional", "linalg", "special", "fft")
 OUT_OF_SCOPE = [
     (r".*(sparse|_coo|_csr|_csc|_bsr|_bsc|crow_|ccol_|row_indices|col_indices|coalesce|"
      r"smm$|hspmm|sspaddmm|saddmm|dense_dim|indices$|values$|_nnz).*", "sparse layouts"),
+    (r"torch\.(native_norm|spmm)$", "sparse layouts"),  # CPU kernels for sparse tensors only
     (r".*(quantize|q_per_channel|q_scale|q_zero_point|qscheme|int_repr|fake_quant|quantized_|"
      r"_per_tensor|dequantize|choose_qparams|fused_moving_avg_obs).*", "quantized tensors"),
     (r".*(cudnn|miopen|mkldnn|fbgemm|mps_|nnpack|_cuda|cuda$|xpu|ipu|hpu|mtia|vulkan|opengl|"

@@ -1,0 +1,149 @@
+"""The torch.* entry points of nn ops, with ATen's signatures where they differ from
+nn.functional's: the reduction as an int (at::Reduction), positional arguments, and the
+native_* ops' tuple results (the saved statistics)."""
+from .. import _reduce
+from . import functional as F
+
+_REDUCTION = ("none", "mean", "sum")  # at::Reduction::None, Mean, Sum
+
+
+def _pool_stride(stride):
+    return stride if stride not in ((), []) else None  # ATen's default `stride=[]`: the kernel size
+
+
+def max_pool1d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return F.max_pool1d(input, kernel_size, _pool_stride(stride), padding, dilation, ceil_mode)
+
+
+def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return F.max_pool2d(input, kernel_size, _pool_stride(stride), padding, dilation, ceil_mode)
+
+
+def adaptive_max_pool1d(input, output_size):
+    return F.adaptive_max_pool1d(input, output_size, return_indices=True)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=1):
+    return F.binary_cross_entropy_with_logits(input, target, weight, reduction=_REDUCTION[reduction],
+                                              pos_weight=pos_weight)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=1):
+    return F.cosine_embedding_loss(input1, input2, target, margin, reduction=_REDUCTION[reduction])
+
+
+def hinge_embedding_loss(input, target, margin=1.0, reduction=1):
+    return F.hinge_embedding_loss(input, target, margin, reduction=_REDUCTION[reduction])
+
+
+def kl_div(input, target, reduction=1, *, log_target=False):
+    return F.kl_div(input, target, reduction=_REDUCTION[reduction], log_target=log_target)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=1):
+    return F.margin_ranking_loss(input1, input2, target, margin, reduction=_REDUCTION[reduction])
+
+
+def poisson_nll_loss(input, target, log_input, full, eps, reduction):
+    return F.poisson_nll_loss(input, target, log_input, full, eps=eps, reduction=_REDUCTION[reduction])
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-06, swap=False, reduction=1):
+    return F.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, reduction=_REDUCTION[reduction])
+
+
+def constant_pad_nd(input, pad, value=0):
+    return F.pad(input, pad, "constant", value)
+
+
+def conv_tbc(input, weight, bias, pad=0):
+    """Time-batch-channel convolution: conv1d on (batch, channel, time) with the kernel (width, in, out)."""
+    if input.dim() != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.dim() != 3:
+        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, out_channels.")
+    if bias.dim() != 1:
+        raise RuntimeError("Bias must be 1-D")
+    out = F.conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=pad)
+    return out.permute(2, 0, 1)
+
+
+def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    spatial = weight.dim() - 2
+    if spatial not in (1, 2):
+        raise NotImplementedError(f"torch.convolution with {spatial} spatial dimensions is not implemented "
+                                  "in mindtorch_v2")
+    if transposed:
+        conv = F.conv_transpose1d if spatial == 1 else F.conv_transpose2d
+        return conv(input, weight, bias, stride, padding, output_padding, groups, dilation)
+    conv = F.conv1d if spatial == 1 else F.conv2d
+    return conv(input, weight, bias, stride, padding, dilation, groups)
+
+
+def _inverse_std(var, eps):
+    return (var + eps).rsqrt()
+
+
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    dims = tuple(range(input.dim() - len(normalized_shape), input.dim()))
+    var, mean = _reduce.var_mean(input, dims, correction=0, keepdim=True)
+    return F.layer_norm(input, normalized_shape, weight, bias, eps), mean, _inverse_std(var, eps)
+
+
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    out = F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    if not training:  # the statistics used are the running ones: nothing is saved
+        empty = input.new_empty((0,))
+        return out, empty, empty.clone()
+    dims = (0,) + tuple(range(2, input.dim()))
+    var, mean = _reduce.var_mean(input.detach(), dims, correction=0)
+    return out, mean, _inverse_std(var, eps)
+
+
+def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
+    out = F.group_norm(input, group, weight, bias, eps)
+    var, mean = _reduce.var_mean(input.detach().reshape(N, group, -1), -1, correction=0)
+    return out, mean, _inverse_std(var, eps)
+
+
+def native_dropout(input, p, train):
+    if train is False:
+        return input.clone(), input.new_ones(input.shape, dtype=_bool())
+    mask = input.new_empty(input.shape).bernoulli_(1 - p).to(_bool()) if p < 1 else \
+        input.new_zeros(input.shape, dtype=_bool())
+    scale = 0.0 if p >= 1 else 1.0 / (1 - p)
+    return input * mask * scale, mask
+
+
+def _bool():
+    from .. import _dtype
+    return _dtype.bool
+
+
+def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled):
+    return F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled):
+    return F.instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):
+    return F.group_norm(input, num_groups, weight, bias, eps)
+
+
+FUNCTIONS = {
+    "max_pool1d": max_pool1d, "max_pool2d": max_pool2d, "adaptive_max_pool1d": adaptive_max_pool1d,
+    "binary_cross_entropy_with_logits": binary_cross_entropy_with_logits,
+    "cosine_embedding_loss": cosine_embedding_loss, "hinge_embedding_loss": hinge_embedding_loss,
+    "kl_div": kl_div, "margin_ranking_loss": margin_ranking_loss, "poisson_nll_loss": poisson_nll_loss,
+    "triplet_margin_loss": triplet_margin_loss, "constant_pad_nd": constant_pad_nd,
+    "conv_tbc": conv_tbc, "convolution": convolution, "native_layer_norm": native_layer_norm,
+    "native_batch_norm": native_batch_norm, "native_group_norm": native_group_norm, "native_dropout": native_dropout,
+    "batch_norm": batch_norm, "instance_norm": instance_norm, "group_norm": group_norm,
+    # the same signature as nn.functional's
+    **{name: getattr(F, name) for name in (
+        "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "avg_pool1d", "adaptive_avg_pool1d",
+        "channel_shuffle", "native_channel_shuffle", "pixel_shuffle", "pixel_unshuffle", "cosine_similarity",
+        "pairwise_distance", "rms_norm", "prelu", "rrelu", "rrelu_")},
+}
