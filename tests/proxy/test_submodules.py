@@ -292,6 +292,14 @@ def test_checkpoint_reentrant_rules_like_pytorch():
     assert out.tolist() == [16.0, 16.0]
 
 
+def test_checkpoint_device_states_as_pytorch_on_cpu():
+    # sentence-transformers' cached losses import these at module level and save/restore around forwards
+    from mindtorch_v2.utils.checkpoint import get_device_states, set_device_states
+    from torch.utils.checkpoint import get_device_states as t_get
+    assert get_device_states(mt.ones(2), [mt.zeros(1)], 3) == t_get(torch.ones(2), [torch.zeros(1)], 3) == ([], [])
+    set_device_states([], [])
+
+
 # ---- distributions ----------------------------------------------------------------------
 
 def _np(t):
