@@ -6,7 +6,7 @@ import math
 from ._C import lib
 from ._core import check, LinAlgError, new_out
 from ._dispatch import call
-from ._dtype import float32, float64, int64, scalar_name
+from ._dtype import float16, float32, float64, int64, scalar_name
 from ._reduce import _pair_type, return_types
 from ._tensor import Tensor, wrap
 
@@ -478,12 +478,61 @@ LINALG = {"cholesky": cholesky, "cholesky_ex": cholesky_ex, "lu_factor": lu_fact
           "vander": vander, "diagonal": diagonal, "householder_product": householder_product,
           "matrix_exp": matrix_exp, "LinAlgError": LinAlgError}
 
+# ---- randomized low-rank SVD and PCA: PyTorch's torch/_lowrank.py (Halko et al. 2009), dense tensors ----
+
+def _approximate_basis(A, q, niter, M):
+    """Q with q orthonormal columns whose span approximates A's (minus M's) range; R ~ randn, so the
+    result follows torch.manual_seed as PyTorch's does."""
+    from ._random import randn
+    niter = 2 if niter is None else niter
+    R = randn(A.shape[-1], q, dtype=A.dtype if A.dtype in (float16, float32, float64) else float32)
+    X = A @ R if M is None else A @ R - M @ R
+    Q = qr(X).Q
+    for _ in range(niter):
+        X = A.mH @ Q if M is None else A.mH @ Q - M.mH @ Q
+        Q = qr(X).Q
+        X = A @ Q if M is None else A @ Q - M @ Q
+        Q = qr(X).Q
+    return Q
+
+
+def _svd_lowrank(A, q=6, niter=2, M=None):
+    q = 6 if q is None else q
+    m, n = A.shape[-2:]
+    if M is not None:
+        M = M.broadcast_to(A.size())
+    if m < n:
+        A, M = A.mH, None if M is None else M.mH
+    Q = _approximate_basis(A, q, niter, M)
+    B = Q.mH @ A if M is None else Q.mH @ A - Q.mH @ M
+    U, S, Vh = svd(B, full_matrices=False)
+    U, V = Q.matmul(U), Vh.mH
+    return (V, S, U) if m < n else (U, S, V)
+
+
+def svd_lowrank(A, q=6, niter=2, M=None):
+    return _svd_lowrank(A, q=q, niter=niter, M=M)
+
+
+def pca_lowrank(A, q=None, center=True, niter=2):
+    m, n = A.shape[-2:]
+    if q is None:
+        q = min(6, m, n)
+    elif not (q >= 0 and q <= min(m, n)):
+        raise ValueError(f"q(={q}) must be non-negative integer and not greater than min(m, n)={min(m, n)}")
+    if not niter >= 0:
+        raise ValueError(f"niter(={niter}) must be non-negative integer")
+    if not center:
+        return _svd_lowrank(A, q, niter=niter)
+    return _svd_lowrank(A - A.mean(dim=(-2,), keepdim=True), q, niter=niter)
+
+
 # torch.<name> (and Tensor.<name> where PyTorch has the method)
 FUNCTIONS = {"cholesky": torch_cholesky, "cholesky_solve": cholesky_solve, "cholesky_inverse": cholesky_inverse,
              "inverse": inv, "det": det, "logdet": logdet, "slogdet": torch_slogdet, "svd": torch_svd, "qr": torch_qr,
              "pinverse": pinverse, "matrix_power": matrix_power, "triangular_solve": triangular_solve,
              "lu": torch_lu, "lu_solve": torch_lu_solve, "lu_unpack": lu_unpack, "matrix_exp": matrix_exp,
-             "orgqr": householder_product}
+             "orgqr": householder_product, "svd_lowrank": svd_lowrank, "pca_lowrank": pca_lowrank}
 METHODS = {k: FUNCTIONS[k] for k in ("cholesky", "cholesky_solve", "cholesky_inverse", "inverse", "det", "logdet",
                                      "slogdet", "svd", "qr", "pinverse", "matrix_power", "triangular_solve", "lu",
                                      "lu_solve", "matrix_exp", "orgqr")}

@@ -153,6 +153,14 @@ class Tensor:
         from . import strided
         return strided
 
+    def to_dense(self, dtype=None, *, masked_grad=None):
+        """Every tensor here is strided, that is dense already: itself, converted when a dtype is given
+        (PyTorch's strided case)."""
+        from ._dtype import dtype as _dtype_cls
+        if dtype is not None and not isinstance(dtype, _dtype_cls):
+            raise TypeError(f"to_dense(): argument 'dtype' (position 1) must be torch.dtype, not {type(dtype).__name__}")
+        return self if dtype is None or dtype is self.dtype else self.to(dtype)
+
     # ---- autograd (state and engine live in the core) ------------------------
     @property
     def requires_grad(self):

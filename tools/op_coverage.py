@@ -83,7 +83,8 @@ def ours():
     import mindtorch_v2 as mt
     found = {}
     for ns, obj in namespaces(mt).items():
-        found[ns] = set() if obj is None else {n for n in dir(obj) if callable(getattr(obj, n, None))}
+        found[ns] = set() if obj is None else {n for n in dir(obj) if callable(getattr(obj, n, None))
+                                               and not getattr(getattr(obj, n), "_mindtorch_missing", False)}
     return found
 
 

@@ -77,7 +77,32 @@ class _AliasLoader(importlib.abc.Loader):
         return importlib.import_module(self.target)
 
     def exec_module(self, module):
-        pass
+        _claim_torch_names()
+
+
+_RENAMED = []  # (class, its mindtorch_v2 module name): what uninstall() puts back
+
+
+def _claim_torch_names():
+    """Under the proxy mindtorch_v2 *is* torch, so its loaded modules are also sys.modules' torch.X and
+    their classes say __module__ "torch.X", as PyTorch's do: libraries test that (transformers'
+    infer_framework walks a model's MRO for a base from "torch...": a plain nn.Module subclass), and
+    pickle and typing.get_type_hints look the class up there. The top-level classes defined in private
+    modules (Tensor, Size, dtype...) say "torch", as PyTorch's do."""
+    top = sys.modules.get(_TARGET)
+    for name, mod in list(sys.modules.items()):
+        if name != _TARGET and not name.startswith(_TARGET + "."):
+            continue
+        alias = "torch" + name[len(_TARGET):]
+        sys.modules.setdefault(alias, mod)
+        for attr, obj in list(vars(mod).items()):
+            if isinstance(obj, type) and obj.__module__ == name:
+                exported = name.startswith(_TARGET + "._") and getattr(top, attr, None) is obj
+                obj.__module__ = _TOP_LEVEL.get(attr, "torch") if exported else alias
+                _RENAMED.append((obj, name))
+
+
+_TOP_LEVEL = {"Generator": "torch._C"}  # PyTorch's __module__ of a top-level class other than "torch"
 
 
 class _Metadata(importlib.metadata.Distribution):
@@ -131,6 +156,9 @@ def install():
 def uninstall():
     if _FINDER in sys.meta_path:
         sys.meta_path.remove(_FINDER)
+    for cls, name in _RENAMED:
+        cls.__module__ = name
+    _RENAMED.clear()
     for name in [m for m in sys.modules if m == "torch" or m.startswith("torch.")]:
         del sys.modules[name]
 

@@ -1,5 +1,9 @@
 """torch.distributions: Normal, Categorical, MultivariateNormal and constraints (math through
 mindtorch_v2 ops; ops the library lacks raise NotImplementedError naming them)."""
+import importlib.machinery
+import sys
+import types
+
 from .._missing import missing_class
 from . import constraints, utils  # noqa: F401
 from .categorical import Categorical  # noqa: F401
@@ -33,3 +37,29 @@ for _n in _DISTRIBUTIONS:
     globals()[_n] = _missing(_n, Distribution)
 for _n in _TRANSFORMS:
     globals()[_n] = _missing(_n, Transform)
+
+
+# ---- PyTorch's submodules of the classes above that lack a file here (`from torch.distributions.relaxed_bernoulli import
+# RelaxedBernoulli` at a library's module level imports; constructing raises as above) ----
+_SUBMODULES = {"bernoulli": "Bernoulli", "beta": "Beta", "binomial": "Binomial", "cauchy": "Cauchy", "chi2": "Chi2",
+               "continuous_bernoulli": "ContinuousBernoulli", "dirichlet": "Dirichlet", "exp_family": "ExponentialFamily",
+               "exponential": "Exponential",
+               "fishersnedecor": "FisherSnedecor", "gamma": "Gamma", "generalized_pareto": "GeneralizedPareto",
+               "geometric": "Geometric", "gumbel": "Gumbel", "half_cauchy": "HalfCauchy", "half_normal": "HalfNormal",
+               "independent": "Independent", "inverse_gamma": "InverseGamma", "kumaraswamy": "Kumaraswamy",
+               "laplace": "Laplace", "lkj_cholesky": "LKJCholesky", "log_normal": "LogNormal",
+               "logistic_normal": "LogisticNormal", "lowrank_multivariate_normal": "LowRankMultivariateNormal",
+               "mixture_same_family": "MixtureSameFamily", "multinomial": "Multinomial",
+               "negative_binomial": "NegativeBinomial", "one_hot_categorical": "OneHotCategorical "
+               "OneHotCategoricalStraightThrough", "pareto": "Pareto", "poisson": "Poisson",
+               "relaxed_bernoulli": "LogitRelaxedBernoulli RelaxedBernoulli",
+               "relaxed_categorical": "ExpRelaxedCategorical RelaxedOneHotCategorical", "studentT": "StudentT",
+               "transformed_distribution": "TransformedDistribution", "uniform": "Uniform", "von_mises": "VonMises",
+               "weibull": "Weibull", "wishart": "Wishart", "transforms": " ".join(_TRANSFORMS + ["Transform"])}
+for _module, _names in _SUBMODULES.items():
+    _full = f"{__name__}.{_module}"
+    _mod = sys.modules[_full] = globals()[_module] = types.ModuleType(_full)
+    _mod.__spec__ = importlib.machinery.ModuleSpec(_full, None)  # what importlib.util.find_spec answers
+    _mod.__all__ = _names.split()
+    for _n in _mod.__all__:  # two live only in their submodule in PyTorch too
+        setattr(_mod, _n, globals().get(_n) or _missing(_n, Distribution))

@@ -3,8 +3,8 @@ from .._C import ffi, lib
 from .._core import check
 from .._creation import zeros_like
 from .._tensor import Tensor
-from .optimizer import (Optimizer, _check_common, _check_supported, _closure_loss, _get_value, _scalar_tensor,
-                        _to_scalar, _use_grad_for_differentiable, _with_grad)
+from .optimizer import (Optimizer, _check_common, _check_supported, _closure_loss, _device_dtype_check_for_fused,
+                        _get_value, _scalar_tensor, _to_scalar, _use_grad_for_differentiable, _with_grad)
 
 __all__ = ["Adam", "adam"]
 
@@ -26,7 +26,7 @@ class Adam(Optimizer):
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay, "amsgrad": amsgrad,
                     "maximize": maximize, "foreach": foreach, "capturable": capturable,
                     "differentiable": differentiable, "fused": fused, "decoupled_weight_decay": decoupled_weight_decay}
-        _check_supported(type(self).__name__, defaults)
+        _check_supported(type(self).__name__, defaults, fused=True)
         super().__init__(params, defaults)
 
     def __setstate__(self, state):
@@ -44,6 +44,8 @@ class Adam(Optimizer):
         for p in params:
             state = self.state[p]
             if len(state) == 0:
+                if group["fused"]:
+                    _device_dtype_check_for_fused(p)
                 state["step"] = _scalar_tensor(0.0)
                 state["exp_avg"] = zeros_like(p)
                 state["exp_avg_sq"] = zeros_like(p)

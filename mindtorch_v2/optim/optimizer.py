@@ -68,12 +68,28 @@ def _scalar_tensor(value, device=None):
     return tensor(value, dtype=_get_scalar_dtype())
 
 
-def _check_supported(name, defaults):
+def _check_supported(name, defaults, fused=False):
     """The flags whose implementations (CUDA graphs, autograd through the step, multi-tensor kernels
-    with their own rounding) do not exist here; foreach is accepted and runs the per-parameter step."""
+    with their own rounding) do not exist here; foreach is accepted and runs the per-parameter step.
+    fused=True: the optimizer accepts PyTorch's fused flag (Adam, AdamW: transformers' Trainer asks for
+    it by default). Its CPU kernel computes the single-tensor formula in float32 with an FMA in the
+    exp_avg lerp, and gives the single-tensor result (bit-equal in our measurements), so the per-parameter
+    step runs; PyTorch's checks of the flag apply."""
+    if fused and defaults.get("fused"):
+        if defaults.get("differentiable"):
+            raise RuntimeError("`fused` does not support `differentiable`")
+        if defaults.get("foreach"):
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
     for flag in ("fused", "capturable", "differentiable"):
-        if defaults.get(flag):
+        if defaults.get(flag) and not (flag == "fused" and fused):
             raise NotImplementedError(f"torch.optim.{name}({flag}=True) is not implemented")
+
+
+def _device_dtype_check_for_fused(p):
+    supported = ["mps", "cuda", "xpu", "hpu", "cpu", "mtia", "privateuseone"]  # PyTorch's list
+    if not (p.device.type in supported and p.is_floating_point()):
+        raise RuntimeError("`fused=True` requires all the params to be floating point Tensors of "
+                           f"supported devices: {supported} but {p.dtype} and {p.device.type}")
 
 
 def _typename(obj):

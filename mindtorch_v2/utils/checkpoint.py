@@ -36,6 +36,18 @@ def set_checkpoint_early_stop(enable):
     return contextlib.nullcontext()
 
 
+def get_device_states(*args):
+    """(device ids, RNG states) of the accelerator devices that args' tensors live on: none, as every
+    mindtorch_v2 tensor is on the CPU or meta device, which PyTorch skips."""
+    return [], []
+
+
+def set_device_states(devices, states, *, device_type=None):
+    """Restores what get_device_states returned: nothing, without accelerator devices."""
+    if len(devices):
+        raise NotImplementedError("torch.utils.checkpoint.set_device_states: mindtorch_v2 has no accelerator devices")
+
+
 def detach_variable(inputs):
     from .._tensor import Tensor
     if not isinstance(inputs, tuple):

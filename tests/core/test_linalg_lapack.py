@@ -405,3 +405,21 @@ def test_svd_of_many_empty_matrices_is_immediate():
         U, S, Vh = mt.linalg.svd(mt.zeros(*shape), full_matrices=full)
         Ut, St, Vht = torch.linalg.svd(torch.zeros(*shape), full_matrices=full)
         assert [tuple(t.shape) for t in (U, S, Vh)] == [tuple(t.shape) for t in (Ut, St, Vht)]
+
+
+@pytest.mark.parametrize("shape", [(7, 5), (4, 9), (2, 6, 6)])
+def test_svd_lowrank_and_pca_lowrank_equal_pytorch_from_the_same_seed(shape):
+    # the random projection is randn under the global seed, which follows PyTorch's stream
+    am, at = both(general(shape))
+    for f, kw in (("svd_lowrank", {"q": 3}), ("svd_lowrank", {"q": 2, "niter": 0, "M": am[..., :1, :]}),
+                  ("pca_lowrank", {"q": min(shape[-2:]) - 1}),  # centred: rank m-1 at most
+                  ("pca_lowrank", {"q": 2, "center": False})):
+        mt.manual_seed(0), torch.manual_seed(0)
+        kt = {k: torch.from_numpy(v.numpy()) if isinstance(v, mt.Tensor) else v for k, v in kw.items()}
+        got, want = getattr(mt, f)(am, **kw), getattr(torch, f)(at, **kt)
+        close(got[1], want[1], 1e-8)  # singular values; U, V up to the signs of their columns
+        sm, st = (u.gather(-2, u.abs().argmax(-2, keepdim=True)).sign() for u in (got[0], want[0]))
+        close((got[0] * sm, got[2] * sm), (want[0] * st, want[2] * st), 1e-8)
+        close(got[0] @ mt.diag_embed(got[1]) @ got[2].mH, want[0] @ torch.diag_embed(want[1]) @ want[2].mH, 1e-8)
+    with pytest.raises(ValueError, match=r"q\(=9\) must be non-negative integer and not greater than min\(m, n\)=4"):
+        mt.pca_lowrank(mt.zeros(4, 9), q=9)

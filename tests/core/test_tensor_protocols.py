@@ -38,6 +38,20 @@ def test_metadata(layout, dtype):
     same(lambda: m.tolist(), lambda: t.tolist(), cmp=_same_list)
 
 
+def test_to_dense_of_a_strided_tensor():
+    # sentence-transformers' cos_sim ends in .to_dense(): on a strided tensor it is the tensor itself
+    m, t = pair(torch, [2, 3], "float32")
+    m.requires_grad_(), t.requires_grad_()
+    assert m.to_dense() is m and t.to_dense() is t and m.to_dense(masked_grad=True) is m
+    assert m.to_dense(mt.float32) is m and t.to_dense(torch.float32) is t
+    check(m.to_dense(mt.float64), t.to_dense(torch.float64))
+    assert type(m.to_dense(mt.float64).grad_fn).__name__ == type(t.to_dense(torch.float64).grad_fn).__name__
+    with pytest.raises(TypeError, match=r"^to_dense\(\): argument 'dtype' \(position 1\) must be torch.dtype, not int$"):
+        m.to_dense(1)
+    with pytest.raises(TypeError, match=r"^to_dense\(\): argument 'dtype' \(position 1\) must be torch.dtype, not int$"):
+        t.to_dense(1)
+
+
 def _same_list(a, b):
     assert type(a) is type(b), (a, b)
     if isinstance(a, list):

@@ -145,9 +145,39 @@ def test_non_contiguous_and_errors():
     with pytest.raises(TypeError, match="expected a floating point param, got Long"):
         mt.optim.sgd.sgd([mt.ones(3, dtype=mt.int64)], [mt.ones(3, dtype=mt.int64)], None, weight_decay=0,
                          momentum=0, lr=0.1, dampening=0, nesterov=False, maximize=False)
-    for flag in ("fused", "differentiable"):
-        with pytest.raises(NotImplementedError, match=flag):
-            mt.optim.Adam([p], **{flag: True})
+    with pytest.raises(NotImplementedError, match="differentiable"):
+        mt.optim.Adam([p], differentiable=True)
+    with pytest.raises(NotImplementedError, match=r"torch.optim.SGD\(fused=True\) is not implemented"):
+        mt.optim.SGD([p], lr=0.1, fused=True)
+
+
+@pytest.mark.parametrize("name", ["Adam", "AdamW"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_fused_equals_pytorchs_fused_kernel(name, dtype):
+    """fused=True (transformers' Trainer default) runs the per-parameter step: equal to PyTorch's CPU
+    fused kernel (float32 and float64, amsgrad, weight decay, maximize)."""
+    for kw in (dict(lr=0.01), dict(lr=0.01, amsgrad=True, weight_decay=0.1, maximize=True)):
+        got = []
+        for lib in (mt, torch):
+            w = lib.nn.Parameter(lib.tensor(W0.tolist(), dtype=getattr(lib, dtype)))
+            opt = getattr(lib.optim, name)([w], fused=True, **kw)
+            for g, _ in GRADS:
+                w.grad = lib.tensor(g.tolist(), dtype=getattr(lib, dtype))
+                opt.step()
+            got.append(np.array(w.detach().tolist()))
+            assert str(opt.state[w]["step"].dtype).endswith("float32")
+        np.testing.assert_allclose(got[0], got[1], rtol=1e-6 if dtype == "float32" else 1e-13, atol=0)
+
+
+def test_fused_flag_errors_as_pytorch():
+    same_error(lambda lib: lib.optim.Adam([lib.nn.Parameter(lib.ones(2))], fused=True, foreach=True))
+    same_error(lambda lib: lib.optim.AdamW([lib.nn.Parameter(lib.ones(2))], fused=True, differentiable=True))
+
+    def int_param(lib):
+        p = lib.ones(2, dtype=lib.int64)
+        p.grad = lib.ones(2, dtype=lib.int64)
+        lib.optim.Adam([p], fused=True).step()
+    same_error(int_param)
 
 
 def same_error(fn):

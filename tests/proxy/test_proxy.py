@@ -50,6 +50,39 @@ def test_uninstall():
     assert r.returncode == 0 and "ok" in r.stdout, r.stderr
 
 
+def test_classes_answer_pytorchs_module_names_under_the_proxy():
+    # transformers' infer_framework (Trainer on a plain nn.Module subclass) walks the MRO for "torch..."
+    r = run("""
+        import pickle, sys, typing, torch_proxy
+        torch_proxy.install()
+        import torch, mindtorch_v2
+        names = {c.__name__: c.__module__ for c in (torch.Tensor, torch.Size, torch.dtype, torch.device,
+                 torch.Generator, torch.nn.Module, torch.nn.Sequential, torch.nn.Linear, torch.nn.Parameter,
+                 torch.optim.AdamW, torch.utils.data.DataLoader)}
+        print(sorted(names.items()))
+        class M(torch.nn.Module):
+            pass
+        assert any(b.__module__.startswith("torch") for b in M.__mro__[1:])
+        assert sys.modules["torch.nn.modules.container"] is mindtorch_v2.nn.modules.container
+        m = pickle.loads(pickle.dumps(torch.nn.Sequential(torch.nn.Linear(2, 3))))
+        assert type(m) is torch.nn.Sequential and m[0].weight.shape == (3, 2)
+        typing.get_type_hints(torch.nn.Module.register_buffer)
+        torch_proxy.uninstall()
+        assert mindtorch_v2.nn.Linear.__module__ == "mindtorch_v2.nn.modules.linear"
+        assert mindtorch_v2.Tensor.__module__ == "mindtorch_v2._tensor"
+    """)
+    assert r.returncode == 0, r.stderr
+    try:
+        import torch
+    except ImportError:
+        return
+    if torch.__name__ == "torch":  # PyTorch's own names (the proxy is not active in this process)
+        want = {c.__name__: c.__module__ for c in (torch.Tensor, torch.Size, torch.dtype, torch.device,
+                torch.Generator, torch.nn.Module, torch.nn.Sequential, torch.nn.Linear, torch.nn.Parameter,
+                torch.optim.AdamW, torch.utils.data.DataLoader)}
+        assert r.stdout.strip() == str(sorted(want.items()))
+
+
 def test_python_m_torch_proxy(tmp_path):
     script = tmp_path / "s.py"
     script.write_text("import sys, torch\nprint(torch.__name__, sys.argv[1:])\n")

@@ -292,6 +292,14 @@ def test_checkpoint_reentrant_rules_like_pytorch():
     assert out.tolist() == [16.0, 16.0]
 
 
+def test_checkpoint_device_states_as_pytorch_on_cpu():
+    # sentence-transformers' cached losses import these at module level and save/restore around forwards
+    from mindtorch_v2.utils.checkpoint import get_device_states, set_device_states
+    from torch.utils.checkpoint import get_device_states as t_get
+    assert get_device_states(mt.ones(2), [mt.zeros(1)], 3) == t_get(torch.ones(2), [torch.zeros(1)], 3) == ([], [])
+    set_device_states([], [])
+
+
 # ---- distributions ----------------------------------------------------------------------
 
 def _np(t):
@@ -314,6 +322,31 @@ def test_normal_like_pytorch():
     assert repr(m) == repr(t)
     with pytest.raises(ValueError, match="Expected parameter scale"):
         mt.distributions.Normal(mt.tensor([0.0]), mt.tensor([-1.0]))
+
+
+def test_every_distribution_submodule_imports_with_pytorch_names():
+    # a library imports from PyTorch's file-per-class modules (peft: torch.distributions.relaxed_bernoulli)
+    import importlib
+    import pkgutil
+    written = {"constraints", "constraint_registry", "kl", "utils", "categorical", "distribution", "normal",
+               "multivariate_normal"}  # files of their own here, or not written yet (kl, constraint_registry)
+    for info in pkgutil.iter_modules(torch.distributions.__path__):
+        if info.name not in written:
+            names = set(importlib.import_module(f"torch.distributions.{info.name}").__all__) - {"identity_transform"}
+            assert set(importlib.import_module(f"mindtorch_v2.distributions.{info.name}").__all__) == names, info.name
+    with pytest.raises(NotImplementedError, match="^torch.distributions.RelaxedBernoulli is not implemented"):
+        mt.distributions.relaxed_bernoulli.RelaxedBernoulli(mt.tensor(0.5), probs=mt.tensor(0.5))
+    assert mt.distributions.normal.Normal is mt.distributions.Normal
+    out = run("""
+        import torch_proxy
+        torch_proxy.install()
+        from torch.distributions.relaxed_bernoulli import RelaxedBernoulli
+        from torch.distributions.transforms import SigmoidTransform, Transform
+        import torch
+        assert issubclass(RelaxedBernoulli, torch.distributions.Distribution)
+        print(RelaxedBernoulli.__name__, issubclass(SigmoidTransform, Transform))
+    """)
+    assert out.split() == ["RelaxedBernoulli", "True"]
 
 
 def test_normal_rsample_backward():
