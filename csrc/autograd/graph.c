@@ -258,6 +258,29 @@ mt_status mt__save(mt_node *n, int slot, mt_tensor *t, int is_output) {
     return MT_OK;
 }
 
+/* PyTorch's text for a saved tensor written in place since it was saved: its shape, and the node
+ * it is an output of (named without "Backward<N>"; a leaf has none). For an input, the node is its
+ * producer when it was saved (PyTorch names the one it has now: an in-place op's, if recorded). */
+static mt_status modified_error(const mt_node *n, int slot, const mt_tensor *s) {
+    char shape[MT_MAX_DIMS * 24 + 1] = "", producer[160] = "";
+    for (int d = 0, at = 0; d < s->ndim; d++)
+        at += snprintf(shape + at, sizeof shape - at, d ? ", %lld" : "%lld", (long long)s->sizes[d]);
+    const mt_node *fn = n->saved_is_output[slot] ? n : n->saved_fn[slot];
+    int nr = n->saved_is_output[slot] ? n->saved_is_output[slot] - 1 : n->saved_nr[slot];
+    if (fn && fn->apply != accumulate_grad) {
+        const char *name = fn->name, *cut = strstr(name, "Backward");
+        int len = cut ? (int)(cut - name) : (int)strlen(name);
+        snprintf(producer, sizeof producer, ", which is output %d of %.*s,", nr, len, name);
+    }
+    return mt__error(MT_ERR_RUNTIME,
+                     "one of the variables needed for gradient computation has been modified by an inplace "
+                     "operation: [torch.%sTensor [%s]]%s is at version %lld; expected version %lld instead. Hint: "
+                     "enable anomaly detection to find the operation that failed to compute its gradient, with "
+                     "torch.autograd.set_detect_anomaly(True, check_nan=False).",
+                     mt_dtype_names[s->dtype], shape, producer, (long long)mt_tensor_version(s),
+                     (long long)n->saved_version[slot]);
+}
+
 mt_status mt__saved(mt_node *n, int slot, mt_tensor **out) {
     if (n->released)
         return mt__error(MT_ERR_RUNTIME,
@@ -268,14 +291,7 @@ mt_status mt__saved(mt_node *n, int slot, mt_tensor **out) {
                          "calling backward.");
     if (n->packed[slot]) return mt__unpack(n, slot, out);
     mt_tensor *s = n->saved[slot];
-    if (mt_tensor_version(s) != n->saved_version[slot])
-        return mt__error(MT_ERR_RUNTIME,
-                         "one of the variables needed for gradient computation has been modified by an inplace "
-                         "operation: [torch.%sTensor [%lld]], which is output %d of %s, is at version %lld; expected "
-                         "version %lld instead. Hint: enable anomaly detection to find the operation that failed "
-                         "to compute its gradient, with torch.autograd.set_detect_anomaly(True).",
-                         mt_dtype_names[s->dtype], (long long)mt_tensor_numel(s), 0, n->name,
-                         (long long)mt_tensor_version(s), (long long)n->saved_version[slot]);
+    if (mt_tensor_version(s) != n->saved_version[slot]) return modified_error(n, slot, s);
     mt_node *fn = n->saved_is_output[slot] ? n : n->saved_fn[slot];
     if (fn && fn->apply == accumulate_grad) { /* a leaf: itself while it lives (mt__save) */
         *out = mt__acc_variable(fn);

@@ -105,13 +105,7 @@ class BackwardCFunction(FunctionCtx, _HookState, Node):
                                               "(create_graph=True) through a saved input is not implemented")
                 t, version = t.tensor(), None
             if version is not None and t._version != version:
-                from .._methods import _LEGACY_NAMES
-                raise RuntimeError(
-                    "one of the variables needed for gradient computation has been modified by an inplace "
-                    f"operation: [torch.{_LEGACY_NAMES[t.dtype._name]} {list(t.shape)}], which is output "
-                    f"{0 if output_nr is None else output_nr} of {self.name()}, is at version {t._version}; "
-                    f"expected version {version} instead. Hint: enable anomaly detection to find the operation "
-                    "that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True).")
+                _modified_error(t, version, *((self, output_nr) if output_nr is not None else (t.grad_fn, t.output_nr)))
             if output_nr is not None and self._ptr is not None:  # an output comes back attached to this node
                 from .._core import check, new_out
                 from .._tensor import wrap
@@ -306,6 +300,20 @@ def _apply(cls, args):
         pass  # nothing differentiable came out: no node
     _save(ctx, originals, outs, pos)
     return tuple(outs) if is_tuple else outs[0]
+
+
+def _modified_error(t, version, producer, output_nr):
+    """PyTorch's text for a saved tensor written in place since: its producer named without
+    "Backward<N>" (none for a leaf)."""
+    from .._methods import _LEGACY_NAMES
+    which = ""
+    if producer is not None:
+        which = f", which is output {output_nr} of {producer.name().split('Backward')[0]},"
+    raise RuntimeError(
+        "one of the variables needed for gradient computation has been modified by an inplace operation: "
+        f"[torch.{_LEGACY_NAMES[t.dtype._name]} {list(t.shape)}]{which} is at version {t._version}; expected version "
+        f"{version} instead. Hint: enable anomaly detection to find the operation that failed to compute its "
+        "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
 
 
 def _save(ctx, originals, outs, pos):

@@ -474,3 +474,44 @@ def test_grad_layout_contract_and_stealing_as_torch():
         return out
 
     assert run(mt) == run(torch)
+
+
+def _modified_saved(L, case):
+    """A saved tensor written in place before backward; returns the error text."""
+    x = L.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    if case == "output":  # SigmoidBackward0 saved its result
+        y = x.sigmoid()
+        y.add_(1)
+        out = y.sum()
+    elif case == "input_no_grad":  # MulBackward0 saved y, written without recording
+        y = x * 1
+        out = (y * y).sum()
+        with L.no_grad():
+            y.mul_(2)
+    elif case == "leaf":
+        out = (x * x).sum()
+        with L.no_grad():
+            x.add_(1)
+    else:  # a custom Function saving an input written after, and one saving its output
+        class Save(L.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                r = a * 2
+                ctx.save_for_backward(a if case == "function_input" else r)
+                return r
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * ctx.saved_tensors[0]
+        y = x.exp()
+        r = Save.apply(y)
+        (y if case == "function_input" else r).add_(1)
+        out = r.sum()
+    with pytest.raises(RuntimeError) as info:
+        out.backward()
+    return str(info.value)
+
+
+@pytest.mark.parametrize("case", ["output", "input_no_grad", "leaf", "function_input", "function_output"])
+def test_saved_tensor_modified_error_text(case):
+    assert _modified_saved(mt, case) == _modified_saved(torch, case)
