@@ -228,7 +228,7 @@ class _Heaviside:
 
                 @staticmethod
                 def backward(ctx, grad):
-                    raise RuntimeError("the derivative for 'heaviside' is not implemented.")
+                    raise RuntimeError("derivative for aten::heaviside is not implemented")
             cls.node = Heaviside
         return cls.node.apply(input, values)
 
@@ -239,7 +239,7 @@ def heaviside(input, values, *, out=None):
         if not isinstance(v, Tensor):
             raise TypeError(f"heaviside(): argument '{name}' (position {i + 1}) must be Tensor, not {type(v).__name__}")
     if input.dtype is not values.dtype:
-        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes")
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
     r = _Heaviside.apply(input, values)
     return r if out is None else _special_finish(r, out)
 
@@ -288,11 +288,17 @@ def _scale2(x, e):
 
 
 def ldexp(input, other, *, out=None):
-    return multiply(input, pow(2.0, other), out=out)  # PyTorch's composition
+    """input * 2**other (PyTorch's composition), in the inputs' float result type."""
+    dt = result_type(input, other)
+    r = multiply(input, pow(2.0, other))
+    return r.to(dt if dt.is_floating_point else _dtype.get_default_dtype()) if out is None else out.copy_(r)
 
 
 def ldexp_(self, other):
-    return self.mul_(pow(2.0, other))
+    r = pow(2.0, other)
+    if not _dtype.can_cast(result_type(self, r), self.dtype):
+        raise RuntimeError(f"ldexp can't be cast to the desired output type {_dtype.scalar_name(self.dtype)}")
+    return self.mul_(r)
 
 
 def _inplace(fn):

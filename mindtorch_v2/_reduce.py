@@ -824,6 +824,9 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
     if input.dtype is _dtype.bool:
         raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
     if not input.dtype.is_floating_point:
+        # the edges are made by linspace in the input's dtype first (the bounds as doubles: no wrapping)
+        for v in (min, max, *_outer_edges(input, float(min), float(max), True)):
+            _dtype.check_scalar(float(v), input.dtype)
         raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{_dtype.scalar_name(input.dtype)}'")
     _check_bins(bins)
     lo, hi = _outer_edges(input, float(min), float(max), True)
@@ -848,8 +851,18 @@ def _check_bins(bins):
 
 
 def histogram(input, bins=100, *, range=None, weight=None, density=False, out=None):
-    if not input.dtype.is_floating_point or input.dtype in (_dtype.float16, _dtype.bfloat16):
-        raise NotImplementedError(f"\"histogramdd\" not implemented for '{_dtype.scalar_name(input.dtype)}'")
+    # PyTorch's two kernels: given edges (any float dtype; a range= becomes edges by linspace in the
+    # input's dtype first), or a bin count over the data's range (float and double only)
+    edges_given = isinstance(bins, Tensor) or range is not None
+    if not isinstance(bins, Tensor) and range is not None:
+        if input.dtype is _dtype.bool:
+            raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
+        if not input.dtype.is_floating_point:
+            for v in range:
+                _dtype.check_scalar(float(v), input.dtype)
+    if not input.dtype.is_floating_point or not edges_given and input.dtype.itemsize < 4:
+        kernel = "histogram_cpu" if edges_given else "histogramdd"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype.scalar_name(input.dtype)}'")
     if weight is not None and weight.numel() != input.numel():
         raise RuntimeError("torch.histogramdd: if weight tensor is provided it should have the same shape as the "
                            "input tensor excluding its innermost dimension, but got input with shape "

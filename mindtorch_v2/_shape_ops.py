@@ -730,8 +730,8 @@ def vander(x, N=None, increasing=False):
     if n < 0:
         raise RuntimeError("N must be non-negative.")
     dt = _dtype.promote_types(x.dtype, _dtype.int64)
-    if n == 0:
-        r = _creation.empty((x.shape[0], 0), dtype=dt)
+    if n <= 1:
+        r = _creation.ones((x.shape[0], n), dtype=dt)
     else:
         powers = x.unsqueeze(1).expand(x.shape[0], n - 1).to(dt).cumprod(1)
         r = cat([_creation.ones((x.shape[0], 1), dtype=dt), powers], 1)

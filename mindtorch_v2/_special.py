@@ -35,13 +35,14 @@ def _no_reduced(kernel, dt):
         raise NotImplementedError(f'"{kernel}_cpu" not implemented for \'{_dtype.scalar_name(dt)}\'')
 
 
-def finish(result, out, inplace=False):
-    """out= and in-place: PyTorch's cast check, then the values copied in (autograd through copy_)."""
+def finish(result, out, inplace=False, cast_error=None):
+    """out= and in-place: PyTorch's cast check (cast_error: the op's own text for it), then the values
+    copied in (autograd through copy_)."""
     if out is None:
         return result
     if not _dtype.can_cast(result.dtype, out.dtype):
-        raise RuntimeError(f"result type {_dtype.scalar_name(result.dtype)} can't be cast to the desired output "
-                           f"type {_dtype.scalar_name(out.dtype)}")
+        raise RuntimeError(cast_error or f"result type {_dtype.scalar_name(result.dtype)} can't be cast to the "
+                           f"desired output type {_dtype.scalar_name(out.dtype)}")
     if not inplace:
         if out.requires_grad or result.requires_grad:
             raise RuntimeError("functions with out=... arguments don't support automatic differentiation, but one "
@@ -375,15 +376,22 @@ def mvlgamma(input, p, *, out=None):
 
 
 def mvlgamma_(self, p):
-    return finish(multigammaln(self, p), self, inplace=True)
+    # (PyTorch's text names the types the other way round)
+    return finish(multigammaln(self, p), self, inplace=True, cast_error=f"mvlgamma: result type "
+                  f"{_dtype.scalar_name(self.dtype)} can't be cast to the desired output type Float")
 
 
 def i0_(self):
     return finish(i0(self), self, inplace=True)
 
 
+def special_i0(input, *, out=None):
+    _tensor_arg("special_i0", input)
+    return i0(input, out=out)
+
+
 # torch.special's names; torch.* and Tensor have only some of them
-SPECIAL = {"i0": i0, "i0e": i0e, "i1": i1, "i1e": i1e, "ndtri": ndtri, "erfcx": erfcx, "log_ndtr": log_ndtr,
+SPECIAL = {"i0": special_i0, "i0e": i0e, "i1": i1, "i1e": i1e, "ndtri": ndtri, "erfcx": erfcx, "log_ndtr": log_ndtr,
            "entr": entr, "ndtr": ndtr, "xlog1py": xlog1py, "logit": logit, "multigammaln": multigammaln}
 FUNCTIONS = {"i0": i0, "i0_": i0_, "logit": logit, "logit_": logit_, "mvlgamma": mvlgamma}
 METHODS = {"i0": i0, "i0_": i0_, "logit": logit, "logit_": logit_, "mvlgamma": mvlgamma, "mvlgamma_": mvlgamma_}
