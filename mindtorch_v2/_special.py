@@ -5,13 +5,11 @@ comes from the ops), the others as an autograd Function whose forward evaluates 
 algorithm (Cephes' Chebyshev and rational approximations; erfcx by continued fraction) and whose
 backward is PyTorch's derivatives.yaml formula, under PyTorch's node name."""
 import math
-import numbers
 
 from . import _dtype
 from ._dispatch import as_tensor_operand
 from ._tensor import Tensor
 from .autograd.function import Function
-from .autograd.grad_mode import no_grad
 
 
 def _tensor_arg(name, x, pos=1, arg="input"):
