@@ -525,3 +525,110 @@ def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
 def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     """the (row, col) coordinates of the upper triangle (diagonal offset), row by row"""
     return _tri_indices("triu_indices", row, col, offset, dtype, False)
+
+
+# ---- window functions (PyTorch's TensorFactories.cpp, op for op in the window's dtype) ----
+
+def _window(name, window_length, periodic, dtype, device, requires_grad, body):
+    """The checks and the 0/1-length cases every window shares; body(n, dtype) makes an n-point
+    symmetric window, of which a periodic one keeps the first window_length points."""
+    dt = _dtype.get_default_dtype() if dtype is None else dtype
+    if not dt.is_floating_point:
+        raise RuntimeError(f"{name} expects floating point dtypes, got: TensorOptions(dtype={_dtype.CPP_NAMES[dt._name]}, "
+                           "device=cpu, layout=Strided (default), requires_grad=false (default), "
+                           "pinned_memory=false, memory_format=(nullopt))")
+    window_length = operator.index(window_length)
+    if window_length < 0:
+        raise RuntimeError(f"{name} requires non-negative window_length, got window_length={window_length}")
+    if window_length <= 1:
+        w = ones(window_length, dtype=dt, device=device)
+    else:
+        n = window_length + 1 if periodic else window_length
+        w = body(n, dt)
+        if periodic:
+            w = w.narrow(0, 0, window_length).contiguous()
+    return w.requires_grad_() if requires_grad else w
+
+
+def _hamming(alpha, beta):
+    import math
+    return lambda n, dt: (arange(n, dtype=dt) * (math.pi * 2. / (n - 1))).cos() * -beta + alpha
+
+
+def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None, layout=None, device=None,
+                   requires_grad=False, pin_memory=False):
+    return _window("hamming_window", window_length, periodic, dtype, device, requires_grad, _hamming(alpha, beta))
+
+
+def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, requires_grad=False,
+                pin_memory=False):
+    return _window("hann_window", window_length, periodic, dtype, device, requires_grad, _hamming(0.5, 0.5))
+
+
+def _bartlett(n, dt):
+    from ._shape_ops import cat
+    w = arange(n, dtype=dt) * (2. / (n - 1))
+    half = ((n - 1) >> 1) + 1  # the second half is 2 - w
+    return cat([w.narrow(0, 0, half), w.narrow(0, half, n - half) * -1 + 2])
+
+
+def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, requires_grad=False,
+                    pin_memory=False):
+    return _window("bartlett_window", window_length, periodic, dtype, device, requires_grad, _bartlett)
+
+
+def _blackman(n, dt):
+    import math
+    w = arange(n, dtype=dt) * (math.pi / (n - 1))
+    return (w * 4).cos() * 0.08 - (w * 2).cos() * 0.5 + 0.42
+
+
+def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, requires_grad=False,
+                    pin_memory=False):
+    return _window("blackman_window", window_length, periodic, dtype, device, requires_grad, _blackman)
+
+
+def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None, device=None,
+                  requires_grad=False, pin_memory=False):
+    """i0(beta sqrt(|1 - ((k - a)/a)^2|)) / i0(beta), a = (n - 1)/2, in the kernel's float or double."""
+    from ._special import i0
+
+    def body(n, dt):
+        work = _dtype.float64 if dt is _dtype.float64 else _dtype.float32
+        alpha = (n - 1) / 2.0
+        k = arange(n, dtype=dt).to(work)
+        return (i0(beta * (1 - ((k - alpha) / alpha).pow(2.0)).abs().sqrt()) /
+                i0(tensor(float(beta), dtype=work))).to(dt)
+    return _window("kaiser_window", window_length, periodic, dtype, device, requires_grad, body)
+
+
+def range_(start, end, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    """Deprecated: [start, end] inclusive, in the default float dtype unless told; the bounds read in the
+    kernel's accumulate type (double, or int64 for integer dtypes)."""
+    import math
+    import warnings
+    warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior is "
+                  "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
+                  "[start, end).", UserWarning, stacklevel=2)
+    dt = out.dtype if out is not None and dtype is None else dtype or _dtype.get_default_dtype()
+    if dt is _dtype.bool:
+        raise NotImplementedError("\"range_cpu\" not implemented for 'Bool'")
+    acc = float if dt.is_floating_point else int
+    xstart, xend, xstep = (acc(_number(v)) for v in (start, end, step))
+    if xstep == 0:
+        raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(xstart) and math.isfinite(xend)):
+        raise RuntimeError(f"unsupported range: {xstart} -> {xend}")
+    if not ((xstep > 0 and xend >= xstart) or (xstep < 0 and xend <= xstart)):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    size = int((xend - xstart) / xstep + 1) if acc is float else abs(xend - xstart) // abs(xstep) + 1
+    r = (arange(size, dtype=_dtype.float64 if acc is float else _dtype.int64, device=device) * xstep + xstart).to(dt)
+    if out is not None:
+        out.resize_(r.shape)
+        return out.copy_(r)
+    return r.requires_grad_() if requires_grad else r
+
+
+FUNCTIONS = {"hamming_window": hamming_window, "hann_window": hann_window, "bartlett_window": bartlett_window,
+             "blackman_window": blackman_window, "kaiser_window": kaiser_window, "range": range_}
+METHODS = {}

@@ -209,6 +209,98 @@ def result_type(tensor1, tensor2):
     return _dtype.BY_ID[lib.mt_result_type(2, [a._h, b._h])]
 
 
+class _Heaviside:
+    """heaviside has no derivative in PyTorch: its result still records a node, whose backward
+    raises (built on first use: autograd imports this module)."""
+    node = None
+
+    @classmethod
+    def apply(cls, input, values):
+        if cls.node is None:
+            from .autograd.function import Function
+
+            class Heaviside(Function):
+                _node_name = "NotImplemented"
+
+                @staticmethod
+                def forward(ctx, x, v):
+                    return where(x == 0, v, x > 0).to(x.dtype)
+
+                @staticmethod
+                def backward(ctx, grad):
+                    raise RuntimeError("derivative for aten::heaviside is not implemented")
+            cls.node = Heaviside
+        return cls.node.apply(input, values)
+
+
+def heaviside(input, values, *, out=None):
+    """0 where input < 0, values where input == 0, 1 where input > 0 (nan counts as < 0)."""
+    for i, (name, v) in enumerate((("input", input), ("values", values))):
+        if not isinstance(v, Tensor):
+            raise TypeError(f"heaviside(): argument '{name}' (position {i + 1}) must be Tensor, not {type(v).__name__}")
+    if input.dtype is not values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    r = _Heaviside.apply(input, values)
+    return r if out is None else _special_finish(r, out)
+
+
+def heaviside_(self, values):
+    return _special_finish(heaviside(self, values), self, inplace=True)
+
+
+def _special_finish(r, out, inplace=False):
+    from ._special import finish
+    return finish(r, out, inplace)
+
+
+def frexp(input, *, out=None):
+    """(mantissa, exponent): input = mantissa * 2**exponent, 0.5 <= |mantissa| < 1 (0, inf, nan: exponent 0)."""
+    from ._reduce import return_types
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    from .autograd.grad_mode import no_grad
+    with no_grad():
+        x = input.to(_dtype.float64)
+        finite = x.isfinite() & (x != 0)
+        a = where(finite, x.abs(), 1.0)
+        e = a.log2().floor() + 1
+        # log2's rounding can miss by one next to a power of two: fix e so 0.5 <= a / 2**e < 1
+        m = _scale2(a, -e)
+        e = e + (m >= 1).to(e.dtype) - (m < 0.5).to(e.dtype)
+        e = where(finite, e, 0.0)
+    mantissa = _scale2(input.to(_dtype.float64), -e).to(input.dtype)  # exact: powers of two
+    r = return_types.frexp(mantissa, e.to(_dtype.int32))
+    if out is not None:
+        for o, v in zip(out, r):
+            o.resize_(v.shape)
+            o.copy_(v)
+        return return_types.frexp(*out)
+    return r
+
+
+def _scale2(x, e):
+    """x * 2**e for float64 x and integral e, in two steps so 2**e never overflows or underflows alone."""
+    from .autograd.grad_mode import no_grad
+    with no_grad():
+        h = (e / 2).floor()
+        lo, hi = h.exp2(), (e - h).exp2()
+    return x * lo * hi
+
+
+def ldexp(input, other, *, out=None):
+    """input * 2**other (PyTorch's composition), in the inputs' float result type."""
+    dt = result_type(input, other)
+    r = multiply(input, pow(2.0, other))
+    return r.to(dt if dt.is_floating_point else _dtype.get_default_dtype()) if out is None else out.copy_(r)
+
+
+def ldexp_(self, other):
+    r = pow(2.0, other)
+    if not _dtype.can_cast(result_type(self, r), self.dtype):
+        raise RuntimeError(f"ldexp can't be cast to the desired output type {_dtype.scalar_name(self.dtype)}")
+    return self.mul_(r)
+
+
 def _inplace(fn):
     """Tensor.<name>_ from a function with out=: compute into self."""
     def method(self, *args, **kwargs):
@@ -223,9 +315,11 @@ FUNCTIONS = {
     "clamp": clamp, "clip": clip, "clamp_min": clamp_min, "clamp_max": clamp_max, "where": where,
     "masked_fill": masked_fill, "lerp": lerp, "addcmul": addcmul, "addcdiv": addcdiv, "nan_to_num": nan_to_num,
     "result_type": result_type, "square": square, "positive": positive, "isposinf": isposinf,
-    "isneginf": isneginf, "isreal": isreal,
+    "isneginf": isneginf, "isreal": isreal, "heaviside": heaviside, "frexp": frexp, "ldexp": ldexp,
+    "ldexp_": ldexp_,
 }
 METHODS = {name: fn for name, fn in FUNCTIONS.items() if name not in ("where", "result_type")}
+METHODS["heaviside_"] = heaviside_
 METHODS.update({name + "_": _inplace(FUNCTIONS[name]) for name in (
     "add", "sub", "div", "true_divide", "floor_divide", "pow", "round", "clamp", "clip", "clamp_min", "clamp_max",
     "lerp", "addcmul", "addcdiv", "nan_to_num", "subtract", "multiply", "divide", "square")})

@@ -179,7 +179,93 @@ def linear(input, weight, bias=None):
     return call(lib.mt_linear, input._h, weight._h, optional_handle(bias))
 
 
+# ---- bilinear forms and distances, composed as PyTorch composes them ----
+
+def bilinear(input1, input2, weight, bias=None):
+    """y[..., o] = sum_ij x1[..., i] W[o, i, j] x2[..., j] + b[o], as two GEMM-backed products."""
+    if input1.dim() != input2.dim():
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.dim()} and {input2.dim()}")
+    for i in range(input1.dim() - 1):
+        if input1.shape[i] != input2.shape[i]:
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {i}: got {input1.shape[i]} and "
+                               f"{input2.shape[i]}")
+    if input1.shape[-1] != weight.shape[1]:
+        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got {input1.shape[-1]} but "
+                           f"expected {weight.shape[1]}")
+    if input2.shape[-1] != weight.shape[2]:
+        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got {input2.shape[-1]} but "
+                           f"expected {weight.shape[2]}")
+    if bias is not None and bias.shape[0] != weight.shape[0]:
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got {bias.shape[0]} but expected "
+                           f"{weight.shape[0]}")
+    from ._linalg import matmul
+    out_f, in1, in2 = weight.shape
+    lead = tuple(input1.shape[:-1])
+    x1 = input1.reshape(-1, in1)
+    x2 = input2.reshape(-1, in2)
+    # (N, in1) @ (in1, out*in2) -> (N, out, in2), then contract in2 against x2 with a batched GEMM
+    t = matmul(x1, weight.permute(1, 0, 2).reshape(in1, out_f * in2)).reshape(-1, out_f, in2)
+    y = matmul(t, x2.unsqueeze(-1)).squeeze(-1)
+    if bias is not None:
+        y = y + bias
+    return y.reshape(lead + (out_f,))
+
+
+def pdist(input, p=2):
+    """the p-norm distances between the rows of input, for each pair i < j in order"""
+    if input.dim() != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    from ._creation import triu_indices
+    i, j = triu_indices(input.shape[0], input.shape[0], 1)
+    return (input[i] - input[j]).norm(p, dim=1)
+
+
+_CDIST_MODES = {"use_mm_for_euclid_dist_if_necessary": 0, "use_mm_for_euclid_dist": 1,
+                "donot_use_mm_for_euclid_dist": 2}
+
+
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """p-norm distances between the rows of x1 and x2 (batched, broadcast batch dims); for p = 2 on
+    more than 25 rows (or when asked) through a matrix product, as PyTorch's _euclidean_dist."""
+    if compute_mode not in _CDIST_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    for name, x in (("X1", x1), ("X2", x2)):
+        if x.dim() < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x.dim()}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
+    from . import _dtype
+    for name, x in (("X1", x1), ("X2", x2)):
+        if not x.dtype.is_floating_point:
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: {_dtype.scalar_name(x.dtype)}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    d = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    r = d.norm(p, -1)
+    # PyTorch's _cdist_backward where the norm's own derivative differs: p = inf gives every tied
+    # largest |d| the whole gradient (the norm splits it), p = 0 a zero gradient (the norm none);
+    # the added terms are 0 in value
+    if p == float("inf"):
+        ties = (d.abs() == r.detach().unsqueeze(-1)).to(d.dtype)
+        r = r.detach() + ((d.abs() - r.detach().unsqueeze(-1)) * ties).sum(-1)
+    elif p == 0:
+        r = r + (d * 0).sum(-1)
+    mode = _CDIST_MODES[compute_mode]
+    if p == 2 and (mode == 1 or (mode == 0 and (x1.shape[-2] > 25 or x2.shape[-2] > 25))) and r.numel():
+        # the values of PyTorch's _euclidean_dist (|a|^2 - 2 a.b + |b|^2 by one matmul), the gradient of
+        # the direct form (0 at a zero distance, as PyTorch's _euclidean_dist_backward)
+        from ._shape_ops import cat
+        a, b = x1.detach().expand(r.shape[:-1] + x1.shape[-1:]), x2.detach().expand(r.shape[:-2] + x2.shape[-2:])
+        an, bn = a.pow(2).sum(-1, True), b.pow(2).sum(-1, True)
+        mm = cat([a * -2, an, an * 0 + 1], -1).matmul(cat([b, bn * 0 + 1, bn], -1).mT).clamp_min(0).sqrt()
+        r = r + (mm - r.detach())
+    return r
+
+
 FUNCTIONS = {
+    "bilinear": bilinear, "pdist": pdist, "cdist": cdist,
     "softmax": softmax, "log_softmax": log_softmax, "_softmax_backward_data": _softmax_backward_data,
     "_log_softmax_backward_data": _log_softmax_backward_data, "layer_norm": layer_norm,
     "relu": relu, "relu_": relu_, "selu": selu, "selu_": selu_, "celu": celu, "celu_": celu_,

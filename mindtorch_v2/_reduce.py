@@ -1,6 +1,8 @@
 """Reductions: sum, mean, prod, amax, amin, all, any, max/min (with indices), argmax/argmin,
 var/std (+ _mean), norms, logsumexp, cumulative ops, nansum/nanmean, count_nonzero, aminmax,
-median/nanmedian/mode, quantile, dist. One core call each; shape checks only in Python."""
+median/nanmedian/mode, quantile, dist. One core call each; shape checks only in Python. Then the
+numerics PyTorch composes from reductions (trapezoid, cumulative_trapezoid, cov, corrcoef, gradient,
+renorm), composed here the same way, and histc/histogram."""
 import builtins
 import math
 import warnings
@@ -100,6 +102,8 @@ class return_types:
     nanmedian = _return_type("nanmedian")
     mode = _return_type("mode")
     aminmax = _pair_type("aminmax", ["min", "max"])
+    histogram = _pair_type("histogram", ["hist", "bin_edges"])
+    frexp = _pair_type("frexp", ["mantissa", "exponent"])
 
 
 def _extreme(is_min, input, dim, keepdim, other):
@@ -520,13 +524,389 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return bool(isclose(input, other, rtol, atol, equal_nan).all())
 
 
+# ---- integration and differences (PyTorch's Integration.cpp, ReduceOps.cpp) ----
+
+
+def _slice(t, dim, start, stop=None):
+    """t[start:stop] along dim, negative bounds counted from the end (at::slice)."""
+    n = t.shape[dim]
+    start = builtins.max(start + n, 0) if start < 0 else builtins.min(start, n)
+    stop = n if stop is None else builtins.max(stop + n, 0) if stop < 0 else builtins.min(stop, n)
+    return t.narrow(dim, start, builtins.max(stop - start, 0))
+
+
+def _wrap(dim, ndim):
+    from ._tensor import _wrap_dim
+    return _wrap_dim(dim, ndim)
+
+
+def _spacing_view(name, y, x, dim):
+    """x viewed so that its differences broadcast against y's along dim (NumPy's rule)."""
+    if x.dim() == 1:
+        if x.shape[0] != y.shape[dim]:
+            raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
+        sizes = [1] * y.dim()
+        sizes[dim] = x.shape[0]
+        return x.view(sizes)
+    if x.dim() < y.dim():
+        return x.view([1] * (y.dim() - x.dim()) + list(x.shape))
+    return x
+
+
+def _real_dx(name, dx):
+    if isinstance(dx, (bool, complex)):
+        raise RuntimeError(f"{name}: Currently, we only support dx as a real number.")
+    return float(dx)
+
+
+def _integration_args(name, y, x, dx):
+    if x is not None and dx is not None:
+        raise TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, Tensor, dx=...), "
+                        "but expected one of:\n * (Tensor y, Tensor x, *, int dim = -1)\n"
+                        " * (Tensor y, *, Number dx = 1, int dim = -1)\n")
+    if x is not None and (y.dtype is _dtype.bool or x.dtype is _dtype.bool):
+        raise RuntimeError(f"{name}: received a bool input for `x` or `y`, but bool is not supported")
+    if x is None and y.dtype is _dtype.bool:
+        raise RuntimeError(f"{name}: received a bool input for `y`, but bool is not supported")
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    if y.shape[dim] == 0:  # NumPy's 0 for no samples
+        from ._creation import zeros
+        sizes = list(y.shape)
+        del sizes[_wrap(dim, y.dim())]
+        return zeros(sizes, dtype=y.dtype)
+    _integration_args("trapezoid", y, x, dx)
+    if x is None:
+        d = _real_dx("trapezoid", 1 if dx is None else dx)
+        return (y.sum(dim) - (y.select(dim, 0) + y.select(dim, -1)) * 0.5) * d
+    dim = _wrap(dim, y.dim())
+    xv = _spacing_view("trapezoid", y, x, dim)
+    d = _slice(xv, dim, 1) - _slice(xv, dim, 0, -1)
+    return ((_slice(y, dim, 1) + _slice(y, dim, 0, -1)) * d).sum(dim) / 2.
+
+
+def trapz(y, x=None, *, dx=None, dim=-1):
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    _integration_args("cumulative_trapezoid", y, x, dx)
+    dim = _wrap(dim, y.dim())
+    if x is None:
+        d = _real_dx("cumulative_trapezoid", 1 if dx is None else dx)
+        return (d / 2. * (_slice(y, dim, 0, -1) + _slice(y, dim, 1))).cumsum(dim)
+    xv = _spacing_view("cumulative_trapezoid", y, x, dim)
+    d = _slice(xv, dim, 1) - _slice(xv, dim, 0, -1)
+    return ((d * (_slice(y, dim, 0, -1) + _slice(y, dim, 1))) / 2.).cumsum(dim)
+
+
+def _gradient_checks(input, spacing_size, dims, edge_order):
+    if input.dtype is _dtype.uint8:
+        raise RuntimeError("torch.gradient does not support uint8 input.")
+    if spacing_size is not None and dims is None and spacing_size != input.dim():
+        raise RuntimeError("torch.gradient expected spacing to be unspecified, a scalar, or a list of length equal "
+                           f"to 'self.dim() = {input.dim()}', since dim argument was not given, but got a list of "
+                           f"length {spacing_size}")
+    if spacing_size is not None and dims is not None and spacing_size != len(dims):
+        raise RuntimeError("torch.gradient expected spacing to be unspecified, a scalar or it's spacing and dim "
+                           f"arguments to have the same length, but got a spacing argument of length {spacing_size} "
+                           f"and a dim argument of length {len(dims)}.")
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    wrapped = [_wrap(d, input.dim()) for d in (range(input.dim()) if dims is None else dims)]
+    if len(set(wrapped)) != len(wrapped):
+        d = next(d for i, d in enumerate(wrapped) if d in wrapped[:i])
+        raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    for d in wrapped:
+        if input.shape[d] < edge_order + 1:
+            raise RuntimeError("torch.gradient expected each dimension size to be at least edge_order+1")
+    return wrapped
+
+
+def _gradient_uniform(y, d, h, edge_order):
+    """Central differences with spacing h, one-sided (first or second order) at the ends."""
+    from ._shape_ops import cat
+    center = (_slice(y, d, 2) - _slice(y, d, 0, -2)) / h
+    if edge_order == 1:
+        first = (_slice(y, d, 1, 2) - _slice(y, d, 0, 1)) / h
+        last = (_slice(y, d, -1) - _slice(y, d, -2, -1)) / h
+    else:
+        first = (-1.5 * _slice(y, d, 0, 1) + 2 * _slice(y, d, 1, 2) - 0.5 * _slice(y, d, 2, 3)) / h
+        last = (0.5 * _slice(y, d, -3, -2) - 2 * _slice(y, d, -2, -1) + 1.5 * _slice(y, d, -1)) / h
+    return cat([first, center / 2, last], d)
+
+
+def _gradient_coordinates(y, d, coords, edge_order):
+    """Second-order differences on the sample coordinates coords (NumPy's nonuniform formulas)."""
+    from ._shape_ops import cat, diff
+    if coords.dim() != 1:
+        raise RuntimeError("torch.gradient expected each element of spacing to have one dimension, but got an "
+                           f"element with {coords.dim()} dimensions!")
+    shape = [1] * y.dim()
+    shape[d] = -1
+    h = diff(coords, 1, 0)
+    h1, h2 = _slice(h, 0, 0, -1), _slice(h, 0, 1)
+    a = (-h2 / (h1 * (h1 + h2))).reshape(shape)
+    b = ((h2 - h1) / (h1 * h2)).reshape(shape)
+    c = (h1 / (h2 * (h1 + h2))).reshape(shape)
+    center = a * _slice(y, d, 0, -2) + b * _slice(y, d, 1, -1) + c * _slice(y, d, 2)
+    if edge_order == 1:
+        first = (_slice(y, d, 1, 2) - _slice(y, d, 0, 1)) / h[0]
+        last = (_slice(y, d, -1) - _slice(y, d, -2, -1)) / h[-1]
+    else:
+        a = -(2.0 * h[0] + h[1]) / (h[0] * (h[0] + h[1]))
+        b = (h[0] + h[1]) / (h[0] * h[1])
+        c = (-h[0]) / (h[1] * (h[0] + h[1]))
+        first = a * _slice(y, d, 0, 1) + b * _slice(y, d, 1, 2) + c * _slice(y, d, 2, 3)
+        a = h[-1] / (h[-2] * (h[-1] + h[-2]))
+        b = -(h[-1] + h[-2]) / (h[-1] * h[-2])
+        c = (2 * h[-1] + h[-2]) / (h[-1] * (h[-1] + h[-2]))
+        last = a * _slice(y, d, -3, -2) + b * _slice(y, d, -2, -1) + c * _slice(y, d, -1)
+    return cat([first, center, last], d)
+
+
+def gradient(input, *, spacing=1, dim=None, edge_order=1):
+    """NumPy's gradient: per dim, central differences inside and one-sided ones at the ends;
+    spacing a number, one number per dim, or one coordinate tensor per dim."""
+    dims = None if dim is None else _dims(dim)
+    if isinstance(spacing, (list, tuple)):
+        spacing_size = len(spacing)
+    elif isinstance(spacing, Tensor) and spacing.dim() != 0:
+        raise TypeError("gradient(): argument 'spacing' must be tuple of Tensors, not Tensor")
+    else:  # one number for every dim asked
+        spacing_size = None
+        spacing = [spacing] * (input.dim() if dims is None else len(dims))
+    wrapped = _gradient_checks(input, spacing_size, dims, edge_order)
+    out = []
+    for d, h in zip(wrapped, spacing):
+        out.append(_gradient_coordinates(input, d, h, edge_order) if isinstance(h, Tensor)
+                   else _gradient_uniform(input, d, h, edge_order))
+    return tuple(out)
+
+
+def renorm(input, p, dim, maxnorm, *, out=None):
+    """Each slice along dim scaled down to p-norm maxnorm when its norm is larger."""
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {_fmt(maxnorm)}")
+    if input.dim() <= 1:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.dim()} dimensions")
+    d = _wrap(dim, input.dim())
+    acc = _dtype.float32 if input.dtype in (_dtype.float16, _dtype.bfloat16) else None
+    norm = vector_norm(input, p, [i for i in range(input.dim()) if i != d], True, dtype=acc)
+    from ._elementwise import where
+    factor = where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+    r = input * factor.to(input.dtype)
+    if out is not None:
+        out.resize_(r.shape)
+        return out.copy_(r)
+    return r
+
+
+def renorm_(self, p, dim, maxnorm):
+    return self.copy_(renorm(self, p, dim, maxnorm))
+
+
+# ---- covariance ----
+
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    """NumPy's cov: rows are variables, columns observations; frequency and reliability weights."""
+    from ._linalg import mm
+    if input.dim() > 2:
+        raise RuntimeError("cov(): expected input to have two or fewer dimensions but got an input with "
+                           f"{input.dim()} dimensions")
+    if input.dtype is _dtype.bool:
+        raise RuntimeError("cov(): bool dtype is not supported for input")
+    x = input.view(1, -1) if input.dim() < 2 else input
+    n = x.shape[1]
+    w = None
+    if fweights is not None:
+        if fweights.dim() > 1:
+            raise RuntimeError("cov(): expected fweights to have one or fewer dimensions but got fweights with "
+                               f"{fweights.dim()} dimensions")
+        if fweights.dtype.is_floating_point or fweights.dtype is _dtype.bool:
+            raise RuntimeError("cov(): expected fweights to have integral dtype but got fweights with "
+                               f"{_dtype.scalar_name(fweights.dtype)} dtype")
+        if fweights.numel() != n:
+            raise RuntimeError("cov(): expected fweights to have the same numel as there are observations in the "
+                               f"input but got {fweights.numel()} != {n}")
+        if n and not bool(fweights.min() >= 0):
+            raise RuntimeError("cov(): fweights cannot be negative")
+        w = fweights
+    if aweights is not None:
+        if aweights.dim() > 1:
+            raise RuntimeError("cov(): expected aweights to have one or fewer dimensions but got aweights with "
+                               f"{aweights.dim()} dimensions")
+        if not aweights.dtype.is_floating_point:
+            raise RuntimeError("cov(): expected aweights to have floating point dtype but got aweights with "
+                               f"{_dtype.scalar_name(aweights.dtype)} dtype")
+        if aweights.numel() != n:
+            raise RuntimeError("cov(): expected aweights to have the same numel as there are observations in the "
+                               f"input but got {aweights.numel()} != {n}")
+        if n and not bool(aweights.min() >= 0):
+            raise RuntimeError("cov(): aweights cannot be negative")
+        w = aweights if w is None else w * aweights
+    from ._creation import scalar_tensor
+    w_sum = w.sum() if w is not None else scalar_tensor(n, dtype=_dtype.int64)
+    if w is not None and not bool(w_sum != 0):
+        raise RuntimeError("cov(): weights sum to zero, can't be normalized")
+    avg = (x * w if w is not None else x).sum(1) / w_sum
+    if w is not None and aweights is not None and correction != 0:
+        norm_factor = w_sum - correction * (w * aweights).sum() / w_sum
+    else:
+        norm_factor = w_sum - correction
+    if bool(norm_factor <= 0):
+        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
+                      "observations.", UserWarning, stacklevel=2)
+        norm_factor = norm_factor * 0
+    x = x - avg.unsqueeze(1)
+    c = mm(x, (x * w if w is not None else x).t())
+    return (c / norm_factor).squeeze()
+
+
+def corrcoef(input):
+    if input.dim() > 2:
+        raise RuntimeError("corrcoef(): expected input to have two or fewer dimensions but got an input with "
+                           f"{input.dim()} dimensions")
+    c = cov(input)
+    if c.dim() == 0:
+        return c / c  # nan for a variance of 0, inf or nan; 1 otherwise
+    stddev = c.diagonal().sqrt()
+    c = c / stddev.view(-1, 1)
+    c = c / stddev.view(1, -1)
+    return c.clip(-1, 1)
+
+
+# ---- histograms (PyTorch's histogramdd kernel for one dim) ----
+
+def _fmt(v):
+    return f"{v:g}"  # C++'s default formatting of a double
+
+
+def _outer_edges(input, lo, hi, histc):
+    """The leftmost and rightmost edges: the given range, or the data's; an empty range widened by 1."""
+    if lo == hi and input.numel() > 0:
+        lo, hi = input.min().item(), input.max().item()
+    if lo > hi:
+        raise RuntimeError("torch.histc: max must be larger than min" if histc else
+                           f"torch.histogramdd: min should not exceed max, but got min {_fmt(lo)} max {_fmt(hi)} "
+                           "for dimension 0")
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise RuntimeError(f"torch.histc: range of [{_fmt(lo)}, {_fmt(hi)}] is not finite" if histc else
+                           f"torch.histogramdd: dimension 0's range [{_fmt(lo)}, {_fmt(hi)}] is not finite")
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    return lo, hi
+
+
+def _histogram_counts(input, edges, weight, exact_edges):
+    """Counts (or summed weights) of input in the bins between consecutive edges (the last bin closed);
+    values outside the edges are not counted."""
+    from ._creation import zeros
+    from ._shape_ops import searchsorted
+    x = input.reshape(-1)
+    nb = edges.numel() - 1
+    lo, hi = edges[0], edges[-1]
+    inside = (x >= lo) & (x <= hi)
+    if exact_edges:  # the bin whose edges hold x
+        pos = searchsorted(edges, x, right=True) - 1
+    else:  # histc: the linear interpolation between the outer edges, without the edges' rounding
+        pos = ((x - lo) * nb / (hi - lo)).to(_dtype.int64)
+    pos = pos.clamp(0, nb - 1)[inside]
+    vals = (weight.reshape(-1)[inside] if weight is not None else
+            zeros(pos.shape, dtype=input.dtype) + 1)
+    return zeros(nb, dtype=input.dtype).index_add_(0, pos, vals.to(input.dtype))
+
+
+def histc(input, bins=100, min=0, max=0, *, out=None):
+    if input.dtype is _dtype.bool:
+        raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
+    if not input.dtype.is_floating_point:
+        # the edges are made by linspace in the input's dtype first (the bounds as doubles: no wrapping)
+        for v in (min, max, *_outer_edges(input, float(min), float(max), True)):
+            _dtype.check_scalar(float(v), input.dtype)
+        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{_dtype.scalar_name(input.dtype)}'")
+    _check_bins(bins)
+    lo, hi = _outer_edges(input, float(min), float(max), True)
+    from ._creation import linspace
+    edges = linspace(lo, hi, bins + 1, dtype=input.dtype)
+    with _no_grad():
+        r = _histogram_counts(input, edges, None, False)
+    if out is not None:
+        out.resize_(r.shape)
+        return out.copy_(r)
+    return r
+
+
+def _no_grad():
+    from .autograd.grad_mode import no_grad
+    return no_grad()
+
+
+def _check_bins(bins):
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+
+
+def histogram(input, bins=100, *, range=None, weight=None, density=False, out=None):
+    # PyTorch's two kernels: given edges (any float dtype; a range= becomes edges by linspace in the
+    # input's dtype first), or a bin count over the data's range (float and double only)
+    edges_given = isinstance(bins, Tensor) or range is not None
+    if not isinstance(bins, Tensor) and range is not None:
+        if input.dtype is _dtype.bool:
+            raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
+        if not input.dtype.is_floating_point:
+            for v in range:
+                _dtype.check_scalar(float(v), input.dtype)
+    if not input.dtype.is_floating_point or not edges_given and input.dtype.itemsize < 4:
+        kernel = "histogram_cpu" if edges_given else "histogramdd"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype.scalar_name(input.dtype)}'")
+    if weight is not None and weight.numel() != input.numel():
+        raise RuntimeError("torch.histogramdd: if weight tensor is provided it should have the same shape as the "
+                           "input tensor excluding its innermost dimension, but got input with shape "
+                           f"[{input.numel()}, 1] and weight with shape [{weight.numel()}]")
+    from ._creation import linspace
+    if isinstance(bins, Tensor):
+        if bins.dim() != 1:
+            raise RuntimeError(f"torch.histogramdd: bins tensor should have one dimension, but got {bins.dim()} "
+                               "dimensions in the bins tensor for dimension 0")
+        if bins.numel() == 0:
+            raise RuntimeError("torch.histogramdd: bins tensor should have at least 1 element, but got 0 elements "
+                               "in the bins tensor for dimension 0")
+        if bins.dtype is not input.dtype:
+            raise RuntimeError("torch.histogramdd: input tensor and bins tensors should have the same dtype, but got "
+                               f"input with dtype {_dtype.CPP_NAMES[input.dtype._name]} and bins for dimension 0 "
+                               f"with dtype {_dtype.CPP_NAMES[bins.dtype._name]}")
+        edges = bins.contiguous()
+    else:
+        _check_bins(bins)
+        lo, hi = (0.0, 0.0) if range is None else (float(range[0]), float(range[1]))
+        edges = linspace(*_outer_edges(input, lo, hi, False), bins + 1, dtype=input.dtype)
+    with _no_grad():
+        hist = _histogram_counts(input, edges, weight, True)
+        if density:
+            hist = hist / hist.sum() / edges.diff()
+    r = return_types.histogram(hist, edges)
+    if out is not None:
+        for o, v in zip(out, r):
+            o.resize_(v.shape)
+            o.copy_(v)
+        return return_types.histogram(*out)
+    return r
+
+
 FUNCTIONS = {"isclose": isclose, "allclose": allclose, "sum": sum, "mean": mean, "prod": prod, "amax": amax, "amin": amin, "all": all, "any": any,
              "max": max, "min": min, "argmax": argmax, "argmin": argmin}
 FUNCTIONS.update({"var": var, "std": std, "var_mean": var_mean, "std_mean": std_mean, "norm": norm, "dist": dist,
                   "logsumexp": logsumexp, "cumsum": cumsum, "cumprod": cumprod, "logcumsumexp": logcumsumexp,
                   "count_nonzero": count_nonzero, "nansum": nansum, "nanmean": nanmean, "aminmax": aminmax,
                   "median": median, "nanmedian": nanmedian, "mode": mode, "quantile": quantile,
-                  "nanquantile": nanquantile})
+                  "nanquantile": nanquantile, "trapezoid": trapezoid, "trapz": trapz,
+                  "cumulative_trapezoid": cumulative_trapezoid, "gradient": gradient, "renorm": renorm, "cov": cov,
+                  "corrcoef": corrcoef, "histc": histc, "histogram": histogram})
 # Tensor methods: the functions PyTorch also has as methods, and the in-place forms
-METHODS = {k: f for k, f in FUNCTIONS.items() if k not in ("var_mean", "std_mean")}
-METHODS.update({"cumsum_": cumsum_, "cumprod_": cumprod_})
+METHODS = {k: f for k, f in FUNCTIONS.items() if k not in (
+    "var_mean", "std_mean", "trapezoid", "trapz", "cumulative_trapezoid", "gradient")}
+METHODS.update({"cumsum_": cumsum_, "cumprod_": cumprod_, "renorm_": renorm_})

@@ -721,6 +721,97 @@ def bincount(input, weights=None, minlength=0):
     return call(lib.mt_bincount, input._h, _NULL if weights is None else weights._h, minlength.__index__())
 
 
+def vander(x, N=None, increasing=False):
+    """Columns x**0, x**1, ... (decreasing powers unless increasing), by a cumprod as PyTorch builds it:
+    integer inputs give int64."""
+    if x.dim() != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = x.shape[0] if N is None else N
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    dt = _dtype.promote_types(x.dtype, _dtype.int64)
+    if n <= 1:
+        r = _creation.ones((x.shape[0], n), dtype=dt)
+    else:
+        powers = x.unsqueeze(1).expand(x.shape[0], n - 1).to(dt).cumprod(1)
+        r = cat([_creation.ones((x.shape[0], 1), dtype=dt), powers], 1)
+    return r if increasing else flip(r, 1)
+
+
+def unravel_index(indices, shape):
+    """The coordinates, one tensor per dim of shape, of flat (row-major) indices."""
+    if not isinstance(indices, Tensor) or indices.dtype.is_floating_point or indices.dtype is _dtype.bool:
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
+    if not isinstance(shape, (int, list, tuple)):
+        raise TypeError(f"expected 'shape' to be int or sequence of ints, but got {type(shape)}")
+    shape = [shape] if isinstance(shape, int) else list(shape)
+    for d in shape:
+        if not isinstance(d, int):
+            raise TypeError(f"expected 'shape' sequence to only contain ints, but got {type(d)}")
+    if any(d < 0 for d in shape):
+        raise ValueError(f"'shape' cannot have negative values, but got {tuple(shape)}")
+    coefs = [1] * len(shape)
+    for i in range(len(shape) - 2, -1, -1):
+        coefs[i] = coefs[i + 1] * shape[i + 1]
+    r = (indices.unsqueeze(-1).floor_divide(_creation.tensor(coefs, dtype=_dtype.int64))
+         % _creation.tensor(shape, dtype=_dtype.int64))
+    return r.unbind(-1)
+
+
+# ---- the *_scatter ops: self with one view of it replaced by src (PyTorch's functional forms) ----
+
+def _view_scatter(input, src, view):
+    """A copy of input whose view(copy) holds src; autograd through the in-place copy (CopySlices)."""
+    out = input.clone()
+    target = view(out)
+    if tuple(src.shape) != tuple(target.shape):
+        raise RuntimeError("expected src to have a size equal to the slice of self. src size = "
+                           f"{list(src.shape)}, slice size = {list(target.shape)}")
+    target.copy_(src)
+    return out
+
+
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    d = _wrap_dim(dim, input.dim())
+    return _view_scatter(input, src, lambda t: t[(slice(None),) * d + (slice(start, end, step),)])
+
+
+def select_scatter(input, src, dim, index):
+    return _view_scatter(input, src, lambda t: t.select(dim, index))
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    return _view_scatter(input, src, lambda t: t.diagonal(offset, dim1, dim2))
+
+
+def as_strided_scatter(input, src, size, stride, storage_offset=None):
+    return _view_scatter(input, src, lambda t: t.as_strided(size, stride, storage_offset))
+
+
+def put_(self, index, source, accumulate=False):
+    """self's elements at flat (row-major) positions index set to, or with accumulate increased by, source."""
+    if index.dtype is not _dtype.int64:
+        raise RuntimeError(f"put_(): Expected a long tensor for index, but got {_dtype_name(index.dtype)}")
+    if self.dtype is not source.dtype:
+        raise RuntimeError("put_(): self and source expected to have the same dtype, but got self.dtype = "
+                           f"{_dtype_name(self.dtype)} and source.dtype = {_dtype_name(source.dtype)}")
+    if index.numel() != source.numel():
+        raise IndexError("put_(): Expected source and index to have the same number of elements, but got "
+                         f"source.numel() = {source.numel()}, index.numel() = {index.numel()}")
+    n = self.numel()
+    if index.numel():
+        lo, hi = index.min().item(), index.max().item()
+        bad = lo if lo < -n else hi if hi >= n else None
+        if bad is not None:
+            raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} elements.")
+    flat = index_put(self.reshape(-1), (index.reshape(-1),), source.reshape(-1), accumulate)
+    return self.copy_(flat.view(self.shape))
+
+
+def put(input, index, source, accumulate=False):
+    return put_(input.clone(), index, source, accumulate)
+
+
 FUNCTIONS = {
     "broadcast_shapes": broadcast_shapes, "broadcast_tensors": broadcast_tensors, "equal": equal, "diff": diff,
     "cat": cat, "concat": concat, "concatenate": concatenate, "stack": stack, "hstack": hstack, "vstack": vstack,
@@ -737,15 +828,17 @@ FUNCTIONS = {
     "unique_consecutive": unique_consecutive, "searchsorted": searchsorted, "bucketize": bucketize, "isin": isin,
     "bincount": bincount, "column_stack": column_stack, "hsplit": hsplit, "vsplit": vsplit, "dsplit": dsplit,
     "block_diag": block_diag, "cartesian_prod": cartesian_prod, "combinations": combinations,
+    "slice_scatter": slice_scatter, "select_scatter": select_scatter, "diagonal_scatter": diagonal_scatter,
+    "as_strided_scatter": as_strided_scatter, "put": put, "vander": vander, "unravel_index": unravel_index,
 }
 
 METHODS = {name: fn for name, fn in FUNCTIONS.items()
            if name not in ("cat", "concat", "concatenate", "stack", "hstack", "vstack", "row_stack", "dstack",
                            "atleast_1d", "atleast_2d", "atleast_3d", "meshgrid", "column_stack",
                            "block_diag", "cartesian_prod", "combinations", "searchsorted", "isin",
-                           "broadcast_shapes", "broadcast_tensors")}
+                           "broadcast_shapes", "broadcast_tensors", "vander", "unravel_index")}
 METHODS.update({
-    "flip": flip, "repeat": repeat, "tril_": tril_, "triu_": triu_, "scatter_": scatter_,
+    "put_": put_, "flip": flip, "repeat": repeat, "tril_": tril_, "triu_": triu_, "scatter_": scatter_,
     "scatter_add_": scatter_add_, "scatter_reduce_": scatter_reduce_, "index_add_": index_add_,
     "index_copy_": index_copy_, "index_fill_": index_fill_, "masked_scatter_": masked_scatter_,
 })

@@ -373,6 +373,65 @@ def resize_(self, *sizes, memory_format=None):
     return self
 
 
+# ---- split_with_sizes, the unsafe_* splits (views here too: PyTorch's only skip view tracking) ----
+
+def split_with_sizes(input, split_sizes, dim=0):
+    return split(input, list(split_sizes), dim)
+
+
+def unsafe_split(input, split_size, dim=0):
+    return split(input, split_size.__index__(), dim)
+
+
+def unsafe_split_with_sizes(input, split_sizes, dim=0):
+    return split(input, list(split_sizes), dim)
+
+
+def unsafe_chunk(input, chunks, dim=0):
+    return chunk(input, chunks, dim)
+
+
+# ---- the *_copy forms of the views: the view's values in a new contiguous tensor ----
+
+def _copy_of(view_fn):
+    def fn(input, *args, out=None, **kwargs):
+        r = view_fn(input, *args, **kwargs)
+        r = tuple(v.clone().contiguous() for v in r) if isinstance(r, tuple) else r.clone().contiguous()
+        if out is None:
+            return r
+        from ._special import finish
+        if isinstance(r, tuple):
+            for o, v in zip(out, r):
+                finish(v, o)
+            return None
+        return finish(r, out)
+    fn.__name__ = view_fn.__name__ + "_copy"
+    return fn
+
+
+def _slice(input, dim=0, start=None, end=None, step=1):
+    d = _wrap_dim(dim, input.dim())
+    return input[(slice(None),) * d + (slice(start, end, step),)]
+
+
+def _alias(input):
+    return as_strided(input, input.shape, input.stride(), input.storage_offset())
+
+
+_COPIES = {
+    "alias_copy": _alias, "as_strided_copy": as_strided, "detach_copy": lambda input: input.detach(),
+    "diagonal_copy": lambda input, offset=0, dim1=0, dim2=1: input.diagonal(offset, dim1, dim2),
+    "expand_copy": lambda input, size, *, implicit=False: expand(input, size, implicit=implicit),
+    "permute_copy": lambda input, dims: permute(input, dims), "select_copy": select, "slice_copy": _slice,
+    "split_copy": lambda input, split_size, dim=0: split(input, split_size.__index__(), dim),
+    "split_with_sizes_copy": split_with_sizes, "squeeze_copy": squeeze, "t_copy": t, "transpose_copy": transpose,
+    "unbind_copy": unbind, "unfold_copy": unfold, "unsqueeze_copy": unsqueeze,
+    "view_copy": lambda input, size: view(input, dtype=size) if not isinstance(size, (list, tuple)) and
+    not hasattr(size, "__index__") else view(input, size),
+}
+COPIES = {name: _copy_of(fn) for name, fn in _COPIES.items()}
+
+
 FUNCTIONS = {
     "reshape": reshape, "transpose": transpose, "swapaxes": transpose, "swapdims": transpose, "permute": permute,
     "t": t, "squeeze": squeeze, "unsqueeze": unsqueeze, "flatten": flatten, "unflatten": unflatten,
@@ -380,9 +439,11 @@ FUNCTIONS = {
     "tensor_split": tensor_split, "movedim": movedim, "moveaxis": movedim, "as_strided": as_strided,
     "broadcast_to": broadcast_to, "ravel": ravel, "adjoint": adjoint, "conj": conj, "resolve_conj": resolve_conj,
     "resolve_neg": resolve_neg, "conj_physical": conj_physical, "is_complex": is_complex, "is_conj": is_conj,
-    "is_neg": is_neg,
+    "is_neg": is_neg, "split_with_sizes": split_with_sizes, "unsafe_split": unsafe_split,
+    "unsafe_split_with_sizes": unsafe_split_with_sizes, "unsafe_chunk": unsafe_chunk,
 }
 METHODS = {name: fn for name, fn in FUNCTIONS.items() if name != "is_complex"}  # Tensor.is_complex: _tensor.py
+FUNCTIONS.update(COPIES)  # torch.* only
 METHODS.update({
     "view": view, "view_as": view_as, "reshape_as": reshape_as, "expand": expand, "expand_as": expand_as,
     "unfold": unfold, "contiguous": contiguous, "resize_": resize_,

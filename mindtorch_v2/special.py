@@ -2,6 +2,9 @@
 from . import sigmoid as expit, erf, expm1, log1p, round, xlogy, logsumexp  # noqa: F401
 from . import digamma, digamma as psi, erfc, erfinv, exp2, lgamma as gammaln, sinc  # noqa: F401
 from ._nn_ops import FUNCTIONS as _N
+from ._special import SPECIAL as _S
+
+globals().update(_S)  # i0 i0e i1 i1e ndtr log_ndtr ndtri erfcx entr xlog1py logit multigammaln
 
 
 def softmax(input, dim, *, dtype=None):

@@ -3,6 +3,7 @@ losses, composed of core ops as PyTorch defines them (its formulas; gradients th
 import mindtorch_v2 as _mt
 
 from ._loss_functional import _reduction
+from .._nn_ops import bilinear, pdist  # noqa: F401  (torch.bilinear / torch.pdist too)
 
 __all__ = ["bilinear", "gumbel_softmax", "channel_shuffle", "native_channel_shuffle", "pdist", "max_unpool1d",
            "max_unpool2d", "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss",
@@ -17,35 +18,6 @@ def _reduce(loss, reduction):
     if reduction == "sum":
         return loss.sum()
     raise ValueError(f"{reduction} is not a valid value for reduction")
-
-
-def bilinear(input1, input2, weight, bias=None):
-    """y[..., o] = sum_ij x1[..., i] W[o, i, j] x2[..., j] + b[o], as two GEMM-backed products."""
-    if input1.dim() != input2.dim():
-        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.dim()} and {input2.dim()}")
-    for i in range(input1.dim() - 1):
-        if input1.shape[i] != input2.shape[i]:
-            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {i}: got {input1.shape[i]} and "
-                               f"{input2.shape[i]}")
-    if input1.shape[-1] != weight.shape[1]:
-        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got {input1.shape[-1]} but "
-                           f"expected {weight.shape[1]}")
-    if input2.shape[-1] != weight.shape[2]:
-        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got {input2.shape[-1]} but "
-                           f"expected {weight.shape[2]}")
-    if bias is not None and bias.shape[0] != weight.shape[0]:
-        raise RuntimeError(f"bilinear(): bias size does not match weight size: got {bias.shape[0]} but expected "
-                           f"{weight.shape[0]}")
-    out_f, in1, in2 = weight.shape
-    lead = tuple(input1.shape[:-1])
-    x1 = input1.reshape(-1, in1)
-    x2 = input2.reshape(-1, in2)
-    # (N, in1) @ (in1, out*in2) -> (N, out, in2), then contract in2 against x2 with a batched GEMM
-    t = _mt.matmul(x1, weight.permute(1, 0, 2).reshape(in1, out_f * in2)).reshape(-1, out_f, in2)
-    y = _mt.matmul(t, x2.unsqueeze(-1)).squeeze(-1)
-    if bias is not None:
-        y = y + bias
-    return y.reshape(lead + (out_f,))
 
 
 def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
@@ -72,16 +44,6 @@ def channel_shuffle(input, groups):
 
 
 native_channel_shuffle = channel_shuffle
-
-
-def pdist(input, p=2):
-    """the p-norm distances between the rows of input, for each pair i < j in order"""
-    if input.dim() != 2:
-        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
-    if p < 0:
-        raise RuntimeError("pdist only supports non-negative p values")
-    i, j = _mt.triu_indices(input.shape[0], input.shape[0], 1)
-    return (input[i] - input[j]).norm(p, dim=1)
 
 
 def _unpool(input, indices, kernel, stride, padding, output_size, nd, name):
