@@ -83,6 +83,11 @@ def is_tensor(obj):
     return isinstance(obj, Tensor)
 
 
+def _assert(condition, message):
+    """Python's assert as a function, so that symbolic tracing can record it."""
+    assert condition, message
+
+
 def is_floating_point(input):
     return input.dtype.is_floating_point
 
