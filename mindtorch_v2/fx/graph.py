@@ -32,21 +32,27 @@ dtype_abbrs = {"bfloat16": "bf16", "float64": "f64", "float32": "f32", "float16"
                "uint8": "u8"}
 
 
+_CUSTOM_BUILTINS = {}
+
+
 def _custom_builtins():
     """Objects every generated function can name without an import: {name: (import statement, object)}."""
-    import mindtorch_v2 as torch
-    from . import _pytree as fx_pytree
-    from ..utils import _pytree as pytree
-    return {"inf": ("from math import inf", math.inf), "nan": ("from math import nan", math.nan),
+    if not _CUSTOM_BUILTINS:
+        import mindtorch_v2 as torch
+        from . import _pytree as fx_pytree
+        from ..utils import _pytree as pytree
+        _CUSTOM_BUILTINS.update({
+            "inf": ("from math import inf", math.inf), "nan": ("from math import nan", math.nan),
             "NoneType": ("NoneType = type(None)", type(None)), "torch": ("import torch", torch),
             "device": ("from torch import device", torch.device),
             "fx_pytree": ("import torch.fx._pytree as fx_pytree", fx_pytree),
-            "pytree": ("import torch.utils._pytree as pytree", pytree)}
+            "pytree": ("import torch.utils._pytree as pytree", pytree)})
+        _illegal_names.update((k, obj) for k, (_, obj) in _CUSTOM_BUILTINS.items())
+    return _CUSTOM_BUILTINS
 
 
 _illegal_names = {k: object() for k in keyword.kwlist}
 _illegal_names.update(builtins.__dict__)  # can't shadow a builtin name
-_illegal_names.update((k, None) for k in ("inf", "nan", "NoneType", "torch", "device", "fx_pytree", "pytree"))
 
 
 def _snake_case(s):
@@ -73,6 +79,7 @@ class _Namespace:
     """Unique Python identifiers for objects: one name per object, none shadowing a builtin."""
 
     def __init__(self):
+        _custom_builtins()  # their names are taken
         self._obj_to_name = {}
         self._used_names = set()
         self._base_count = {}

@@ -139,9 +139,9 @@ class Node:
         return self._prev
 
     def _remove_from_list(self):
+        # the node keeps its own links, so an iteration standing on it continues to its old successor
         p, n = self._prev, self._next
         p._next, n._prev = n, p
-        self._prev = self._next = self
 
     @compatibility(is_backward_compatible=True)
     def prepend(self, x):
