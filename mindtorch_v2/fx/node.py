@@ -32,23 +32,29 @@ def has_side_effect(fn):
 
 # ---- names of targets in generated code and printouts: mindtorch_v2's objects print as torch's ----
 
-_PUBLIC = {}
+def _unwrap(fn):
+    """fn with wrappers peeled (functools.wraps' __wrapped__, the tracer's _fx_orig)."""
+    while True:
+        inner = getattr(fn, "_fx_orig", None) or getattr(fn, "__wrapped__", None)
+        if inner is None or inner is fn:
+            return fn
+        fn = inner
 
 
-def _public_names():
-    """{object: 'torch.X'} for the public torch namespaces, built once (torch.add before torch.Tensor.add)."""
-    if not _PUBLIC:
-        import mindtorch_v2 as torch
-        for prefix, ns in [("torch", torch), ("torch.nn.functional", torch.nn.functional),
-                           ("torch.special", torch.special), ("torch.linalg", torch.linalg),
-                           ("torch.Tensor", torch.Tensor)]:
-            for k, v in vars(ns).items():
-                if not k.startswith("__") and (callable(v) or isinstance(v, type)):
-                    try:
-                        _PUBLIC.setdefault(v, f"{prefix}.{k}")
-                    except TypeError:  # unhashable
-                        pass
-    return _PUBLIC
+def _public_name(obj):
+    """'torch.X' (or torch.nn.functional.X, ...) when that public name holds obj or a wrapper of it, looked
+    up now, so that a name patched while tracing (transformers wraps torch.arange) still counts."""
+    import mindtorch_v2 as torch
+    name = getattr(obj, "__name__", None)
+    if not isinstance(name, str):
+        return None
+    base = _unwrap(obj)
+    for prefix, ns in (("torch", torch), ("torch.nn.functional", torch.nn.functional),
+                       ("torch.special", torch.special), ("torch.linalg", torch.linalg), ("torch.Tensor", torch.Tensor)):
+        candidate = vars(ns).get(name)
+        if candidate is not None and (candidate is obj or _unwrap(candidate) is base):
+            return f"{prefix}.{name}"
+    return None
 
 
 def _torch_module(module):
@@ -61,10 +67,7 @@ def _torch_module(module):
 def _get_qualified_name(func):
     if getattr(builtins, func.__name__, None) is func:  # getattr, len, ...
         return func.__name__
-    try:
-        public = _public_names().get(func)
-    except TypeError:
-        public = None
+    public = _public_name(func)
     if public is not None:
         return public
     name = func.__name__
