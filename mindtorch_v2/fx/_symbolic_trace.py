@@ -480,6 +480,7 @@ class _TorchFunction:
     """A torch function or Tensor method while tracing: with a Proxy among its arguments it records
     itself (what PyTorch's Proxy.__torch_function__ does), else it runs. It compares and hashes as the
     function it stands for, so tables keyed by torch.add or torch.Tensor.mul still find it."""
+    _fx_traced_function = True  # a node records the function, never this wrapper
 
     def __init__(self, fn, method_name=None):
         functools.update_wrapper(self, fn)

@@ -43,10 +43,11 @@ def _custom_builtins():
         from ..utils import _pytree as pytree
         _CUSTOM_BUILTINS.update({
             "inf": ("from math import inf", math.inf), "nan": ("from math import nan", math.nan),
-            "NoneType": ("NoneType = type(None)", type(None)), "torch": ("import torch", torch),
-            "device": ("from torch import device", torch.device),
-            "fx_pytree": ("import torch.fx._pytree as fx_pytree", fx_pytree),
-            "pytree": ("import torch.utils._pytree as pytree", pytree)})
+            # a pickled GraphModule's imports: mindtorch_v2 by its own name, with or without the proxy
+            "NoneType": ("NoneType = type(None)", type(None)), "torch": ("import mindtorch_v2 as torch", torch),
+            "device": ("from mindtorch_v2 import device", torch.device),
+            "fx_pytree": ("import mindtorch_v2.fx._pytree as fx_pytree", fx_pytree),
+            "pytree": ("import mindtorch_v2.utils._pytree as pytree", pytree)})
         _illegal_names.update((k, obj) for k, (_, obj) in _CUSTOM_BUILTINS.items())
     return _CUSTOM_BUILTINS
 

@@ -164,6 +164,12 @@ class Transformer(Interpreter):
         self.tracer = TransformerTracer(self.new_graph)
         self.tracer.root = module
 
+    def run_node(self, n):
+        if n.op != "call_function":
+            return super().run_node(n)
+        args, kwargs = self.fetch_args_kwargs_from_env(n)
+        return self.call_function(getattr(self, "_patched", {}).get(n.target, n.target), args, kwargs)
+
     @compatibility(is_backward_compatible=True)
     def placeholder(self, target, args, kwargs):
         default_value = next(iter(args)) if args else inspect.Signature.empty
@@ -188,6 +194,11 @@ class Transformer(Interpreter):
         from ._symbolic_trace import _Patcher, _patch_torch_functions
         with _Patcher() as patcher:  # torch functions an override calls on Proxies record themselves
             _patch_torch_functions(patcher)
+            # call_function sees the target as the torch namespace now holds it: `target is torch.sigmoid`
+            self._patched = {}
+            for where, name, orig in patcher.patches_made:  # torch.sigmoid's wrapper, not torch.special's
+                if isinstance(where, dict):
+                    self._patched.setdefault(orig, where[name])
             result = super().run(enable_io_processing=False)
         if result is not None:
             new_output_node = self.new_graph.output(

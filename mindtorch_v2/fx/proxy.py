@@ -67,6 +67,8 @@ class TracerBase:
     def create_proxy(self, kind, target, args, kwargs, name=None, type_expr=None, proxy_factory_fn=None):
         """Create a node from the arguments (lowered by create_arg) and return it wrapped in a Proxy.
         A placeholder's args hold its default value, if any."""
+        if getattr(type(target), "_fx_traced_function", False):
+            target = target._fx_orig
         args_ = self.create_arg(args)
         kwargs_ = self.create_arg(kwargs)
         if not isinstance(args_, tuple):
