@@ -57,6 +57,7 @@ strided = layout("strided")
 contiguous_format = memory_format("contiguous_format")
 preserve_format = memory_format("preserve_format")
 channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
 
 
 # ---- submodules torch.* exposes, and the functions they back (torch_proxy maps torch.X to these) ----

@@ -136,11 +136,9 @@ def like_strides(input, memory_format=None):
     if fmt == "preserve_format":
         return preserve_strides(input)
     shape = list(input.shape)
-    if fmt == "channels_last":
-        if len(shape) != 4:
-            raise RuntimeError("required rank 4 tensor to use channels_last format")
-        n, c, h, w = (max(d, 1) for d in shape)
-        return [h * w * c, 1, w * c, c]
+    if fmt in ("channels_last", "channels_last_3d"):
+        from ._views import channels_last_strides
+        return channels_last_strides(shape, fmt)
     return None  # contiguous
 
 
