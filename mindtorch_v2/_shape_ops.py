@@ -164,7 +164,7 @@ def block_diag(*tensors):
         if t.dim() > 2:
             raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
                                f"{t.dim()} dimensions")
-    dt = _dtype.BY_ID[lib.mt_result_type(len(tensors), [t._h for t in tensors])]  # 0-dim inputs rank lower
+    dt = _dtype.from_id(lib.mt_result_type(len(tensors), [t._h for t in tensors]))  # 0-dim inputs rank lower
     blocks = [t if t.dim() == 2 else t.reshape(1, -1) for t in tensors]
     r = _creation.zeros((sum(b.shape[0] for b in blocks), sum(b.shape[1] for b in blocks)), dtype=dt)
     row = col = 0
