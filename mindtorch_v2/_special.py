@@ -300,6 +300,12 @@ def ndtr(input, *, out=None):
 
 # ---- xlog1py: x * log1p(y), 0 where x == 0 (unless y is nan) ----
 
+def broadcast_shape(a, b):
+    """The shape two tensors broadcast to, with the elementwise ops' error text."""
+    from ._shape_ops import broadcast_tensors
+    return broadcast_tensors(a, b)[0].shape
+
+
 def _sum_to(g, shape):
     """A broadcast result's gradient summed back to an input's shape."""
     lead = g.dim() - len(shape)

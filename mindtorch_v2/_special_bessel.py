@@ -235,22 +235,30 @@ def _airy_ai(x):
     return _where(x.isinf(), math.nan, _where(x > 103.892, 0.0, r))
 
 
-def _unary(name, compute):
-    """torch.special.<name>(input, *, out=None): integers and bool computed in the default dtype;
-    float16/bfloat16 refused as PyTorch's CPU kernel does."""
-    def fn(input, *, out=None):
-        _tensor_arg(f"special_{name}", input)
-        dt = _float_dtype(input.dtype)
+def _unary(name, compute, arg="input"):
+    """torch.special.<name>(input, *, out=None) (its argument is x for some): integers and bool
+    computed in the default dtype; float16/bfloat16 refused as PyTorch's CPU kernel does."""
+    def run(value, out):
+        _tensor_arg(f"special_{name}", value, arg=arg)
+        dt = _float_dtype(value.dtype)
         _no_reduced(name, dt)
         with no_grad():
-            r = compute(input.to(dt))
+            r = compute(value.to(dt))
         return finish(r, out)
+
+    if arg == "x":
+        def fn(x, *, out=None):
+            return run(x, out)
+    else:
+        def fn(input, *, out=None):
+            return run(input, out)
     fn.__name__ = name
     return fn
 
 
-SPECIAL = {name: _unary(name, f) for name, f in (
-    ("bessel_j0", _j0), ("bessel_j1", _j1), ("bessel_y0", _y0), ("bessel_y1", _y1),
-    ("modified_bessel_i0", _i0), ("modified_bessel_i1", _modified_i1), ("modified_bessel_k0", _k0),
-    ("modified_bessel_k1", _k1), ("scaled_modified_bessel_k0", _k0e), ("scaled_modified_bessel_k1", _k1e),
-    ("spherical_bessel_j0", _spherical_j0), ("airy_ai", _airy_ai))}
+SPECIAL = {name: _unary(name, *f) for name, f in (
+    ("bessel_j0", (_j0,)), ("bessel_j1", (_j1,)), ("bessel_y0", (_y0,)), ("bessel_y1", (_y1,)),
+    ("modified_bessel_i0", (_i0,)), ("modified_bessel_i1", (_modified_i1,)), ("modified_bessel_k0", (_k0,)),
+    ("modified_bessel_k1", (_k1,)), ("scaled_modified_bessel_k0", (_k0e, "x")),
+    ("scaled_modified_bessel_k1", (_k1e, "x")), ("spherical_bessel_j0", (_spherical_j0, "x")),
+    ("airy_ai", (_airy_ai, "x")))}

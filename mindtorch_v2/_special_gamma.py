@@ -9,7 +9,7 @@ import math
 from . import _dtype
 from . import _generated_ops as g
 from ._dispatch import _unary, as_tensor_operand
-from ._special import _float_dtype, _no_reduced, _where, binary_overload, finish
+from ._special import _float_dtype, _no_reduced, _where, binary_overload, broadcast_shape, finish
 from ._tensor import Tensor
 from .autograd.function import Function
 from .autograd.grad_mode import no_grad
@@ -86,7 +86,7 @@ def _zeta_node(overload):
         @staticmethod
         def forward(ctx, x, q, dt):
             ctx.save_for_backward(x, q)
-            x64, q64 = (t.to(_dtype.float64).broadcast_to(_broadcast(x, q)) for t in (x, q))
+            x64, q64 = (t.to(_dtype.float64).broadcast_to(broadcast_shape(x, q)) for t in (x, q))
             return _zeta(x64, q64).to(dt)
 
         @staticmethod
@@ -100,11 +100,6 @@ def _zeta_node(overload):
                 gq = _sum_to(grad * -x * zeta(x + 1.0, q), q.shape)
             return None, gq, None
     return Zeta
-
-
-def _broadcast(a, b):
-    from ._shape_ops import broadcast_shapes
-    return broadcast_shapes(a.shape, b.shape)
 
 
 _ZETA = [_zeta_node(i) for i in range(3)]
@@ -523,7 +518,7 @@ def _igamma_node(lower):
         def forward(ctx, a, x, dt):
             ctx.save_for_backward(a, x)
             work = _dtype.float64 if dt is _dtype.float64 else _dtype.float32
-            shape = _broadcast(a, x)
+            shape = broadcast_shape(a, x)
             a_, x_ = (t.to(work).broadcast_to(shape).reshape(-1) for t in (a, x))
             return _incomplete_gamma(a_, x_, lower).reshape(shape).to(dt)
 

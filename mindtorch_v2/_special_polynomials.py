@@ -7,7 +7,7 @@ import math
 
 from . import _dtype
 from ._dispatch import as_tensor_operand
-from ._special import _float_dtype, _no_reduced, _where, binary_overload, finish
+from ._special import _float_dtype, _no_reduced, _where, binary_overload, broadcast_shape, finish
 from .autograd.grad_mode import no_grad
 
 
@@ -145,18 +145,13 @@ def _polynomial(name, evaluate):
         _no_reduced(name, dt)
         with no_grad():
             x, n = as_tensor_operand(x).to(dt), as_tensor_operand(n).to(dt)
-            x, n = x.broadcast_to(_broadcast_shape(x, n)), n
+            x, n = x.broadcast_to(broadcast_shape(x, n)), n
             whole = n.isfinite() & (n.abs() < 2.0 ** 63)
             k = _where(whole, n, -1.0).to(_dtype.int64).broadcast_to(x.shape)  # C's cast: out of range is negative
             r = evaluate(x, k, lambda m: m.to(dt))
         return finish(r, out)
     fn.__name__ = name
     return fn
-
-
-def _broadcast_shape(a, b):
-    from ._shape_ops import broadcast_shapes
-    return broadcast_shapes(a.shape, b.shape)
 
 
 SPECIAL = {name: _polynomial(name, f) for name, f in (
