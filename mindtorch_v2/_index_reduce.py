@@ -12,7 +12,7 @@ from ._tensor import Tensor
 _BETA_WARNED = []
 
 
-def _index_reduce_checks(self, dim, index, source, reduce):
+def _index_reduce_checks(self, dim, index, source, reduce, include_self):
     if reduce not in ("prod", "mean", "amax", "amin"):
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
     if not _BETA_WARNED:
@@ -37,8 +37,12 @@ def _index_reduce_checks(self, dim, index, source, reduce):
             [s for i, s in enumerate(source.shape) if i != dim]:
         raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the specified dimension. "
                            f"Got self.shape = {list(self.shape)} source.shape = {list(source.shape)}")
-    if self.dtype is _dtype.bool:
+    if self.dtype is _dtype.bool and self.dim() <= 1:  # PyTorch's 1-d kernel has no bool; its n-d one has
         raise NotImplementedError("\"index_func_\" not implemented for 'Bool'")
+    if self.dtype is _dtype.bool and not include_self:
+        raise NotImplementedError("\"index_reduce_func_exclude_input_init\" not implemented for 'Bool'")
+    if self.dtype is _dtype.bool and reduce == "mean":
+        raise NotImplementedError("\"div_floor_cpu\" not implemented for 'Bool'")
     limit = self.shape[dim] if self.dim() else 1
     if index.numel() and (bool((index < 0).any()) or bool((index >= limit).any())):
         raise IndexError("index out of range in self")
@@ -55,7 +59,7 @@ def _scatter_index(self, dim, index, source):
 
 
 def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None):
-    dim = _index_reduce_checks(input, dim, index, source, reduce)
+    dim = _index_reduce_checks(input, dim, index, source, reduce, include_self)
     from ._shape_ops import scatter_reduce
     r = scatter_reduce(input, dim, _scatter_index(input, dim, index, source), source, reduce,
                        include_self=include_self)
@@ -65,7 +69,7 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=No
 
 
 def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
-    dim = _index_reduce_checks(self, dim, index, source, reduce)
+    dim = _index_reduce_checks(self, dim, index, source, reduce, include_self)
     from ._shape_ops import scatter_reduce_
     scatter_reduce_(self, dim, _scatter_index(self, dim, index, source), source, reduce, include_self=include_self)
     return self
