@@ -92,6 +92,9 @@ def _default_text(v):
         return f'"{v}"'
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_default_text(x) for x in v) + "]"
+    if isinstance(v, float):  # c10's printing of a double: 17 significant digits, "2." for a whole number
+        text = "%.17g" % v
+        return text + "." if text.lstrip("-").isdigit() else text
     return str(v)
 
 
@@ -271,16 +274,20 @@ def _bind(name, schema, args, kwargs):
             raise RuntimeError(f"{name}() is missing value for argument '{a.name}'. {decl}")
     for k in kwargs:
         if k not in known:
-            raise RuntimeError(f"{name}() got an unexpected keyword argument '{k}'. {decl}")
+            raise RuntimeError(f"Unknown keyword argument '{k}' for operator '{name}'. Schema: {schema}")
     for i, a in enumerate(schema.arguments):
         if a.name not in values:
             continue
         v = values[a.name]
         if not _matches(a.type, v):
             where = f"Position: {i}\n" if i < len(args) else ""
-            raise RuntimeError(f"{name}() Expected a value of type '{a.type}' for argument '{a.name}' but "
+            shown = re.sub(r"^Sym(Int|Float|Bool)", lambda m: m.group(1).lower(), a.type)
+            detail = (f"Unable to cast {v} to Tensor" if a.type.startswith("Tensor") else
+                      f"Unable to cast Python instance of type {type(v)} to C++ type '?' (#define "
+                      "PYBIND11_DETAILED_ERROR_MESSAGES or compile in debug mode for details)")
+            raise RuntimeError(f"{name}() Expected a value of type '{shown}' for argument '{a.name}' but "
                                f"instead found type '{_py_type_name(v)}'.\n{where}Value: {v}\n{decl}\n"
-                               f"Cast error details: Unable to cast {v} to {a.type.rstrip('?')}")
+                               f"Cast error details: {detail}")
     pos = [values.get(a.name, a.default_value) for a in positional]
     while pos and positional[len(pos) - 1].has_default_value() and _same_default(pos[-1], positional[len(pos) - 1]
                                                                                   .default_value):

@@ -338,8 +338,12 @@ def infer_schema(prototype_function, /, *, mutates_args, op_name=None, tags=()):
         ann = resolve(param.annotation)
         if ann not in supported:
             if typing.get_origin(ann) is tuple:
+                targs = typing.get_args(ann)
+                as_list = (list if not targs else list[targs[0]] if len(targs) == 1 or targs[1:] == (Ellipsis,)
+                           else list[typing.Union[targs]])
+                example = f"For example, {as_list}.\n\n" if as_list in supported else "\n\n"
                 error_fn(f"Parameter {name} has unsupported type {param.annotation}. We do not support Tuple inputs "
-                         "in schema. As a workaround, please try to use List instead. \n\n"
+                         f"in schema. As a workaround, please try to use List instead. {example}"
                          f"The valid types are: {supported.keys()}.")
             error_fn(f"Parameter {name} has unsupported type {param.annotation}. The valid types are: "
                      f"{supported.keys()}.")
