@@ -66,6 +66,8 @@ from . import (accelerator, amp, backends, compiler, cuda, distributed, distribu
 from .nn import attention as _nn_attention  # noqa: E402,F401
 from ._compile import compile  # noqa: E402
 from ._vmap import vmap  # noqa: E402
+from . import _ops  # noqa: E402
+from ._ops import ops, Tag  # noqa: E402  (torch.ops: operators torch.library defines)
 from .amp.autocast_mode import (autocast, get_autocast_cpu_dtype, get_autocast_dtype,  # noqa: E402
                                 get_autocast_gpu_dtype, is_autocast_cache_enabled, is_autocast_cpu_enabled,
                                 is_autocast_enabled, set_autocast_cache_enabled, set_autocast_dtype,

@@ -459,3 +459,10 @@ class allow_mutation_on_saved_tensors:
 
     def __exit__(self, *exc):
         return False
+
+
+def increment_version(tensor):
+    """Count an in-place write autograd did not see (a kernel that wrote through data_ptr) in the
+    version counter of a tensor or of each tensor of an iterable."""
+    for t in (tensor,) if hasattr(tensor, "_h") else tensor:
+        lib.mt_tensor_bump_version(t._h)

@@ -1,10 +1,13 @@
 """The import proxy: torch -> mindtorch_v2, metadata, activation forms, uninstall."""
 import importlib.metadata
+import os
 import subprocess
 import sys
 import textwrap
 
 import torch_proxy
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def run(code, *args):
@@ -90,3 +93,13 @@ def test_python_m_torch_proxy(tmp_path):
                        timeout=120)
     assert r.returncode == 0, r.stderr
     assert "mindtorch_v2 ['a', 'b']" in r.stdout
+
+
+def test_python_m_torch_proxy_c(tmp_path):
+    """-c as python's own: the code runs as __main__ from "<string>", argv[0] is "-c", its exit code counts."""
+    code = ("import sys, torch, pickle\ndef f(): pass\n"
+            "print(torch.__name__, sys.argv, __name__, pickle.loads(pickle.dumps(f)) is f)\nsys.exit(3)")
+    r = subprocess.run([sys.executable, "-m", "torch_proxy", "-c", code, "a", "b"], capture_output=True, text=True,
+                       timeout=120, cwd=tmp_path, env={**os.environ, "PYTHONPATH": ROOT})
+    assert r.returncode == 3, r.stderr
+    assert r.stdout.strip() == "mindtorch_v2 ['-c', 'a', 'b'] __main__ True"

@@ -1,0 +1,584 @@
+"""torch._ops / torch.ops: the operator registry for operators defined from Python (torch.library).
+
+mindtorch_v2's built-in ops are plain functions over the C core, so this registry holds only the
+operators torch.library defines: a parsed schema per overload and its kernels by dispatch key. A
+call parses the arguments against the schema (PyTorch's errors), then dispatches as PyTorch's
+dispatcher does for eager CPU use:
+  Autograd kernel, when grad mode is on and a tensor argument requires grad;
+  the backend kernel for the tensors' device type ("CPU", "Meta", ...), the fake impl on meta tensors,
+  then CompositeExplicitAutograd, then CompositeImplicitAutograd.
+An operator without an Autograd kernel runs its backend kernel with grad mode as it is, so the ops
+inside record (PyTorch's default autograd fallback does the same, and warns on backward).
+"""
+import ast
+import enum
+import re
+import types
+
+from ._tensor import Tensor
+
+__all__ = ["OpOverload", "OpOverloadPacket", "ops"]
+
+
+class Tag(enum.Enum):
+    """torch.Tag: operator tags (the names PyTorch 2.13 defines)."""
+    core = 0
+    cudagraph_unsafe = 1
+    data_dependent_output = 2
+    dynamic_output_shape = 3
+    flexible_layout = 4
+    generated = 5
+    inplace = 6
+    inplace_view = 7
+    maybe_aliasing_or_mutating = 8
+    needs_contiguous_strides = 9
+    needs_exact_strides = 10
+    needs_fixed_stride_order = 11
+    nondeterministic_bitwise = 12
+    nondeterministic_seeded = 13
+    out = 14
+    out_variant = 15
+    pointwise = 16
+    pt2_compliant_tag = 17
+    reduction = 18
+    view_copy = 19
+
+    def __repr__(self):
+        return f"<Tag.{self.name}: {self.value}>"
+
+    def __str__(self):
+        return f"Tag.{self.name}"
+
+
+# ---- schemas ----
+
+_BASE_TYPES = {"Tensor", "int", "SymInt", "float", "bool", "str", "Scalar", "ScalarType", "Device", "Layout",
+               "MemoryFormat", "Generator", "Dimname", "Storage", "Stream", "complex", "Any", "SymBool",
+               "SymFloat", "QScheme", "t", "GraphModule"}
+_TYPE = re.compile(r"(\w+)(\((\w+)(!?)\))?((?:\[\d*\]|\?)*)")
+
+
+class AliasInfo:
+    def __init__(self, name, is_write):
+        self.before_set = {name}
+        self.after_set = {name}
+        self.is_write = is_write
+
+
+class Argument:
+    """One argument or return of a FunctionSchema (`type` is its schema text without the alias)."""
+
+    def __init__(self, name, type, default=None, has_default=False, kwarg_only=False, alias_info=None):
+        self.name, self.type, self.default_value = name, type, default
+        self.has_default_value = lambda: has_default
+        self.kwarg_only, self.alias_info = kwarg_only, alias_info
+        m = re.search(r"\[(\d+)\]", type)
+        self.N = int(m.group(1)) if m else None
+
+    def __str__(self):
+        t = self.type
+        if self.alias_info is not None:  # the annotation goes right after the base type
+            base = re.match(r"\w+", t).group(0)
+            alias = next(iter(self.alias_info.before_set)) + ("!" if self.alias_info.is_write else "")
+            t = f"{base}({alias}){t[len(base):]}"
+        s = f"{t} {self.name}" if self.name else t
+        if self.has_default_value():
+            s += "=" + _default_text(self.default_value)
+        return s
+
+
+def _default_text(v):
+    if isinstance(v, str):
+        return f'"{v}"'
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_default_text(x) for x in v) + "]"
+    if isinstance(v, float):  # c10's printing of a double: 17 significant digits, "2." for a whole number
+        text = "%.17g" % v
+        return text + "." if text.lstrip("-").isdigit() else text
+    return str(v)
+
+
+def _schema_error(what, text, at, width=3):
+    return RuntimeError(f"{what}\n{text}\n{' ' * at}{'~' * width} <--- HERE\n")
+
+
+def _split_top(s):
+    """Split at commas outside brackets and quotes."""
+    parts, depth, quote, cur = [], 0, None, ""
+    for ch in s:
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+            continue
+        cur += ch
+    if cur.strip():
+        parts.append(cur)
+    return [p.strip() for p in parts]
+
+
+def _parse_default(text):
+    if text in ("True", "False", "None"):
+        return {"True": True, "False": False, "None": None}[text]
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text  # an enum name such as contiguous_format or Mean
+
+
+def _parse_type(text, full, where):
+    m = _TYPE.fullmatch(text)
+    if m is None or m.group(1) not in _BASE_TYPES:
+        at = full.find(text, where)
+        raise _schema_error("\nunknown type specifier. Common valid schema types include Tensor, SymInt, int, "
+                            "float, bool, Scalar; for a full list, please see https://github.com/pytorch/pytorch/"
+                            "blob/main/aten/src/ATen/native/README.md#func :", full, max(at, 0))
+    alias = AliasInfo(m.group(3), bool(m.group(4))) if m.group(2) else None
+    return m.group(1) + m.group(5), alias
+
+
+def _parse_arg(text, full, kwarg_only, ret=False):
+    at = full.find(text)
+    type_text, _, rest = text.partition(" ")
+    type_, alias = _parse_type(type_text, full, at)
+    name, has_default, default = rest.strip(), False, None
+    if "=" in name:
+        name, _, d = name.partition("=")
+        name, has_default, default = name.strip(), True, _parse_default(d.strip())
+    if not name and not ret:
+        raise _schema_error("expected ident but found ')' here:", full, at + len(text))
+    return Argument(name, type_, default, has_default, kwarg_only, alias)
+
+
+class FunctionSchema:
+    """A parsed operator schema "ns::name.overload(args) -> returns"."""
+
+    def __init__(self, text):
+        m = re.fullmatch(r"\s*([\w:]*)(?:\.(\w+))?\s*\((.*)\)\s*->\s*(.*?)\s*", text, re.S)
+        if m is None:
+            at = len(re.match(r"[\w:.]*", text).group(0))
+            word = text[at:].split()[0] if text[at:].split() else "eof"
+            raise _schema_error("expected eof but found 'ident' here:" if word[0].isalpha() else
+                                f"expected '(' but found '{word[0]}' here:", text,
+                                at + len(text[at:]) - len(text[at:].lstrip()), len(word) if word[0].isalpha() else 1)
+        self.name, self.overload_name = m.group(1), m.group(2) or ""
+        self.arguments, kwarg_only = [], False
+        for part in _split_top(m.group(3)):
+            if part == "*":
+                kwarg_only = True
+                continue
+            self.arguments.append(_parse_arg(part, text, kwarg_only))
+        rets = m.group(4)
+        if rets.startswith("("):
+            self.returns = [_parse_arg(p, text, False, ret=True) for p in _split_top(rets[1:-1])]
+        else:
+            self.returns = [_parse_arg(rets, text, False, ret=True)]
+
+    @property
+    def is_mutable(self):
+        return any(a.alias_info is not None and a.alias_info.is_write for a in self.arguments)
+
+    def _is_view_op(self):
+        return any(a.alias_info is not None and not a.alias_info.is_write for a in self.arguments)
+
+    def __str__(self):
+        name = self.name + (f".{self.overload_name}" if self.overload_name else "")
+        args, star = [], False
+        for a in self.arguments:
+            if a.kwarg_only and not star:
+                args.append("*")
+                star = True
+            args.append(str(a))
+        rets = [str(r) for r in self.returns]
+        ret = rets[0] if len(rets) == 1 and self.returns[0].name == "" else "(" + ", ".join(rets) + ")"
+        return f"{name}({', '.join(args)}) -> {ret}"
+
+    __repr__ = __str__
+
+
+# ---- argument checking ----
+
+def _py_type_name(v):
+    return "Tensor" if isinstance(v, Tensor) else type(v).__name__
+
+
+def _matches(type_, v):
+    """Whether a Python value can be passed as a schema type (PyTorch's argument parser, eagerly)."""
+    from ._dtype import dtype as _dtype
+    from ._device import device as _device
+    if type_.endswith("?"):
+        return v is None or _matches(type_[:-1], v)
+    m = re.fullmatch(r"(.*)\[(\d*)\]", type_)
+    if m:
+        if m.group(2) and m.group(1) in ("int", "SymInt", "float", "bool") and _matches(m.group(1), v):
+            return True  # int[2] takes one int
+        return isinstance(v, (list, tuple)) and all(_matches(m.group(1), x) for x in v)
+    if type_ == "Tensor":
+        return isinstance(v, Tensor)
+    if type_ in ("int", "SymInt"):
+        return isinstance(v, int) and not isinstance(v, bool) or _int_tensor(v)
+    if type_ in ("float", "SymFloat"):
+        return isinstance(v, (int, float)) and not isinstance(v, bool)
+    if type_ in ("bool", "SymBool"):
+        return isinstance(v, bool)
+    if type_ == "str":
+        return isinstance(v, str)
+    if type_ == "Scalar":
+        return isinstance(v, (bool, int, float, complex)) or isinstance(v, Tensor) and v.dim() == 0
+    if type_ == "complex":
+        return isinstance(v, (int, float, complex))
+    if type_ == "ScalarType":
+        return isinstance(v, _dtype)
+    if type_ == "Device":
+        return isinstance(v, (_device, str, int))
+    return True
+
+
+def _int_tensor(v):
+    return isinstance(v, Tensor) and v.dim() == 0 and not v.dtype.is_floating_point and not v.dtype.is_complex
+
+
+def _same_default(v, d):
+    if isinstance(v, Tensor) or isinstance(d, Tensor):
+        return v is d
+    return v is d or (type(v) is type(d) and v == d)
+
+
+def _bind(name, schema, args, kwargs):
+    """(positional args, keyword-only kwargs) as the dispatcher hands them to a Python kernel: checked
+    against the schema, keyword arguments moved to their positions, and arguments equal to their
+    default dropped from the end (PyTorch's dispatcher strips them)."""
+    decl = f"Declaration: {schema}"
+    positional = [a for a in schema.arguments if not a.kwarg_only]
+    if len(args) > len(positional):
+        if len(positional) < len(schema.arguments):
+            raise RuntimeError(f"{name}() takes {len(positional)} positional argument(s) but {len(args)} "
+                               f"was/were given.  {decl}")
+        raise RuntimeError(f"{name}() expected at most {len(positional)} argument(s) but received {len(args)} "
+                           f"argument(s). {decl}")
+    values = dict(zip((a.name for a in positional), args))
+    known = {a.name for a in schema.arguments}
+    for k, v in kwargs.items():
+        if k in values:
+            raise RuntimeError(f"{name}() got multiple values for argument '{k}'. {decl}")
+        values[k] = v
+    for a in schema.arguments:
+        if a.name not in values and not a.has_default_value():
+            raise RuntimeError(f"{name}() is missing value for argument '{a.name}'. {decl}")
+    for k in kwargs:
+        if k not in known:
+            raise RuntimeError(f"Unknown keyword argument '{k}' for operator '{name}'. Schema: {schema}")
+    for i, a in enumerate(schema.arguments):
+        if a.name not in values:
+            continue
+        v = values[a.name]
+        if not _matches(a.type, v):
+            where = f"Position: {i}\n" if i < len(args) else ""
+            shown = re.sub(r"^Sym(Int|Float|Bool)", lambda m: m.group(1).lower(), a.type)
+            detail = (f"Unable to cast {v} to Tensor" if a.type.startswith("Tensor") else
+                      f"Unable to cast Python instance of type {type(v)} to C++ type '?' (#define "
+                      "PYBIND11_DETAILED_ERROR_MESSAGES or compile in debug mode for details)")
+            raise RuntimeError(f"{name}() Expected a value of type '{shown}' for argument '{a.name}' but "
+                               f"instead found type '{_py_type_name(v)}'.\n{where}Value: {v}\n{decl}\n"
+                               f"Cast error details: {detail}")
+    pos = [values.get(a.name, a.default_value) for a in positional]
+    while pos and positional[len(pos) - 1].has_default_value() and _same_default(pos[-1], positional[len(pos) - 1]
+                                                                                  .default_value):
+        pos.pop()
+    kw = {a.name: values[a.name] for a in schema.arguments if a.kwarg_only and a.name in values
+          and not (a.has_default_value() and _same_default(values[a.name], a.default_value))}
+    return tuple(pos), kw
+
+
+def fill_defaults(schema, args, kwargs):
+    """args/kwargs with every omitted argument at its default (torch._library.utils.fill_defaults)."""
+    positional = [a for a in schema.arguments if not a.kwarg_only]
+    args = tuple(args) + tuple(a.default_value for a in positional[len(args):])
+    kwargs = dict(kwargs)
+    for a in schema.arguments:
+        if a.kwarg_only and a.name not in kwargs and a.has_default_value():
+            kwargs[a.name] = a.default_value
+    return args, kwargs
+
+
+def flat_tensors(args, kwargs=None):
+    """The tensors among the arguments, inside lists and tuples too."""
+    out = []
+    for v in list(args) + list((kwargs or {}).values()):
+        if isinstance(v, Tensor):
+            out.append(v)
+        elif isinstance(v, (list, tuple)):
+            out.extend(x for x in v if isinstance(x, Tensor))
+    return out
+
+
+# ---- the registry ----
+
+def dispatch_key_for_device(device_type):
+    """torch._C._dispatch_key_for_device"""
+    special = {"cpu": "CPU", "cuda": "CUDA", "meta": "Meta", "mps": "MPS", "xpu": "XPU", "hpu": "HPU",
+               "xla": "XLA", "mtia": "MTIA", "lazy": "Lazy", "ipu": "IPU", "privateuseone": "PrivateUse1"}
+    return special.get(device_type, device_type[:1].upper() + device_type[1:])
+
+
+class _Entry:
+    """One operator overload: its schema, tags and kernels."""
+
+    def __init__(self, schema, tags, where):
+        self.schema, self.tags, self.where = schema, tuple(tags), where
+        self.kernels = {}   # dispatch key -> (fn, with_keyset)
+        self.fake = None    # the fake impl (register_fake), used for meta tensors without a Meta kernel
+
+
+_DEFS = {}      # "ns::name" or "ns::name.overload" -> _Entry
+_KERNELS = {}   # the same keys -> {dispatch key: (fn, with_keyset)}; kernels may come before the definition
+_FAKES = {}     # the same keys -> fake impl
+
+
+def _key(ns, name):
+    name = name.split("::")[-1]
+    return f"{ns}::{name[:-len('.default')] if name.endswith('.default') else name}"
+
+
+def _below_autograd(entry, qualname, args, kwargs):
+    """The backend kernel for the arguments' device type (see the module docstring)."""
+    kernels, tensors = _KERNELS.get(qualname, {}), flat_tensors(args, kwargs)
+    if tensors:
+        device_type = tensors[0].device.type
+        if any(t.device.type == "meta" for t in tensors):
+            device_type = "meta"
+    else:
+        from ._device import device as _device
+        devs = [v for a, v in zip(entry.schema.arguments, args) if a.type.rstrip("?") == "Device" and v is not None]
+        device_type = _device(devs[0]).type if devs else "cpu"
+    key = dispatch_key_for_device(device_type)
+    if key in kernels:
+        return _call(kernels[key], key, args, kwargs)
+    if device_type == "meta" and qualname in _FAKES:
+        return _FAKES[qualname](*args, **kwargs)
+    for k in ("CompositeExplicitAutograd", "CompositeImplicitAutograd"):
+        if k in kernels:
+            return _call(kernels[k], k, args, kwargs)
+    name = qualname + ("" if "." in qualname.split("::")[1] else "")
+    if device_type == "meta":
+        raise NotImplementedError(f"{name}: attempted to run this operator with Meta tensors, but there was no fake "
+                                  "impl or Meta kernel registered. You may have run into this message while using "
+                                  "an operator with PT2 compilation APIs (torch.compile/torch.export); in order to "
+                                  "use this operator with those APIs you'll need to add a fake impl. Please see the "
+                                  "following for next steps:  https://pytorch.org/tutorials/advanced/"
+                                  "custom_ops_landing_page.html")
+    raise NotImplementedError(f"Could not run '{name}' with arguments from the '{key}' backend. This could be because "
+                              "the operator doesn't exist for this backend, or was omitted during the selective/"
+                              "custom build process (if using custom build). If you are a Facebook employee using "
+                              "PyTorch on mobile, please visit https://fburl.com/ptmfixes for possible resolutions. "
+                              f"'{name}' is only available for these backends: [{', '.join(sorted(kernels))}].")
+
+
+class DispatchKeySet:
+    """What a with_keyset kernel receives: the keys still to run (here: whether Autograd is passed)."""
+
+    def __init__(self, below_autograd):
+        self.below_autograd = below_autograd
+
+
+def _call(kernel, key, args, kwargs):
+    fn, with_keyset = kernel
+    if with_keyset:
+        return fn(DispatchKeySet(key != "Autograd"), *args, **kwargs)
+    return fn(*args, **kwargs)
+
+
+def dispatch(qualname, args, kwargs):
+    """Run operator `qualname` on already bound arguments."""
+    from .autograd.grad_mode import is_grad_enabled
+    kernels = _KERNELS.get(qualname, {})
+    if "Autograd" in kernels and is_grad_enabled() and any(t.requires_grad for t in flat_tensors(args, kwargs)):
+        return _call(kernels["Autograd"], "Autograd", args, kwargs)
+    return _below_autograd(_DEFS[qualname], qualname, args, kwargs)
+
+
+def redispatch_below_autograd(qualname, args, kwargs):
+    """The op as the dispatcher runs it after the Autograd key (torch._C._AutoDispatchBelowAutograd)."""
+    from .autograd.grad_mode import no_grad
+    with no_grad():
+        return _below_autograd(_DEFS[qualname], qualname, args, kwargs)
+
+
+# ---- torch.ops ----
+
+class OpOverload:
+    """torch.ops.<ns>.<op>.<overload>: one schema; calling it dispatches."""
+
+    def __init__(self, packet, overload_name, entry):
+        self._overloadpacket, self._overloadname, self._entry = packet, overload_name, entry
+        self._schema = entry.schema
+        self._namespace, self._opname = packet._ns, packet._op
+        self._name = f"{self._namespace}::{self._opname}"
+        self._qualname = self._name + ("" if overload_name == "default" else f".{overload_name}")
+        self.__name__ = f"{self._opname}.{overload_name}"
+        self.__qualname__ = self._name
+        self.__module__ = f"torch.ops.{self._namespace}"
+        self._tags = list(entry.tags)
+
+    @property
+    def overloadpacket(self):
+        return self._overloadpacket
+
+    @property
+    def namespace(self):
+        return self._namespace
+
+    @property
+    def tags(self):
+        return self._tags
+
+    def name(self):
+        return self._qualname
+
+    def __call__(self, *args, **kwargs):
+        args, kwargs = _bind(self._qualname, self._schema, args, kwargs)
+        return dispatch(self._qualname, args, kwargs)
+
+    def redispatch(self, keyset, *args, **kwargs):
+        return redispatch_below_autograd(self._qualname, *_bind(self._qualname, self._schema, args, kwargs))
+
+    def __repr__(self):
+        return f"<OpOverload(op='{self._namespace}.{self._opname}', overload='{self._overloadname}')>"
+
+    def __str__(self):
+        return f"{self._namespace}.{self._opname}.{self._overloadname}"
+
+    def __hash__(self):
+        return hash(self._qualname)
+
+    def __eq__(self, other):
+        return isinstance(other, OpOverload) and other._qualname == self._qualname and other._entry is self._entry
+
+
+class OpOverloadPacket:
+    """torch.ops.<ns>.<op>: its overloads by name ("default" for the unnamed one)."""
+
+    def __init__(self, ns, op):
+        self._ns, self._op = ns, op
+        self._qualified_op_name = f"{ns}::{op}"
+        self.__name__ = op
+        self._overload_cache = {}
+
+    @property
+    def op(self):
+        return self.default
+
+    def overloads(self):
+        return [o or "default" for o in _overload_names(self._ns, self._op)]
+
+    def __getattr__(self, key):
+        if key.startswith("__"):
+            raise AttributeError(key)
+        entry = _DEFS.get(self._qualified_op_name + ("" if key == "default" else f".{key}"))
+        if entry is None:
+            raise AttributeError(f"The underlying op of '{self}' has no overload name '{key}'")
+        cached = self._overload_cache.get(key)
+        if cached is None or cached._entry is not entry:
+            cached = self._overload_cache[key] = OpOverload(self, key, entry)
+        return cached
+
+    def __call__(self, *args, **kwargs):
+        names = _overload_names(self._ns, self._op)
+        errors = []
+        for o in names:  # the first overload whose schema accepts the arguments
+            ov = getattr(self, o or "default")
+            try:
+                bound = _bind(ov._qualname, ov._schema, args, kwargs)
+            except RuntimeError as e:
+                errors.append(str(e))
+                continue
+            return dispatch(ov._qualname, *bound)
+        if len(errors) == 1:
+            raise RuntimeError(errors[0])
+        raise RuntimeError("Overloaded torch operator invoked from Python failed to match any schema:\n"
+                           + "\n\n".join(errors))
+
+    def __repr__(self):
+        return f"<OpOverloadPacket(op='{self._ns}.{self._op}')>"
+
+    def __str__(self):
+        return f"{self._ns}.{self._op}"
+
+
+def _overload_names(ns, op):
+    prefix = f"{ns}::{op}"
+    return [k[len(prefix) + 1:] for k in _DEFS if k == prefix or k.startswith(prefix + ".")]
+
+
+class _OpNamespace(types.ModuleType):
+    """torch.ops.<ns>: its operators as OpOverloadPackets."""
+
+    def __init__(self, ns):
+        super().__init__(f"torch.ops.{ns}")
+        self.name = ns
+        self.__file__ = "torch.ops"
+
+    def __getattr__(self, op):
+        if op.startswith("__"):
+            raise AttributeError(op)
+        if not _overload_names(self.name, op):
+            raise AttributeError(f"'_OpNamespace' '{self.name}' object has no attribute '{op}'")
+        packet = OpOverloadPacket(self.name, op)
+        setattr(self, op, packet)
+        return packet
+
+
+class _Ops(types.ModuleType):
+    """torch.ops: a namespace per library namespace, created on first access."""
+    __file__ = "_ops.py"
+
+    def __init__(self):
+        super().__init__("torch.ops")
+
+    def __getattr__(self, ns):
+        if ns.startswith("__"):
+            raise AttributeError(ns)
+        space = _OpNamespace(ns)
+        setattr(self, ns, space)
+        return space
+
+
+ops = _Ops()
+
+
+def lookup_op(qualname):
+    """torch._library.utils.lookup_op: the OpOverload of "ns::name[.overload]"."""
+    ns, _, rest = qualname.partition("::")
+    name, _, overload = rest.partition(".")
+    return getattr(getattr(getattr(ops, ns), name), overload or "default")
+
+
+def define(ns, schema, tags, where):
+    s = FunctionSchema(schema)
+    qualname = _key(ns, s.name + (f".{s.overload_name}" if s.overload_name else ""))
+    s.name = qualname.split(".")[0]
+    if qualname in _DEFS:
+        raise RuntimeError(f"Tried to register an operator ({s}) with the same name and overload name multiple "
+                           "times. Each overload's schema should only be registered with a single call to def(). "
+                           f"Duplicate registration: registered at {where}. Original registration: registered at "
+                           f"{_DEFS[qualname].where}")
+    _DEFS[qualname] = _Entry(s, tags, where)
+    space = ops.__dict__.get(ns)
+    if space is not None:  # a packet cached before this overload existed lists it now
+        space.__dict__.pop(s.name.split("::")[1], None)
+    return qualname
+
+
+def undefine(qualname):
+    _DEFS.pop(qualname, None)
+    ns, name = qualname.split("::")
+    space = ops.__dict__.get(ns)
+    if space is not None:
+        space.__dict__.pop(name.split(".")[0], None)
