@@ -56,18 +56,6 @@ def constant_pad_nd(input, pad, value=0):
     return F.pad(input, pad, "constant", value)
 
 
-def conv_tbc(input, weight, bias, pad=0):
-    """Time-batch-channel convolution: conv1d on (batch, channel, time) with the kernel (width, in, out)."""
-    if input.dim() != 3:
-        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
-    if weight.dim() != 3:
-        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, out_channels.")
-    if bias.dim() != 1:
-        raise RuntimeError("Bias must be 1-D")
-    out = F.conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=pad)
-    return out.permute(2, 0, 1)
-
-
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
     spatial = weight.dim() - 2
     if spatial not in (1, 2):
@@ -138,12 +126,12 @@ FUNCTIONS = {
     "cosine_embedding_loss": cosine_embedding_loss, "hinge_embedding_loss": hinge_embedding_loss,
     "kl_div": kl_div, "margin_ranking_loss": margin_ranking_loss, "poisson_nll_loss": poisson_nll_loss,
     "triplet_margin_loss": triplet_margin_loss, "constant_pad_nd": constant_pad_nd,
-    "conv_tbc": conv_tbc, "convolution": convolution, "native_layer_norm": native_layer_norm,
+    "convolution": convolution, "native_layer_norm": native_layer_norm,
     "native_batch_norm": native_batch_norm, "native_group_norm": native_group_norm, "native_dropout": native_dropout,
     "batch_norm": batch_norm, "instance_norm": instance_norm, "group_norm": group_norm,
     # the same signature as nn.functional's
     **{name: getattr(F, name) for name in (
-        "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "avg_pool1d", "adaptive_avg_pool1d",
+        "conv1d", "conv2d", "conv_tbc", "conv_transpose1d", "conv_transpose2d", "avg_pool1d", "adaptive_avg_pool1d",
         "channel_shuffle", "native_channel_shuffle", "pixel_shuffle", "pixel_unshuffle", "cosine_similarity",
         "pairwise_distance", "rms_norm", "prelu", "rrelu", "rrelu_")},
 }
