@@ -118,11 +118,8 @@ def _typename(v):
 
 
 def _options(dtype):
-    cname = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-             "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-             "uint8": "unsigned char", "bool": "bool"}[dtype._name]
-    return (f"TensorOptions(dtype={cname}, device=cpu, layout=Strided, requires_grad=false (default), "
-            "pinned_memory=false (default), memory_format=(nullopt))")
+    return (f"TensorOptions(dtype={_dtype.CPP_NAMES[dtype._name]}, device=cpu, layout=Strided, requires_grad=false "
+            "(default), pinned_memory=false (default), memory_format=(nullopt))")
 
 
 def new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None, pin_memory=False,
