@@ -3,8 +3,14 @@ nn.functional's: the reduction as an int (at::Reduction), positional arguments, 
 native_* ops' tuple results (the saved statistics)."""
 from .. import _reduce
 from . import functional as F
+from ._ctc import ctc_loss_aten
 
-_REDUCTION = ("none", "mean", "sum")  # at::Reduction::None, Mean, Sum
+# at::Reduction: 1 Mean, 2 Sum, anything else None (apply_loss_reduction). The schemas' default
+# `reduction=at::Reduction::Mean` is text PyTorch's Python binding cannot parse as an int, so called from
+# Python the default is 0: torch.kl_div(x, y) returns the unreduced loss. These defaults say 0 for that reason.
+def _reduction(r):
+    return {1: "mean", 2: "sum"}.get(r, "none")
+
 
 
 def _pool_stride(stride):
@@ -23,33 +29,33 @@ def adaptive_max_pool1d(input, output_size):
     return F.adaptive_max_pool1d(input, output_size, return_indices=True)
 
 
-def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=1):
-    return F.binary_cross_entropy_with_logits(input, target, weight, reduction=_REDUCTION[reduction],
+def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=0):
+    return F.binary_cross_entropy_with_logits(input, target, weight, reduction=_reduction(reduction),
                                               pos_weight=pos_weight)
 
 
-def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=1):
-    return F.cosine_embedding_loss(input1, input2, target, margin, reduction=_REDUCTION[reduction])
+def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=0):
+    return F.cosine_embedding_loss(input1, input2, target, margin, reduction=_reduction(reduction))
 
 
-def hinge_embedding_loss(input, target, margin=1.0, reduction=1):
-    return F.hinge_embedding_loss(input, target, margin, reduction=_REDUCTION[reduction])
+def hinge_embedding_loss(input, target, margin=1.0, reduction=0):
+    return F.hinge_embedding_loss(input, target, margin, reduction=_reduction(reduction))
 
 
-def kl_div(input, target, reduction=1, *, log_target=False):
-    return F.kl_div(input, target, reduction=_REDUCTION[reduction], log_target=log_target)
+def kl_div(input, target, reduction=0, *, log_target=False):
+    return F.kl_div(input, target, reduction=_reduction(reduction), log_target=log_target)
 
 
-def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=1):
-    return F.margin_ranking_loss(input1, input2, target, margin, reduction=_REDUCTION[reduction])
+def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=0):
+    return F.margin_ranking_loss(input1, input2, target, margin, reduction=_reduction(reduction))
 
 
 def poisson_nll_loss(input, target, log_input, full, eps, reduction):
-    return F.poisson_nll_loss(input, target, log_input, full, eps=eps, reduction=_REDUCTION[reduction])
+    return F.poisson_nll_loss(input, target, log_input, full, eps=eps, reduction=_reduction(reduction))
 
 
-def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-06, swap=False, reduction=1):
-    return F.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, reduction=_REDUCTION[reduction])
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-06, swap=False, reduction=0):
+    return F.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, reduction=_reduction(reduction))
 
 
 def constant_pad_nd(input, pad, value=0):
@@ -128,7 +134,7 @@ FUNCTIONS = {
     "triplet_margin_loss": triplet_margin_loss, "constant_pad_nd": constant_pad_nd,
     "convolution": convolution, "native_layer_norm": native_layer_norm,
     "native_batch_norm": native_batch_norm, "native_group_norm": native_group_norm, "native_dropout": native_dropout,
-    "batch_norm": batch_norm, "instance_norm": instance_norm, "group_norm": group_norm,
+    "batch_norm": batch_norm, "ctc_loss": ctc_loss_aten, "instance_norm": instance_norm, "group_norm": group_norm,
     # the same signature as nn.functional's
     **{name: getattr(F, name) for name in (
         "conv1d", "conv2d", "conv_tbc", "conv_transpose1d", "conv_transpose2d", "avg_pool1d", "adaptive_avg_pool1d",

@@ -353,3 +353,4 @@ from ._misc_functional import *  # noqa: E402,F401,F403  (glu, one_hot, distance
 from ._grid_functional import *  # noqa: E402,F401,F403  (affine_grid, grid_sample)
 from ._embedding_bag import *  # noqa: E402,F401,F403
 from ._extra_functional import *  # noqa: E402,F401,F403  (bilinear, pdist, unpooling, margin losses...)
+from ._ctc import ctc_loss  # noqa: E402,F401
