@@ -74,6 +74,50 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     return conv(input, weight, bias, stride, padding, dilation, groups)
 
 
+# ---- the recurrent layers' ATen forms: .input (input, hx, params, ...) and .data (packed data, batch_sizes,
+# hx, params, ...); hx is [h, c] for lstm. The math is nn's (modules/_rnn_impl.py). ----
+
+def _rnn_aten(mode):
+    from .modules import _rnn_impl
+    lstm = mode == "LSTM"
+
+    def fn(input, *args):
+        from .._tensor import Tensor
+        if isinstance(args[0], Tensor) and (lstm or isinstance(args[1], Tensor)):
+            # .data: batch_sizes, hx, params, has_biases, num_layers, dropout, train, bidirectional
+            batch_sizes, hx, params, has_biases, num_layers, dropout, train, bidirectional = args
+            batch_first = False
+        else:  # .input: hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first
+            hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first = args
+            batch_sizes = None
+        if lstm and len(hx) != 2:
+            raise RuntimeError("lstm expects two hidden states")
+        states = tuple(hx) if lstm else (hx,)
+        output, final = _rnn_impl.rnn(mode, input, states, list(params), has_biases, num_layers, dropout, train,
+                                      bidirectional, batch_first, batch_sizes)
+        return (output, *final)
+    fn.__name__ = fn.__qualname__ = mode.lower()
+    return fn
+
+
+def _cell_aten(mode):
+    from .modules import _rnn_impl
+
+    def fn(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+        states = tuple(hx) if mode == "LSTM" else (hx,)
+        if mode != "GRU" and b_ih is not None and b_hh is not None:
+            out = _rnn_impl.rnn_cell(mode, input, states, w_ih, w_hh, b_ih, b_hh)
+        else:  # either bias may be absent: add what there is
+            _rnn_impl._cell_checks(input, states, w_ih, w_hh, ("0", "1") if mode == "LSTM" else ("0",))
+            xw = F.linear(input, w_ih, b_ih)
+            if mode != "GRU" and b_hh is not None:
+                xw = xw + b_hh
+            out = _rnn_impl._STEPS[mode](xw, states, w_hh.t(), b_hh if mode == "GRU" else None, None)
+        return out if mode == "LSTM" else out[0]
+    fn.__name__ = fn.__qualname__ = mode.lower() + "_cell"
+    return fn
+
+
 def _inverse_std(var, eps):
     return (var + eps).rsqrt()
 
@@ -134,7 +178,11 @@ FUNCTIONS = {
     "triplet_margin_loss": triplet_margin_loss, "constant_pad_nd": constant_pad_nd,
     "convolution": convolution, "native_layer_norm": native_layer_norm,
     "native_batch_norm": native_batch_norm, "native_group_norm": native_group_norm, "native_dropout": native_dropout,
-    "batch_norm": batch_norm, "ctc_loss": ctc_loss_aten, "instance_norm": instance_norm, "group_norm": group_norm,
+    "batch_norm": batch_norm, "ctc_loss": ctc_loss_aten,
+    **{name: _rnn_aten(mode) for name, mode in (("lstm", "LSTM"), ("gru", "GRU"), ("rnn_tanh", "RNN_TANH"),
+                                                 ("rnn_relu", "RNN_RELU"))},
+    **{name + "_cell": _cell_aten(mode) for name, mode in (("lstm", "LSTM"), ("gru", "GRU"),
+                                                            ("rnn_tanh", "RNN_TANH"), ("rnn_relu", "RNN_RELU"))}, "instance_norm": instance_norm, "group_norm": group_norm,
     # the same signature as nn.functional's
     **{name: getattr(F, name) for name in (
         "conv1d", "conv2d", "conv_tbc", "conv_transpose1d", "conv_transpose2d", "avg_pool1d", "adaptive_avg_pool1d",
