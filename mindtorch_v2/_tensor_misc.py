@@ -9,7 +9,7 @@ import warnings
 
 from . import _creation, _dtype
 from ._creation import parse_size
-from ._missing import missing_function
+from ._missing import missing_function, no_kernel_text
 from ._tensor import Tensor
 
 
@@ -230,8 +230,7 @@ def pin_memory(self, device=None):
 def record_stream(self, stream):
     if type(stream).__name__ != "Stream":
         raise RuntimeError("unknown parameter type")
-    raise NotImplementedError(f"Could not run 'aten::record_stream' with arguments from the "
-                              f"'{self.device.type.upper()}' backend.")
+    raise NotImplementedError(no_kernel_text("record_stream", self.device.type.upper()))
 
 
 def storage_type(self):

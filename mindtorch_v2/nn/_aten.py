@@ -4,6 +4,7 @@ native_* ops' tuple results (the saved statistics)."""
 from .. import _reduce
 from . import functional as F
 from ._ctc import ctc_loss_aten
+from .._missing import no_cpu_kernel
 
 # at::Reduction: 1 Mean, 2 Sum, anything else None (apply_loss_reduction). The schemas' default
 # `reduction=at::Reduction::Mean` is text PyTorch's Python binding cannot parse as an int, so called from
@@ -153,6 +154,85 @@ def native_dropout(input, p, train):
     return input * mask * scale, mask
 
 
+def batch_norm_update_stats(input, running_mean, running_var, momentum):
+    """The batch's mean and biased variance per channel; the running statistics take momentum of the mean and of
+    the unbiased variance (ATen's batch_norm_update_stats_cpu)."""
+    if input.numel() == 0:
+        raise RuntimeError(f"input tensor must have at least one element, but got input_sizes = {list(input.shape)}")
+    input.size(1)
+    dims = (0,) + tuple(range(2, input.dim()))
+    x = input.detach()
+    low = x.dtype in (_dtype().float16, _dtype().bfloat16)
+    var, mean = _reduce.var_mean(x.float() if low else x, dims, correction=0)
+    n = input.numel() // input.size(1)
+    with _no_grad():
+        if running_mean is not None:
+            running_mean.copy_(mean * momentum + running_mean * (1 - momentum))
+        if running_var is not None:
+            running_var.copy_(var * (n / (n - 1)) * momentum + running_var * (1 - momentum))
+    return (mean.to(x.dtype), var.to(x.dtype)) if low else (mean, var)
+
+
+def _no_grad():
+    from ..autograd.grad_mode import no_grad
+    return no_grad()
+
+
+def _dtype():
+    from .. import _dtype as d
+    return d
+
+
+def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False, per_sample_weights=None,
+                  include_last_offset=False, padding_idx=None):
+    """ATen's 4-tuple: (output, offset2bag, bag_size, max_indices), the bookkeeping as its CPU kernel leaves it:
+    offset2bag is empty on the fast sum path (float/half/bfloat16 rows, no padding_idx), bag_size counts the
+    non-padding indices of each bag (zeros for sum), max_indices is bag_size for mean, and for max the row each
+    maximum came from (the first one on ties; 0 for an empty bag)."""
+    import mindtorch_v2 as mt
+    out = F.embedding_bag(indices, weight, offsets, None, 2, scale_grad_by_freq, ("sum", "mean", "max")[mode], sparse,
+                          per_sample_weights, include_last_offset, padding_idx)
+    it, long = indices.dtype, mt.int64
+    n_bags = offsets.numel() - (1 if include_last_offset else 0)
+    pad = -1 if padding_idx is None else padding_idx
+    fast = mode == 0 and weight.dtype in (mt.float32, mt.float16, mt.bfloat16) and weight.stride(1) == 1 and pad < 0
+    pos = mt.arange(indices.numel())
+    bag = (mt.searchsorted(offsets.to(long), pos, right=True) - 1).clamp(0, max(n_bags - 1, 0))
+    offset2bag = indices.new_empty(0) if fast else bag.to(it)
+    if mode == 0:  # sized by the offsets, the last one included
+        zeros = mt.zeros(offsets.numel(), dtype=it)
+        return out, offset2bag, zeros, zeros.clone()
+    counted = indices != pad
+    bag_size = mt.zeros(n_bags, dtype=long).index_add_(0, bag[counted], mt.ones_like(bag[counted]))
+    if mode == 1:
+        return out, offset2bag, bag_size.to(it), bag_size.to(it)
+    D, n = weight.size(1), indices.numel()
+    is_max = (weight.detach()[indices] == out.detach()[bag]) & counted.unsqueeze(1)
+    first = mt.full((n_bags, D), n, dtype=long).scatter_reduce(
+        0, bag.unsqueeze(1).expand(-1, D), mt.where(is_max, pos.unsqueeze(1).expand(-1, D), n), "amin")
+    rows = indices.to(long)[first.clamp_max(max(n - 1, 0))] if n else first
+    return out, offset2bag, bag_size.to(it), mt.where(first < n, rows, 0).to(it)
+
+
+def affine_grid_generator(theta, size, align_corners):
+    return F.affine_grid(theta, list(size), align_corners)
+
+
+_GRID_MODES = ("bilinear", "nearest", "bicubic")
+_GRID_PADDING = ("zeros", "border", "reflection")
+
+
+def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
+    return F.grid_sample(input, grid, _GRID_MODES[interpolation_mode], _GRID_PADDING[padding_mode], align_corners)
+
+
+def grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners):
+    if input.dim() != 4:
+        raise RuntimeError(f"grid_sampler(): expected 4D input and grid with same number of dimensions, but got "
+                           f"input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    return grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
 def _bool():
     from .. import _dtype
     return _dtype.bool
@@ -179,6 +259,12 @@ FUNCTIONS = {
     "convolution": convolution, "native_layer_norm": native_layer_norm,
     "native_batch_norm": native_batch_norm, "native_group_norm": native_group_norm, "native_dropout": native_dropout,
     "batch_norm": batch_norm, "ctc_loss": ctc_loss_aten,
+    "batch_norm_update_stats": batch_norm_update_stats, "embedding_bag": embedding_bag,
+    "affine_grid_generator": affine_grid_generator, "grid_sampler": grid_sampler, "grid_sampler_2d": grid_sampler_2d,
+    # SyncBatchNorm's kernels: PyTorch registers them for CUDA only, so on CPU they raise its dispatcher error
+    **{name: no_cpu_kernel(name) for name in (
+        "batch_norm_stats", "batch_norm_elemt", "batch_norm_gather_stats", "batch_norm_gather_stats_with_counts",
+        "batch_norm_backward_reduce", "batch_norm_backward_elemt")},
     **{name: _rnn_aten(mode) for name, mode in (("lstm", "LSTM"), ("gru", "GRU"), ("rnn_tanh", "RNN_TANH"),
                                                  ("rnn_relu", "RNN_RELU"))},
     **{name + "_cell": _cell_aten(mode) for name, mode in (("lstm", "LSTM"), ("gru", "GRU"),
