@@ -354,3 +354,4 @@ from ._grid_functional import *  # noqa: E402,F401,F403  (affine_grid, grid_samp
 from ._embedding_bag import *  # noqa: E402,F401,F403
 from ._extra_functional import *  # noqa: E402,F401,F403  (bilinear, pdist, unpooling, margin losses...)
 from ._ctc import ctc_loss  # noqa: E402,F401
+from ._fractional_pool import *  # noqa: E402,F401,F403
