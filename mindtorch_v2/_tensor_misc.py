@@ -293,9 +293,25 @@ def _dim_order_should_swap(shape, strides, a, b):
     return 1 if ge(sa, sb) else 0
 
 
+def _contiguous_as(t, fmt):
+    """t.is_contiguous(memory_format=fmt) as PyTorch computes it (channels_last: C innermost, 4-D only)."""
+    from . import channels_last
+    if fmt is not channels_last:
+        return t.is_contiguous()
+    if t.dim() != 4:
+        return False
+    expected = 1
+    for d in (1, 3, 2, 0):
+        if t.size(d) != 1:
+            if t.stride(d) != expected:
+                return False
+            expected *= t.size(d)
+    return True
+
+
 def dim_order(self, *, ambiguity_check=False):
     """torch/_tensor.py's dim_order: the dims from outermost to innermost in memory."""
-    from . import channels_last, contiguous_format, memory_format
+    from . import channels_last, memory_format
     if not isinstance(ambiguity_check, bool):
         if not isinstance(ambiguity_check, list) or not all(isinstance(m, memory_format) for m in ambiguity_check):
             raise TypeError("The ambiguity_check argument must be a bool or a list of memory formats.")
@@ -303,14 +319,13 @@ def dim_order(self, *, ambiguity_check=False):
     formats = ambiguity_check if isinstance(ambiguity_check, list) else []
     check_multiple = ambiguity_check if isinstance(ambiguity_check, bool) else True
     multiple = any(a == b for a, b in zip(strides, strides[1:])) or any(s == 1 for s in shape)
-    unique_format = sum(1 for m in formats if self.is_contiguous(memory_format=m)) == 1
+    unique_format = sum(1 for m in formats if _contiguous_as(self, m)) == 1
     if check_multiple and multiple and not unique_format:
         raise RuntimeError("The tensor does not have unique dim order, or cannot map to exact one of the given "
                            "memory formats.")
     if ndim <= 1:
         return tuple(range(ndim))
-    contiguous = self.is_contiguous(memory_format=contiguous_format)
-    channels = self.is_contiguous(memory_format=channels_last) if ndim == 4 else False
+    contiguous, channels = self.is_contiguous(), _contiguous_as(self, channels_last)
     if contiguous and not channels:
         return tuple(range(ndim))
     if channels and not contiguous:
