@@ -15,12 +15,29 @@ _NEGINF = -math.inf
 _C = "ctc_loss_allocate_outputs"
 
 
+_SIGNATURES = (" * (Tensor log_probs, Tensor targets, tuple of ints input_lengths, tuple of ints target_lengths, "
+               "int blank = 0, int reduction = at::Reduction::Mean, bool zero_infinity = False)\n"
+               "      didn't match because some of the arguments have invalid types: ({0})\n"
+               " * (Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, int blank = 0, "
+               "int reduction = at::Reduction::Mean, bool zero_infinity = False)\n"
+               "      didn't match because some of the arguments have invalid types: ({0})\n")
+
+
+def _parse_error(args):
+    """PyTorch's argument-parser text for lengths that are neither tensors nor int sequences: every argument
+    from the first mismatch on is marked."""
+    names = ["Tensor" if isinstance(a, _mt.Tensor) else type(a).__name__ for a in args]
+    marked = names[:2] + [f"!{n}!" for n in names[2:]]
+    raise TypeError(f"ctc_loss() received an invalid combination of arguments - got ({', '.join(names)}), but "
+                    f"expected one of:\n" + _SIGNATURES.format(", ".join(marked)))
+
+
 def _lengths(v, name):
     if isinstance(v, _mt.Tensor):
         if v.dtype.is_floating_point or v.dtype is _mt.bool:
             raise RuntimeError(f"{name} must be integral")
         return [int(x) for x in v.reshape(-1).tolist()]
-    return [int(v)] if isinstance(v, int) else [int(x) for x in v]
+    return [int(x) for x in v]
 
 
 def _check(log_probs, targets, il, tl, blank):
@@ -191,6 +208,8 @@ def ctc_loss_aten(log_probs, targets, input_lengths, target_lengths, blank=0, re
     """torch.ctc_loss. ATen's schema says reduction=at::Reduction::Mean, which PyTorch's Python binding cannot
     parse and so defaults to 0: torch.ctc_loss without a reduction returns the per-item losses, as here.
     Only 1 (mean) and 2 (sum) reduce."""
+    if not all(isinstance(v, (_mt.Tensor, list, tuple)) for v in (input_lengths, target_lengths)):
+        _parse_error((log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity))
     il = _lengths(input_lengths, "input_lengths")
     tl = _lengths(target_lengths, "target_lengths")
     batched = log_probs.dim() == 3
