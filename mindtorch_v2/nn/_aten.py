@@ -163,14 +163,22 @@ def batch_norm_update_stats(input, running_mean, running_var, momentum):
     dims = (0,) + tuple(range(2, input.dim()))
     x = input.detach()
     low = x.dtype in (_dtype().float16, _dtype().bfloat16)
+    given = [p for p in (running_mean, running_var) if p is not None]
+    if any(p.dtype != x.dtype for p in given):  # ATen's mixed-type rule: float32 statistics of a 16-bit input
+        if any(p.dtype != _dtype().float32 for p in given):
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+        if not low:
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
     var, mean = _reduce.var_mean(x.float() if low else x, dims, correction=0)
     n = input.numel() // input.size(1)
     with _no_grad():
-        if running_mean is not None:
-            running_mean.copy_(mean * momentum + running_mean * (1 - momentum))
+        if running_mean is not None:  # computed in the accumulation type, stored once
+            running_mean.copy_(mean * momentum + running_mean.to(mean.dtype) * (1 - momentum))
         if running_var is not None:
-            running_var.copy_(var * (n / (n - 1)) * momentum + running_var * (1 - momentum))
-    return (mean.to(x.dtype), var.to(x.dtype)) if low else (mean, var)
+            running_var.copy_(var * (n / (n - 1)) * momentum + running_var.to(var.dtype) * (1 - momentum))
+    if low and all(p.dtype == x.dtype for p in given):
+        return mean.to(x.dtype), var.to(x.dtype)
+    return mean, var  # (a 16-bit input with float32 statistics: float32)
 
 
 def _no_grad():
