@@ -72,7 +72,7 @@ def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, out
     cols = _intervals(samples[..., 0], W, oW, kW).unsqueeze(-1) + _mt.arange(kW)  # (N, C, oW, kW)
     # each window's positions h * W + w, h outer as ATen scans them: (N, C, oH * oW, kH * kW)
     lin = (rows[:, :, :, None, :, None] * W + cols[:, :, None, :, None, :]).reshape(N, C, oH * oW, kH * kW)
-    vals = x.gather(2, lin.reshape(N, C, -1)).reshape(N, C, oH * oW, kH * kW)
+    vals = x.gather(2, lin.reshape(N, C, oH * oW * kH * kW)).reshape(N, C, oH * oW, kH * kW)
     output, arg = vals.max(-1) if kH * kW else (vals.sum(-1), lin.sum(-1))
     indices = lin.gather(-1, arg.unsqueeze(-1)).squeeze(-1)
     shape = (C, oH, oW) if nd == 3 else (N, C, oH, oW)
