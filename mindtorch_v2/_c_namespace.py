@@ -10,3 +10,5 @@ for _name in ("Graph", "Value", "Node", "Block"):
 from ._core import LinAlgError as _LinAlgError  # noqa: E402
 
 _C._LinAlgError = _LinAlgError
+# TorchScript's class registry: nothing is ever scripted here, so there is nothing to clear
+_C._jit_clear_class_registry = lambda: None

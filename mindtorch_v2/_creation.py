@@ -1,4 +1,5 @@
 """Factories: tensor(), zeros/ones/full/empty (+ _like, new_*), arange, linspace, logspace, eye."""
+import builtins
 import array
 import numbers
 import operator
@@ -136,11 +137,9 @@ def like_strides(input, memory_format=None):
     if fmt == "preserve_format":
         return preserve_strides(input)
     shape = list(input.shape)
-    if fmt == "channels_last":
-        if len(shape) != 4:
-            raise RuntimeError("required rank 4 tensor to use channels_last format")
-        n, c, h, w = (max(d, 1) for d in shape)
-        return [h * w * c, 1, w * c, c]
+    if fmt in ("channels_last", "channels_last_3d"):
+        from ._views import channels_last_strides
+        return channels_last_strides(shape, fmt)
     return None  # contiguous
 
 
@@ -629,6 +628,24 @@ def range_(start, end, step=1, *, out=None, dtype=None, layout=None, device=None
     return r.requires_grad_() if requires_grad else r
 
 
-FUNCTIONS = {"hamming_window": hamming_window, "hann_window": hann_window, "bartlett_window": bartlett_window,
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None, requires_grad=False,
+                   pin_memory=False):
+    """An uninitialized tensor of the logical size whose memory runs in physical_layout's order
+    (its last dim innermost)."""
+    size, order = list(size), list(physical_layout)
+    if len(size) != len(order):
+        raise RuntimeError(f"Number of dimensions in size does not match the length of the physical_layout; i.e. "
+                           f"len(size) = {len(size)} is not equal to len(physical_layout) = {len(order)}")
+    if sorted(order) != list(builtins.range(len(order))):
+        raise RuntimeError("Duplicate dim not allowed")
+    stride, step = [0] * len(size), 1
+    for d in reversed(order):
+        stride[d] = step
+        step *= max(size[d], 1)
+    return empty_strided(size, stride, dtype=dtype, layout=layout, device=device, requires_grad=requires_grad,
+                         pin_memory=pin_memory)
+
+
+FUNCTIONS = {"empty_permuted": empty_permuted, "hamming_window": hamming_window, "hann_window": hann_window, "bartlett_window": bartlett_window,
              "blackman_window": blackman_window, "kaiser_window": kaiser_window, "range": range_}
 METHODS = {}

@@ -42,8 +42,17 @@ float16 = dtype(lib.MT_F16, "float16", 2, True, True)
 bfloat16 = dtype(lib.MT_BF16, "bfloat16", 2, True, True)
 float32 = dtype(lib.MT_F32, "float32", 4, True, True)
 float64 = dtype(lib.MT_F64, "float64", 8, True, True)
+# storage and conversion only, as on PyTorch's CPU (csrc/core/internal.h)
+float8_e5m2 = dtype(lib.MT_F8E5M2, "float8_e5m2", 1, True, True)
+float8_e4m3fn = dtype(lib.MT_F8E4M3FN, "float8_e4m3fn", 1, True, True)
+float8_e5m2fnuz = dtype(lib.MT_F8E5M2FNUZ, "float8_e5m2fnuz", 1, True, True)
+float8_e4m3fnuz = dtype(lib.MT_F8E4M3FNUZ, "float8_e4m3fnuz", 1, True, True)
+float8_e8m0fnu = dtype(lib.MT_F8E8M0FNU, "float8_e8m0fnu", 1, True, False)
 
-BY_ID = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+BY_ID = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
+         float8_e5m2, float8_e4m3fn, float8_e5m2fnuz, float8_e4m3fnuz, float8_e8m0fnu)
+assert len(BY_ID) == lib.MT_NUM_DTYPES and all(d._id == i for i, d in enumerate(BY_ID))
+FLOAT8 = BY_ID[lib.MT_F8E5M2:]
 ALIASES = {"half": float16, "float": float32, "double": float64, "short": int16, "int": int32,
            "long": int64}
 
@@ -53,6 +62,10 @@ def _dtype_by_name(name):
 
 
 def from_id(i):
+    """the dtype of a core dtype id; -1 (mt_promote_types, mt_result_type) raises the core's error"""
+    if i < 0:
+        from ._core import raise_status
+        raise_status(lib.MT_ERR_RUNTIME)
     return BY_ID[i]
 
 
@@ -63,11 +76,13 @@ def get_default_dtype():
 def set_default_dtype(d):
     if not isinstance(d, dtype) or not d.is_floating_point:
         raise TypeError("only floating-point types are supported as the default type")
+    if d in FLOAT8:  # PyTorch looks for the legacy storage class first
+        raise TypeError(f"couldn't find storage object {scalar_name(d)}Storage")
     lib.mt_set_default_dtype(d._id)
 
 
 def promote_types(type1, type2):
-    return BY_ID[lib.mt_promote_types(type1._id, type2._id)]
+    return from_id(lib.mt_promote_types(type1._id, type2._id))
 
 
 def can_cast(from_, to):
@@ -78,8 +93,14 @@ class finfo:
     """Machine limits of a floating dtype (PyTorch's torch.finfo)."""
 
     _TABLE = {
-        # bits, eps, max, tiny (smallest normal), smallest subnormal, resolution
+        # bits, eps, max, tiny (smallest normal), smallest subnormal, resolution[, min if not -max]
         "float16": (16, 0.0009765625, 65504.0, 6.103515625e-05, 5.960464477539063e-08, 0.001),
+        "float8_e5m2": (8, 0.25, 57344.0, 2.0 ** -14, 2.0 ** -16, 1.0),
+        "float8_e4m3fn": (8, 0.125, 448.0, 2.0 ** -6, 2.0 ** -9, 1.0),
+        "float8_e5m2fnuz": (8, 0.125, 57344.0, 2.0 ** -15, 2.0 ** -17, 1.0),
+        "float8_e4m3fnuz": (8, 0.125, 240.0, 2.0 ** -7, 2.0 ** -10, 1.0),
+        # unsigned powers of two: lowest is the smallest one, and there are no subnormals
+        "float8_e8m0fnu": (8, 1.0, 2.0 ** 127, 2.0 ** -127, 2.0 ** -127, 1.0, 2.0 ** -127),
         "bfloat16": (16, 0.0078125, 3.3895313892515355e+38, 1.1754943508222875e-38, 9.183549615799121e-41, 0.01),
         "float32": (32, 1.1920928955078125e-07, 3.4028234663852886e+38, 1.1754943508222875e-38,
                     1.401298464324817e-45, 1e-06),
@@ -94,15 +115,15 @@ class finfo:
                             if not isinstance(type, dtype) else
                             "torch.finfo() requires a floating point input type. Use torch.iinfo to "
                             "handle 'torch.finfo'")
-        bits, eps, max_, tiny, sub, res = self._TABLE[type._name]
-        self.bits, self.eps, self.max, self.min = bits, eps, max_, -max_
+        bits, eps, max_, tiny, sub, res, *min_ = self._TABLE[type._name]
+        self.bits, self.eps, self.max, self.min = bits, eps, max_, min_[0] if min_ else -max_
         self.tiny = self.smallest_normal = tiny
         self.smallest_subnormal = sub
         self.resolution = res
         self.dtype = type._name
 
     def __repr__(self):
-        return (f"finfo(resolution={self.resolution}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
                 f"smallest_normal={self.tiny:g}, tiny={self.tiny:g}, dtype={self.dtype})")
 
 
@@ -130,10 +151,11 @@ class iinfo:
 # ---- names PyTorch's messages use for a dtype ------------------------------------------------
 # ScalarType names ("BFloat16") and C++ type names ("c10::BFloat16"), keyed by dtype name
 SCALAR_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
-                "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double"}
+                "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
+                **{d._name: "F" + d._name[1:] for d in FLOAT8}}
 CPP_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int", "int32": "int",
              "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
-             "float64": "double"}
+             "float64": "double", **{d._name: "c10::F" + d._name[1:] for d in FLOAT8}}
 
 
 def scalar_name(d):

@@ -206,7 +206,7 @@ def isreal(input):
 def result_type(tensor1, tensor2):
     from ._C import ffi
     a, b = as_tensor_operand(tensor1), as_tensor_operand(tensor2)
-    return _dtype.BY_ID[lib.mt_result_type(2, [a._h, b._h])]
+    return _dtype.from_id(lib.mt_result_type(2, [a._h, b._h]))
 
 
 class _Heaviside:

@@ -38,7 +38,7 @@ def to_numpy(t, force=False):
         t = t.detach()
     name = t.dtype._name
     if name not in _TYPESTR:
-        raise TypeError(f"Got unsupported ScalarType {'BFloat16' if name == 'bfloat16' else name}")
+        raise TypeError(f"Got unsupported ScalarType {_dtype.scalar_name(t)}")
     if t.numel() == 0:  # PyTorch hands out empty arrays with zero strides
         return np.lib.stride_tricks.as_strided(np.empty(0, _TYPESTR[name]), tuple(t.shape), (0,) * t.dim())
     return np.asarray(_ArrayView(t))

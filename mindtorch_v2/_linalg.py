@@ -1,6 +1,7 @@
 """Matrix products: one core call each (OpenBLAS underneath)."""
 from . import _autocast as _ac
 from ._C import ffi, lib
+from . import _dtype
 from ._dispatch import call
 from ._tensor import Tensor
 
@@ -173,8 +174,7 @@ def kron(input, other, *, out=None):
     return _into((input.reshape(ar) * other.reshape(br)).reshape(rr), out)
 
 
-_CPP = ["bool", "unsigned char", "signed char", "short int", "int", "long int", "c10::Half", "c10::BFloat16", "float",
-        "double"]
+_CPP = [_dtype.CPP_NAMES[d._name] for d in _dtype.BY_ID]
 
 
 def multi_dot(tensors, *, out=None):

@@ -5,7 +5,7 @@ from ._core import check, new_out, raise_status
 from ._device import core_id
 from ._dispatch import NotANumber, _binary, _unary, as_tensor_operand, call, scalar_kind
 from ._tensor import Tensor, wrap
-from . import _shape_ops, _special
+from . import _index_reduce, _linalg_utils, _shape_ops, _special, _special_gamma
 from ._registry import TENSOR, TORCH
 
 # ---- conversions and copies -------------------------------------------------------
@@ -237,8 +237,8 @@ def install():
     from ._numpy_compat import accept_numpy_names
     from ._tensor_serial import METHODS as serial_methods
     from . import _runtime, _tensor_misc
-    for module in (g, ew, v, _reduce, _linalg, _lapack, _random, _nn_ops, _shape_ops, _runtime, _special,
-                   _creation, _tensor_misc):
+    for module in (g, ew, v, _reduce, _linalg, _lapack, _random, _nn_ops, _shape_ops, _runtime, _special, _special_gamma,
+                   _index_reduce, _linalg_utils, _creation, _tensor_misc):
         TORCH.register(module.FUNCTIONS, module.__name__)
         TENSOR.register(module.METHODS, module.__name__)
     TORCH.register({"clone": clone, "fill": fill, "fill_": fill_, "zero_": zero_}, __name__)

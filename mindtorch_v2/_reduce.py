@@ -103,6 +103,7 @@ class return_types:
     mode = _return_type("mode")
     aminmax = _pair_type("aminmax", ["min", "max"])
     histogram = _pair_type("histogram", ["hist", "bin_edges"])
+    histogramdd = _pair_type("histogramdd", ["hist", "bin_edges"])
     frexp = _pair_type("frexp", ["mantissa", "exponent"])
 
 
@@ -897,6 +898,56 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
     return r
 
 
+def histogramdd(input, bins, *, range=None, weight=None, density=False):
+    """The histogram of input's rows (points in input.size(-1) dimensions): per dimension, edges
+    given, or a bin count over the given or the data's range; a point outside any dimension's
+    edges is not counted."""
+    d = input.shape[-1] if input.dim() else 1
+    x = input.reshape(-1, d)
+    if isinstance(bins, (int, Tensor)):
+        bins = [bins] * d
+    if len(bins) != d:
+        raise RuntimeError("histogramdd: The size of bins must be equal to the innermost dimension of the input.")
+    if range is not None and len(range) != 2 * d:
+        raise RuntimeError(f"torch.histogramdd: for a {d}-dimensional histogram range should have {2 * d} "
+                           f"elements, but got {len(range)}")
+    if weight is not None and weight.dtype is not input.dtype:
+        raise RuntimeError("torch.histogramdd: if weight tensor is provided, input tensor and weight tensor should "
+                           f"have the same dtype, but got input({_dtype.CPP_NAMES[input.dtype._name]}), and "
+                           f"weight({_dtype.CPP_NAMES[weight.dtype._name]})")
+    if not input.dtype.is_floating_point or input.dtype.itemsize < 4:
+        raise NotImplementedError(f"\"histogramdd\" not implemented for '{_dtype.scalar_name(input.dtype)}'")
+    from ._creation import linspace, zeros
+    from ._shape_ops import searchsorted
+    edges, flat, inside = [], None, None
+    with _no_grad():
+        for i, b in enumerate(bins):
+            col = x[:, i].contiguous()
+            if isinstance(b, Tensor):
+                e = b.contiguous()
+            else:
+                _check_bins(b)
+                lo, hi = (0.0, 0.0) if range is None else (float(range[2 * i]), float(range[2 * i + 1]))
+                e = linspace(*_outer_edges(col, lo, hi, False), b + 1, dtype=input.dtype)
+            nb = e.numel() - 1
+            pos = (searchsorted(e, col, right=True) - 1).clamp(0, nb - 1)
+            ok = (col >= e[0]) & (col <= e[-1])
+            flat = pos if flat is None else flat * nb + pos
+            inside = ok if inside is None else inside & ok
+            edges.append(e)
+        shape = [e.numel() - 1 for e in edges]
+        vals = (weight.reshape(-1)[inside] if weight is not None else zeros(int(inside.sum()), dtype=input.dtype) + 1)
+        n = 1
+        for s in shape:
+            n *= s
+        hist = zeros(n, dtype=input.dtype).index_add_(0, flat[inside], vals).reshape(shape)
+        if density:
+            hist = hist / hist.sum()
+            for i, e in enumerate(edges):
+                hist = hist / e.diff().reshape([-1 if j == i else 1 for j in builtins.range(d)])
+    return return_types.histogramdd(hist, tuple(edges))
+
+
 FUNCTIONS = {"isclose": isclose, "allclose": allclose, "sum": sum, "mean": mean, "prod": prod, "amax": amax, "amin": amin, "all": all, "any": any,
              "max": max, "min": min, "argmax": argmax, "argmin": argmin}
 FUNCTIONS.update({"var": var, "std": std, "var_mean": var_mean, "std_mean": std_mean, "norm": norm, "dist": dist,
@@ -905,7 +956,7 @@ FUNCTIONS.update({"var": var, "std": std, "var_mean": var_mean, "std_mean": std_
                   "median": median, "nanmedian": nanmedian, "mode": mode, "quantile": quantile,
                   "nanquantile": nanquantile, "trapezoid": trapezoid, "trapz": trapz,
                   "cumulative_trapezoid": cumulative_trapezoid, "gradient": gradient, "renorm": renorm, "cov": cov,
-                  "corrcoef": corrcoef, "histc": histc, "histogram": histogram})
+                  "corrcoef": corrcoef, "histc": histc, "histogramdd": histogramdd, "histogram": histogram})
 # Tensor methods: the functions PyTorch also has as methods, and the in-place forms
 METHODS = {k: f for k, f in FUNCTIONS.items() if k not in (
     "var_mean", "std_mean", "trapezoid", "trapz", "cumulative_trapezoid", "gradient")}

@@ -61,6 +61,11 @@ def is_tensor(obj):
     return isinstance(obj, Tensor)
 
 
+def _assert(condition, message):
+    """Python's assert as a function, so that symbolic tracing can record it."""
+    assert condition, message
+
+
 def is_storage(obj):
     from .storage import TypedStorage, UntypedStorage
     return isinstance(obj, (TypedStorage, UntypedStorage))
@@ -165,7 +170,7 @@ FUNCTIONS = {
     "set_num_interop_threads": set_num_interop_threads, "get_num_interop_threads": get_num_interop_threads,
     "set_float32_matmul_precision": set_float32_matmul_precision,
     "get_float32_matmul_precision": get_float32_matmul_precision, "set_flush_denormal": set_flush_denormal,
-    "is_tensor": is_tensor, "is_storage": is_storage, "typename": typename, "is_floating_point": is_floating_point,
+    "is_tensor": is_tensor, "_assert": _assert, "is_storage": is_storage, "typename": typename, "is_floating_point": is_floating_point,
     "numel": numel, "is_nonzero": is_nonzero, "is_same_size": is_same_size,
     "is_signed": Tensor.is_signed, "is_inference": Tensor.is_inference, "get_device": Tensor.get_device,
     "detach": Tensor.detach, "detach_": Tensor.detach_,

@@ -164,7 +164,7 @@ def block_diag(*tensors):
         if t.dim() > 2:
             raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
                                f"{t.dim()} dimensions")
-    dt = _dtype.BY_ID[lib.mt_result_type(len(tensors), [t._h for t in tensors])]  # 0-dim inputs rank lower
+    dt = _dtype.from_id(lib.mt_result_type(len(tensors), [t._h for t in tensors]))  # 0-dim inputs rank lower
     blocks = [t if t.dim() == 2 else t.reshape(1, -1) for t in tensors]
     r = _creation.zeros((sum(b.shape[0] for b in blocks), sum(b.shape[1] for b in blocks)), dtype=dt)
     row = col = 0
@@ -550,6 +550,17 @@ def nonzero(input, *, out=None, as_tuple=False):
     return _finish_out(call(lib.mt_nonzero, input._h), out)
 
 
+def nonzero_static(input, *, size, fill_value=-1):
+    """nonzero's rows, cut or padded with fill_value to exactly `size` rows."""
+    if size < 0:
+        raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
+    idx = nonzero(input)[:size]
+    if idx.shape[0] < size:
+        from ._creation import full
+        idx = cat([idx, full((size - idx.shape[0], idx.shape[1]), fill_value, dtype=idx.dtype)])
+    return idx
+
+
 def argwhere(input):
     return call(lib.mt_nonzero, input._h)
 
@@ -808,6 +819,12 @@ def put_(self, index, source, accumulate=False):
     return self.copy_(flat.view(self.shape))
 
 
+def slice_inverse(input, src, dim=0, start=None, end=None, step=1):
+    """The inverse of slicing src: a view of input's storage with src's geometry (size, strides,
+    offset), as PyTorch's eager kernel defines it."""
+    return input.as_strided(src.shape, src.stride(), src.storage_offset())
+
+
 def put(input, index, source, accumulate=False):
     return put_(input.clone(), index, source, accumulate)
 
@@ -829,7 +846,7 @@ FUNCTIONS = {
     "bincount": bincount, "column_stack": column_stack, "hsplit": hsplit, "vsplit": vsplit, "dsplit": dsplit,
     "block_diag": block_diag, "cartesian_prod": cartesian_prod, "combinations": combinations,
     "slice_scatter": slice_scatter, "select_scatter": select_scatter, "diagonal_scatter": diagonal_scatter,
-    "as_strided_scatter": as_strided_scatter, "put": put, "vander": vander, "unravel_index": unravel_index,
+    "as_strided_scatter": as_strided_scatter, "put": put, "vander": vander, "nonzero_static": nonzero_static, "slice_inverse": slice_inverse, "unravel_index": unravel_index,
 }
 
 METHODS = {name: fn for name, fn in FUNCTIONS.items()

@@ -300,6 +300,12 @@ def ndtr(input, *, out=None):
 
 # ---- xlog1py: x * log1p(y), 0 where x == 0 (unless y is nan) ----
 
+def broadcast_shape(a, b):
+    """The shape two tensors broadcast to, with the elementwise ops' error text."""
+    from ._shape_ops import broadcast_tensors
+    return broadcast_tensors(a, b)[0].shape
+
+
 def _sum_to(g, shape):
     """A broadcast result's gradient summed back to an input's shape."""
     lead = g.dim() - len(shape)
@@ -328,17 +334,25 @@ def _xlog1py_node(overload):
 _XLOG1PY = [_xlog1py_node(i) for i in range(3)]
 
 
-def xlog1py(input, other, *, out=None):
-    tensors = isinstance(input, Tensor), isinstance(other, Tensor)
+def binary_overload(name, a, b, names=("input", "other"), self_name="self"):
+    """Which of PyTorch's three overloads (Tensor, Tensor), (Number, Tensor), (Tensor, Number) a call
+    takes: 0, 1 or 2; two numbers are PyTorch's TypeError."""
+    tensors = isinstance(a, Tensor), isinstance(b, Tensor)
     if not any(tensors):
-        raise TypeError(f"special_xlog1py() received an invalid combination of arguments - got "
-                        f"({type(input).__name__}, {type(other).__name__}), but expected one of:\n"
-                        " * (Tensor input, Tensor other, *, Tensor out = None)\n"
-                        " * (Number self, Tensor other, *, Tensor out = None)\n"
-                        " * (Tensor input, Number other, *, Tensor out = None)\n")
+        x, y = names
+        raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                        f"({type(a).__name__}, {type(b).__name__}), but expected one of:\n"
+                        f" * (Tensor {x}, Tensor {y}, *, Tensor out = None)\n"
+                        f" * (Number {self_name}, Tensor {y}, *, Tensor out = None)\n"
+                        f" * (Tensor {x}, Number {y}, *, Tensor out = None)\n")
+    return 0 if all(tensors) else 1 if tensors[1] else 2
+
+
+def xlog1py(input, other, *, out=None):
+    overload = binary_overload("special_xlog1py", input, other)
     from ._elementwise import result_type
     dt = _float_dtype(result_type(input, other))
-    node = _XLOG1PY[0 if all(tensors) else 1 if tensors[1] else 2]
+    node = _XLOG1PY[overload]
     return finish(node.apply(as_tensor_operand(input), as_tensor_operand(other), dt), out)
 
 

@@ -99,9 +99,6 @@ class Tensor:
     def storage_offset(self):
         return lib.mt_tensor_offset(self._h)
 
-    def is_contiguous(self, memory_format=None):
-        return bool(lib.mt_tensor_is_contiguous(self._h))
-
     def data_ptr(self):
         h = self._h
         if lib.mt_tensor_numel(h) == 0:  # PyTorch: empty tensors have no data

@@ -112,6 +112,9 @@ def _reduce_ex_internal(self, proto):
     if self.device.type == "meta":
         return (_utils._rebuild_meta_tensor_no_storage,
                 (self.dtype, tuple(self.shape), self.stride(), self.requires_grad))
+    if self.dtype in _dtype.FLOAT8:  # dtypes without a legacy <Type>Storage: an untyped storage and the dtype
+        return (_utils._rebuild_tensor_v3, (self.untyped_storage(), self.storage_offset(), tuple(self.shape),
+                                            self.stride(), self.requires_grad, OrderedDict(), self.dtype))
     args = (_typed_storage(self), self.storage_offset(), tuple(self.shape), self.stride(), self.requires_grad,
             OrderedDict())
     return (_utils._rebuild_tensor_v2, args)

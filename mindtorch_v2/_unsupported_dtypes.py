@@ -1,4 +1,4 @@
-"""Complex, float8 and uint16/32/64 dtypes exist as names (safetensors and transformers list them in dtype tables
+"""Complex and uint16/32/64 dtypes exist as names (safetensors and transformers list them in dtype tables
 at import) but mindtorch_v2 has no such tensors: any use that reaches the core raises
 NotImplementedError."""
 from ._dtype import dtype
@@ -25,13 +25,8 @@ def _make(name, itemsize, kind="complex"):
 
 complex64 = _make("complex64", 8)
 complex128 = _make("complex128", 16)
-float8_e4m3fn = _make("float8_e4m3fn", 1, "float")
-float8_e4m3fnuz = _make("float8_e4m3fnuz", 1, "float")
-float8_e5m2 = _make("float8_e5m2", 1, "float")
-float8_e5m2fnuz = _make("float8_e5m2fnuz", 1, "float")
 uint16, uint32, uint64 = _make("uint16", 2, "uint"), _make("uint32", 4, "uint"), _make("uint64", 8, "uint")
-BY_NAME = {d._name: d for d in (complex64, complex128, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz,
-                                uint16, uint32, uint64)}
+BY_NAME = {d._name: d for d in (complex64, complex128, uint16, uint32, uint64)}
 
 
 def _by_name(name):

@@ -336,7 +336,55 @@ def as_strided(input, size, stride, storage_offset=None):
     return call(lib.mt_as_strided, input._h, len(size), size, stride, off)
 
 
+# the channels-last formats: their rank, and the dims from the innermost (stride 1) outwards
+_CHANNELS_LAST = {"channels_last": (4, (1, 3, 2, 0)), "channels_last_3d": (5, (1, 4, 3, 2, 0))}
+
+
+def _channels_last_contiguous(t, fmt):
+    """PyTorch's compute_channels_last_contiguous: dense in the format's order (size-1 dims free)."""
+    rank, order = _CHANNELS_LAST[fmt]
+    if t.dim() != rank:
+        return False
+    expected = 1
+    for d in order:
+        size = t.shape[d]
+        if size != 1:
+            if t.stride(d) != expected:
+                return False
+            expected *= size
+    return True
+
+
+def channels_last_strides(shape, fmt):
+    """The strides of a dense tensor of `shape` in a channels-last format (PyTorch's, for size-0 dims too)."""
+    rank, order = _CHANNELS_LAST[fmt]
+    if len(shape) != rank:
+        raise RuntimeError(f"required rank {rank} tensor to use {fmt} format")
+    strides, expected = [0] * rank, 1
+    for d in order:
+        strides[d] = expected
+        expected *= max(shape[d], 1)
+    return strides
+
+
+def is_contiguous(self, memory_format=None):
+    fmt = getattr(memory_format, "_name", None)
+    if fmt in _CHANNELS_LAST:
+        return _channels_last_contiguous(self, fmt)
+    return bool(lib.mt_tensor_is_contiguous(self._h))  # contiguous_format (preserve_format: the same)
+
+
 def contiguous(self, memory_format=None):
+    fmt = getattr(memory_format, "_name", None)
+    if fmt in _CHANNELS_LAST:
+        if _channels_last_contiguous(self, fmt):
+            return self
+        strides = channels_last_strides(self.shape, fmt)
+        if self.numel() == 0:
+            return as_strided(self.new_empty((0,)), self.shape, strides)
+        rank = self.dim()
+        last = (0,) + tuple(range(2, rank)) + (1,)  # channels innermost, then back to NC...
+        return self.permute(last).contiguous().permute((0, rank - 1) + tuple(range(1, rank - 1)))
     if lib.mt_tensor_is_contiguous(self._h):
         return self
     return call(lib.mt_contiguous, self._h)
@@ -446,7 +494,7 @@ METHODS = {name: fn for name, fn in FUNCTIONS.items() if name != "is_complex"}  
 FUNCTIONS.update(COPIES)  # torch.* only
 METHODS.update({
     "view": view, "view_as": view_as, "reshape_as": reshape_as, "expand": expand, "expand_as": expand_as,
-    "unfold": unfold, "contiguous": contiguous, "resize_": resize_,
+    "unfold": unfold, "contiguous": contiguous, "is_contiguous": is_contiguous, "resize_": resize_,
     "t_": lambda self: swap_handle(self, t(self, "t_"), "TBackward1"),
     "transpose_": lambda self, d0, d1: swap_handle(self, transpose(self, d0, d1), "TransposeBackward1"),
     "squeeze_": lambda self, dim=None: swap_handle(

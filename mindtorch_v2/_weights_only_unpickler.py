@@ -84,7 +84,7 @@ def _get_allowed_globals():
     global _allowed
     if _allowed is None:
         import mindtorch_v2 as mt
-        from . import _utils, serialization, storage
+        from . import _dtype, _utils, serialization, storage
         rc = {
             "collections.OrderedDict": OrderedDict,
             "collections.Counter": Counter,
@@ -103,8 +103,7 @@ def _get_allowed_globals():
         Parameter = _utils._parameter_class()
         if Parameter is not None:
             rc["torch.nn.parameter.Parameter"] = Parameter
-        for dt in (mt.bool, mt.uint8, mt.int8, mt.int16, mt.int32, mt.int64, mt.float16, mt.bfloat16, mt.float32,
-                   mt.float64):
+        for dt in _dtype.BY_ID:
             rc[str(dt)] = dt
         for name in storage.LEGACY_CLASSES:
             rc[f"torch.{name}"] = serialization.StorageType(name)

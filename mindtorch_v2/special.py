@@ -3,8 +3,14 @@ from . import sigmoid as expit, erf, expm1, log1p, round, xlogy, logsumexp  # no
 from . import digamma, digamma as psi, erfc, erfinv, exp2, lgamma as gammaln, sinc  # noqa: F401
 from ._nn_ops import FUNCTIONS as _N
 from ._special import SPECIAL as _S
+from ._special_bessel import SPECIAL as _B
+from ._special_gamma import SPECIAL as _G
+from ._special_polynomials import SPECIAL as _P
 
 globals().update(_S)  # i0 i0e i1 i1e ndtr log_ndtr ndtri erfcx entr xlog1py logit multigammaln
+globals().update(_G)  # zeta polygamma gammainc gammaincc
+globals().update(_P)  # chebyshev_polynomial_t ... legendre_polynomial_p
+globals().update(_B)  # bessel_j0/j1/y0/y1, modified_bessel_i0/i1/k0/k1, scaled_modified_bessel_k0/k1, ...
 
 
 def softmax(input, dim, *, dtype=None):

@@ -16,7 +16,6 @@
 /* the kernels without autograd */
 mt_status mt__impl_copy_(mt_tensor *dst, mt_tensor *src);
 mt_status mt__impl_clone(mt_tensor *t, mt_tensor **out);
-mt_status mt__impl_to_dtype(mt_tensor *t, int dtype, int copy, mt_tensor **out);
 mt_status mt__impl_contiguous(mt_tensor *t, mt_tensor **out);
 mt_status mt__impl_fill(mt_tensor *t, double f, int64_t i, int kind);
 mt_status mt__impl_unary(int op, mt_tensor *x, mt_tensor *out, mt_tensor **result);

@@ -7,11 +7,7 @@
 #include "../kernels/cpu/nn.h"
 #include "formula.h"
 
-static const char *cpp_name(int dt) { /* caffe2::TypeMeta names, as PyTorch prints dtypes here */
-    static const char *n[MT_NUM_DTYPES] = {"bool", "unsigned char", "signed char", "short int", "int",
-                                           "long int", "c10::Half", "c10::BFloat16", "float", "double"};
-    return n[dt];
-}
+static const char *cpp_name(int dt) { return mt__typemeta_names[dt]; } /* as PyTorch prints dtypes here */
 static int64_t sz(const mt_tensor *t, int d) { return t->sizes[t->ndim + d]; } /* d < 0 */
 
 /* ---- _safe_softmax: softmax with rows that are all -inf set to 0 ------------------------ */

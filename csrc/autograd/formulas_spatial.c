@@ -379,6 +379,7 @@ mt_status mt_pointwise_loss(int kind, mt_tensor *x, mt_tensor *t, mt_tensor *w, 
     if (kind == MT_LOSS_HUBER && !(p > 0))
         return mt__error(MT_ERR_RUNTIME, "huber_loss does not support non-positive values for delta.");
     int dt = mt_promote_types(x->dtype, t->dtype);
+    if (dt < 0) return MT_ERR_RUNTIME;
     static const char *kname[] = {"mse_cpu", "smooth_l1_cpu", "huber_cpu", "binary_cross_entropy", "binary_cross_entropy_with_logits", "soft_margin_loss"};
     if (!mt__is_float(dt) && kind != MT_LOSS_BCE_LOGITS && kind != MT_LOSS_SOFT_MARGIN)
         return mt__error(MT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", kname[kind], mt_dtype_names[dt]);

@@ -45,6 +45,7 @@ static int64_t range_chunk(int64_t n) {
  * base = T(start + b*step), each with one fused multiply-add in the accumulate type. */
 mt_status mt_arange(double start, double end, double step, int dtype, int device, mt_tensor **out) {
     MT_PROFILE("arange");
+    if (mt__is_float8(dtype)) return mt__not_implemented("arange_cpu", dtype);
     if ((unsigned)dtype >= MT_NUM_DTYPES || dtype == MT_BOOL)
         return mt__error(MT_ERR_RUNTIME, "\"arange_cpu\" not implemented for '%s'",
                          (unsigned)dtype < MT_NUM_DTYPES ? mt_dtype_names[dtype] : "?");
@@ -104,6 +105,7 @@ mt_status mt_linspace(double start, double end, int64_t steps, int dtype, int de
     if ((unsigned)dtype >= MT_NUM_DTYPES) return mt__error(MT_ERR_TYPE, "invalid dtype %d", dtype);
     if (dtype == MT_BOOL && steps > 1)
         return mt__error(MT_ERR_RUNTIME, "\"linspace_cpu\" not implemented for 'Bool'");
+    MT_NO_FLOAT8(dtype, "linspace_cpu");
     MT_TRY(mt__alloc(1, &steps, NULL, dtype, device, out));
     if (device == MT_META || steps == 0) return MT_OK;
     if (steps == 1) {

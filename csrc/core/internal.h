@@ -145,9 +145,25 @@ static inline void mt__prof_memory(int64_t n) {
 /* ---- dtypes --------------------------------------------------------------- */
 
 extern const char *const mt_dtype_names[MT_NUM_DTYPES]; /* "Float", "Long", ... */
-static inline int mt__is_float(int dt) { return dt >= MT_F16; }
+/* the C++ type names (caffe2::TypeMeta) some PyTorch messages print: "float", "c10::Half", ... */
+extern const char *const mt__typemeta_names[MT_NUM_DTYPES];
+/* a per-dtype table is declared unsized and checked here, so a new dtype cannot leave a hole */
+#define MT_DTYPE_TABLE(t) _Static_assert(sizeof(t) / sizeof *(t) == MT_NUM_DTYPES, #t ": one entry per dtype")
+/* the floats kernels compute in; float8 is a floating type (promotion, can_cast, finfo) that only
+ * conversions and data movement handle, so kernels that branch on mt__is_float see it as neither
+ * and reach their "not implemented" error */
+static inline int mt__is_float(int dt) { return dt >= MT_F16 && dt <= MT_F64; }
+static inline int mt__is_float8(int dt) { return dt >= MT_F8E5M2 && dt < MT_NUM_DTYPES; }
+static inline int mt__is_floating(int dt) { return mt__is_float(dt) || mt__is_float8(dt); }
 static inline int mt__is_int(int dt) { return dt >= MT_U8 && dt <= MT_I64; }
 int mt__default_float(void);
+/* PyTorch's error for a kernel its CPU build has no instance of for a dtype:
+ * "\"sum_cpu\" not implemented for 'Float8_e4m3fn'" */
+mt_status mt__not_implemented(const char *kernel, int dtype);
+#define MT_NO_FLOAT8(dt, kernel)                                          \
+    do {                                                                  \
+        if (mt__is_float8(dt)) return mt__not_implemented(kernel, dt);    \
+    } while (0)
 
 /* float16 / bfloat16 <-> float32, round to nearest even */
 static inline float mt__bits_f32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
@@ -191,6 +207,89 @@ static inline uint16_t mt__f32_to_f16(float f) {
     return (uint16_t)((sign >> 16) | (shl1_w > 0xFF000000u ? 0x7E00u : nonsign));
 }
 
+/* float8 <-> float32: c10's conversions (torch/headeronly/util/Float8_*.h), bit for bit. Every
+ * other dtype converts through float32, as PyTorch's casts do (Float8 has only a float constructor).
+ * To float8: round to nearest even; e4m3fn saturates overflow and infinities to +-448, e5m2
+ * overflows to +-inf, the fnuz formats give their one NaN (0x80) and no negative zero, e8m0fnu
+ * keeps the exponent (rounded) and drops the sign. */
+static inline float mt__e4m3fn_to_f32(uint8_t in) {
+    const uint32_t w = (uint32_t)in << 24, sign = w & 0x80000000u, nonsign = w & 0x7FFFFFFFu;
+    uint32_t renorm = nonsign ? (uint32_t)__builtin_clz(nonsign) : 32;
+    renorm = renorm > 4 ? renorm - 4 : 0;
+    const int32_t inf_nan_mask = ((int32_t)(nonsign + 0x01000000u) >> 8) & INT32_C(0x7F800000);
+    const int32_t zero_mask = (int32_t)(nonsign - 1) >> 31;
+    return mt__bits_f32(sign | ((((nonsign << renorm >> 4) + ((0x78 - renorm) << 23)) | (uint32_t)inf_nan_mask) &
+                                ~(uint32_t)zero_mask));
+}
+static inline uint8_t mt__f32_to_e4m3fn(float f) {
+    uint32_t u = mt__f32_bits(f);
+    const uint32_t sign = u & 0x80000000u, denorm_mask = 141u << 23;
+    uint8_t r;
+    u ^= sign;
+    if (u >= 1087u << 20) r = u > 0x7F800000u ? 0x7F : 0x7E; /* NaN stays NaN; the rest saturates */
+    else if (u < 121u << 23) r = (uint8_t)(mt__f32_bits(mt__bits_f32(u) + mt__bits_f32(denorm_mask)) - denorm_mask);
+    else {
+        u += ((uint32_t)(7 - 127) << 23) + 0x7FFFF + ((u >> 20) & 1);
+        r = (uint8_t)(u >> 20);
+        if (r == 0x7F) r = 0x7E; /* rounding into the NaN pattern saturates */
+    }
+    return (uint8_t)(r | (sign >> 24));
+}
+static inline float mt__e5m2_to_f32(uint8_t in) { return mt__f16_to_f32((uint16_t)(in << 8)); }
+static inline uint8_t mt__f32_to_e5m2(float f) {
+    uint32_t u = mt__f32_bits(f);
+    const uint32_t sign = u & 0x80000000u, denorm_mask = 134u << 23;
+    uint8_t r;
+    u ^= sign;
+    if (u >= 143u << 23) r = u > 0x7F800000u ? 0x7F : 0x7C;
+    else if (u < 113u << 23) r = (uint8_t)(mt__f32_bits(mt__bits_f32(u) + mt__bits_f32(denorm_mask)) - denorm_mask);
+    else {
+        u += ((uint32_t)(15 - 127) << 23) + 0xFFFFF + ((u >> 21) & 1);
+        r = (uint8_t)(u >> 21);
+    }
+    return (uint8_t)(r | (sign >> 24));
+}
+/* the fnuz formats: we exponent bits, wm mantissa bits; 0x80 is NaN, there is no infinity */
+static inline float mt__fnuz_to_f32(uint8_t x, uint32_t we, uint32_t wm) {
+    if (x == 0) return 0;
+    if (x == 0x80) return mt__bits_f32(0x7F800001u);
+    uint32_t mant = x & ((1u << wm) - 1), exp = (x & 0x7Fu) >> wm;
+    if (exp == 0) { /* subnormal */
+        uint32_t sh = 1 + (uint32_t)__builtin_clz(mant) - (32 - wm);
+        mant = (mant << sh) & ((1u << wm) - 1);
+        exp += 1 - sh;
+    }
+    exp += (1u << 7) - (1u << (we - 1)) - 1;
+    return mt__bits_f32((uint32_t)(x >> 7) << 31 | exp << 23 | mant << (23 - wm));
+}
+static inline uint8_t mt__f32_to_fnuz(float f, uint32_t we) {
+    const uint32_t wm = 7 - we, bias = (1u << (we - 1)), /* 8 or 16 */
+        fnuz_max = (we == 4 ? 0x87u : 0x8Fu) << 23, denorm_mask = (we == 4 ? 0x8Cu : 0x85u) << 23;
+    uint32_t u = mt__f32_bits(f);
+    const uint32_t sign = u & 0x80000000u;
+    uint32_t r;
+    u ^= sign;
+    if (u >= fnuz_max) return 0x80;
+    if (u < (128 - bias) << 23) { /* below the smallest normal, 2^(1 - bias): subnormal */
+        r = (uint8_t)(mt__f32_bits(mt__bits_f32(u) + mt__bits_f32(denorm_mask)) - denorm_mask);
+        if (r == 0) return 0; /* no negative zero */
+    } else {
+        u += ((bias - 127) << 23) + ((1u << (22 - wm)) - 1) + ((u >> (23 - wm)) & 1);
+        r = (uint8_t)(u >> (23 - wm));
+    }
+    return (uint8_t)(r | (sign >> 24));
+}
+static inline float mt__e8m0_to_f32(uint8_t x) {
+    return mt__bits_f32(x == 0 ? 0x00400000u : x == 0xFF ? 0x7F800001u : (uint32_t)x << 23);
+}
+static inline uint8_t mt__f32_to_e8m0(float f) {
+    const uint32_t u = mt__f32_bits(f), exp = (u >> 23) & 0xFF;
+    if (exp == 0xFF) return 0xFF;
+    /* round the mantissa half to even on the exponent's low bit; a zero exponent counts as even */
+    int g = (u & 0x400000) != 0, rs = (u & 0x3FFFFF) != 0;
+    return (uint8_t)(exp + (g && (rs || exp > 0)));
+}
+
 /* Float to integer without undefined behaviour: NaN and out-of-range values
  * give what x86's cvttsd2si gives (INT64_MIN), narrower types wrap from int64. */
 static inline int64_t mt__f2i(double x) {
@@ -201,6 +300,8 @@ static inline int64_t mt__f2i(double x) {
 /* PyTorch's checked Scalar conversion (c10::overflows): a Python number (f if is_float, else i) that
  * an op converts to dtype must fit, else "value cannot be converted to type ... without overflow" */
 mt_status mt__check_fits(double f, int64_t i, int is_float, int dtype);
+/* t converted to dtype without autograd (t itself, retained, when it has that dtype and !copy) */
+mt_status mt__impl_to_dtype(mt_tensor *t, int dtype, int copy, mt_tensor **out);
 
 /* ---- scalar arguments and the op descriptors ------------------------------- */
 

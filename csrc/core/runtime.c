@@ -53,9 +53,17 @@ void mt_set_default_dtype(int dtype) { atomic_store_explicit(&default_dtype, dty
 int mt_get_default_dtype(void) { return atomic_load_explicit(&default_dtype, memory_order_relaxed); }
 int mt__default_float(void) { return atomic_load_explicit(&default_dtype, memory_order_relaxed); }
 
-const char *const mt_dtype_names[MT_NUM_DTYPES] = {
-    "Bool", "Byte", "Char", "Short", "Int", "Long", "Half", "BFloat16", "Float", "Double"};
-static const int itemsizes[MT_NUM_DTYPES] = {1, 1, 1, 2, 4, 8, 2, 2, 4, 8};
+const char *const mt_dtype_names[] = {"Bool", "Byte", "Char", "Short", "Int", "Long", "Half", "BFloat16", "Float",
+                                      "Double", "Float8_e5m2", "Float8_e4m3fn", "Float8_e5m2fnuz",
+                                      "Float8_e4m3fnuz", "Float8_e8m0fnu"};
+MT_DTYPE_TABLE(mt_dtype_names);
+const char *const mt__typemeta_names[] = {"bool", "unsigned char", "signed char", "short int", "int", "long int",
+                                          "c10::Half", "c10::BFloat16", "float", "double", "c10::Float8_e5m2",
+                                          "c10::Float8_e4m3fn", "c10::Float8_e5m2fnuz", "c10::Float8_e4m3fnuz",
+                                          "c10::Float8_e8m0fnu"};
+MT_DTYPE_TABLE(mt__typemeta_names);
+static const int itemsizes[] = {1, 1, 1, 2, 4, 8, 2, 2, 4, 8, 1, 1, 1, 1, 1};
+MT_DTYPE_TABLE(itemsizes);
 int mt_dtype_itemsize(int dtype) { return (unsigned)dtype < MT_NUM_DTYPES ? itemsizes[dtype] : 0; } /* 0: no such dtype */
 
 uint16_t mt_f32_to_f16(float x) { return mt__f32_to_f16(x); }
@@ -63,9 +71,18 @@ float mt_f16_to_f32(uint16_t h) { return mt__f16_to_f32(h); }
 uint16_t mt_f32_to_bf16(float x) { return mt__f32_to_bf16(x); }
 float mt_bf16_to_f32(uint16_t h) { return mt__bf16_to_f32(h); }
 
+mt_status mt__not_implemented(const char *kernel, int dtype) {
+    return mt__error(MT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", kernel, mt_dtype_names[dtype]);
+}
+
 /* PyTorch's promoteTypes for the dtypes we have. */
 int mt_promote_types(int a, int b) {
     if (a == b) return a;
+    if (mt__is_float8(a) || mt__is_float8(b)) {
+        mt__error(MT_ERR_RUNTIME, "Promotion for Float8 Types is not supported, attempted to promote %s and %s",
+                  mt_dtype_names[a], mt_dtype_names[b]);
+        return -1;
+    }
     if (a == MT_BOOL) return b;
     if (b == MT_BOOL) return a;
     int fa = mt__is_float(a), fb = mt__is_float(b);
@@ -85,7 +102,7 @@ int mt_promote_types(int a, int b) {
 
 /* PyTorch's canCast: no float->int, no int->bool, no (non-bool)->bool narrowing. */
 int mt_can_cast(int from, int to) {
-    if (mt__is_float(from) && !mt__is_float(to)) return 0;
+    if (mt__is_floating(from) && !mt__is_floating(to)) return 0;
     if (from != MT_BOOL && to == MT_BOOL) return 0;
     return 1;
 }

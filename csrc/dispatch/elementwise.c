@@ -7,10 +7,15 @@
 
 /* ---- type promotion (torch.result_type) ---------------------------------- */
 
+/* -2: a promotion failed (its error is set); -1: no operand in that priority class */
 static int combine_categories(int higher, int lower) {
-    if (higher >= 0 && mt__is_float(higher)) return higher;
-    if (higher == MT_BOOL || (lower >= 0 && mt__is_float(lower)))
-        return higher < 0 ? lower : (lower < 0 ? higher : mt_promote_types(higher, lower));
+    if (higher == -2 || lower == -2) return -2;
+    if (higher >= 0 && mt__is_floating(higher)) return higher;
+    if (higher == MT_BOOL || (lower >= 0 && mt__is_floating(lower))) {
+        if (higher < 0 || lower < 0) return higher < 0 ? lower : higher;
+        int dt = mt_promote_types(higher, lower);
+        return dt < 0 ? -2 : dt;
+    }
     return higher >= 0 ? higher : lower;
 }
 
@@ -22,12 +27,15 @@ static int result_type(int n, mt_tensor *const *ts) {
         int dt = t->dtype;
         int *slot = t->wrapped ? &wrap : (t->ndim == 0 ? &zero : &dim);
         if (t->wrapped && mt__is_float(dt)) dt = mt__default_float();
+        if (*slot == -2) continue;
         *slot = *slot < 0 ? dt : mt_promote_types(*slot, dt);
+        if (*slot < 0) *slot = -2;
     }
-    return combine_categories(dim, combine_categories(zero, wrap));
+    int dt = combine_categories(dim, combine_categories(zero, wrap));
+    return dt < 0 ? -1 : dt;
 }
 
-int mt_result_type(int n, mt_tensor *const *tensors) { return result_type(n, tensors); }
+int mt_result_type(int n, mt_tensor *const *tensors) { return result_type(n, tensors); } /* -1: error set */
 
 const char *mt_op_name(int op) { return (unsigned)op < MT_NUM_OPS ? mt_ops[op].name : "?"; }
 
@@ -181,9 +189,7 @@ mt_status mt_item(mt_tensor *t, double *f, int64_t *i) {
 /* ---- running an op -------------------------------------------------------- */
 
 /* The C++ type names some PyTorch messages print (typeid names, not ScalarType names). */
-static const char *const cpp_names[MT_NUM_DTYPES] = {
-    "bool", "unsigned char", "signed char", "short int", "int", "long int", "c10::Half", "c10::BFloat16", "float",
-    "double"};
+#define cpp_names mt__typemeta_names
 
 /* The kernel name PyTorch's "not implemented" error names for an op. */
 static const char *kernel_name(int op, char *buf, size_t cap) {
@@ -198,9 +204,7 @@ static const char *kernel_name(int op, char *buf, size_t cap) {
     return buf;
 }
 
-static mt_status not_implemented(const char *kname, int dtype) {
-    return mt__error(MT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", kname, mt_dtype_names[dtype]);
-}
+#define not_implemented mt__not_implemented
 
 /* PyTorch's checked Scalar conversion (c10::overflows): a Python number that an op converts to
  * the tensor dtype (masked_fill value, clamp bounds, alpha) must fit. Integers may wrap into
@@ -213,7 +217,7 @@ mt_status mt__check_fits(double f, int64_t i, int is_float, int dtype) {
     static const double hi[MT_NUM_DTYPES] = {1, 255, 127, 32767, 2147483647.0, 9223372036854775807.0, 65504.0,
                                              3.3895313892515355e38, 3.4028234663852886e38, 0};
     int bad = 0;
-    if (dtype == MT_BOOL || dtype == MT_F64) return MT_OK;
+    if (dtype == MT_BOOL || dtype == MT_F64 || mt__is_float8(dtype)) return MT_OK; /* float8: PyTorch checks nothing */
     if (mt__is_float(dtype)) {
         double v = is_float ? f : (double)i;
         bad = !isinf(v) && (v < lo[dtype] || v > hi[dtype]);
@@ -380,7 +384,7 @@ static mt_status check_op(int op, int kind) {
 }
 
 static int compute_dtype(int op, int promoted) {
-    if (mt_ops[op].result == MT_RESULT_FLOAT && !mt__is_float(promoted)) return mt__default_float();
+    if (mt_ops[op].result == MT_RESULT_FLOAT && !mt__is_floating(promoted)) return mt__default_float();
     return promoted;
 }
 
@@ -412,7 +416,9 @@ static int is_int_division(int op) {
 static mt_status binary(int op, mt_tensor *a, mt_tensor *b, double alpha, mt_tensor *out, mt_tensor **result) {
     MT_TRY(check_op(op, MT_KIND_BINARY));
     mt_tensor *ins[2] = {a, b};
-    int compute = compute_dtype(op, result_type(2, ins));
+    int promoted = result_type(2, ins);
+    if (promoted < 0) return MT_ERR_RUNTIME;
+    int compute = compute_dtype(op, promoted);
     if (op == MT_OP_SUB && (a->dtype == MT_BOOL || b->dtype == MT_BOOL)) {
         if (a->dtype == MT_BOOL && b->dtype == MT_BOOL)
             return mt__error(MT_ERR_RUNTIME, "Subtraction, the `-` operator, with two bool tensors is not "
@@ -506,6 +512,7 @@ mt_status mt__impl_ternary(int op, mt_tensor *a, mt_tensor *b, mt_tensor *c, dou
                              mt_dtype_names[a->dtype]);
         mt_tensor *vals[2] = {b, c}, *ins[3] = {a, b, c};
         int dt = result_type(2, vals);
+        if (dt < 0) return MT_ERR_RUNTIME;
         if (out && out->dtype != dt)
             return mt__error(MT_ERR_RUNTIME, "Expected out type to be %s but got %s", mt_dtype_names[dt],
                              mt_dtype_names[out->dtype]);
@@ -533,6 +540,7 @@ mt_status mt__impl_ternary(int op, mt_tensor *a, mt_tensor *b, mt_tensor *c, dou
         k.ialpha = (b ? 1 : 0) | (c ? 2 : 0);
         mt_tensor *ins[3] = {a, b ? b : c, c ? c : b}; /* a missing bound: the other one, unused */
         int dt = result_type(3, ins);
+        if (dt < 0) return MT_ERR_RUNTIME;
         int scalars = (!b || b->wrapped) && (!c || c->wrapped);
         /* with Python bounds PyTorch runs a unary op on self.to(result type): out= must have that
          * dtype exactly, and in place the can't-cast error names self's C++ type */
@@ -566,6 +574,7 @@ mt_status mt__impl_ternary(int op, mt_tensor *a, mt_tensor *b, mt_tensor *c, dou
     case MT_OP_ADDCDIV: {
         mt_tensor *ins[3] = {a, b, c};
         int dt = result_type(3, ins);
+        if (dt < 0) return MT_ERR_RUNTIME;
         if (op == MT_OP_ADDCDIV && !mt__is_float(b->dtype) && !mt__is_float(c->dtype))
             return mt__error(MT_ERR_RUNTIME,
                              "Integer division with addcdiv is no longer supported, and in a future  release "

@@ -32,7 +32,14 @@ enum mt_dtype {
     MT_BF16 = 7,
     MT_F32 = 8,
     MT_F64 = 9,
-    MT_NUM_DTYPES = 10
+    /* float8: storage and conversion only, as on PyTorch's CPU (promotion with any other dtype
+     * is an error; ops without a kernel raise "not implemented for 'Float8_e4m3fn'") */
+    MT_F8E5M2 = 10,
+    MT_F8E4M3FN = 11,
+    MT_F8E5M2FNUZ = 12,
+    MT_F8E4M3FNUZ = 13,
+    MT_F8E8M0FNU = 14,
+    MT_NUM_DTYPES = 15
 };
 
 enum mt_device {
@@ -57,6 +64,7 @@ int mt_get_default_dtype(void);
 int64_t mt_live_tensors(void);                 /* for leak tests */
 
 /* ---- dtype helpers --------------------------------------------------- */
+/* -1 (error set) where PyTorch raises: a float8 dtype with any other dtype */
 int mt_promote_types(int a, int b);
 int mt_can_cast(int from, int to);
 int mt_dtype_itemsize(int dtype);
@@ -219,7 +227,7 @@ mt_status mt_binary_scalar(int op, mt_tensor *a, double f, int64_t i, int kind, 
 mt_status mt_ternary(int op, mt_tensor *a, mt_tensor *b, mt_tensor *c, double s,
                      mt_tensor *out, mt_tensor **result);
 const char *mt_op_name(int op);
-int mt_result_type(int n, mt_tensor *const *tensors);
+int mt_result_type(int n, mt_tensor *const *tensors); /* -1 (error set): float8 promotion */
 
 /* ---- reductions ------------------------------------------------------- */
 enum mt_reduce_op {

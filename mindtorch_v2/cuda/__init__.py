@@ -89,10 +89,6 @@ def set_rng_state_all(new_states):
     pass
 
 
-def is_current_stream_capturing():
-    return False
-
-
 class device:
     """Context manager selecting a CUDA device: a no-op for None/-1, PyTorch's error otherwise."""
 
@@ -142,3 +138,7 @@ class StreamContext:
 
 def stream(stream):
     return StreamContext(stream)
+
+
+from . import graphs  # noqa: E402
+from .graphs import CUDAGraph, graph, graph_pool_handle, is_current_stream_capturing, make_graphed_callables  # noqa: E402,F401

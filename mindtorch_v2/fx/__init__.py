@@ -1,24 +1,12 @@
-"""torch.fx: symbolic tracing is not implemented. The classes exist so code can import, subclass
-and `isinstance`-check them (no mindtorch_v2 value is ever a Proxy); constructing a tracer, graph
-or proxy, or calling symbolic_trace/wrap, raises NotImplementedError naming the API."""
-from . import _compatibility, _pytree, _symbolic_trace, node, proxy  # noqa: F401
-from ._symbolic_trace import Tracer, symbolic_trace, wrap  # noqa: F401
-from .graph import Graph  # noqa: F401
+"""torch.fx: symbolic tracing (Tracer, symbolic_trace), the Graph/Node IR, GraphModule code generation,
+Interpreter/Transformer, subgraph rewriting and ShapeProp -- pure Python over mindtorch_v2's Tensor,
+as PyTorch's is. See _symbolic_trace.py for how torch functions are intercepted."""
+from . import _compatibility, _pytree, immutable_collections, node, proxy  # noqa: F401
+from ._symbolic_trace import PH, ProxyableClassMeta, Tracer, symbolic_trace, wrap  # noqa: F401
+from .graph import CodeGen, Graph  # noqa: F401
 from .graph_module import GraphModule  # noqa: F401
-from .node import Node, map_arg  # noqa: F401
+from .interpreter import Interpreter, Transformer  # noqa: F401
+from .node import Node, has_side_effect, map_arg  # noqa: F401
 from .proxy import Proxy  # noqa: F401
-
-from ._compatibility import _not_implemented
-
-
-class Interpreter:
-    def __init__(self, *args, **kwargs):
-        _not_implemented("torch.fx.Interpreter")
-
-
-class Transformer(Interpreter):
-    pass
-
-
-def replace_pattern(*args, **kwargs):
-    _not_implemented("torch.fx.replace_pattern")
+from .subgraph_rewriter import replace_pattern  # noqa: F401
+from . import passes  # noqa: F401,E402

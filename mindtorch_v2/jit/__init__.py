@@ -128,3 +128,6 @@ class TracerWarning(Warning):
 
 class Error(RuntimeError):
     pass
+
+
+from . import _recursive, _state  # noqa: E402,F401  (their registries: empty, as nothing is scripted)

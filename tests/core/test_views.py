@@ -3,6 +3,8 @@ writes through views, _version bumps, and exception type + text for bad argument
 import os
 
 import numpy as np
+import math
+
 import pytest
 from hypothesis import HealthCheck, given, note, settings, strategies as st
 
@@ -401,3 +403,22 @@ def test_split_and_chunk_values():
         check_seq(e.chunk(c), te.chunk(c))
     check_seq(e.split(2), te.split(2))
     check_seq(e.split(0), te.split(0))
+
+
+@pytest.mark.parametrize("shape,fmt", [((2, 3, 4, 5), "channels_last"), ((2, 3, 4, 5, 6), "channels_last_3d"),
+                                       ((2, 1, 4, 1), "channels_last"), ((0, 3, 4, 5), "channels_last"),
+                                       ((2, 3), "channels_last")])
+def test_channels_last_contiguity(shape, fmt):
+    torch = pytest.importorskip("torch")
+    formats = ("contiguous_format", "preserve_format", "channels_last", "channels_last_3d")
+    for L in (mt, torch):
+        x = L.arange(float(math.prod(shape))).reshape(shape)
+        got = [x.is_contiguous(memory_format=getattr(L, f)) for f in formats]
+        try:
+            y = x.contiguous(memory_format=getattr(L, fmt))
+            got += [y.stride(), y.tolist() == x.tolist()] + [y.is_contiguous(memory_format=getattr(L, f)) for f in formats]
+        except RuntimeError as e:
+            got.append(str(e))
+        if L is mt:
+            ours = got
+    assert ours == got

@@ -144,7 +144,7 @@ static mt_status check_act(int act, int dtype) {
     if (dtype == MT_BOOL && (act == MT_ACT_RELU || act == MT_ACT_HARDTANH))
         return mt__error(MT_ERR_RUNTIME, act == MT_ACT_RELU ? "Boolean inputs not supported for relu"
                                                             : "Bool inputs not supported for hardtanh");
-    if (!acts[act].fwd[dtype]) return mt__nn_not_implemented(acts[act].kname, dtype);
+    if (!acts[act].fwd[dtype]) return mt__not_implemented(acts[act].kname, dtype);
     return MT_OK;
 }
 
@@ -174,7 +174,7 @@ mt_status mt__impl_activation_backward(int act, mt_tensor *grad, mt_tensor *x, d
                                        mt_tensor **result) {
     MT_TRY(check_act(act, x->dtype));
     mt_loop_fn loop = acts[act].bwd[x->dtype];
-    if (!loop) return mt__nn_not_implemented(acts[act].kname, x->dtype);
+    if (!loop) return mt__not_implemented(acts[act].kname, x->dtype);
     if (grad->ndim != x->ndim || memcmp(grad->sizes, x->sizes, x->ndim * sizeof(int64_t)))
         return mt__error(MT_ERR_RUNTIME, "activation backward: grad and input shapes differ");
     mt_tensor *gc = NULL;

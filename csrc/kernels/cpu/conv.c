@@ -106,8 +106,10 @@ static void gemm(int f64, int ta, int tb, int64_t m, int64_t n, int64_t k, const
 /* ---- argument checks and shapes (PyTorch's check_shape_forward) ---------------- */
 
 static const char *cpp_type(int dt) {
-    static const char *n[MT_NUM_DTYPES] = {"bool", "unsigned char", "signed char", "short", "int", "long",
-                                           "c10::Half", "c10::BFloat16", "float", "double"};
+    static const char *const n[] = {"bool", "unsigned char", "signed char", "short", "int", "long", "c10::Half",
+                                    "c10::BFloat16", "float", "double", "c10::Float8_e5m2", "c10::Float8_e4m3fn",
+                                    "c10::Float8_e5m2fnuz", "c10::Float8_e4m3fnuz", "c10::Float8_e8m0fnu"};
+    MT_DTYPE_TABLE(n);
     return n[dt];
 }
 

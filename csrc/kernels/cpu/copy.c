@@ -1,6 +1,7 @@
 /* copy.c — the dtype conversion loops mt__cast_loops[dst][src]. Floats reach
  * int64 directly and narrower integers through int32 (as PyTorch's CPU casts do), float16 and
- * bfloat16 round to nearest even. */
+ * bfloat16 round to nearest even; float8 converts through float32 both ways (c10's Float8 types
+ * have only a float constructor and a float conversion). */
 #include "loops.h"
 
 /* load any dtype into the widest type of its kind */
@@ -14,6 +15,11 @@
 #define LD_bf16(p) ((double)mt__bf16_to_f32(*(const uint16_t *)(p)))
 #define LD_f32(p) (*(const float *)(p))
 #define LD_f64(p) (*(const double *)(p))
+#define LD_f8e5m2(p) ((double)mt__e5m2_to_f32(*(const uint8_t *)(p)))
+#define LD_f8e4m3fn(p) ((double)mt__e4m3fn_to_f32(*(const uint8_t *)(p)))
+#define LD_f8e5m2fnuz(p) ((double)mt__fnuz_to_f32(*(const uint8_t *)(p), 5, 2))
+#define LD_f8e4m3fnuz(p) ((double)mt__fnuz_to_f32(*(const uint8_t *)(p), 4, 3))
+#define LD_f8e8m0fnu(p) ((double)mt__e8m0_to_f32(*(const uint8_t *)(p)))
 
 /* Float to int32 as x86's cvttsd2si does (INT32_MIN for NaN and out of range), which is what
  * PyTorch's casts to int32 and, truncating that, to int16/int8/uint8 give. */
@@ -33,6 +39,11 @@ static inline int32_t f2i32(double x) {
 #define ST_bf16(p, v) (*(uint16_t *)(p) = mt__f32_to_bf16((float)(v)))
 #define ST_f32(p, v) (*(float *)(p) = (float)(v))
 #define ST_f64(p, v) (*(double *)(p) = (double)(v))
+#define ST_f8e5m2(p, v) (*(uint8_t *)(p) = mt__f32_to_e5m2((float)(v)))
+#define ST_f8e4m3fn(p, v) (*(uint8_t *)(p) = mt__f32_to_e4m3fn((float)(v)))
+#define ST_f8e5m2fnuz(p, v) (*(uint8_t *)(p) = mt__f32_to_fnuz((float)(v), 5))
+#define ST_f8e4m3fnuz(p, v) (*(uint8_t *)(p) = mt__f32_to_fnuz((float)(v), 4))
+#define ST_f8e8m0fnu(p, v) (*(uint8_t *)(p) = mt__f32_to_e8m0((float)(v)))
 
 /* element sizes, so contiguous runs get a loop with constant strides that vectorises */
 #define SZ_bool 1
@@ -45,6 +56,11 @@ static inline int32_t f2i32(double x) {
 #define SZ_bf16 2
 #define SZ_f32 4
 #define SZ_f64 8
+#define SZ_f8e5m2 1
+#define SZ_f8e4m3fn 1
+#define SZ_f8e5m2fnuz 1
+#define SZ_f8e4m3fnuz 1
+#define SZ_f8e8m0fnu 1
 
 #define CAST_DEF(DST, SRC)                                                             \
     MT_SIMD static void cast_##DST##_##SRC(char **d, const int64_t *s, int64_t n, const mt_kargs *k) { \
@@ -57,9 +73,12 @@ static inline int32_t f2i32(double x) {
     }
 #define CAST_ROW(DST)                                                                   \
     CAST_DEF(DST, bool) CAST_DEF(DST, u8) CAST_DEF(DST, i8) CAST_DEF(DST, i16) CAST_DEF(DST, i32) \
-    CAST_DEF(DST, i64) CAST_DEF(DST, f16) CAST_DEF(DST, bf16) CAST_DEF(DST, f32) CAST_DEF(DST, f64)
+    CAST_DEF(DST, i64) CAST_DEF(DST, f16) CAST_DEF(DST, bf16) CAST_DEF(DST, f32) CAST_DEF(DST, f64) \
+    CAST_DEF(DST, f8e5m2) CAST_DEF(DST, f8e4m3fn) CAST_DEF(DST, f8e5m2fnuz) CAST_DEF(DST, f8e4m3fnuz) \
+    CAST_DEF(DST, f8e8m0fnu)
 CAST_ROW(bool) CAST_ROW(u8) CAST_ROW(i8) CAST_ROW(i16) CAST_ROW(i32)
 CAST_ROW(i64) CAST_ROW(f16) CAST_ROW(bf16) CAST_ROW(f32) CAST_ROW(f64)
+CAST_ROW(f8e5m2) CAST_ROW(f8e4m3fn) CAST_ROW(f8e5m2fnuz) CAST_ROW(f8e4m3fnuz) CAST_ROW(f8e8m0fnu)
 
 /* same-dtype copies move bytes */
 #define COPY_DEF(W, T)                                                                 \
@@ -76,12 +95,18 @@ COPY_DEF(8, uint64_t)
 
 #define ROW_ENTRIES(DST)                                                               \
     {cast_##DST##_bool, cast_##DST##_u8, cast_##DST##_i8, cast_##DST##_i16, cast_##DST##_i32, \
-     cast_##DST##_i64, cast_##DST##_f16, cast_##DST##_bf16, cast_##DST##_f32, cast_##DST##_f64}
-static const mt_loop_fn casts[MT_NUM_DTYPES][MT_NUM_DTYPES] = {
+     cast_##DST##_i64, cast_##DST##_f16, cast_##DST##_bf16, cast_##DST##_f32, cast_##DST##_f64,      \
+     cast_##DST##_f8e5m2, cast_##DST##_f8e4m3fn, cast_##DST##_f8e5m2fnuz, cast_##DST##_f8e4m3fnuz,   \
+     cast_##DST##_f8e8m0fnu}
+static const mt_loop_fn casts[][MT_NUM_DTYPES] = {
     ROW_ENTRIES(bool), ROW_ENTRIES(u8), ROW_ENTRIES(i8), ROW_ENTRIES(i16), ROW_ENTRIES(i32),
-    ROW_ENTRIES(i64), ROW_ENTRIES(f16), ROW_ENTRIES(bf16), ROW_ENTRIES(f32), ROW_ENTRIES(f64)};
+    ROW_ENTRIES(i64), ROW_ENTRIES(f16), ROW_ENTRIES(bf16), ROW_ENTRIES(f32), ROW_ENTRIES(f64),
+    ROW_ENTRIES(f8e5m2), ROW_ENTRIES(f8e4m3fn), ROW_ENTRIES(f8e5m2fnuz), ROW_ENTRIES(f8e4m3fnuz),
+    ROW_ENTRIES(f8e8m0fnu)};
+MT_DTYPE_TABLE(casts);
 
-static const mt_loop_fn copies[MT_NUM_DTYPES] = {copy_1, copy_1, copy_1, copy_2, copy_4,
-                                                 copy_8, copy_2, copy_2, copy_4, copy_8};
+static const mt_loop_fn copies[] = {copy_1, copy_1, copy_1, copy_2, copy_4, copy_8, copy_2, copy_2,
+                                    copy_4, copy_8, copy_1, copy_1, copy_1, copy_1, copy_1};
+MT_DTYPE_TABLE(copies);
 
 mt_loop_fn mt__cast_loop(int dst, int src) { return dst == src ? copies[dst] : casts[dst][src]; }

@@ -9,11 +9,12 @@
 
 static mt_status check_indices(mt_tensor *idx, int arg, const char *fn) {
     if (idx->dtype == MT_I64 || idx->dtype == MT_I32) return MT_OK;
-    static const char *const legacy[MT_NUM_DTYPES] = {"Bool", "Byte", "Char", "Short", "Int", "Long", "Half",
-                                                      "BFloat16", "Float", "Double"};
+    /* PyTorch names the tensor type by its legacy name where one exists (torch.FloatTensor), else CPU<T>Type */
+    int legacy = !mt__is_float8(idx->dtype);
     return mt__error(MT_ERR_RUNTIME,
                      "Expected tensor for argument #%d 'indices' to have one of the following scalar types: Long, Int; "
-                     "but got torch.%sTensor instead (while checking arguments for %s)", arg, legacy[idx->dtype], fn);
+                     "but got %s%s%s instead (while checking arguments for %s)", arg, legacy ? "torch." : "CPU",
+                     mt_dtype_names[idx->dtype], legacy ? "Tensor" : "Type", fn);
 }
 
 static inline int64_t index_at(const mt_tensor *idx, int64_t i) {
@@ -105,7 +106,7 @@ static void emb_bwd(void *p, int64_t b, int64_t e) {
 mt_status mt__impl_embedding_backward(mt_tensor *grad, mt_tensor *indices, int64_t num_weights, int64_t padding_idx,
                                       int scale_grad_by_freq, mt_tensor **out) {
     MT_TRY(check_indices(indices, 2, "embedding_backward"));
-    if (!mt__is_float(grad->dtype)) return mt__nn_not_implemented("embedding_dense_backward_cpu", grad->dtype);
+    if (!mt__is_float(grad->dtype)) return mt__not_implemented("embedding_dense_backward_cpu", grad->dtype);
     int64_t D = grad->ndim ? grad->sizes[grad->ndim - 1] : 1, n = mt_tensor_numel(indices);
     if (mt_tensor_numel(grad) != n * D)
         return mt__error(MT_ERR_RUNTIME, "embedding_backward: grad and indices shapes do not match");
@@ -147,7 +148,7 @@ mt_status mt_embedding_renorm_(mt_tensor *weight, mt_tensor *indices, double max
     MT_PROFILE("embedding_renorm_", weight, indices);
     if (weight->ndim != 2) return mt__error(MT_ERR_RUNTIME, "'weight' must be 2-D");
     MT_TRY(check_indices(indices, 2, "embedding_renorm_"));
-    if (!mt__is_float(weight->dtype)) return mt__nn_not_implemented("embedding_renorm_cpu_", weight->dtype);
+    if (!mt__is_float(weight->dtype)) return mt__not_implemented("embedding_renorm_cpu_", weight->dtype);
     if (weight->device == MT_META) return MT_OK;
     int64_t n = mt_tensor_numel(indices), V = weight->sizes[0], D = weight->sizes[1];
     mt_tensor *ic;

@@ -9,11 +9,7 @@
 
 mt_status mt__gemm3_bf16_amx(mt_tensor *A, mt_tensor *B, mt_tensor *C, double beta, double alpha); /* gemm_amx.c */
 
-static const char *cpp_name(int dt) {
-    static const char *n[MT_NUM_DTYPES] = {"bool", "unsigned char", "signed char", "short int", "int",
-                                           "long int", "c10::Half", "c10::BFloat16", "float", "double"};
-    return n[dt];
-}
+static const char *cpp_name(int dt) { return mt__typemeta_names[dt]; }
 
 /* Is the matrix (rows r, cols c, strides sr, sc) BLAS-addressable?
  * 0: row-major (ld = sr), 1: column-major (ld = sc), -1: needs a copy. */
@@ -68,7 +64,7 @@ static mt_status as_dtype_layout(mt_tensor *t, int dtype, int need_blas, mt_tens
 /* The core: C (3-D, already shaped [b,m,n]) = beta*C + alpha*A@B. */
 static mt_status gemm3(mt_tensor *A, mt_tensor *B, mt_tensor *C, double beta, double alpha) {
     int dt = C->dtype;
-    if (!mt__is_float(dt)) /* integer GEMMs take beta/alpha as int64, checked as PyTorch's Scalar */
+    if (!mt__is_floating(dt)) /* integer GEMMs take beta/alpha as int64, checked as PyTorch's Scalar */
         for (int i = 0; i < 2; i++) {
             double v = i ? alpha : beta;
             if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0))
@@ -78,7 +74,7 @@ static mt_status gemm3(mt_tensor *A, mt_tensor *B, mt_tensor *C, double beta, do
     if (A->sizes[2] == 0 || alpha == 0) { /* empty inner dimension: C = beta * C */
         if (beta == 0) return mt_fill(C, 0, 0, MT_SCALAR_INT);
         mt_tensor *r;
-        MT_TRY(mt_binary_scalar(MT_OP_MUL, C, beta, mt__f2i(beta), mt__is_float(dt) ? MT_SCALAR_FLOAT : MT_SCALAR_INT, 0, 1, C, &r));
+        MT_TRY(mt_binary_scalar(MT_OP_MUL, C, beta, mt__f2i(beta), mt__is_floating(dt) ? MT_SCALAR_FLOAT : MT_SCALAR_INT, 0, 1, C, &r));
         mt_tensor_release(r);
         return MT_OK;
     }
@@ -87,7 +83,8 @@ static mt_status gemm3(mt_tensor *A, mt_tensor *B, mt_tensor *C, double beta, do
         mt_status st = mt__gemm3_bf16_amx(A, B, C, beta, alpha);
         if (st <= 0) { if (!st) mt_tensor_bump_version(C); return st; }
     }
-    int work = (dt == MT_F32 || dt == MT_F64) ? dt : (mt__is_float(dt) ? MT_F32 : MT_I64);
+    /* float16/bfloat16/float8 multiply and accumulate in float32, rounded once into C */
+    int work = (dt == MT_F32 || dt == MT_F64) ? dt : (mt__is_floating(dt) ? MT_F32 : MT_I64);
     int blas = work != MT_I64;
     mt_tensor *a = NULL, *b = NULL, *c = NULL;
     mt_status st = as_dtype_layout(A, work, blas, &a);
@@ -189,8 +186,8 @@ static mt_status baddbmm_impl(mt_tensor *self, mt_tensor *b1, mt_tensor *b2, dou
     if (b1->dtype != b2->dtype)
         return mt__error(MT_ERR_RUNTIME, "expected scalar type %s but found %s", mt_dtype_names[b1->dtype],
                          mt_dtype_names[b2->dtype]);
-    if (b1->dtype == MT_BOOL)
-        return mt__error(MT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for 'Bool'", self ? "baddbmm" : "bmm");
+    if (b1->dtype == MT_BOOL || mt__is_float8(b1->dtype)) /* PyTorch's CPU has float8 mm, not bmm */
+        return mt__not_implemented(self ? "baddbmm" : "bmm", b1->dtype);
     int64_t sz[3] = {b1->sizes[0], b1->sizes[1], b2->sizes[2]};
     mt_tensor *r, *se = NULL;
     if (self) MT_TRY(mt_expand(self, 3, sz, &se)); /* PyTorch's expand error for a self of the wrong shape */
@@ -219,7 +216,7 @@ mt_status mt__impl_dot(mt_tensor *a, mt_tensor *b, mt_tensor **result) {
     if (a->dtype != b->dtype)
         return mt__error(MT_ERR_RUNTIME, "dot : expected both vectors to have same dtype, but found %s and %s",
                          mt_dtype_names[a->dtype], mt_dtype_names[b->dtype]);
-    if (a->dtype == MT_BOOL) return mt__error(MT_ERR_NOT_IMPLEMENTED, "\"dot\" not implemented for 'Bool'");
+    if (a->dtype == MT_BOOL || mt__is_float8(a->dtype)) return mt__not_implemented("dot", a->dtype);
     if (a->sizes[0] != b->sizes[0])
         return mt__error(MT_ERR_RUNTIME,
                          "inconsistent tensor size, expected tensor [%lld] and src [%lld] to have the same number of "
@@ -237,6 +234,7 @@ mt_status mt__impl_dot(mt_tensor *a, mt_tensor *b, mt_tensor **result) {
 }
 
 mt_status mt__impl_mv(mt_tensor *m, mt_tensor *v, mt_tensor **result) {
+    MT_NO_FLOAT8(m->dtype, "addmv_impl_cpu");
     if (m->ndim != 2 || v->ndim != 1 || m->sizes[1] != v->sizes[0])
         return mt__error(MT_ERR_RUNTIME, "size mismatch, got input (%lld), mat (%lldx%lld), vec (%lld)",
                          (long long)(m->ndim ? m->sizes[0] : 0), (long long)(m->ndim ? m->sizes[0] : 0),

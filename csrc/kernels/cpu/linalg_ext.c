@@ -45,7 +45,8 @@ mt_status mt__impl_addr(mt_tensor *self, mt_tensor *v1, mt_tensor *v2, double be
                         mt_tensor **result) {
     if (v1->ndim != 1) return mt__error(MT_ERR_RUNTIME, "addr: Expected 1-D argument vec1, but got %d-D", v1->ndim);
     if (v2->ndim != 1) return mt__error(MT_ERR_RUNTIME, "addr: Expected 1-D argument vec2, but got %d-D", v2->ndim);
-    int dt = mt_promote_types(mt_promote_types(self->dtype, v1->dtype), v2->dtype);
+    int dt = mt_promote_types(self->dtype, v1->dtype);
+    if (dt < 0 || (dt = mt_promote_types(dt, v2->dtype)) < 0) return MT_ERR_RUNTIME;
     int work = dt == MT_BOOL ? MT_I64 : dt; /* bool: (beta and self) or (alpha and vec1 x vec2) */
     if (dt == MT_BOOL) beta = beta != 0, alpha = alpha != 0;
     int64_t sz[2] = {v1->sizes[0], v2->sizes[0]};

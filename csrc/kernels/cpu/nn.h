@@ -67,7 +67,6 @@ static inline int mt__nn_compute_dtype(int dt) { return dt == MT_F64 ? MT_F64 : 
 
 /* from csrc/autograd/formula.h: the copy kernels without autograd */
 mt_status mt__impl_copy_(mt_tensor *dst, mt_tensor *src);
-mt_status mt__impl_to_dtype(mt_tensor *t, int dtype, int copy, mt_tensor **out);
 mt_status mt__impl_contiguous(mt_tensor *t, mt_tensor **out);
 
 /* a contiguous copy of t in dtype (t itself, retained, when it already is one) */
@@ -75,7 +74,6 @@ mt_status mt__nn_contig(mt_tensor *t, int dtype, mt_tensor **out);
 /* round/convert a compute-dtype result r into dtype (r is consumed) */
 mt_status mt__nn_narrow(mt_tensor *r, int dtype, mt_tensor **out);
 /* PyTorch's "not implemented for" error */
-mt_status mt__nn_not_implemented(const char *kernel, int dtype);
 
 /* ---- the kernels without autograd -------------------------------------------- */
 mt_status mt__impl_softmax(mt_tensor *x, int64_t dim, int log, int dtype, mt_tensor **out);

@@ -139,7 +139,7 @@ static mt_status ln_check(mt_tensor *x, int nnorm, const int64_t *shape, mt_tens
                 return mt__error(MT_ERR_RUNTIME, "expected scalar type %s but found %s", mt_dtype_names[x->dtype],
                                  mt_dtype_names[ps[k]->dtype]);
     }
-    if (!mt__is_float(x->dtype)) return mt__nn_not_implemented("LayerNormKernelImpl", x->dtype);
+    if (!mt__is_float(x->dtype)) return mt__not_implemented("LayerNormKernelImpl", x->dtype);
     return MT_OK;
 }
 

@@ -96,7 +96,7 @@ static mt_status norm_dims(const char *name, mt_tensor *x, mt_tensor *const *per
         if (per_channel[i] && mt_tensor_numel(per_channel[i]) != *C)
             return mt__error(MT_ERR_RUNTIME, "%s: expected %lld elements per channel parameter, got %lld", name,
                              (long long)*C, (long long)mt_tensor_numel(per_channel[i]));
-    if (!mt__is_float(x->dtype)) return mt__nn_not_implemented(name, x->dtype);
+    if (!mt__is_float(x->dtype)) return mt__not_implemented(name, x->dtype);
     return MT_OK;
 }
 

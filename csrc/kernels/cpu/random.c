@@ -46,9 +46,7 @@ void mt__gen_put_normal(mt_generator *g, double v);
 #define TWO_PI 6.283185307179586476925286766559 /* 2 * c10::pi<double>, exact doubling */
 
 /* The names caffe2::TypeMeta prints for each dtype (PyTorch's "... out of bounds for <name>"). */
-static const char *const typemeta_names[MT_NUM_DTYPES] = {
-    "bool", "unsigned char", "signed char", "short int", "int", "long int",
-    "c10::Half", "c10::BFloat16", "float", "double"};
+#define typemeta_names mt__typemeta_names
 
 /* ---- which of PyTorch's compiled kernels to follow ------------------------------
  * PyTorch compiles these kernels once per CPU capability and picks one at run
@@ -199,9 +197,7 @@ typedef struct rctx {
     int pdt;           /* bernoulli: p's dtype */
 } rctx;
 
-static mt_status not_implemented(const char *what, int dt) {
-    return mt__error(MT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", what, mt_dtype_names[dt]);
-}
+#define not_implemented mt__not_implemented
 
 /* PyTorch prints doubles with ostream's default format (6 significant digits) */
 static const char *fmt_double(char *buf, size_t cap, double v) {
@@ -266,9 +262,10 @@ static int row_uniform(void *vc, char **ptr, const int64_t *s, int64_t n) {
     return 0;
 }
 
-static const double dtype_max[MT_NUM_DTYPES] = {1, 255, 127, 32767, 2147483647.0, 9223372036854775807.0,
-                                                65504.0, 3.3895313892515355e+38, 3.4028234663852886e+38,
-                                                1.7976931348623157e+308};
+static const double dtype_max[] = {1, 255, 127, 32767, 2147483647.0, 9223372036854775807.0, 65504.0,
+                                   3.3895313892515355e+38, 3.4028234663852886e+38, 1.7976931348623157e+308,
+                                   57344.0, 448.0, 57344.0, 240.0, 1.7014118346046923e+38};
+MT_DTYPE_TABLE(dtype_max);
 
 mt_status mt_uniform_(mt_tensor *t, double from, double to, mt_generator *g) {
     MT_PROFILE("uniform_", t);
@@ -945,9 +942,11 @@ static int row_bernoulli_tensor(void *vc, char **ptr, const int64_t *s, int64_t 
     return 0;
 }
 
-static const char *const legacy_names[MT_NUM_DTYPES] = {
-    "BoolTensor", "ByteTensor", "CharTensor", "ShortTensor", "IntTensor", "LongTensor",
-    "HalfTensor", "BFloat16Tensor", "FloatTensor", "DoubleTensor"};
+static const char *const legacy_names[] = {
+    "BoolTensor", "ByteTensor", "CharTensor", "ShortTensor", "IntTensor", "LongTensor", "HalfTensor", "BFloat16Tensor",
+    "FloatTensor", "DoubleTensor", "Float8_e5m2Tensor", "Float8_e4m3fnTensor", "Float8_e5m2fnuzTensor",
+    "Float8_e4m3fnuzTensor", "Float8_e8m0fnuTensor"};
+MT_DTYPE_TABLE(legacy_names);
 
 mt_status mt_bernoulli_tensor_(mt_tensor *t, mt_tensor *p, mt_generator *g) {
     MT_PROFILE("bernoulli_", t, p);
@@ -1083,6 +1082,7 @@ mt_status mt_randperm(int64_t n, int dtype, int device, mt_generator *g, mt_tens
     int64_t top = n > 0 ? n - 1 : n;
     static const char *const ctype[MT_NUM_DTYPES] = {"bool", "uint8_t", "int8_t", "int16_t", "int32_t", "int64_t",
                                                      "at::Half", "at::BFloat16", "float", "double"};
+    if (mt__is_float8(dtype)) return not_implemented("randperm", dtype);
     if (dtype != MT_BOOL && dtype != MT_I64 && !mt__is_float(dtype) && (double)top > dtype_max[dtype])
         return mt__error(MT_ERR_RUNTIME, "value cannot be converted to type %s without overflow", ctype[dtype]);
     if (dtype == MT_F16 && n > (1 << 11) + 1)

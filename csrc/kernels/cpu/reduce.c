@@ -368,6 +368,17 @@ static void colsum_chunk(void *p, int64_t b, int64_t e) {
 mt_status mt__impl_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, int keepdim, int dtype,
                     mt_tensor *out, mt_tensor **result) {
     if ((unsigned)op > MT_RED_COUNT_NONZERO) return mt__error(MT_ERR_VALUE, "unknown reduction %d", op);
+    if (mt__is_float8(x->dtype) && (dtype < 0 || mt__is_float8(dtype))) {
+        /* PyTorch's CPU reduces float8 only in all/any: the truth of each element, exact in float32 */
+        static const char *const kname[] = {"sum_cpu", "prod_out_cpu", "sum_cpu", "max_values_cpu", "min_values_cpu",
+                                            NULL, NULL, "nansum_cpu", "nonzero_count_cpu"};
+        if (kname[op]) return mt__not_implemented(kname[op], x->dtype);
+        mt_tensor *f;
+        MT_TRY(mt__impl_to_dtype(x, MT_F32, 0, &f));
+        mt_status st = mt__impl_reduce(op, f, ndims, dims, keepdim, dtype, out, result);
+        mt_tensor_release(f);
+        return st;
+    }
     int reduced[MT_MAX_DIMS];
     /* result dtype, as PyTorch picks it */
     int res_dt;
@@ -464,6 +475,7 @@ mt_status mt__impl_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, 
 /* max/min along one dim with the index of the first extreme (NaN counts as extreme). */
 mt_status mt__impl_max_dim(int is_min, mt_tensor *x, int64_t dim, int keepdim, mt_tensor **values, mt_tensor **indices) {
     MT_TRY(mt__wrap_dim(&dim, x->ndim));
+    MT_NO_FLOAT8(x->dtype, is_min ? "min_cpu" : "max_cpu");
     int64_t n = x->ndim ? x->sizes[dim] : 1, st_d = x->ndim ? x->strides[dim] : 0;
     const char *name = is_min ? "min" : "max";
     if (n == 0)

@@ -92,6 +92,7 @@ mt_status mt__impl_scan(int op, mt_tensor *x, int64_t dim, int dtype, int revers
     if ((unsigned)op > MT_SCAN_LOGCUMSUMEXP) return mt__error(MT_ERR_VALUE, "unknown scan %d", op);
     MT_TRY(mt__wrap_dim(&dim, x->ndim));
     int rdt = mt__scan_dtype(op, x->dtype, dtype);
+    MT_NO_FLOAT8(rdt, scan_kernel(op));
     if (out && out->dtype != rdt && dtype < 0 && op != MT_SCAN_LOGCUMSUMEXP) rdt = out->dtype; /* out= picks the dtype */
     if (op == MT_SCAN_LOGCUMSUMEXP && !mt__is_float(rdt))
         return mt__error(MT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", scan_kernel(op), mt_dtype_names[rdt]);

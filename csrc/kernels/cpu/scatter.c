@@ -119,6 +119,7 @@ static void run_read(mt_tensor *out, mt_tensor *self_h, mt_tensor *idx_h, int64_
 
 mt_status mt__impl_gather(mt_tensor *t, int64_t dim, mt_tensor *index, mt_tensor **out) {
     MT_TRY(mt__wrap_dim(&dim, t->ndim));
+    MT_NO_FLOAT8(t->dtype, "scatter_gather_tensor_cpu");
     MT_TRY(mt__same_device(t, index));
     int64_t n = mt_tensor_numel(index);
     if (n && index->dtype != MT_I64 && index->dtype != MT_I32)
@@ -194,6 +195,7 @@ mt_status mt__impl_index_select(mt_tensor *t, int64_t dim, mt_tensor *index, mt_
 }
 
 mt_status mt__impl_take(mt_tensor *t, mt_tensor *index, mt_tensor **out) {
+    MT_NO_FLOAT8(t->dtype, "take_cpu");
     if (index->dtype != MT_I64)
         return mt__error(MT_ERR_RUNTIME, "take(): Expected a long tensor for index, but got %s",
                          mt_dtype_names[index->dtype]);
@@ -236,6 +238,7 @@ ROWS_ALL(COMBINE, 0)
 
 typedef void (*combine_fn)(int r, char *dp, const char *sp);
 static combine_fn combiner(int dt) {
+    /* float8: NULL, the callers' "not implemented" */
     static const combine_fn f[MT_NUM_DTYPES] = {combine_bool, combine_u8, combine_i8, combine_i16, combine_i32,
                                                 combine_i64, combine_f16, combine_bf16, combine_f32, combine_f64};
     return f[dt];
@@ -296,6 +299,12 @@ mt_status mt__impl_scatter(int kind, mt_tensor *self, int64_t dim, mt_tensor *in
     MT_TRY(mt__wrap_dim(&dim, self->ndim));
     int64_t n = mt_tensor_numel(index);
     (void)scatter_names;
+    if (mt__is_float8(self->dtype)) {
+        static const char *const kname[] = {"scatter_gather_tensor_cpu", "scatter_gather_tensor_cpu_reduce_sum",
+                                            "scatter_gather_tensor_cpu_reduce_prod", "scatter_gather_tensor_cpu_reduce_mean",
+                                            "scatter_gather_tensor_cpu_reduce_amax", "scatter_gather_tensor_cpu_reduce_amin"};
+        return mt__not_implemented((unsigned)reduce < 6 ? kname[reduce] : kname[0], self->dtype);
+    }
     if (n && index->dtype != MT_I64 && index->dtype != MT_I32)
         return mt__error(MT_ERR_RUNTIME, "scatter(): Expected dtype int32/int64 for index");
     if (!is_value && src->dtype != self->dtype)
@@ -424,6 +433,8 @@ enum { IX_ADD = 0, IX_COPY = 1, IX_FILL = 2 };
 mt_status mt__impl_index_op(int kind, mt_tensor *self, int64_t dim, mt_tensor *index, mt_tensor *source, double alpha,
                             int inplace, mt_tensor **out) {
     static const char *const names[3] = {"index_add_", "index_copy_", "index_fill_"};
+    static const char *const knames[3] = {"index_add_", "index_copy_cpu", "index_fill_cpu"};
+    if ((unsigned)kind < 3) MT_NO_FLOAT8(self->dtype, knames[kind]);
     const char *name = names[kind];
     MT_TRY(mt__wrap_dim(&dim, self->ndim));
     int64_t n = mt_tensor_numel(index), size = nonempty_size(self, (int)dim), bad;
@@ -580,6 +591,7 @@ mt_status mt__impl_masked_select(mt_tensor *t, mt_tensor *mask, mt_tensor **out)
 
 /* self's masked positions take source's elements in order (self already broadcast for out of place) */
 mt_status mt__impl_masked_scatter(mt_tensor *t, mt_tensor *mask, mt_tensor *source, int inplace, mt_tensor **out) {
+    MT_NO_FLOAT8(t->dtype, "masked_scatter");
     if (mask->dtype != MT_BOOL)
         return mt__error(MT_ERR_RUNTIME, "masked_scatter_ only supports boolean masks, but got mask with dtype %s",
                          mt_dtype_names[mask->dtype]);
@@ -634,6 +646,7 @@ mt_status mt__impl_masked_scatter(mt_tensor *t, mt_tensor *mask, mt_tensor *sour
 
 /* put_(index, source, accumulate) on a contiguous t (take's backward) */
 mt_status mt__impl_put_(mt_tensor *t, mt_tensor *index, mt_tensor *source, int accumulate) {
+    MT_NO_FLOAT8(t->dtype, "put_");
     int64_t numel = mt_tensor_numel(t), n = mt_tensor_numel(index), bad;
     if (index->dtype != MT_I64)
         return mt__error(MT_ERR_RUNTIME, "put_(): Expected a long tensor for index, but got %s",
@@ -669,6 +682,7 @@ mt_status mt__impl_put_(mt_tensor *t, mt_tensor *index, mt_tensor *source, int a
 
 /* nonzero: int64 [count, ndim] laid out column-major as PyTorch's */
 mt_status mt__impl_nonzero(mt_tensor *t, mt_tensor **out) {
+    MT_NO_FLOAT8(t->dtype, "nonzero_count_cpu");
     if (!t->storage->data)
         return mt__error(MT_ERR_NOT_IMPLEMENTED, "nonzero on meta tensors: the result shape depends on the values");
     int64_t total = mt_tensor_numel(t), count = 0, isz = mt_dtype_itemsize(t->dtype);

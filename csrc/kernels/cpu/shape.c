@@ -45,6 +45,7 @@ mt_status mt__impl_cat(int n, mt_tensor *const *ts, int64_t dim, mt_tensor **out
     for (int i = 0; i < n && first < 0; i++)
         if (!skipped(ts[i])) first = i;
     int dtype = mt_result_type(n, ts);
+    if (dtype < 0) return MT_ERR_RUNTIME;
     for (int i = 1; i < n; i++) MT_TRY(mt__same_device(ts[0], ts[i]));
     if (first < 0) /* every input skipped: an empty 1-D result */
         return mt__alloc(1, (int64_t[]){0}, NULL, dtype, ts[0]->device, out);
@@ -95,7 +96,9 @@ mt_status mt__impl_stack(int n, mt_tensor *const *ts, int64_t dim, mt_tensor **o
     int64_t sizes[MT_MAX_DIMS];
     for (int d = 0, j = 0; d < nd; d++) sizes[d] = d == dim ? n : ts[0]->sizes[j++];
     for (int i = 1; i < n; i++) MT_TRY(mt__same_device(ts[0], ts[i]));
-    MT_TRY(mt__alloc(nd, sizes, NULL, mt_result_type(n, ts), ts[0]->device, out));
+    int dtype = mt_result_type(n, ts);
+    if (dtype < 0) return MT_ERR_RUNTIME;
+    MT_TRY(mt__alloc(nd, sizes, NULL, dtype, ts[0]->device, out));
     if (!(*out)->storage->data) return MT_OK;
     mt_tensor *o = *out;
     int64_t psz[MT_MAX_DIMS], pst[MT_MAX_DIMS];

@@ -122,10 +122,6 @@ DEF_SOFTMAX(d, double)
 
 /* ---- helpers shared by the NN kernels --------------------------------------------- */
 
-mt_status mt__nn_not_implemented(const char *kernel, int dtype) {
-    return mt__error(MT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", kernel, mt_dtype_names[dtype]);
-}
-
 mt_status mt__nn_contig(mt_tensor *t, int dtype, mt_tensor **out) {
     if (t->dtype == dtype) return mt__impl_contiguous(t, out);
     MT_TRY(mt__alloc(t->ndim, t->sizes, NULL, dtype, t->device, out));
@@ -175,7 +171,7 @@ mt_status mt__impl_softmax(mt_tensor *x, int64_t dim, int log, int dtype, mt_ten
     mt_status st = mt__wrap_dim(&d, x->ndim);
     int last = x->ndim == 0 || d == x->ndim - 1;
     if (!st && !mt__is_float(x->dtype))
-        st = mt__nn_not_implemented(log ? (last ? "log_softmax_lastdim_kernel_impl" : "log_softmax_kernel_impl")
+        st = mt__not_implemented(log ? (last ? "log_softmax_lastdim_kernel_impl" : "log_softmax_kernel_impl")
                                         : (last ? "softmax_lastdim_kernel_impl" : "softmax_kernel_impl"), x->dtype);
     if (st) { mt_tensor_release(conv); return st; }
     int cd = mt__nn_compute_dtype(x->dtype);
@@ -206,7 +202,7 @@ mt_status mt__impl_softmax_backward(mt_tensor *grad, mt_tensor *output, int64_t 
     if (grad->ndim != output->ndim || memcmp(grad->sizes, output->sizes, output->ndim * sizeof(int64_t)))
         return mt__error(MT_ERR_RUNTIME, "grad_output and output must have the same shape");
     if (!mt__is_float(output->dtype))
-        return mt__nn_not_implemented(log ? "log_softmax_backward_lastdim_kernel_impl"
+        return mt__not_implemented(log ? "log_softmax_backward_lastdim_kernel_impl"
                                           : "softmax_backward_lastdim_kernel_impl", output->dtype);
     if (output->device == MT_META) return mt__alloc(output->ndim, output->sizes, NULL, output->dtype, MT_META, out);
     int cd = mt__nn_compute_dtype(output->dtype);

@@ -325,6 +325,7 @@ static void sort_row(const row_job *j, void *buf, const char *in, char *vals, ch
 
 mt_status mt__impl_sort(mt_tensor *t, int64_t dim, int descending, int stable, mt_tensor **values, mt_tensor **indices) {
     MT_TRY(mt__wrap_dim(&dim, t->ndim));
+    MT_NO_FLOAT8(t->dtype, "sorting_kernel_method_name");
     int64_t strides[MT_MAX_DIMS];
     mt__like_strides(t, strides);
     MT_TRY(mt__alloc(t->ndim, t->sizes, strides, t->dtype, t->device, values));
@@ -367,6 +368,7 @@ static void topk_row(const row_job *j, void *buf, const char *in, char *vals, ch
 mt_status mt__impl_topk(mt_tensor *t, int64_t k, int64_t dim, int largest, int sorted, mt_tensor **values,
                         mt_tensor **indices) {
     MT_TRY(mt__wrap_dim(&dim, t->ndim));
+    MT_NO_FLOAT8(t->dtype, "topk_cpu");
     int64_t n = t->ndim ? t->sizes[dim] : 1;
     if (k < 0 || k > n) return mt__error(MT_ERR_RUNTIME, "selected index k out of range");
     if (t->dtype == MT_BOOL) return mt__error(MT_ERR_RUNTIME, "topk does not support bool dtypes on CPU");
@@ -400,6 +402,7 @@ static void kth_row(const row_job *j, void *buf, const char *in, char *vals, cha
 
 mt_status mt__impl_kthvalue(mt_tensor *t, int64_t k, int64_t dim, int keepdim, mt_tensor **values, mt_tensor **indices) {
     MT_TRY(mt__wrap_dim(&dim, t->ndim));
+    MT_NO_FLOAT8(t->dtype, "kthvalue_cpu");
     int64_t n = t->ndim ? t->sizes[dim] : 1;
     if (t->ndim && n == 0)
         return mt__error(MT_ERR_INDEX, "kthvalue(): Expected reduction dim %lld to have non-zero size.", (long long)dim);
@@ -452,6 +455,7 @@ static void cum_row(const row_job *j, void *buf, const char *in, char *vals, cha
 
 mt_status mt__impl_cummax(int is_min, mt_tensor *t, int64_t dim, mt_tensor **values, mt_tensor **indices) {
     MT_TRY(mt__wrap_dim(&dim, t->ndim));
+    MT_NO_FLOAT8(t->dtype, is_min ? "cummin_cpu" : "cummax_cpu");
     MT_TRY(mt__alloc(t->ndim, t->sizes, NULL, t->dtype, t->device, values));
     mt_status st = mt__alloc(t->ndim, t->sizes, NULL, MT_I64, t->device, indices);
     if (st) { MT_DROP(*values); return st; }

@@ -8,7 +8,6 @@
 
 #include "shape.h"
 
-mt_status mt__impl_to_dtype(mt_tensor *t, int dtype, int copy, mt_tensor **out);
 
 #define SZ(buf, nd, s) mt__fmt_sizes(buf, sizeof buf, nd, s)
 
@@ -111,6 +110,7 @@ static mt_status group_rows(const keys_t *k, int64_t nrows, int64_t w, const int
 /* unique over all elements (has_dim = 0) or over slices along dim; consecutive: no sorting */
 mt_status mt__impl_unique(mt_tensor *t, int consecutive, int has_dim, int64_t dim, mt_tensor **values, mt_tensor **inverse,
                     mt_tensor **counts) {
+    MT_NO_FLOAT8(t->dtype, "unique");
     if (!t->storage->data) return mt__error(MT_ERR_NOT_IMPLEMENTED, "unique on meta tensors: the result shape depends "
                                             "on the values");
     mt_tensor *src = t;
@@ -252,6 +252,7 @@ mt_status mt_searchsorted(mt_tensor *boundaries, mt_tensor *input, int out_int32
                              SZ(b, input->ndim, input->sizes));
     }
     int dt = mt_promote_types(boundaries->dtype, input->dtype);
+    if (dt < 0) return MT_ERR_RUNTIME;
     if (dt == MT_BOOL) return mt__error(MT_ERR_NOT_IMPLEMENTED, "\"searchsorted_out_cpu\" not implemented for 'Bool'");
     MT_TRY(mt__alloc(input->ndim, input->sizes, NULL, out_int32 ? MT_I32 : MT_I64, input->device, out));
     if (!input->storage->data) return MT_OK;
@@ -301,6 +302,7 @@ mt_status mt_isin(mt_tensor *elements, mt_tensor *test, int invert, mt_tensor **
     MT_PROFILE("isin", elements, test);
     MT_TRY(mt__same_device(elements, test));
     int dt = mt_promote_types(elements->dtype, test->dtype);
+    if (dt < 0) return MT_ERR_RUNTIME;
     if (elements->dtype == MT_BOOL || test->dtype == MT_BOOL)
         return mt__error(MT_ERR_RUNTIME, "Unsupported input type encountered for isin(): Bool");
     MT_TRY(mt__alloc(elements->ndim, elements->sizes, NULL, MT_BOOL, elements->device, out));

@@ -1,11 +1,11 @@
 """torch.fx.experimental.proxy_tensor: make_fx tracing is not implemented."""
 import contextlib
 
-from .._compatibility import _not_implemented
 
 
 def make_fx(f, *args, **kwargs):
-    _not_implemented("torch.fx.experimental.proxy_tensor.make_fx")
+    raise NotImplementedError("torch.fx.experimental.proxy_tensor.make_fx is not implemented (mindtorch_v2 has "
+                              "no dispatcher-level tracing)")
 
 
 def get_proxy_mode():
