@@ -19,3 +19,19 @@ def missing_class(qualname, base=object, why="", module=None):
     def __init__(self, *args, **kwargs):
         raise NotImplementedError(f"{qualname} is not implemented{why}")
     return type(name, (base,), {"__init__": __init__, "__module__": module or qualname.rsplit(".", 1)[0]})
+
+
+def no_kernel_text(op, backend="CPU"):
+    """PyTorch's dispatcher error for an operator without a kernel for the backend (its first sentences)."""
+    return (f"Could not run 'aten::{op}' with arguments from the '{backend}' backend. This could be because the "
+            "operator doesn't exist for this backend, or was omitted during the selective/custom build process (if "
+            "using custom build).")
+
+
+def no_cpu_kernel(op):
+    """An ATen operator PyTorch registers only for accelerators: on CPU it raises PyTorch's own
+    NotImplementedError, which is this build's behaviour too (not a gap: tools/op_coverage.py counts it)."""
+    def fn(*args, **kwargs):
+        raise NotImplementedError(no_kernel_text(op))
+    fn.__name__ = fn.__qualname__ = op
+    return fn

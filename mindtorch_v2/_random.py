@@ -6,6 +6,7 @@ and reproduce PyTorch's CPU streams bit for bit: after `manual_seed(s)` the
 same calls give the same numbers as PyTorch. Each function here is one core
 call (plus argument parsing).
 """
+import math
 import operator
 import warnings
 
@@ -521,6 +522,82 @@ def exponential_(self, lambd=1.0, *, generator=None):
                  _NULL if generator is None else _gen(generator, "exponential_"))
 
 
+# cauchy_, log_normal_ and geometric_: PyTorch's CPU kernels draw one at::*_distribution<double> per element,
+# serially in the iterator's order, and cast the double to the dtype. Their draws are the serial float64
+# uniform_/normal_ streams taken in the same order, so these compose them with the same transformation.
+
+def _serial_doubles(self, kind, f0, f1, gh):
+    """float64 draws for self's elements in the order PyTorch's serial kernel takes them: a buffer laid out as
+    self with every stride doubled (never contiguous, so normal_ too takes its serial path)."""
+    res = new_out()
+    sizes = list(self.shape)
+    st = lib.mt_empty_strided(len(sizes), sizes, [2 * s for s in _like_strides(self)], lib.MT_F64,
+                              lib.mt_tensor_device(self._h), res)
+    if st:
+        raise_status(st)
+    return _fill(wrap(res[0]), kind, f0, f1, 0, 0, gh)
+
+
+def _store_doubles(self, values):
+    """static_cast<scalar_t>(double): through float for the 16-bit floats (c10::Half(float)), through int64
+    for the integers (wrapping)."""
+    h = self._h
+    if _requires_grad(h) and lib.mt_is_grad_enabled() and lib.mt_tensor_is_leaf(h):
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    dt = self.dtype
+    if dt in (_dtype.float16, _dtype.bfloat16):
+        values = values.to(_dtype.float32)
+    elif not dt.is_floating_point:
+        values = values.to(_dtype.int64)
+    from .autograd.grad_mode import no_grad
+    with no_grad():
+        values = values.to(dt)
+    return self.copy_(values)  # recorded: no gradient reaches what self held, as PyTorch's zeros_like(grad)
+
+
+def _continuous(self, name):
+    if not self.dtype.is_floating_point:
+        raise RuntimeError(f"{name} distribution is a continuous probability distribution. dtype must be a floating "
+                           f"point but you specified {_dtype.CPP_NAMES[self.dtype._name]}")
+
+
+def _not_implemented_for(self, kernel, dtypes):
+    if self.dtype not in dtypes:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype.scalar_name(self.dtype)}\'')
+
+
+def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+    gh = _gen(generator, "cauchy_")
+    _continuous(self, "Cauchy")
+    if not sigma > 0.0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
+    tan = ((_serial_doubles(self, _UNIFORM, 0.0, 1.0, gh) - 0.5) * math.pi).tan()
+    # median + sigma * tan, fused as PyTorch's vectorised build compiles it (addcmul's kernel is an fma)
+    scalar = tan.new_full
+    return _store_doubles(self, scalar((), float(median)).addcmul(tan, scalar((), float(sigma))))
+
+
+def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+    gh = _gen(generator, "log_normal_")
+    _not_implemented_for(self, "log_normal_cpu", _FLOATS)
+    if not std > 0.0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
+    return _store_doubles(self, _serial_doubles(self, _NORMAL, float(mean), float(std), gh).exp())
+
+
+def geometric_(self, p, *, generator=None):
+    gh = _gen(generator, "geometric_")
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
+    if self.dtype is _dtype.bool:
+        raise NotImplementedError("\"geometric_cpu\" not implemented for 'Bool'")
+    u = _serial_doubles(self, _UNIFORM, 0.0, 1.0, gh)
+    return _store_doubles(self, (u.log() / math.log1p(-p)).ceil())
+
+
+_FLOATS = (_dtype.float16, _dtype.bfloat16, _dtype.float32, _dtype.float64)
+
+
 def _bernoulli_method(self, *args, generator=None):
     return bernoulli(self, *args, generator=generator)
 
@@ -531,7 +608,8 @@ def _multinomial_method(self, num_samples, replacement=False, *, generator=None)
 
 METHODS = {
     "uniform_": uniform_, "normal_": normal_, "random_": random_, "bernoulli_": bernoulli_,
-    "exponential_": exponential_, "bernoulli": _bernoulli_method, "multinomial": _multinomial_method,
+    "exponential_": exponential_, "cauchy_": cauchy_, "log_normal_": log_normal_, "geometric_": geometric_,
+    "bernoulli": _bernoulli_method, "multinomial": _multinomial_method,
 }
 
 FUNCTIONS = {

@@ -1,10 +1,12 @@
 """torch.* functions about the runtime and plain queries on tensors: threads, matmul precision,
-denormals, and the type/size predicates."""
+denormals, warnings, the default tensor type, anomaly mode, printing, and the type/size predicates."""
 import builtins
 import warnings
 
 from ._C import lib
+from ._dlpack import to_dlpack
 from ._tensor import Tensor
+from ._tensor_str import set_printoptions
 
 
 def set_num_threads(n):
@@ -96,7 +98,74 @@ def is_same_size(input, other):
     return input.shape == other.shape
 
 
+_warn_always = False
+_warned_once = set()
+
+
+def set_warn_always(b, /):
+    global _warn_always
+    if type(b) is not builtins.bool:
+        raise RuntimeError(f"setWarnOnlyOnce expects a bool, but got {type(b).__name__}")
+    _warn_always = b
+
+
+def is_warn_always_enabled():
+    return _warn_always
+
+
+def warn_once(message, category=UserWarning, stacklevel=3):
+    """PyTorch's TORCH_WARN_ONCE: once per process and message, or every time under set_warn_always(True)."""
+    if _warn_always or message not in _warned_once:
+        _warned_once.add(message)
+        warnings.warn(message, category, stacklevel=stacklevel)
+
+
+def set_default_tensor_type(t, /):
+    """The default dtype from a legacy floating tensor type (torch.DoubleTensor) or its name."""
+    from . import _legacy_types
+    if isinstance(t, str):
+        import importlib
+        parts = t.split(".")
+        obj = importlib.import_module(__package__) if parts[0] == "torch" else __import__(parts[0])
+        if parts[:2] == ["torch", "cuda"]:
+            raise TypeError(f"type {t} not available. Torch not compiled with CUDA enabled.")
+        for part in parts[1:]:
+            obj = getattr(obj, part)
+        t = obj
+    if not isinstance(t, _legacy_types.tensortype):
+        raise TypeError("invalid type object: only floating-point types are supported as the default type")
+    if not t.dtype.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    warn_once("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use torch.set_default_dtype() "
+              "and torch.set_default_device() as alternatives.")
+    from ._dtype import set_default_dtype
+    set_default_dtype(t.dtype)
+
+
+def set_anomaly_enabled(enabled, check_nan=True):
+    from .autograd import anomaly_mode
+    for pos, (name, v) in enumerate((("enabled", enabled), ("check_nan", check_nan)), 1):
+        if type(v) is not builtins.bool:
+            raise TypeError(f"set_anomaly_enabled(): argument '{name}' (position {pos}) must be bool, "
+                            f"not {type(v).__name__}")
+    anomaly_mode._set(enabled, check_nan)
+
+
+def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=None, pin_memory=False,
+              requires_grad=False):
+    """A 1-D tensor of size elements over a mapping of the file (shared: writes reach the file)."""
+    from . import _creation, _dtype
+    from .storage import UntypedStorage
+    dtype = dtype or _dtype.get_default_dtype()
+    storage = UntypedStorage.from_file(filename, builtins.bool(shared), size * dtype.itemsize)
+    t = _creation.empty(0, dtype=dtype).set_(storage, 0, (size,), (1,))
+    return t.requires_grad_() if requires_grad else t
+
+
 FUNCTIONS = {
+    "set_warn_always": set_warn_always, "is_warn_always_enabled": is_warn_always_enabled,
+    "set_default_tensor_type": set_default_tensor_type, "set_anomaly_enabled": set_anomaly_enabled,
+    "from_file": from_file, "set_printoptions": set_printoptions, "to_dlpack": to_dlpack,
     "set_num_threads": set_num_threads, "get_num_threads": get_num_threads,
     "set_num_interop_threads": set_num_interop_threads, "get_num_interop_threads": get_num_interop_threads,
     "set_float32_matmul_precision": set_float32_matmul_precision,

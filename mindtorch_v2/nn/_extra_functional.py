@@ -7,7 +7,7 @@ from .._nn_ops import bilinear, pdist  # noqa: F401  (torch.bilinear / torch.pdi
 
 __all__ = ["bilinear", "gumbel_softmax", "channel_shuffle", "native_channel_shuffle", "pdist", "max_unpool1d",
            "max_unpool2d", "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss",
-           "triplet_margin_with_distance_loss", "ctc_loss"]
+           "triplet_margin_with_distance_loss"]
 
 
 def _reduce(loss, reduction):
@@ -145,7 +145,3 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     if swap:
         dist_neg = _mt.minimum(dist_neg, dist(positive, negative))
     return _reduce((margin + dist_pos - dist_neg).clamp_min(0), reduction)
-
-
-def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
-    raise NotImplementedError("torch.nn.functional.ctc_loss is not implemented in mindtorch_v2")

@@ -304,6 +304,44 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
 linear = _ops.linear
 
 
+# ---- helpers PyTorch's functional.py exposes --------------------------------------------------
+
+from ..overrides import (handle_torch_function, has_torch_function, has_torch_function_unary,  # noqa: E402,F401
+                         has_torch_function_variadic)
+
+
+def boolean_dispatch(arg_name, arg_index, default, if_true, if_false, module_name, func_name):
+    """torch._jit_internal.boolean_dispatch: one of two functions by a boolean argument (max_pool2d's
+    return_indices)."""
+    def fn(*args, **kwargs):
+        flag = default
+        if arg_name in kwargs:
+            flag = kwargs[arg_name]
+        elif arg_index < len(args):
+            flag = args[arg_index]
+        return if_true(*args, **kwargs) if flag else if_false(*args, **kwargs)
+
+    if if_true.__doc__ is None and if_false.__doc__ is not None:
+        if_true.__doc__ = doc = if_false.__doc__
+    elif if_false.__doc__ is None and if_true.__doc__ is not None:
+        if_false.__doc__ = doc = if_true.__doc__
+    elif if_false.__doc__ is None and if_true.__doc__ is None:
+        doc = None
+    else:
+        raise RuntimeError("only one function can have a docstring")
+    fn.__doc__ = doc
+    if module_name is not None:
+        fn.__module__ = module_name
+    if func_name is not None:
+        fn.__name__ = func_name
+    return fn
+
+
+def assert_int_or_pair(arg, arg_name, message):
+    if not (isinstance(arg, int) or len(arg) == 2):
+        raise AssertionError(message.format(arg_name))
+
+
 # ---- re-exports from sibling modules ----
 from ._loss_functional import *  # noqa: E402,F401,F403  (losses)
 from ._conv_functional import *  # noqa: E402,F401,F403  (spatial ops)
@@ -315,3 +353,5 @@ from ._misc_functional import *  # noqa: E402,F401,F403  (glu, one_hot, distance
 from ._grid_functional import *  # noqa: E402,F401,F403  (affine_grid, grid_sample)
 from ._embedding_bag import *  # noqa: E402,F401,F403
 from ._extra_functional import *  # noqa: E402,F401,F403  (bilinear, pdist, unpooling, margin losses...)
+from ._ctc import ctc_loss  # noqa: E402,F401
+from ._fractional_pool import *  # noqa: E402,F401,F403
