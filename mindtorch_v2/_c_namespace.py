@@ -12,3 +12,14 @@ from ._core import LinAlgError as _LinAlgError  # noqa: E402
 _C._LinAlgError = _LinAlgError
 # TorchScript's class registry: nothing is ever scripted here, so there is nothing to clear
 _C._jit_clear_class_registry = lambda: None
+
+
+def _unsafe_set_version_counter(tensors, versions):
+    """torch._C._autograd._unsafe_set_version_counter: set each tensor's version (shared by its views)."""
+    from ._C import lib
+    for t, v in zip(tensors, versions):
+        lib.mt_tensor_set_version(t._h, int(v))
+
+
+_C._autograd = type(_C)("torch._C._autograd")
+_C._autograd._unsafe_set_version_counter = _unsafe_set_version_counter

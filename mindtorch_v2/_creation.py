@@ -100,6 +100,7 @@ def _filled(sizes, value, dtype_id, dev, strides=None):
         st = lib.mt_fill(t._h, f, i, kind)
         if st:
             raise_status(st)
+        lib.mt_tensor_set_version(t._h, 0)  # a new tensor: filling it is not an in-place op on anything
     return t
 
 

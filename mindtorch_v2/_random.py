@@ -446,6 +446,7 @@ def bernoulli(input, p=None, *, generator=None, out=None):
         st = lib.mt_bernoulli_tensor_(t._h, probs._h, gh)
         if st:
             raise_status(st)
+        lib.mt_tensor_set_version(t._h, 0)  # a new tensor: filling it is not an in-place op on anything
     else:
         t = _new_random(_BERNOULLI, list(input.shape), dt, lib.mt_tensor_device(input._h), float(p), 0.0, 0, 0, gh)
     return t if out is None else _finish(t, False, out)

@@ -22,7 +22,7 @@ static mt_status set_geoms(mt_node *n, const mt_tensor *base, const mt_tensor *v
 }
 
 void mt__track_view(mt_tensor *out, mt_tensor *t) {
-    if (out == t || out->storage != t->storage || !mt__is_float(t->dtype)) return;
+    if (out == t || out->storage != t->storage) return; /* every dtype, as PyTorch tracks views */
     mt_tensor *b = t->base ? t->base : t;
     mt_tensor_retain(b);
     if (out->base) mt_tensor_release(out->base);

@@ -309,6 +309,7 @@ void *mt_tensor_storage_ptr(const mt_tensor *t) { return t->storage->data; }
 int64_t mt_tensor_storage_nbytes(const mt_tensor *t) { return t->storage->nbytes; }
 int64_t mt_tensor_version(const mt_tensor *t) { return atomic_load(&t->storage->version); }
 void mt_tensor_bump_version(mt_tensor *t) { atomic_fetch_add(&t->storage->version, 1); }
+void mt_tensor_set_version(mt_tensor *t, int64_t version) { atomic_store(&t->storage->version, version); }
 int mt_tensor_same_storage(const mt_tensor *a, const mt_tensor *b) { return a->storage == b->storage; }
 
 /* PyTorch's is_contiguous: size-1 dims may have any stride; an empty tensor is contiguous. */

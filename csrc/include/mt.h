@@ -90,6 +90,7 @@ void *mt_tensor_storage_ptr(const mt_tensor *t);
 int64_t mt_tensor_storage_nbytes(const mt_tensor *t);
 int64_t mt_tensor_version(const mt_tensor *t);
 void mt_tensor_bump_version(mt_tensor *t);
+void mt_tensor_set_version(mt_tensor *t, int64_t version); /* shared by its views, as bumps are */
 int mt_tensor_is_wrapped_number(const mt_tensor *t);
 int mt_tensor_same_storage(const mt_tensor *a, const mt_tensor *b);
 

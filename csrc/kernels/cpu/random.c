@@ -1054,6 +1054,7 @@ mt_status mt_rand_new(int kind, int ndim, const int64_t *sizes, int dtype, int d
         mt_tensor_release(t);
         return st;
     }
+    mt_tensor_set_version(t, 0); /* a new tensor: filling it is not an in-place op on anything */
     *out = t;
     return MT_OK;
 }
