@@ -61,8 +61,10 @@ def dtype_id(dtype, default=-1, fn=None):
     non-dtype (fn: the function named in it)."""
     if dtype is None:
         return default
-    from ._dtype import dtype as dtype_class
-    if not isinstance(dtype, dtype_class):
+    from . import _dtype
+    if isinstance(dtype, type):  # PyTorch's argument parser takes float, int and bool as dtypes
+        dtype = _dtype.PYTHON_TYPES.get(dtype, dtype)
+    if not isinstance(dtype, _dtype.dtype):
         raise TypeError(f"{fn}(): argument 'dtype' must be torch.dtype, not {type(dtype).__name__}" if fn
                         else f"dtype must be torch.dtype, not {type(dtype).__name__}")
     return dtype._id

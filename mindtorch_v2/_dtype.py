@@ -42,6 +42,8 @@ float16 = dtype(lib.MT_F16, "float16", 2, True, True)
 bfloat16 = dtype(lib.MT_BF16, "bfloat16", 2, True, True)
 float32 = dtype(lib.MT_F32, "float32", 4, True, True)
 float64 = dtype(lib.MT_F64, "float64", 8, True, True)
+# the dtype a Python type names where PyTorch's argument parser takes one (dtype=float)
+PYTHON_TYPES = {builtins.float: float64, builtins.int: int64, builtins.bool: bool}
 # storage and conversion only, as on PyTorch's CPU (csrc/core/internal.h)
 float8_e5m2 = dtype(lib.MT_F8E5M2, "float8_e5m2", 1, True, True)
 float8_e4m3fn = dtype(lib.MT_F8E4M3FN, "float8_e4m3fn", 1, True, True)

@@ -30,8 +30,10 @@ class Tensor:
     @staticmethod
     def _make_subclass(cls, data, require_grad=False, **kwargs):
         """A cls instance aliasing data's storage (how nn.Parameter is built): a leaf, detached from
-        data's graph as PyTorch's _make_subclass is."""
-        t = data.detach()._alias(cls)
+        data's graph as PyTorch's _make_subclass is (not a view of data: a detached alias)."""
+        out = new_out()
+        _check(lib.mt_detach(data._h, out))
+        t = wrap(out[0], cls)
         if require_grad:
             t.requires_grad_(True)
         return t

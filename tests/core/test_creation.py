@@ -441,3 +441,25 @@ def test_factory_out(name, dtype):
             fn(L, L.zeros(1, dtype=getattr(L, dtype)), dtype=L.float64 if dtype == "int64" else L.int32)
         errors.append(str(e.value))
     assert errors[0] == errors[1]
+
+
+def test_python_types_as_dtype_and_device_equality():
+    torch = pytest.importorskip("torch")
+    for L in (mt, torch):
+        assert L.zeros(2, dtype=float).dtype is L.float64 and L.ones(2, dtype=int).dtype is L.int64
+        assert L.full((2,), 1, dtype=bool).dtype is L.bool and L.empty(1, dtype=float).dtype is L.float64
+        with pytest.raises(TypeError, match="^zeros\\(\\): argument 'dtype' must be torch.dtype, not type$"):
+            L.zeros(2, dtype=str)
+        assert L.device("cpu") != "cpu" and not (L.device("cpu") == "disk") and L.device("cpu") == L.device("cpu")
+
+
+def test_parameter_is_not_a_view():
+    torch = pytest.importorskip("torch")
+    for L in (mt, torch):
+        x = L.ones(3)
+        p = L.nn.Parameter(x)
+        assert not p._is_view() and p.data_ptr() == x.data_ptr() and p.is_leaf and p.requires_grad
+        w = L.nn.Embedding(4, 8).weight
+        assert not w._is_view()
+        w.detach_()
+        assert not w.requires_grad

