@@ -47,7 +47,7 @@ def _crash_line(report):
     crash = getattr(lr, "reprcrash", None)
     if crash is not None:
         return crash.message.split("\n")[0]
-    return str(lr).strip().split("\n")[-1] if lr else ""
+    return re.sub(r"^E\s+", "", str(lr).strip().split("\n")[-1]) if lr else ""  # a collection error's text
 
 
 def _log(record):
