@@ -95,7 +95,7 @@ def normalise(msg):
     msg = re.sub(r"0x[0-9a-fA-F]+", "0x…", msg)
     msg = re.sub(r"/tmp/[^\s'\"]+", "/tmp/…", msg)
     msg = re.sub(r"(?<![\w.])-?\d+(\.\d+)?(e[-+]?\d+)?(?![\w.])", "N", msg)
-    return msg[:200]
+    return msg[:300]
 
 
 def counts(tests):
