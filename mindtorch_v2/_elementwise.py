@@ -271,10 +271,8 @@ def frexp(input, *, out=None):
     mantissa = _scale2(input.to(_dtype.float64), -e).to(input.dtype)  # exact: powers of two
     r = return_types.frexp(mantissa, e.to(_dtype.int32))
     if out is not None:
-        for o, v in zip(out, r):
-            o.resize_(v.shape)
-            o.copy_(v)
-        return return_types.frexp(*out)
+        from ._shape_ops import _pair_out
+        return _pair_out(r, out)
     return r
 
 

@@ -891,10 +891,8 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
             hist = hist / hist.sum() / edges.diff()
     r = return_types.histogram(hist, edges)
     if out is not None:
-        for o, v in zip(out, r):
-            o.resize_(v.shape)
-            o.copy_(v)
-        return return_types.histogram(*out)
+        from ._shape_ops import _pair_out
+        return _pair_out(r, out)
     return r
 
 
