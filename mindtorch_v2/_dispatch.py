@@ -1,4 +1,6 @@
 """The thin path from a Python call to a core op: one cffi call, one wrapper."""
+import numbers
+
 from ._C import ffi, lib
 from ._core import new_out, raise_status
 from ._tensor import Tensor, wrap
@@ -62,9 +64,25 @@ def finish(st, res, out):
     return wrap(res[0])
 
 
-def _not_tensor(op, x):
+# Ops with a (Number self, Tensor other) overload: two numbers fail overload resolution instead.
+# The value: the second argument's name, and whether that overload has no out= (PyTorch then adds
+# the "didn't match" line).
+_NUMBER_SELF = {lib.MT_OP_POW: ("exponent", False), lib.MT_OP_XLOGY: ("other", False),
+                lib.MT_OP_REMAINDER: ("other", True), lib.MT_OP_BITWISE_AND: ("other", True),
+                lib.MT_OP_BITWISE_OR: ("other", True), lib.MT_OP_BITWISE_XOR: ("other", True)}
+
+
+def _not_tensor(op, x, other=None):
     name = ffi.string(lib.mt_op_name(op)).decode()
-    return TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
+    if op not in _NUMBER_SELF or isinstance(other, Tensor):
+        return TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
+    arg, no_out = _NUMBER_SELF[op]
+    kinds = (type(x).__name__, type(other).__name__)
+    number_self = (f" * (Number self, Tensor {arg})\n      didn't match because some of the arguments have invalid types: "
+                   f"(!{kinds[0]}!, !{kinds[1]}!)\n" if no_out else f" * (Number self, Tensor {arg}, *, Tensor out = None)\n")
+    return TypeError(f"{name}() received an invalid combination of arguments - got ({kinds[0]}, {kinds[1]}), but expected "
+                     f"one of:\n * (Tensor input, Tensor {arg}, *, Tensor out = None)\n{number_self}"
+                     f" * (Tensor input, Number {arg}, *, Tensor out = None)\n")
 
 
 def _only_tensors(name, input, other, position=2):
@@ -94,6 +112,10 @@ def _unary(op, x, out):
     return finish(st, res, out)
 
 
+_NUMBERS_AS_TENSORS = frozenset((lib.MT_OP_ADD, lib.MT_OP_SUB, lib.MT_OP_MUL, lib.MT_OP_DIV, lib.MT_OP_DIV_TRUNC,
+                                 lib.MT_OP_DIV_FLOOR))
+
+
 def _binary(op, a, b, out, alpha=1):
     res = new_out()
     oh = _NULL if out is None else out._h
@@ -106,8 +128,13 @@ def _binary(op, a, b, out, alpha=1):
     elif isinstance(a, Tensor):
         f, i, kind = scalar_kind(b)
         st = lib.mt_binary_scalar(op, a._h, f, i, kind, 0, alpha, oh, res)
+    elif op in _NUMBERS_AS_TENSORS and isinstance(a, numbers.Number):
+        # PyTorch's argument parser takes a number as `input` for these ops alone (its
+        # should_allow_numbers_as_tensors): torch.add(7, 2) is tensor(9)
+        from ._creation import tensor
+        return _binary(op, tensor(a), b, out, alpha)
     else:
-        raise _not_tensor(op, a)
+        raise _not_tensor(op, a, b)
     return finish(st, res, out)
 
 

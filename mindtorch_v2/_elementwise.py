@@ -39,6 +39,11 @@ subtract = sub
 
 
 def rsub(input, other, *, alpha=1):
+    if not isinstance(input, Tensor):
+        kinds = ", ".join("Tensor" if isinstance(v, Tensor) else type(v).__name__ for v in (input, other))
+        raise TypeError(f"rsub() received an invalid combination of arguments - got ({kinds}), but expected one of:\n"
+                        " * (Tensor input, Tensor other, *, Number alpha = 1)\n"
+                        " * (Tensor input, Number other, Number alpha = 1)\n")
     return _binary(g.OP_SUB, other, input, None, _check_alpha(input, other, alpha, sub=True))
 
 

@@ -723,3 +723,18 @@ def test_goldens_cover_every_op_and_dtype():
         for dt in DTYPES:
             assert (op, dt) in seen, (op, dt)
     assert os.path.getsize(G.GOLDEN_PATH) < 2_000_000
+
+
+def test_numbers_as_input(torch):
+    """torch.add/sub/mul/div (and their aliases) take a Python number as `input`, giving a 0-dim
+    tensor; every other binary function raises PyTorch's argument error."""
+    cases = []
+    names = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "floor_divide",
+             "maximum", "atan2", "remainder", "eq", "pow", "rsub", "fmod", "xlogy", "bitwise_and", "bitwise_xor"]
+    for a, b in [(7, 2), (7, 2.0), (True, 2), (7.5, 2), (True, True), (-7, 2), (1e300, 1)]:
+        for name in names:
+            cases.append(case(["f", name], [["S", a], ["S", b]]))
+    cases += [case(["f", "add"], [["S", 7], ["S", 2]], {"alpha": ["S", 3]}),
+              case(["f", "div"], [["S", -7], ["S", 2]], {"rounding_mode": ["S", "trunc"]}),
+              case(["f", "rsub"], [["S", 7], T("float32", [3], 1)])]
+    run_cases(torch, cases)
