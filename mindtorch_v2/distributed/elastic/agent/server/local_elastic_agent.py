@@ -20,7 +20,6 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
 
 from ...._store import DistNetworkError, DistStoreError, PrefixStore
 from ...._tcp_store import TCPStore
@@ -336,5 +335,3 @@ def _get_entrypoint_name(entrypoint, args):
     return ""
 
 
-def _new_run_id():
-    return str(uuid.uuid4())
