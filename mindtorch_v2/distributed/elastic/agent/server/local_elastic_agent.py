@@ -205,7 +205,6 @@ class LocalElasticAgent:
         args = [str(a).replace("${local_rank}", str(worker.local_rank)) for a in self.args]
         std = {}
         for name, flag in (("stdout", Std.OUT), ("stderr", Std.ERR)):
-            console = getattr(sys, name)
             if worker.tee & flag or (worker.redirect & flag):
                 std[name] = subprocess.PIPE
             else:
