@@ -79,6 +79,10 @@ class _AliasLoader(importlib.abc.Loader):
     def exec_module(self, module):
         _claim_torch_names()
 
+    def get_code(self, fullname):
+        # what runpy runs for `python -m torch.distributed.run`: the target module's own code
+        return importlib.util.find_spec(self.target).loader.get_code(self.target)
+
 
 _RENAMED = []  # (class, its mindtorch_v2 module name): what uninstall() puts back
 
@@ -132,7 +136,8 @@ class TorchFinder(importlib.abc.MetaPathFinder):
             target_spec = None
         if target_spec is None:
             return None
-        spec = importlib.machinery.ModuleSpec(fullname, _AliasLoader(target_name),
+        # origin: runpy's argv[0] when the module runs as `python -m torch.X`
+        spec = importlib.machinery.ModuleSpec(fullname, _AliasLoader(target_name), origin=target_spec.origin,
                                               is_package=target_spec.submodule_search_locations is not None)
         return spec
 
