@@ -11,6 +11,18 @@ from .distribution import Distribution, ExponentialFamily  # noqa: F401
 from .multivariate_normal import MultivariateNormal  # noqa: F401
 from .normal import Normal  # noqa: F401
 from . import categorical, distribution, multivariate_normal, normal  # noqa: F401
+from .bernoulli import Bernoulli  # noqa: F401
+from .beta import Beta  # noqa: F401
+from .binomial import Binomial  # noqa: F401
+from .cauchy import Cauchy  # noqa: F401
+from .chi2 import Chi2  # noqa: F401
+from .dirichlet import Dirichlet  # noqa: F401
+from .exponential import Exponential  # noqa: F401
+from .gamma import Gamma  # noqa: F401
+from .geometric import Geometric  # noqa: F401
+from .laplace import Laplace  # noqa: F401
+from .poisson import Poisson  # noqa: F401
+from .uniform import Uniform  # noqa: F401
 
 
 # ---- the rest of torch.distributions' names: classes that libraries subclass or import at module
@@ -34,7 +46,8 @@ _TRANSFORMS = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransf
                "PositiveDefiniteTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform",
                "SoftplusTransform", "TanhTransform", "SoftmaxTransform", "StackTransform", "StickBreakingTransform"]
 for _n in _DISTRIBUTIONS:
-    globals()[_n] = _missing(_n, Distribution)
+    if _n not in globals():
+        globals()[_n] = _missing(_n, Distribution)
 for _n in _TRANSFORMS:
     globals()[_n] = _missing(_n, Transform)
 
@@ -57,6 +70,8 @@ _SUBMODULES = {"bernoulli": "Bernoulli", "beta": "Beta", "binomial": "Binomial",
                "transformed_distribution": "TransformedDistribution", "uniform": "Uniform", "von_mises": "VonMises",
                "weibull": "Weibull", "wishart": "Wishart", "transforms": " ".join(_TRANSFORMS + ["Transform"])}
 for _module, _names in _SUBMODULES.items():
+    if isinstance(globals().get(_module), types.ModuleType):
+        continue  # a real module of ours
     _full = f"{__name__}.{_module}"
     _mod = sys.modules[_full] = globals()[_module] = types.ModuleType(_full)
     _mod.__spec__ = importlib.machinery.ModuleSpec(_full, None)  # what importlib.util.find_spec answers
