@@ -23,6 +23,19 @@ from .geometric import Geometric  # noqa: F401
 from .laplace import Laplace  # noqa: F401
 from .poisson import Poisson  # noqa: F401
 from .uniform import Uniform  # noqa: F401
+from . import transforms  # noqa: F401
+from .transforms import *  # noqa: F401,F403
+from .independent import Independent  # noqa: F401
+from .transformed_distribution import TransformedDistribution  # noqa: F401
+from .log_normal import LogNormal  # noqa: F401
+from .half_normal import HalfNormal  # noqa: F401
+from .half_cauchy import HalfCauchy  # noqa: F401
+from .gumbel import Gumbel  # noqa: F401
+from .weibull import Weibull  # noqa: F401
+from .pareto import Pareto  # noqa: F401
+from . import constraint_registry, kl  # noqa: F401
+from .constraint_registry import biject_to, transform_to  # noqa: F401
+from .kl import kl_divergence, register_kl  # noqa: F401
 
 
 # ---- the rest of torch.distributions' names: classes that libraries subclass or import at module
@@ -31,7 +44,6 @@ def _missing(name, base=object):
     return missing_class(f"torch.distributions.{name}", base, " in mindtorch_v2")
 
 
-Transform = _missing("Transform")
 
 
 _DISTRIBUTIONS = ["Bernoulli", "Beta", "Binomial", "Cauchy", "Chi2", "ContinuousBernoulli", "Dirichlet", "Exponential",
@@ -48,8 +60,6 @@ _TRANSFORMS = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransf
 for _n in _DISTRIBUTIONS:
     if _n not in globals():
         globals()[_n] = _missing(_n, Distribution)
-for _n in _TRANSFORMS:
-    globals()[_n] = _missing(_n, Transform)
 
 
 # ---- PyTorch's submodules of the classes above that lack a file here (`from torch.distributions.relaxed_bernoulli import

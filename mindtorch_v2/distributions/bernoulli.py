@@ -4,6 +4,8 @@ from . import constraints
 from .distribution import ExponentialFamily
 from .utils import _torch, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
+__all__ = ["Bernoulli"]
+
 
 class Bernoulli(ExponentialFamily):
     """Bernoulli(probs=None, logits=None)."""

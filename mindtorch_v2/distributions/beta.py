@@ -5,6 +5,8 @@ from .dirichlet import Dirichlet
 from .distribution import ExponentialFamily
 from .utils import _torch, broadcast_all
 
+__all__ = ["Beta"]
+
 
 class Beta(ExponentialFamily):
     """Beta(concentration1, concentration0), through Dirichlet([c1, c0])."""

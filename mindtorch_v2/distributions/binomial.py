@@ -2,6 +2,8 @@ from . import constraints
 from .distribution import Distribution
 from .utils import _torch, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
+__all__ = ["Binomial"]
+
 
 def _clamp_by_zero(x):
     # clamp(min=0) whose gradient at 0 is 0.5, as PyTorch's

@@ -4,6 +4,8 @@ from . import constraints
 from .distribution import Distribution
 from .utils import _batch_shape_of, _torch, broadcast_all
 
+__all__ = ["Cauchy"]
+
 
 class Cauchy(Distribution):
     """Cauchy(loc, scale)."""

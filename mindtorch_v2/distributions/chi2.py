@@ -1,6 +1,8 @@
 from . import constraints
 from .gamma import Gamma
 
+__all__ = ["Chi2"]
+
 
 class Chi2(Gamma):
     """Chi2(df): Gamma(df / 2, 1 / 2)."""

@@ -2,6 +2,8 @@ from . import constraints
 from .distribution import ExponentialFamily
 from .utils import _torch
 
+__all__ = ["Dirichlet"]
+
 
 def _Dirichlet_backward(x, concentration, grad_output):
     torch = _torch()

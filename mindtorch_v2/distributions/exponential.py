@@ -2,6 +2,8 @@ from . import constraints
 from .distribution import ExponentialFamily
 from .utils import _batch_shape_of, _torch, broadcast_all
 
+__all__ = ["Exponential"]
+
 
 class Exponential(ExponentialFamily):
     """Exponential(rate)."""

@@ -2,6 +2,8 @@ from . import constraints
 from .distribution import ExponentialFamily
 from .utils import _batch_shape_of, _torch, broadcast_all
 
+__all__ = ["Gamma"]
+
 
 def _standard_gamma(concentration):
     return _torch()._standard_gamma(concentration)

@@ -4,6 +4,8 @@ from . import constraints
 from .distribution import Distribution
 from .utils import _torch, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
+__all__ = ["Geometric"]
+
 
 class Geometric(Distribution):
     """Geometric(probs=None, logits=None): failures before the first success."""

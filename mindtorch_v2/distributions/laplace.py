@@ -2,6 +2,8 @@ from . import constraints
 from .distribution import Distribution
 from .utils import _batch_shape_of, _torch, broadcast_all
 
+__all__ = ["Laplace"]
+
 
 class Laplace(Distribution):
     """Laplace(loc, scale)."""

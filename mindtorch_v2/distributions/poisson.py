@@ -2,6 +2,8 @@ from . import constraints
 from .distribution import ExponentialFamily
 from .utils import _batch_shape_of, _torch, broadcast_all
 
+__all__ = ["Poisson"]
+
 
 class Poisson(ExponentialFamily):
     """Poisson(rate)."""
