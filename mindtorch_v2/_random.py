@@ -462,6 +462,62 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     return t if out is None else _finish(t, False, out)
 
 
+# ---- PyTorch's per-element samplers (csrc/kernels/cpu/samplers.c) and their reparameterization gradients ----
+
+def _call(fn, *args):
+    res = new_out()
+    st = fn(*args, res)
+    if st:
+        raise_status(st)
+    return wrap(res[0])
+
+
+def _standard_gamma_grad(input, output):
+    return _call(lib.mt_standard_gamma_grad, input._h, output._h)
+
+
+def _dirichlet_grad(x, alpha, total):
+    return _call(lib.mt_dirichlet_grad, x._h, alpha._h, total._h)
+
+
+def _sampler(name, node, draw, backward):
+    """torch.<name>(input, generator=None): draw(input handle, generator handle) -> new handle out; input's
+    gradient is backward(grad, input, result), or none (PyTorch's zeros) when backward is None."""
+    from .autograd.function import Function
+
+    class Op(Function):
+        _node_name = node
+
+        @staticmethod
+        def forward(ctx, x, gh):
+            y = _call(draw, x._h, gh)
+            ctx.save_for_backward(x, y)
+            return y
+
+        @staticmethod
+        def backward(ctx, grad):
+            x, y = ctx.saved_tensors
+            return (None if backward is None else backward(grad, x, y)), None
+
+    def fn(input, generator=None):
+        gh = _gen(generator, name)
+        if input.requires_grad and backward is not None:
+            return Op.apply(input, gh)
+        return _call(draw, input._h, gh)
+    fn.__name__ = name
+    return fn
+
+
+_standard_gamma = _sampler("_standard_gamma", "StandardGammaBackward0", lib.mt_standard_gamma,
+                           lambda grad, x, y: grad * _standard_gamma_grad(x, y))
+_sample_dirichlet = _sampler("_sample_dirichlet", "SampleDirichletBackward0", lib.mt_sample_dirichlet, None)
+poisson = _sampler("poisson", "PoissonBackward0", lib.mt_poisson, None)
+
+
+def binomial(count, prob, generator=None):
+    return _call(lib.mt_binomial, count._h, prob._h, _gen(generator, "binomial"))
+
+
 # ---- Tensor methods ------------------------------------------------------------------------
 
 def uniform_(self, *args, generator=None, **kwargs):
@@ -618,5 +674,7 @@ FUNCTIONS = {
     "initial_seed": initial_seed, "get_rng_state": get_rng_state, "set_rng_state": set_rng_state,
     "rand": rand, "randn": randn, "randint": randint, "randperm": randperm, "rand_like": rand_like,
     "randn_like": randn_like, "randint_like": randint_like, "normal": normal, "bernoulli": bernoulli,
-    "multinomial": multinomial,
+    "multinomial": multinomial, "poisson": poisson, "binomial": binomial, "_standard_gamma": _standard_gamma,
+    "_sample_dirichlet": _sample_dirichlet, "_standard_gamma_grad": _standard_gamma_grad,
+    "_dirichlet_grad": _dirichlet_grad,
 }

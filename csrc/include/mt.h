@@ -630,6 +630,17 @@ const char *mt_rand_take_warning(void);
 mt_status mt_normal_tensors(mt_tensor *mean, mt_tensor *std, double mean_s, double std_s, mt_generator *g,
                             mt_tensor **out);
 
+/* PyTorch's per-element samplers (kernels/cpu/samplers.c), each holding g's lock and drawing in the output's
+ * row-major order as ATen's Distributions.cpp does: torch._standard_gamma, _sample_dirichlet, poisson,
+ * binomial (count and prob of one dtype, prob broadcast to count's shape), and the reparameterization
+ * gradients _standard_gamma_grad(alpha, sample) and _dirichlet_grad(x, alpha, total). No autograd here. */
+mt_status mt_standard_gamma(mt_tensor *alpha, mt_generator *g, mt_tensor **out);
+mt_status mt_sample_dirichlet(mt_tensor *alpha, mt_generator *g, mt_tensor **out);
+mt_status mt_poisson(mt_tensor *rates, mt_generator *g, mt_tensor **out);
+mt_status mt_binomial(mt_tensor *count, mt_tensor *prob, mt_generator *g, mt_tensor **out);
+mt_status mt_standard_gamma_grad(mt_tensor *alpha, mt_tensor *x, mt_tensor **out);
+mt_status mt_dirichlet_grad(mt_tensor *x, mt_tensor *alpha, mt_tensor *total, mt_tensor **out);
+
 /* ---- multi-output views (autograd/multi_view.c) ------------------------------
  * n views of t along dim recorded as one node with n outputs, as PyTorch does: split_size >= 0 is
  * split(t, split_size) (SplitBackward0, chunk too), -1 split_with_sizes (SplitWithSizesBackward0).

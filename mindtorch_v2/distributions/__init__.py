@@ -11,6 +11,31 @@ from .distribution import Distribution, ExponentialFamily  # noqa: F401
 from .multivariate_normal import MultivariateNormal  # noqa: F401
 from .normal import Normal  # noqa: F401
 from . import categorical, distribution, multivariate_normal, normal  # noqa: F401
+from .bernoulli import Bernoulli  # noqa: F401
+from .beta import Beta  # noqa: F401
+from .binomial import Binomial  # noqa: F401
+from .cauchy import Cauchy  # noqa: F401
+from .chi2 import Chi2  # noqa: F401
+from .dirichlet import Dirichlet  # noqa: F401
+from .exponential import Exponential  # noqa: F401
+from .gamma import Gamma  # noqa: F401
+from .geometric import Geometric  # noqa: F401
+from .laplace import Laplace  # noqa: F401
+from .poisson import Poisson  # noqa: F401
+from .uniform import Uniform  # noqa: F401
+from . import transforms  # noqa: F401
+from .transforms import *  # noqa: F401,F403
+from .independent import Independent  # noqa: F401
+from .transformed_distribution import TransformedDistribution  # noqa: F401
+from .log_normal import LogNormal  # noqa: F401
+from .half_normal import HalfNormal  # noqa: F401
+from .half_cauchy import HalfCauchy  # noqa: F401
+from .gumbel import Gumbel  # noqa: F401
+from .weibull import Weibull  # noqa: F401
+from .pareto import Pareto  # noqa: F401
+from . import constraint_registry, kl  # noqa: F401
+from .constraint_registry import biject_to, transform_to  # noqa: F401
+from .kl import kl_divergence, register_kl  # noqa: F401
 
 
 # ---- the rest of torch.distributions' names: classes that libraries subclass or import at module
@@ -19,7 +44,6 @@ def _missing(name, base=object):
     return missing_class(f"torch.distributions.{name}", base, " in mindtorch_v2")
 
 
-Transform = _missing("Transform")
 
 
 _DISTRIBUTIONS = ["Bernoulli", "Beta", "Binomial", "Cauchy", "Chi2", "ContinuousBernoulli", "Dirichlet", "Exponential",
@@ -34,9 +58,8 @@ _TRANSFORMS = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransf
                "PositiveDefiniteTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform",
                "SoftplusTransform", "TanhTransform", "SoftmaxTransform", "StackTransform", "StickBreakingTransform"]
 for _n in _DISTRIBUTIONS:
-    globals()[_n] = _missing(_n, Distribution)
-for _n in _TRANSFORMS:
-    globals()[_n] = _missing(_n, Transform)
+    if _n not in globals():
+        globals()[_n] = _missing(_n, Distribution)
 
 
 # ---- PyTorch's submodules of the classes above that lack a file here (`from torch.distributions.relaxed_bernoulli import
@@ -57,6 +80,8 @@ _SUBMODULES = {"bernoulli": "Bernoulli", "beta": "Beta", "binomial": "Binomial",
                "transformed_distribution": "TransformedDistribution", "uniform": "Uniform", "von_mises": "VonMises",
                "weibull": "Weibull", "wishart": "Wishart", "transforms": " ".join(_TRANSFORMS + ["Transform"])}
 for _module, _names in _SUBMODULES.items():
+    if isinstance(globals().get(_module), types.ModuleType):
+        continue  # a real module of ours
     _full = f"{__name__}.{_module}"
     _mod = sys.modules[_full] = globals()[_module] = types.ModuleType(_full)
     _mod.__spec__ = importlib.machinery.ModuleSpec(_full, None)  # what importlib.util.find_spec answers

@@ -141,6 +141,17 @@ class Distribution:
                              f"({type(value).__name__} of shape {tuple(value.shape)}) to be within the support "
                              f"({repr(support)}) of the distribution {repr(self)}, but found invalid values:\n{value}")
 
+    def _expand_params(self, cls, batch_shape, _instance, *names):
+        """expand() as PyTorch's classes write it: each named parameter expanded to batch_shape."""
+        new = self._get_checked_instance(cls, _instance)
+        batch_shape = _torch().Size(batch_shape)
+        for name in names:
+            if name in self.__dict__:
+                setattr(new, name, getattr(self, name).expand(batch_shape))
+        Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
     def _get_checked_instance(self, cls, _instance=None):
         if _instance is None and type(self).__init__ != cls.__init__:
             raise NotImplementedError(f"Subclass {self.__class__.__name__} of {cls.__name__} that defines a custom "
@@ -156,4 +167,26 @@ class Distribution:
 
 
 class ExponentialFamily(Distribution):
-    pass
+    """Exponential families: entropy by the Bregman divergence of the log normalizer (PyTorch's)."""
+
+    @property
+    def _natural_params(self):
+        raise NotImplementedError
+
+    def _log_normalizer(self, *natural_params):
+        raise NotImplementedError
+
+    @property
+    def _mean_carrier_measure(self):
+        raise NotImplementedError
+
+    def entropy(self):
+        torch = _torch()
+        result = -self._mean_carrier_measure
+        nparams = [p.detach().requires_grad_() for p in self._natural_params]
+        lg_normal = self._log_normalizer(*nparams)
+        gradients = torch.autograd.grad(lg_normal.sum(), nparams, create_graph=True)
+        result += lg_normal
+        for np_, g in zip(nparams, gradients):
+            result -= (np_ * g).reshape(self._batch_shape + (-1,)).sum(-1)
+        return result

@@ -100,3 +100,8 @@ class lazy_property:
 class _lazy_property_and_property(lazy_property, property):
     def __init__(self, wrapped):
         property.__init__(self, wrapped)
+
+
+def _batch_shape_of(value, *originals):
+    """Size() when every original parameter was a Python number, else the broadcast value's shape."""
+    return _torch().Size() if all(isinstance(o, numbers.Number) for o in originals) else value.size()

@@ -311,6 +311,11 @@ static inline double normal_scalar(mt_generator *g, double mean, double std, int
     return fused ? fma(ret, std, mean) : mul_add_2r(ret, std, mean);
 }
 
+/* one uniform_real_distribution<double>(0, 1) / normal_distribution<double>(0, 1) draw, for the
+ * per-element samplers (samplers.c); the caller holds the generator's lock */
+double mt__gen_uniform01(mt_generator *g) { return u01_f64(mt__gen_random64(g)); }
+double mt__gen_normal01(mt_generator *g) { return normal_scalar(g, 0.0, 1.0, 0); }
+
 static int row_normal(void *vc, char **ptr, const int64_t *s, int64_t n) {
     rctx *c = vc;
     char *p = ptr[0];

@@ -1,0 +1,254 @@
+"""torch.distributions against live PyTorch: the same seed gives the same samples bit for bit; log_prob,
+entropy, cdf, icdf, mean, variance, mode agree to rounding; rsample gradients agree; argument validation
+raises PyTorch's exception type and text."""
+import numpy as np
+import pytest
+
+import mindtorch_v2 as mt
+
+torch = pytest.importorskip("torch")
+
+
+_LEAVES = []  # the tensors _t made with requires_grad, in order
+
+
+def _t(L, x, dtype="float64", grad=False):
+    t = L.tensor(x, dtype=getattr(L, dtype), requires_grad=grad)
+    if grad:
+        _LEAVES.append(t)
+    return t
+
+
+def _leaves(ctor, L):
+    _LEAVES.clear()
+    d = ctor(L, True)
+    return d, list(_LEAVES)
+
+
+# name -> (constructor(L, grad), a value in the support for log_prob/cdf, a probability for icdf)
+CASES = {
+    "Uniform": (lambda L, g: L.distributions.Uniform(_t(L, [0.5, -1.0], grad=g), _t(L, [2.0, 3.0], grad=g)),
+                [1.0, 0.0]),
+    "Exponential": (lambda L, g: L.distributions.Exponential(_t(L, [0.5, 2.0, 7.0], grad=g)), [0.3, 1.0, 4.0]),
+    "Gamma": (lambda L, g: L.distributions.Gamma(_t(L, [0.3, 1.0, 2.5, 12.0], grad=g), _t(L, [1.0, 2.0, 0.5, 3.0], grad=g)),
+              [0.2, 1.0, 3.0, 4.0]),
+    "Gamma32": (lambda L, g: L.distributions.Gamma(_t(L, [0.3, 1.0, 2.5, 12.0], "float32", g), _t(L, [1.0, 2.0, 0.5, 3.0], "float32", g)),
+                [0.2, 1.0, 3.0, 4.0]),
+    "Chi2": (lambda L, g: L.distributions.Chi2(_t(L, [1.0, 3.0, 10.0], grad=g)), [0.5, 2.0, 9.0]),
+    "Beta": (lambda L, g: L.distributions.Beta(_t(L, [0.5, 2.0, 9.0], grad=g), _t(L, [0.7, 3.0, 8.0], grad=g)), [0.3, 0.5, 0.9]),
+    "Beta32": (lambda L, g: L.distributions.Beta(_t(L, [0.5, 2.0, 9.0], "float32", g), _t(L, [0.7, 3.0, 8.0], "float32", g)), [0.3, 0.5, 0.9]),
+    "Dirichlet": (lambda L, g: L.distributions.Dirichlet(_t(L, [[0.5, 2.0, 3.0], [7.0, 8.0, 0.2]], "float32", g)),
+                  [[0.2, 0.3, 0.5], [0.1, 0.1, 0.8]]),
+    "Poisson": (lambda L, g: L.distributions.Poisson(_t(L, [0.5, 3.0, 25.0], grad=g)), [0.0, 2.0, 20.0]),
+    "Binomial": (lambda L, g: L.distributions.Binomial(_t(L, [10.0, 50.0, 100.0]), _t(L, [0.2, 0.5, 0.9], grad=g)), [3.0, 20.0, 88.0]),
+    "BinomialLogits": (lambda L, g: L.distributions.Binomial(20, logits=_t(L, [-1.0, 0.5], grad=g)), [3.0, 12.0]),
+    "Bernoulli": (lambda L, g: L.distributions.Bernoulli(_t(L, [0.1, 0.5, 0.8], grad=g)), [0.0, 1.0, 1.0]),
+    "BernoulliLogits": (lambda L, g: L.distributions.Bernoulli(logits=_t(L, [-2.0, 0.3], grad=g)), [1.0, 0.0]),
+    "Geometric": (lambda L, g: L.distributions.Geometric(_t(L, [0.1, 0.5, 0.9], grad=g)), [0.0, 2.0, 7.0]),
+    "Laplace": (lambda L, g: L.distributions.Laplace(_t(L, [0.0, 1.0], grad=g), _t(L, [1.0, 3.0], grad=g)), [0.5, -2.0]),
+    "Cauchy": (lambda L, g: L.distributions.Cauchy(_t(L, [0.0, 1.0], grad=g), _t(L, [1.0, 3.0], grad=g)), [0.5, -2.0]),
+    "LogNormal": (lambda L, g: L.distributions.LogNormal(_t(L, [0.0, 1.0], grad=g), _t(L, [0.5, 2.0], grad=g)), [0.5, 3.0]),
+    "HalfNormal": (lambda L, g: L.distributions.HalfNormal(_t(L, [0.5, 2.0], grad=g)), [0.5, 3.0]),
+    "HalfCauchy": (lambda L, g: L.distributions.HalfCauchy(_t(L, [0.5, 2.0], grad=g)), [0.5, 3.0]),
+    "Gumbel": (lambda L, g: L.distributions.Gumbel(_t(L, [0.0, 1.0], grad=g), _t(L, [0.5, 2.0], grad=g)), [0.5, -1.0]),
+    "Weibull": (lambda L, g: L.distributions.Weibull(_t(L, [1.0, 2.0], grad=g), _t(L, [0.5, 3.0], grad=g)), [0.5, 3.0]),
+    "Pareto": (lambda L, g: L.distributions.Pareto(_t(L, [1.0, 2.0], grad=g), _t(L, [0.5, 3.0], grad=g)), [1.5, 3.0]),
+}
+PROBS = [0.1, 0.7]
+# samples made by a transcendental op after the draws (log1p, exp, tan...): ours agree with PyTorch's SLEEF
+# kernels to the last place or two, not bit for bit
+INEXACT = {"Laplace", "LogNormal", "Gumbel", "Weibull", "Pareto"}
+
+
+def _np(x):
+    return x.detach().numpy() if hasattr(x, "detach") else np.asarray(x)
+
+
+def _same_bits(a, b):
+    a, b = np.ascontiguousarray(_np(a)), np.ascontiguousarray(_np(b))
+    assert a.dtype == b.dtype and a.shape == b.shape
+    assert np.array_equal(a.view(np.uint8), b.view(np.uint8)), (a, b)
+
+
+def _check_sample(name, a, b):
+    if name in INEXACT:  # a transcendental op of ours rounds differently in the last place
+        np.testing.assert_allclose(_np(a), _np(b), rtol=1e-6 if a.dtype == mt.float32 else 1e-14)
+    else:
+        _same_bits(a, b)
+
+
+def _both(fn):
+    """fn(L) in both libraries: (values, None) or (None, (exception type name, text))."""
+    out = []
+    for L in (mt, torch):
+        try:
+            out.append((fn(L), None))
+        except Exception as e:  # noqa: BLE001
+            out.append((None, (type(e).__name__, str(e))))
+    return out
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_samples_bit_identical(name):
+    ctor, _ = CASES[name]
+    draws = []
+    for L in (mt, torch):
+        L.manual_seed(1234)
+        d = ctor(L, False)
+        s = [d.sample(), d.sample((2, 3))]
+        if d.has_rsample:
+            s.append(d.rsample((4,)))
+        s.append(L.rand(2))  # the generator advanced by the same number of draws
+        draws.append(s)
+    for a, b in zip(*draws):
+        _check_sample(name, a, b)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_statistics(name):
+    ctor, value = CASES[name]
+    dt = "float32" if name.endswith("32") or name == "Dirichlet" else "float64"
+    tol = dict(rtol=1e-5, atol=1e-6) if dt == "float32" else dict(rtol=1e-10, atol=1e-12)
+    stats = {"log_prob": lambda L, d: d.log_prob(_t(L, value, dt)), "cdf": lambda L, d: d.cdf(_t(L, value, dt)),
+             "icdf": lambda L, d: d.icdf(_t(L, PROBS if d.batch_shape[-1:] == (2,) else value, dt).clamp(0, 1)),
+             "entropy": lambda L, d: d.entropy(), "mean": lambda L, d: d.mean, "variance": lambda L, d: d.variance,
+             "mode": lambda L, d: d.mode, "stddev": lambda L, d: d.stddev}
+    for stat, fn in stats.items():
+        (a, ea), (b, eb) = _both(lambda L: fn(L, ctor(L, False)))
+        if eb is not None:
+            assert ea is not None and ea[0] == eb[0], (stat, ea, eb)
+            continue
+        assert ea is None, (stat, ea)
+        np.testing.assert_allclose(_np(a), _np(b), equal_nan=True, err_msg=stat, **tol)
+
+
+@pytest.mark.parametrize("name", [n for n in CASES if n not in ("Poisson", "Binomial", "BinomialLogits", "Bernoulli",
+                                                                 "BernoulliLogits", "Geometric")])
+def test_rsample_gradients(name):
+    ctor, _ = CASES[name]
+    grads = []
+    for L in (mt, torch):
+        L.manual_seed(7)
+        d, params = _leaves(ctor, L)
+        x = d.rsample((5,))
+        (x * L.arange(1, x.shape[-1] + 1, dtype=x.dtype)).sum().backward()
+        grads.append([_np(p.grad) for p in params] + [_np(x)])
+    for a, b in zip(*grads):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("name", [n for n in CASES if not n.endswith("Logits")])
+def test_log_prob_gradients(name):
+    ctor, value = CASES[name]
+    grads = []
+    for L in (mt, torch):
+        d, leaves = _leaves(ctor, L)
+        dt = "float32" if name.endswith("32") or name == "Dirichlet" else "float64"
+        d.log_prob(_t(L, value, dt)).sum().backward()
+        grads.append([_np(p.grad) for p in leaves if p.grad is not None])
+    assert len(grads[0]) == len(grads[1])
+    for a, b in zip(*grads):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("make", [
+    lambda L: L.distributions.Gamma(_t(L, [-1.0, 1.0]), 1.0),
+    lambda L: L.distributions.Exponential(_t(L, [0.0])),
+    lambda L: L.distributions.Uniform(_t(L, [2.0]), _t(L, [1.0])),
+    lambda L: L.distributions.Beta(_t(L, [1.0]), _t(L, [-1.0])),
+    lambda L: L.distributions.Dirichlet(_t(L, 1.0)),
+    lambda L: L.distributions.Bernoulli(_t(L, [1.5])),
+    lambda L: L.distributions.Bernoulli(),
+    lambda L: L.distributions.Geometric(_t(L, [0.0])),
+    lambda L: L.distributions.Poisson(_t(L, [-1.0])),
+    lambda L: L.distributions.Binomial(_t(L, [2.5]), _t(L, [0.5])),
+    lambda L: L.distributions.Gamma(_t(L, [1.0]), 1.0).log_prob(_t(L, [-1.0])),
+    lambda L: L.distributions.Poisson(_t(L, [1.0])).log_prob(_t(L, [0.5])),
+    lambda L: L.distributions.Bernoulli(_t(L, [0.5])).log_prob(_t(L, [[0.5, 1.0, 1.0]])),
+])
+def test_validation_errors(make):
+    (_, ea), (_, eb) = _both(make)
+    assert eb is not None and ea == eb
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_expand(name):
+    ctor, value = CASES[name]
+    out = []
+    for L in (mt, torch):
+        L.manual_seed(3)
+        d = ctor(L, False)
+        e = d.expand((2,) + tuple(d.batch_shape))
+        out.append((tuple(e.batch_shape), tuple(e.event_shape), e.sample()))
+    assert out[0][:2] == out[1][:2]
+    _check_sample(name, out[0][2], out[1][2])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_samplers_bit_identical(dtype):
+    def run(L):
+        dt = getattr(L, dtype)
+        alpha = L.linspace(0.01, 20, 600, dtype=dt)
+        res = [L._standard_gamma(alpha), L._sample_dirichlet(alpha[:60].reshape(6, 10) if dtype == "float32" else alpha[:6].reshape(3, 2)),
+               L.poisson(L.linspace(0, 40, 300, dtype=dt))]
+        for p in (0.05, 0.4, 0.6, 0.97):
+            res.append(L.binomial(L.linspace(0, 200, 300, dtype=dt), L.full((300,), p, dtype=dt)))
+        res.append(L._standard_gamma_grad(L.linspace(0.1, 30, 500, dtype=dt), L.linspace(0.01, 40, 500, dtype=dt).flip(0)))
+        a = L.linspace(0.1, 12, 400, dtype=dt).reshape(100, 4)
+        x = L.linspace(0.001, 0.999, 400, dtype=dt).reshape(100, 4)
+        res.append(L._dirichlet_grad(x, a, a.sum(-1, True).expand(100, 4)))
+        res.append(L.rand(2))
+        return res
+    torch.manual_seed(5)
+    mt.manual_seed(5)
+    for a, b in zip(run(mt), run(torch)):
+        _same_bits(a, b)
+
+
+def test_sampler_errors():
+    for fn in (lambda L: L._standard_gamma(L.ones(2, dtype=L.half)), lambda L: L.poisson(-L.ones(2)),
+               lambda L: L.poisson(L.ones(2, dtype=L.int64)), lambda L: L.binomial(L.ones(2), L.ones(2, dtype=L.float64)),
+               lambda L: L._sample_dirichlet(L.ones(2, dtype=L.bfloat16)),
+               lambda L: L._standard_gamma_grad(L.ones(3), L.ones(3, dtype=L.half))):
+        (_, ea), (_, eb) = _both(fn)
+        assert eb is not None and ea == eb
+    a = mt.ones(3, requires_grad=True)
+    assert type(mt._standard_gamma(a).grad_fn).__name__ == "StandardGammaBackward0"
+
+
+def _kl_pairs(L):
+    D = L.distributions
+    a, b = _t(L, [0.5, 2.0]), _t(L, [1.5, 0.7])
+    return [(D.Normal(a, b), D.Normal(b, a)), (D.Gamma(a, b), D.Gamma(b, a)), (D.Beta(a, b), D.Beta(b, a)),
+            (D.Exponential(a), D.Exponential(b)), (D.Poisson(a), D.Poisson(b)), (D.Laplace(a, b), D.Laplace(b, a)),
+            (D.Bernoulli(a / 3), D.Bernoulli(b / 3)), (D.Uniform(a - 1, a), D.Uniform(a - 2, a + 1)),
+            (D.Dirichlet(L.stack([a, b], -1)), D.Dirichlet(L.stack([b, a], -1))),
+            (D.Categorical(L.stack([a, b], -1)), D.Categorical(L.stack([b, a], -1))),
+            (D.LogNormal(a, b), D.LogNormal(b, a)), (D.Independent(D.Normal(a, b), 1), D.Independent(D.Normal(b, a), 1))]
+
+
+def test_kl_divergence():
+    for (p, q), (tp, tq) in zip(_kl_pairs(mt), _kl_pairs(torch)):
+        np.testing.assert_allclose(_np(mt.distributions.kl_divergence(p, q)), _np(torch.distributions.kl_divergence(tp, tq)),
+                                   rtol=1e-10, atol=1e-12)
+    (_, ea), (_, eb) = _both(lambda L: L.distributions.kl_divergence(L.distributions.Geometric(0.5),
+                                                                      L.distributions.Gamma(1.0, 1.0)))
+    assert ea == eb
+
+
+@pytest.mark.parametrize("make", [
+    lambda L: L.distributions.constraints.positive, lambda L: L.distributions.constraints.interval(-1.0, 2.0),
+    lambda L: L.distributions.constraints.unit_interval, lambda L: L.distributions.constraints.greater_than(1.5),
+    lambda L: L.distributions.constraints.less_than(-1.0), lambda L: L.distributions.constraints.simplex,
+    lambda L: L.distributions.constraints.real, lambda L: L.distributions.constraints.independent(L.distributions.constraints.positive, 1),
+])
+@pytest.mark.parametrize("registry", ["biject_to", "transform_to"])
+def test_constraint_registry(make, registry):
+    out = []
+    for L in (mt, torch):
+        t = getattr(L.distributions, registry)(make(L))
+        x = _t(L, [[0.3, -1.2, 2.0], [0.0, 0.5, -0.5]])
+        y = t(x)
+        out.append((_np(y), _np(t.inv(y)), _np(t.log_abs_det_jacobian(x, y)) if t.bijective or registry == "biject_to" else 0))
+    for a, b in zip(*out):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
