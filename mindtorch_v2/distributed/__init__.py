@@ -1,59 +1,28 @@
-"""torch.distributed: no distributed backend exists yet, so it reports unavailable (as a PyTorch
-build without distributed support does). The commonly imported names exist; collectives and
-process-group queries raise, since no process group can be initialised."""
-import enum
-
-
-def is_available():
-    return False
-
-
-def is_initialized():
-    return False
-
-
-def is_torchelastic_launched():
-    return False
-
-
-class ReduceOp(enum.Enum):
-    SUM = 0
-    PRODUCT = 1
-    MIN = 2
-    MAX = 3
-    BAND = 4
-    BOR = 5
-    BXOR = 6
-    PREMUL_SUM = 7
-    AVG = 8
-
-
-class Backend(str):
-    GLOO = "gloo"
-    NCCL = "nccl"
-    MPI = "mpi"
-    UNDEFINED = "undefined"
-
-
-class ProcessGroup:
-    def __init__(self, *args, **kwargs):
-        raise NotImplementedError("torch.distributed.ProcessGroup is not implemented (no distributed backend)")
-
-
-group = type("group", (), {"WORLD": None})
+"""torch.distributed: process groups on Gloo (the optional engine mindtorch_v2._gloo; without it
+is_gloo_available() is False and init_process_group("gloo") raises PyTorch's error), the c10d
+stores and rendezvous, and the collectives (distributed_c10d.py)."""
+from ._store import (DistBackendError, DistError, DistNetworkError, DistStoreError, FileStore, HashStore,  # noqa: F401
+                     PrefixStore, QueueEmptyError, Store)
+from .distributed_c10d import *  # noqa: F401,F403
+from .distributed_c10d import (Backend, GroupMember, ProcessGroup, ReduceOp, RedOpType, Work,  # noqa: F401
+                               all_gather, all_gather_into_tensor, all_gather_object, all_reduce, all_to_all,
+                               all_to_all_single, barrier, broadcast, broadcast_object_list, default_pg_timeout,
+                               destroy_process_group, gather, gather_object, get_backend, get_global_rank,
+                               get_group_rank, get_process_group_ranks, get_rank, get_world_size, group,
+                               init_process_group, irecv, is_available, is_gloo_available, is_initialized,
+                               is_mpi_available, is_nccl_available, is_torchelastic_launched, is_ucc_available,
+                               is_xccl_available, isend, monitored_barrier, new_group, recv, reduce, reduce_scatter,
+                               reduce_scatter_tensor, scatter, scatter_object_list, send)
+from ._gloo import ProcessGroupGloo  # noqa: F401
+from ._tcp_store import TCPStore  # noqa: F401
+from .rendezvous import register_rendezvous_handler, rendezvous  # noqa: F401
 
 
 def _unavailable(name):
     def fn(*args, **kwargs):
-        raise NotImplementedError(f"torch.distributed.{name} is not implemented (no distributed backend)")
+        raise NotImplementedError(f"torch.distributed.{name} is not implemented")
     fn.__name__ = name
     return fn
 
 
-for _name in ("init_process_group", "destroy_process_group", "new_group", "get_rank", "get_world_size",
-              "get_backend", "barrier", "all_reduce", "all_gather", "all_gather_object", "all_gather_into_tensor",
-              "reduce_scatter", "reduce_scatter_tensor", "broadcast", "broadcast_object_list", "reduce", "gather",
-              "gather_object", "scatter", "send", "recv", "isend", "irecv", "all_to_all", "monitored_barrier",
-              "init_device_mesh"):
-    globals()[_name] = _unavailable(_name)
-del _name
+init_device_mesh = _unavailable("init_device_mesh")

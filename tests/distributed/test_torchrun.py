@@ -14,7 +14,7 @@ WORKER = textwrap.dedent(r'''
     import datetime, json, os, sys
     import torch_proxy; torch_proxy.install()
     from torch.distributed.elastic.multiprocessing.errors import record
-    from torch.distributed._rendezvous_tcp import _env_rendezvous_handler
+    from torch.distributed.rendezvous import _env_rendezvous_handler
 
     @record
     def main():

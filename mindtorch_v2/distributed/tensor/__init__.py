@@ -8,7 +8,7 @@ from .. import _unavailable
 
 class DTensor(Tensor):
     def __new__(cls, *args, **kwargs):
-        raise NotImplementedError("torch.distributed.tensor.DTensor is not implemented (no distributed backend)")
+        raise NotImplementedError("torch.distributed.tensor.DTensor is not implemented (no DTensor support)")
 
 
 distribute_tensor = _unavailable("tensor.distribute_tensor")

@@ -1,0 +1,278 @@
+"""ProcessGroupGloo: one connected Gloo context (mindtorch_v2._gloo, the C shim) and one worker
+thread that runs this group's collectives in the order they were issued, as PyTorch's
+ProcessGroupGloo does; the caller gets a Work at once (async_op) or waits on it. Tensors reach Gloo
+as the C core's data pointers; a non-contiguous one goes through a contiguous copy."""
+import datetime
+import queue
+import threading
+
+from .._C import lib as _core
+from ._store import _seconds
+
+try:
+    from .._gloo import ffi, lib
+except ImportError:  # built only where libgloo-dev is installed
+    ffi = lib = None
+
+_P2P_SLOT = 1 << 56  # point-to-point slots apart from the collectives' tags (PyTorch's prefix idea)
+# PyTorch's ReduceOp values -> the shim's enum mtg_op (AVG is SUM then a division; PREMUL_SUM has none)
+_OPS = {0: 0, 1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6}
+
+
+def is_available():
+    return lib is not None
+
+
+class _StoreBox:
+    """What the store callbacks reach through their handle: the c10d store, and the exception it
+    raised (re-raised after the shim returns)."""
+
+    def __init__(self, store):
+        self.store = store
+        self.error = None
+
+
+def _callback(fn):
+    def run(handle, *args):
+        box = ffi.from_handle(handle)
+        try:
+            fn(box.store, *args)
+            return 0
+        except BaseException as e:  # noqa: B036 (kept for the caller; Gloo sees only the failure)
+            box.error = e
+            return 1
+    return run
+
+
+if lib is not None:
+    @ffi.def_extern(name="mtg_py_store_set")
+    @_callback
+    def _store_set(store, key, data, size):
+        store.set(ffi.string(key).decode(), ffi.buffer(data, size)[:])
+
+    @ffi.def_extern(name="mtg_py_store_get")
+    @_callback
+    def _store_get(store, key, out):
+        value = store.get(ffi.string(key).decode())
+        if lib.mtg_bytes_assign(out, value, len(value)):
+            raise RuntimeError(ffi.string(lib.mtg_last_error()).decode())
+
+    @ffi.def_extern(name="mtg_py_store_wait")
+    @_callback
+    def _store_wait(store, keys, nkeys, timeout_ms):
+        names = [ffi.string(keys[i]).decode() for i in range(nkeys)]
+        store.wait(names, None if timeout_ms < 0 else datetime.timedelta(milliseconds=timeout_ms))
+
+
+def _check(status):
+    if status:
+        raise RuntimeError(ffi.string(lib.mtg_last_error()).decode("utf-8", "replace"))
+
+
+def ptr(tensor):
+    """The address of a contiguous tensor's element 0, from the C core (no copy)."""
+    return ffi.cast("void *", int(ffi.cast("uintptr_t", _core.mt_tensor_data_ptr(tensor._h))))
+
+
+class Future:
+    """torch.futures.Future as a Work returns it: wait() / value() / done() / then()."""
+
+    def __init__(self):
+        self._event = threading.Event()
+        self._value = self._error = None
+        self._callbacks = []
+
+    def _set(self, value=None, error=None):
+        self._value, self._error = value, error
+        self._event.set()
+        for fn in self._callbacks:
+            fn(self)
+
+    def done(self):
+        return self._event.is_set()
+
+    def wait(self):
+        self._event.wait()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+    value = wait
+
+    def then(self, callback):
+        nxt = Future()
+
+        def run(fut):
+            try:
+                nxt._set(callback(fut))
+            except Exception as e:
+                nxt._set(error=e)
+        if self.done():
+            run(self)
+        else:
+            self._callbacks.append(run)
+        return nxt
+
+
+class Work:
+    """c10d's Work: the handle of one issued operation."""
+
+    def __init__(self, outputs=()):
+        self._future = Future()
+        self._outputs = list(outputs)
+
+    def is_completed(self):
+        return self._future.done()
+
+    def is_success(self):
+        return self._future.done() and self._future._error is None
+
+    def exception(self):
+        return self._future._error
+
+    def wait(self, timeout=None):
+        self._future.wait()
+        return True
+
+    def result(self):
+        return self._outputs
+
+    def get_future(self):
+        return self._future
+
+    def _run(self, body):
+        try:
+            body()
+        except BaseException as e:  # noqa: B036 (delivered to whoever waits)
+            self._future._set(error=e)
+        else:
+            self._future._set(self._outputs)
+
+
+class _P2PWork(Work):
+    """A posted send or receive: wait() blocks on the transfer (no worker thread, as PyTorch's)."""
+
+    def __init__(self, buf, outputs, timeout_ms, after=None):
+        super().__init__(outputs)
+        self._buf, self._timeout_ms, self._after = buf, timeout_ms, after
+        self._lock = threading.Lock()
+        self.source_rank = -1
+
+    def wait(self, timeout=None):
+        with self._lock:
+            if not self._future.done():
+                def body():
+                    peer = ffi.new("int *", -1)
+                    try:
+                        ms = self._timeout_ms if timeout is None else int(_seconds(timeout) * 1000)
+                        _check(lib.mtg_buffer_wait(self._buf, ms, peer))
+                    finally:
+                        lib.mtg_buffer_free(self._buf)
+                        self._buf = None
+                    self.source_rank = peer[0]
+                    if self._after:
+                        self._after()
+                self._run(body)
+        return super().wait()
+
+    def _source_rank(self):
+        return self.source_rank
+
+
+class ProcessGroup:
+    """c10d's ProcessGroup: the ranks a collective runs over (ProcessGroupGloo is the one backend)."""
+
+    def rank(self):
+        raise NotImplementedError("torch.distributed.ProcessGroup.rank is not implemented")
+
+    def size(self):
+        raise NotImplementedError("torch.distributed.ProcessGroup.size is not implemented")
+
+
+class ProcessGroupGloo(ProcessGroup):
+    """One Gloo context over `store` for `size` ranks, with its worker thread."""
+
+    def __init__(self, store, rank, size, timeout, hostname="", iface=""):
+        if lib is None:
+            raise RuntimeError("Distributed package doesn't have Gloo built in")
+        self._rank, self._size = rank, size
+        self._timeout_ms = int(_seconds(timeout) * 1000)
+        self._tag = 0
+        self._lock = threading.Lock()
+        box = _StoreBox(store)
+        handle = ffi.new_handle(box)
+        s = ffi.new("mtg_store *", {"handle": handle, "set": lib.mtg_py_store_set, "get": lib.mtg_py_store_get,
+                                     "wait": lib.mtg_py_store_wait})
+        out = ffi.new("mtg_context **")
+        status = lib.mtg_context_new(s, rank, size, hostname.encode(), iface.encode(), self._timeout_ms, out)
+        if box.error is not None:
+            raise box.error
+        _check(status)
+        self._ctx = out[0]
+        self._queue = queue.SimpleQueue()
+        self._worker = threading.Thread(target=self._loop, name=f"gloo-pg-rank{rank}", daemon=True)
+        self._worker.start()
+
+    def rank(self):
+        return self._rank
+
+    def size(self):
+        return self._size
+
+    def name(self):
+        return "gloo"
+
+    def _loop(self):
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            work, body = item
+            work._run(body)
+
+    def _context(self):
+        if self._ctx is None:
+            raise RuntimeError("Process group has been destroyed or aborted")  # a closed group
+        return self._ctx
+
+    def enqueue(self, body, outputs=()):
+        """Issue body(ctx, tag) on the worker thread; the tag fixes its place among the ranks' calls."""
+        with self._lock:
+            ctx = self._context()
+            tag = self._tag
+            self._tag = (self._tag + 1) & 0xFFFFFFFF
+            work = Work(outputs)
+            self._queue.put((work, lambda: body(ctx, tag)))
+        return work
+
+    def call(self, fn, *args):
+        """One shim collective: its status checked (the group's timeout appended to the arguments)."""
+        _check(fn(*args, self._timeout_ms))
+
+    def send(self, tensor, nbytes, dst, tag):
+        buf = ffi.new("mtg_buffer **")
+        _check(lib.mtg_send(self._context(), ptr(tensor), nbytes, dst, _P2P_SLOT | tag, buf))
+        return _P2PWork(buf[0], [tensor], self._timeout_ms)
+
+    def recv(self, tensor, nbytes, src, tag, after=None):
+        buf = ffi.new("mtg_buffer **")
+        _check(lib.mtg_recv(self._context(), ptr(tensor), nbytes, src, _P2P_SLOT | tag, buf))
+        return _P2PWork(buf[0], [tensor], self._timeout_ms, after)
+
+    def shutdown(self):
+        """Ends the worker after the work already queued, then closes the context (its sockets)."""
+        with self._lock:
+            if self._ctx is None:
+                return
+            self._queue.put(None)
+            ctx, self._ctx = self._ctx, None
+        if threading.current_thread() is not self._worker:
+            self._worker.join()
+        lib.mtg_context_free(ctx)
+
+    def __del__(self):
+        if getattr(self, "_ctx", None) is not None:
+            try:
+                self.shutdown()
+            except Exception:
+                pass
