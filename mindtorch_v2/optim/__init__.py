@@ -11,9 +11,10 @@ from .nadam import NAdam  # noqa: F401
 from .radam import RAdam  # noqa: F401
 from .rprop import Rprop  # noqa: F401
 from .asgd import ASGD  # noqa: F401
+from .lbfgs import LBFGS  # noqa: F401
 from . import lr_scheduler  # noqa: F401
 
-_MISSING = ("Adafactor", "LBFGS", "Muon", "SparseAdam")
+_MISSING = ("Adafactor", "Muon", "SparseAdam")
 
 
 def __getattr__(name):
