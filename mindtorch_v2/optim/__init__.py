@@ -12,7 +12,7 @@ from .radam import RAdam  # noqa: F401
 from .rprop import Rprop  # noqa: F401
 from .asgd import ASGD  # noqa: F401
 from .lbfgs import LBFGS  # noqa: F401
-from . import lr_scheduler  # noqa: F401
+from . import lr_scheduler, swa_utils  # noqa: F401
 
 _MISSING = ("Adafactor", "Muon", "SparseAdam")
 
