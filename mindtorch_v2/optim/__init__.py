@@ -17,3 +17,6 @@ from .adafactor import Adafactor  # noqa: F401
 from .muon import Muon  # noqa: F401
 from .sparse_adam import SparseAdam  # noqa: F401
 from . import lr_scheduler, swa_utils  # noqa: F401
+from ._stateless import swap_in_optimizer_params_and_state  # noqa: F401
+
+swap_in_optimizer_params_and_state.__module__ = "torch.optim"  # as PyTorch sets it

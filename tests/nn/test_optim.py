@@ -365,3 +365,27 @@ def test_muon_trajectory(kw):
     for step, (x, y) in enumerate(zip(a, b)):
         np.testing.assert_allclose(x, y, rtol=0, atol=2e-3, err_msg=f"step {step}")
     assert sa["param_groups"] == sb["param_groups"] and sa["state"].keys() == sb["state"].keys()
+
+
+def test_swap_in_optimizer_params_and_state():
+    """A step inside the context updates the swapped-in parameters and state tensors, as PyTorch's; the live
+    optimizer is restored after."""
+    def go(lib):
+        w = lib.nn.Parameter(lib.tensor(W0.tolist()))
+        opt = lib.optim.Adam([w], lr=0.1)
+        w.grad = lib.tensor(GRADS[0][0].tolist())
+        opt.step()
+        osd = opt.state_dict()
+        osd = {"state": {k: {n: v.clone() for n, v in s.items()} for k, s in osd["state"].items()},
+               "param_groups": [dict(g, lr=0.5) for g in osd["param_groups"]]}
+        w2 = lib.nn.Parameter(lib.tensor(W0.tolist()) * 2)
+        w2.grad = lib.tensor(GRADS[1][0].tolist())
+        with lib.optim.swap_in_optimizer_params_and_state(opt, {"w": w2}, osd):
+            assert opt.param_groups[0]["lr"] == 0.5 and opt.param_groups[0]["params"] == [w2]
+            opt.step()
+        assert opt.param_groups[0]["lr"] == 0.1 and opt.param_groups[0]["params"][0] is w
+        return w.detach().tolist(), w2.detach().tolist(), osd["state"][0]["exp_avg"].tolist()
+    np.testing.assert_allclose(go(mt)[1:], go(torch)[1:], rtol=1e-6)
+    assert go(mt)[0] == go(torch)[0]
+    same_error(lambda lib: lib.optim.swap_in_optimizer_params_and_state(
+        lib.optim.Adam([lib.nn.Parameter(lib.ones(2))]), {}, {}).__enter__())
