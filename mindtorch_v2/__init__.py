@@ -61,7 +61,7 @@ channels_last_3d = memory_format("channels_last_3d")
 
 
 # ---- submodules torch.* exposes, and the functions they back (torch_proxy maps torch.X to these) ----
-from . import (accelerator, amp, backends, compiler, cuda, distributed, distributions, export, func, fx,  # noqa: E402
+from . import (accelerator, amp, backends, compiler, cpu, cuda, distributed, distributions, export, func, fx,  # noqa: E402
                hub, jit, library, mps, mtia, onnx, overrides, profiler, types, utils, version, xpu, _dynamo)
 from .nn import attention as _nn_attention  # noqa: E402,F401
 from ._compile import compile  # noqa: E402
