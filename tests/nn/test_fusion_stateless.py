@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import mindtorch_v2 as mt
+from fdiff import errors_match as same_error
 from modcmp import arr, build, randn, tensor
 
 torch = pytest.importorskip("torch")
@@ -46,15 +47,6 @@ def test_fuse_eval_matches_torch(case):
     np.testing.assert_allclose(a[0], a[1], rtol=1e-4, atol=1e-5)  # the fusion is exact up to rounding
     for x, y in zip(a, b):
         np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-6)
-
-
-def same_error(fn):
-    out = []
-    for L in (mt, torch):
-        with pytest.raises(Exception) as e:
-            fn(L)
-        out.append((type(e.value).__name__, str(e.value)))
-    assert out[0] == out[1], out
 
 
 def test_fusion_errors():
