@@ -1,381 +1,221 @@
-"""PyTorch 2.13's torch/nn/utils/_named_member_accessor.py (pure Python)."""
-# This source code is licensed under the BSD-style license found in the
-# LICENSE file in the root directory of this source tree.
-
+"""Get, set and swap a module's tensors and submodules by dotted path (the machinery of functional_call)."""
 from collections.abc import Iterable
 
-import mindtorch_v2 as torch  # the package, bound at import; attributes read at call time
+import mindtorch_v2 as torch  # the package; its attributes are read at call time
+
+_MISSING = object()  # swap_tensor's "absent" value: swapping it in deletes, swapping it out means "was not there"
 
 
-_MISSING: torch.Tensor = object()
+def _require_module(obj):
+    if not isinstance(obj, torch.nn.Module):
+        raise TypeError(f"{obj} is not an instance of torch.nn.Module")
 
 
-def set_tensor(module: "torch.nn.Module", name: str, tensor: torch.Tensor) -> None:
-    if not isinstance(module, torch.nn.Module):
-        raise TypeError(f"{module} is not an instance of torch.nn.Module")
-    if not isinstance(tensor, torch.Tensor) and tensor is not None:
-        raise TypeError(f"{tensor} is not an instance of torch.Tensor")
+def _require_tensor(obj, missing_ok=False):
+    if obj is not None and not isinstance(obj, torch.Tensor) and not (missing_ok and obj is _MISSING):
+        raise TypeError(f"{obj} is not an instance of torch.Tensor")
+
+
+def _check_leaf_name(name, what):
     if "." in name:
-        raise KeyError('tensor name can\'t contain "."')
+        raise KeyError(f'{what} name can\'t contain "."')
     if name == "":
-        raise KeyError('tensor name can\'t be empty string ""')
-    if name in module._parameters:
-        module._parameters[name] = tensor
-    elif name in module._buffers:
-        module._buffers[name] = tensor
-    else:
+        raise KeyError(f'{what} name can\'t be empty string ""')
+
+
+def _slot(module, name):
+    """The parameter or buffer dict of module holding name, or None for a plain attribute."""
+    for table in (module._parameters, module._buffers):
+        if name in table:
+            return table
+    return None
+
+
+def set_tensor(module, name, tensor):
+    """Set module's direct tensor attribute name, keeping it a parameter/buffer if it was one."""
+    _require_module(module)
+    _require_tensor(tensor)
+    _check_leaf_name(name, "tensor")
+    table = _slot(module, name)
+    if table is None:
         setattr(module, name, tensor)
-
-
-def swap_tensor(
-    module: "torch.nn.Module",
-    name: str,
-    tensor: torch.Tensor,
-    allow_missing: bool = False,
-) -> torch.Tensor:
-    if not isinstance(module, torch.nn.Module):
-        raise TypeError(f"{module} is not an instance of torch.nn.Module")
-    if (
-        tensor is not _MISSING
-        and not isinstance(tensor, torch.Tensor)
-        and tensor is not None
-    ):
-        raise TypeError(f"{tensor} is not an instance of torch.Tensor")
-    if "." in name:
-        raise KeyError('tensor name can\'t contain "."')
-    if name == "":
-        raise KeyError('tensor name can\'t be empty string ""')
-
-    orig_tensor: torch.Tensor
-    if name in module._parameters:
-        orig_tensor = module._parameters[name]
-        if tensor is not _MISSING:
-            module._parameters[name] = tensor
-        else:
-            del module._parameters[name]
-    elif name in module._buffers:
-        orig_tensor = module._buffers[name]
-        if tensor is not _MISSING:
-            module._buffers[name] = tensor
-        else:
-            del module._buffers[name]
     else:
-        if hasattr(module, name):
-            orig_tensor = getattr(module, name)
+        table[name] = tensor
+
+
+def swap_tensor(module, name, tensor, allow_missing=False):
+    """Set module's direct tensor attribute name and return the old value (_MISSING deletes / was absent)."""
+    _require_module(module)
+    _require_tensor(tensor, missing_ok=True)
+    _check_leaf_name(name, "tensor")
+    table = _slot(module, name)
+    if table is not None:
+        old = table[name]
+        if tensor is _MISSING:
+            del table[name]
         else:
-            if not allow_missing:
-                raise AttributeError(f"{module._get_name()} has no attribute `{name}`")
-            orig_tensor = _MISSING
-        if (
-            orig_tensor is not _MISSING
-            and not isinstance(orig_tensor, torch.Tensor)
-            and orig_tensor is not None
-        ):
-            raise TypeError(
-                f"attribute `{name}`: {orig_tensor} is not an instance of torch.Tensor"
-            )
-        if tensor is not _MISSING:
-            setattr(module, name, tensor)
-        elif hasattr(module, name):
-            delattr(module, name)
-    return orig_tensor
+            table[name] = tensor
+        return old
+    if hasattr(module, name):
+        old = getattr(module, name)
+    elif allow_missing:
+        old = _MISSING
+    else:
+        raise AttributeError(f"{module._get_name()} has no attribute `{name}`")
+    if old is not _MISSING and old is not None and not isinstance(old, torch.Tensor):
+        raise TypeError(f"attribute `{name}`: {old} is not an instance of torch.Tensor")
+    if tensor is not _MISSING:
+        setattr(module, name, tensor)
+    elif hasattr(module, name):
+        delattr(module, name)
+    return old
 
 
-def swap_submodule(
-    module: "torch.nn.Module",
-    name: str,
-    submodule: "torch.nn.Module",
-) -> "torch.nn.Module":
-    if not isinstance(module, torch.nn.Module):
-        raise TypeError(f"{module} is not an instance of torch.nn.Module")
-    if not isinstance(submodule, torch.nn.Module):
-        raise TypeError(f"{submodule} is not an instance of torch.nn.Module")
-    if "." in name:
-        raise KeyError('submodule name can\'t contain "."')
-    if name == "":
-        raise KeyError('submodule name can\'t be empty string ""')
+def swap_submodule(module, name, submodule):
+    """Replace module's direct child name by submodule and return the old child."""
+    _require_module(module)
+    _require_module(submodule)
+    _check_leaf_name(name, "submodule")
     if name not in module._modules:
         raise KeyError(f"submodule {name} does not exist")
-
-    orig_submodule = module._modules[name]
-    if not isinstance(orig_submodule, torch.nn.Module):
+    old = module._modules[name]
+    if not isinstance(old, torch.nn.Module):
         raise TypeError(f"{name} attribute is not an instance of torch.nn.Module")
     module._modules[name] = submodule
-    return orig_submodule
+    return old
+
+
+def _same_length(names, values):
+    names = names if isinstance(names, (list, tuple)) else list(names)
+    values = values if isinstance(values, (list, tuple)) else list(values)
+    if len(names) != len(values):
+        raise AssertionError("names and values must have the same length, "
+                             f"got {len(names)} names and {len(values)} values")
+    return zip(names, values)
 
 
 class NamedMemberAccessor:
-    """
-    A class that provides a way to access the submodules and parameters/buffers of a module.
+    """Dotted-path access to a module's submodules and tensors, caching the submodule lookups."""
 
-    It provides caching mechanism to speed up submodule lookups.
-    This is useful for functional programming to manipulate the module state.
-    """
-
-    def __init__(self, module: "torch.nn.Module") -> None:
+    def __init__(self, module) -> None:
         self.module = module
-        self.memo: dict[str, torch.nn.Module] = {}
+        self.memo = {}
 
-    # Nested attribute access
+    def _owner(self, path):
+        """(submodule holding the last component of path, that component)."""
+        prefix, _, leaf = path.rpartition(".")
+        return self.get_submodule(prefix), leaf
 
-    def get_submodule(self, name: str) -> "torch.nn.Module":
-        """
-        Return the submodule specified by the given path.
-
-        For example, to get the submodule mod.layer1.conv1,
-        use accessor.get_submodule("layer1.conv1")
-
-        Compare to mod.get_submodule("layer1.conv1"), this method will cache the
-        intermediate submodule access to speed up future lookups.
-        """
+    def get_submodule(self, name: str):
+        """The submodule at the dotted path name ("" is the module itself)."""
         if not name:
             return self.module
-
-        if name in self.memo:
-            return self.memo[name]
-        else:
-            prefix, dot, attr = name.rpartition(".")
-            if dot:
-                module = self.get_submodule(prefix)
-            else:
-                module = self.module
-            try:
-                submodule = getattr(module, attr)
-            except AttributeError as ex:
-                raise AttributeError(
-                    f"{module._get_name()} has no attribute `{attr}`"
-                ) from ex
-            if not isinstance(submodule, torch.nn.Module):
-                raise TypeError(
-                    f"submodule `{name}`: {submodule} is not an instance of torch.nn.Module"
-                )
-            self.memo[name] = submodule
-            return submodule
-
-    def swap_submodule(self, path: str, value: "torch.nn.Module") -> "torch.nn.Module":
-        """
-        Swap the submodule specified by the given ``path`` to ``value``.
-
-        For example, to swap the attribute mod.layer1.conv1 use
-        ``accessor.swap_submodule("layer1.conv1", conv2)``.
-        """
-        prefix, _, attr = path.rpartition(".")
-        return swap_submodule(self.get_submodule(prefix), attr, value)
-
-    def get_tensor(self, name: str) -> torch.Tensor:
-        """
-        Get the tensor specified by the given path to value.
-
-        For example, to get the attribute mod.layer1.conv1.weight,
-        use accessor.get_tensor('layer1.conv1.weight')
-
-        Compare to mod.get_parameter("layer1.conv1.weight"), this method will
-        cache the intermediate submodule access to speed up future lookups.
-        """
-        prefix, _, attr = name.rpartition(".")
-        submodule = self.get_submodule(prefix)
+        cached = self.memo.get(name)
+        if cached is not None:
+            return cached
+        parent, leaf = self._owner(name)
         try:
-            tensor = getattr(submodule, attr)
+            sub = getattr(parent, leaf)
         except AttributeError as ex:
-            raise AttributeError(
-                f"{submodule._get_name()} has no attribute `{name}`"
-            ) from ex
-        if not isinstance(tensor, torch.Tensor) and tensor is not None:
-            raise TypeError(f"{tensor} is not an instance of torch.Tensor")
-        return tensor
+            raise AttributeError(f"{parent._get_name()} has no attribute `{leaf}`") from ex
+        if not isinstance(sub, torch.nn.Module):
+            raise TypeError(f"submodule `{name}`: {sub} is not an instance of torch.nn.Module")
+        self.memo[name] = sub
+        return sub
 
-    def set_tensor(self, name: str, value: torch.Tensor) -> None:
-        """
-        Set the attribute specified by the given path to value.
+    def swap_submodule(self, path: str, value):
+        """Replace the submodule at path by value; return the old one."""
+        return swap_submodule(*self._owner(path), value)
 
-        For example, to set the attribute mod.layer1.conv1.weight,
-        use accessor.set_tensor("layer1.conv1.weight", value)
-        """
-        prefix, _, attr = name.rpartition(".")
-        set_tensor(self.get_submodule(prefix), attr, value)
+    def get_tensor(self, name: str):
+        """The tensor (or None) at the dotted path name."""
+        owner, leaf = self._owner(name)
+        try:
+            value = getattr(owner, leaf)
+        except AttributeError as ex:
+            raise AttributeError(f"{owner._get_name()} has no attribute `{name}`") from ex
+        _require_tensor(value)
+        return value
+
+    def set_tensor(self, name: str, value) -> None:
+        """Set the tensor at the dotted path name."""
+        set_tensor(*self._owner(name), value)
 
     def del_tensor(self, name: str) -> None:
-        """
-        Delete the attribute specified by the given path.
-
-        For example, to delete the attribute mod.layer1.conv1.weight,
-        use accessor.del_tensor("layer1.conv1.weight")
-        """
-        prefix, _, attr = name.rpartition(".")
-        submodule = self.get_submodule(prefix)
+        """Delete the tensor at the dotted path name."""
+        owner, leaf = self._owner(name)
         try:
-            delattr(submodule, attr)
+            delattr(owner, leaf)
         except AttributeError as ex:
-            raise AttributeError(
-                f"{submodule._get_name()} has no attribute `{name}`"
-            ) from ex
+            raise AttributeError(f"{owner._get_name()} has no attribute `{name}`") from ex
 
-    def swap_tensor(
-        self, name: str, value: torch.Tensor, allow_missing: bool = False
-    ) -> torch.Tensor:
-        """
-        Swap the attribute specified by the given path to value.
+    def swap_tensor(self, name: str, value, allow_missing: bool = False):
+        """Set the tensor at the dotted path name; return the old one."""
+        return swap_tensor(*self._owner(name), value, allow_missing=allow_missing)
 
-        For example, to swap the attribute mod.layer1.conv1.weight,
-        use accessor.swap_tensor("layer1.conv1.weight", value)
-        """
-        prefix, _, attr = name.rpartition(".")
-        return swap_tensor(
-            self.get_submodule(prefix), attr, value, allow_missing=allow_missing
-        )
+    def get_tensors(self, names: Iterable[str]):
+        """get_tensor for each name."""
+        return [self.get_tensor(n) for n in names]
 
-    # Batched operations
-
-    def get_tensors(self, names: Iterable[str]) -> list[torch.Tensor]:
-        """
-        Get the tensors specified by the given paths.
-
-        For example, to get the attributes mod.layer1.conv1.weight and
-        mod.layer1.conv1.bias, use accessor.get_tensors(["layer1.conv1.weight",
-        "layer1.conv1.bias"])
-        """
-        return [self.get_tensor(name) for name in names]
-
-    def set_tensors(self, names: Iterable[str], values: Iterable[torch.Tensor]) -> None:
-        """
-        Set the attributes specified by the given paths to values.
-
-        For example, to set the attributes mod.layer1.conv1.weight and
-        mod.layer1.conv1.bias, use accessor.set_tensors(["layer1.conv1.weight",
-        "layer1.conv1.bias"], [weight, bias])
-        """
-        if not isinstance(names, (list, tuple)):
-            names = list(names)
-        if not isinstance(values, (list, tuple)):
-            values = list(values)
-        if len(names) != len(values):
-            raise AssertionError(
-                f"names and values must have the same length, "
-                f"got {len(names)} names and {len(values)} values"
-            )
-
-        for name, value in zip(names, values, strict=True):
+    def set_tensors(self, names: Iterable[str], values) -> None:
+        """set_tensor for each (name, value) pair; the two must have the same length."""
+        for name, value in _same_length(names, values):
             self.set_tensor(name, value)
 
-    def set_tensors_dict(self, named_tensors: dict[str, torch.Tensor]) -> None:
-        """
-        Set the attributes specified by the given paths to values.
-
-        For example, to set the attributes mod.layer1.conv1.weight and
-        mod.layer1.conv1.bias, use accessor.set_tensors_dict({
-            "layer1.conv1.weight": weight,
-            "layer1.conv1.bias": bias,
-        })
-        """
+    def set_tensors_dict(self, named_tensors) -> None:
+        """set_tensor for each item of the dict."""
         for name, value in named_tensors.items():
             self.set_tensor(name, value)
 
     def del_tensors(self, names: Iterable[str]) -> None:
-        """
-        Delete the attributes specified by the given paths.
-
-        For example, to delete the attributes mod.layer1.conv1.weight and
-        mod.layer1.conv1.bias, use accessor.del_tensors(["layer1.conv1.weight",
-        "layer1.conv1.bias"])
-        """
+        """del_tensor for each name."""
         for name in names:
             self.del_tensor(name)
 
-    def swap_tensors(
-        self,
-        names: Iterable[str],
-        values: Iterable[torch.Tensor],
-        allow_missing: bool = False,
-    ) -> list[torch.Tensor]:
-        """
-        Swap the attributes specified by the given paths to values.
+    def swap_tensors(self, names: Iterable[str], values, allow_missing: bool = False):
+        """swap_tensor for each (name, value) pair; the old values, in order."""
+        return [self.swap_tensor(n, v, allow_missing=allow_missing) for n, v in _same_length(names, values)]
 
-        For example, to swap the attributes mod.layer1.conv1.weight and
-        mod.layer1.conv1.bias, use accessor.swap_tensors(["layer1.conv1.weight",
-        "layer1.conv1.bias"], [weight, bias])
-        """
-        if not isinstance(names, (list, tuple)):
-            names = list(names)
-        if not isinstance(values, (list, tuple)):
-            values = list(values)
-        if len(names) != len(values):
-            raise AssertionError(
-                f"names and values must have the same length, "
-                f"got {len(names)} names and {len(values)} values"
-            )
+    def swap_tensors_dict(self, named_tensors, allow_missing: bool = False):
+        """Swap in every item of the dict, all or nothing; (old values by name, names that were absent)."""
+        old, missing = {}, []
 
-        return [
-            self.swap_tensor(name, value, allow_missing=allow_missing)
-            for name, value in zip(names, values, strict=True)
-        ]
+        def restore():
+            for n, t in old.items():
+                self.swap_tensor(n, t, allow_missing=True)
 
-    def swap_tensors_dict(
-        self, named_tensors: dict[str, torch.Tensor], allow_missing: bool = False
-    ) -> tuple[dict[str, torch.Tensor], list[str]]:
-        """
-        Swap the attributes specified by the given paths to values.
-
-        For example, to swap the attributes mod.layer1.conv1.weight and
-        mod.layer1.conv1.bias, use accessor.swap_tensors_dict({
-            "layer1.conv1.weight": weight,
-            "layer1.conv1.bias": bias,
-        })
-        """
-        orig_named_tensors = {}
-        missing_keys = []
         try:
             for name, tensor in named_tensors.items():
-                orig_tensor = self.swap_tensor(name, tensor, allow_missing=True)
-                if orig_tensor is _MISSING:
-                    missing_keys.append(name)
-                orig_named_tensors[name] = orig_tensor
+                old[name] = self.swap_tensor(name, tensor, allow_missing=True)
+                if old[name] is _MISSING:
+                    missing.append(name)
         except Exception:
-            # Swap back if any exception occurs
-            for name, orig_tensor in orig_named_tensors.items():
-                self.swap_tensor(name, orig_tensor, allow_missing=True)
+            restore()
             raise
-        if missing_keys and not allow_missing:
-            # Swap back if any key is missing when allow_missing is False
-            for name, orig_tensor in orig_named_tensors.items():
-                self.swap_tensor(name, orig_tensor, allow_missing=True)
-            raise RuntimeError(f"Missing key(s): {', '.join(map(repr, missing_keys))}.")
-        return orig_named_tensors, missing_keys
+        if missing and not allow_missing:
+            restore()
+            raise RuntimeError(f"Missing key(s): {', '.join(map(repr, missing))}.")
+        return old, missing
 
-    def check_keys(self, keys: Iterable[str]) -> tuple[list[str], list[str]]:
-        """Check that the given keys are valid."""
+    def check_keys(self, keys: Iterable[str]):
+        """(sorted tensor names absent from keys, sorted keys that name no tensor)."""
         keys = set(keys)
-        valid_keys = {name for name, _ in self.named_tensors(remove_duplicate=False)}
-        missing_keys = valid_keys - keys
-        unexpected_keys = keys - valid_keys
-        return sorted(missing_keys), sorted(unexpected_keys)
+        known = {name for name, _ in self.named_tensors(remove_duplicate=False)}
+        return sorted(known - keys), sorted(keys - known)
 
-    # Shortcut methods
-
-    def named_parameters(
-        self,
-        remove_duplicate: bool = True,
-    ) -> Iterable[tuple[str, torch.Tensor]]:
-        """Iterate over all the parameters in the module."""
+    def named_parameters(self, remove_duplicate: bool = True):
+        """The module's named_parameters."""
         yield from self.module.named_parameters(remove_duplicate=remove_duplicate)
 
-    def named_buffers(
-        self,
-        remove_duplicate: bool = True,
-    ) -> Iterable[tuple[str, torch.Tensor]]:
-        """Iterate over all the buffers in the module."""
+    def named_buffers(self, remove_duplicate: bool = True):
+        """The module's named_buffers."""
         yield from self.module.named_buffers(remove_duplicate=remove_duplicate)
 
-    def named_tensors(
-        self,
-        remove_duplicate: bool = True,
-    ) -> Iterable[tuple[str, torch.Tensor]]:
-        """Iterate over all the tensors in the module."""
-        yield from self.module.named_parameters(remove_duplicate=remove_duplicate)
-        yield from self.module.named_buffers(remove_duplicate=remove_duplicate)
+    def named_tensors(self, remove_duplicate: bool = True):
+        """The module's parameters, then its buffers."""
+        yield from self.named_parameters(remove_duplicate)
+        yield from self.named_buffers(remove_duplicate)
 
-    def named_modules(
-        self,
-        remove_duplicate: bool = True,
-    ) -> Iterable[tuple[str, "torch.nn.Module"]]:
-        """Iterate over all the modules in the module."""
+    def named_modules(self, remove_duplicate: bool = True):
+        """The module's named_modules."""
         yield from self.module.named_modules(remove_duplicate=remove_duplicate)
