@@ -389,3 +389,25 @@ def test_swap_in_optimizer_params_and_state():
     assert go(mt)[0] == go(torch)[0]
     same_error(lambda lib: lib.optim.swap_in_optimizer_params_and_state(
         lib.optim.Adam([lib.nn.Parameter(lib.ones(2))]), {}, {}).__enter__())
+
+
+@pytest.mark.parametrize("bad", [
+    lambda sd: [], lambda sd: {"state": [], "param_groups": sd["param_groups"]},
+    lambda sd: {"state": {0: 1}, "param_groups": sd["param_groups"]},
+    lambda sd: {"state": sd["state"], "param_groups": ()}, lambda sd: {"state": sd["state"], "param_groups": []},
+    lambda sd: {"state": sd["state"], "param_groups": [1]},
+    lambda sd: {"state": sd["state"], "param_groups": [dict(sd["param_groups"][0], params=["a"])]},
+    lambda sd: {"state": sd["state"], "param_groups": [dict(sd["param_groups"][0], params=[0, 1])]},
+    lambda sd: {"state": sd["state"], "param_groups": [dict(sd["param_groups"][0], extra=1)]},
+    lambda sd: {"state": dict(sd["state"], **{5: {}}), "param_groups": sd["param_groups"]},
+])
+def test_swap_in_optimizer_state_errors(bad):
+    """Each malformed swap-in state_dict raises PyTorch's error (type and text)."""
+    def go(lib, params):
+        w = lib.nn.Parameter(lib.ones(2))
+        opt = lib.optim.Adam([w])
+        w.grad = lib.ones(2)
+        opt.step()
+        return lib.optim.swap_in_optimizer_params_and_state(opt, params(lib), bad(opt.state_dict())).__enter__()
+    same_error(lambda lib: go(lib, lambda L: {"w": L.zeros(2)}))
+    same_error(lambda lib: go(lib, lambda L: {}))
