@@ -1,5 +1,5 @@
-"""torch.optim.Adafactor: PyTorch 2.13's single-tensor step (_adafactor.py) over our ops, as PyTorch runs it on
-CPU (its foreach form is opt-in); pure Python, no fused C step."""
+"""torch.optim.Adafactor: Adam-like steps from a factored second moment (row and column statistics per matrix),
+sized relative to the weights.  The single-tensor form, which PyTorch runs on CPU unless foreach is asked for."""
 from .._creation import zeros_like
 from .._tensor import Tensor
 from .. import _dtype
@@ -10,6 +10,8 @@ __all__ = ["Adafactor", "adafactor"]
 
 
 class Adafactor(Optimizer):
+    """Adafactor (Shazeer and Stern, 2018), without momentum."""
+
     def __init__(self, params, lr=1e-2, beta2_decay=-0.8, eps=(None, 1e-3), d=1.0, weight_decay=0.0, *,
                  foreach=None, maximize=False):
         if isinstance(lr, Tensor) and lr.numel() != 1:
@@ -74,6 +76,7 @@ class Adafactor(Optimizer):
 
 def adafactor(params, grads, row_vars, col_vars, variances, state_steps, foreach=None, grad_scale=None,
               found_inf=None, has_complex=False, *, d, lr, beta2_decay, weight_decay, eps1, eps2, maximize):
+    """The functional form of Adafactor.step."""
     if not all(isinstance(t, Tensor) for t in state_steps):
         raise RuntimeError("`state_steps` argument must contain a list of singleton tensors")
     if grad_scale is not None or found_inf is not None:
@@ -81,25 +84,29 @@ def adafactor(params, grads, row_vars, col_vars, variances, state_steps, foreach
     lr = _to_scalar(lr)
     for param, grad, row_var, col_var, variance, step_t in zip(params, grads, row_vars, col_vars, variances,
                                                                state_steps):
-        grad = -grad if maximize else grad
-        if eps1 is None:
+        if maximize:
+            grad = -grad
+        if eps1 is None:  # decided by the first parameter, as PyTorch's
             eps1 = _dtype.finfo(param.dtype).eps
         step_t += 1
-        step_float = step_t.item()
-        one_minus_beta2_t = step_float ** beta2_decay
-        rho_t = min(lr, 1 / (step_float ** 0.5))
-        alpha = max(eps2, param.norm(2).item() / (param.numel() ** 0.5)) * rho_t
+        k = step_t.item()
+        beta2_weight = k ** beta2_decay  # 1 - beta2 at step k
+        rel_step = min(lr, 1 / k ** 0.5)
+        scale = max(eps2, param.norm(2).item() / param.numel() ** 0.5) * rel_step  # relative to the weights' RMS
         if weight_decay != 0:
             param.mul_(1 - lr * weight_decay)
-        if grad.dim() > 1:
-            row_var.lerp_(grad.norm(dim=-1, keepdim=True).square_().div_(grad.size(-1)), one_minus_beta2_t)
-            col_var.lerp_(grad.norm(dim=-2, keepdim=True).square_().div_(grad.size(-2)), one_minus_beta2_t)
-            var_estimate = row_var @ col_var
-            var_estimate.div_(row_var.mean(dim=-2, keepdim=True).clamp_(min=eps1))
-        else:
-            variance.lerp_(grad * grad, one_minus_beta2_t)
-            var_estimate = variance.clone()
-        update = var_estimate.clamp_(min=eps1 * eps1).rsqrt_()
-        update.mul_(grad)
-        denom = max(1.0, update.norm(2).item() / ((update.numel() ** 0.5) * d))
-        param.add_(update, alpha=-alpha / denom)
+        u = _second_moment(grad, row_var, col_var, variance, beta2_weight, eps1)
+        u = u.clamp_(min=eps1 * eps1).rsqrt_().mul_(grad)
+        clip = max(1.0, u.norm(2).item() / (u.numel() ** 0.5 * d))  # update RMS clipped to d
+        param.add_(u, alpha=-scale / clip)
+
+
+def _second_moment(grad, row_var, col_var, variance, weight, eps1):
+    """The updated running estimate of grad**2, as a new tensor: for a matrix the outer product of its row and
+    column means over their mean (Adafactor's factorisation), for a vector the full running mean."""
+    if grad.dim() <= 1:
+        variance.lerp_(grad * grad, weight)
+        return variance.clone()
+    row_var.lerp_(grad.norm(dim=-1, keepdim=True).square_().div_(grad.size(-1)), weight)
+    col_var.lerp_(grad.norm(dim=-2, keepdim=True).square_().div_(grad.size(-2)), weight)
+    return (row_var @ col_var).div_(row_var.mean(dim=-2, keepdim=True).clamp_(min=eps1))
