@@ -1,5 +1,5 @@
-"""torch.optim.Muon: PyTorch 2.13's _muon.py over our ops (momentum, then a Newton-Schulz orthogonalisation
-in bfloat16); pure Python as PyTorch's, which has only the single-tensor form."""
+"""torch.optim.Muon: momentum SGD whose update matrix is orthogonalised (Newton-Schulz, in bfloat16) before it
+is applied; for 2-D parameters only.  Pure Python, as PyTorch's (which has only the single-tensor form)."""
 import math
 
 from .._creation import zeros_like
@@ -17,6 +17,8 @@ DEFAULT_NS_STEPS = 5
 
 
 def _zeropower_via_newtonschulz(grad, ns_coefficients, ns_steps, eps):
+    """About U V^T for grad = U S V^T: a quintic Newton-Schulz iteration in bfloat16, run on the orientation
+    with no more rows than columns so that the Gram matrix is the smaller one."""
     from .. import addmm
     if ns_steps >= 100:
         raise ValueError("Number of steps must be less than 100 for computational efficiency")
@@ -25,31 +27,29 @@ def _zeropower_via_newtonschulz(grad, ns_coefficients, ns_steps, eps):
     if len(ns_coefficients) != 3:
         raise ValueError("Coefficients must be a tuple of exactly 3 values")
     a, b, c = ns_coefficients
-    ortho_grad = grad.bfloat16()
-    if grad.size(0) > grad.size(1):
-        ortho_grad = ortho_grad.T
-    ortho_grad.div_(ortho_grad.norm().clamp(min=eps))
+    tall = grad.size(0) > grad.size(1)
+    x = grad.bfloat16().T if tall else grad.bfloat16()
+    x.div_(x.norm().clamp(min=eps))  # spectral norm <= Frobenius norm <= 1: inside the iteration's basin
     for _ in range(ns_steps):
-        gram_matrix = ortho_grad @ ortho_grad.T
-        gram_update = addmm(gram_matrix, gram_matrix, gram_matrix, beta=b, alpha=c)
-        ortho_grad = addmm(ortho_grad, gram_update, ortho_grad, beta=a)
-    if grad.size(0) > grad.size(1):
-        ortho_grad = ortho_grad.T
-    return ortho_grad
+        g = x @ x.T
+        x = addmm(x, addmm(g, g, g, beta=b, alpha=c), x, beta=a)  # a x + (b g + c g^2) x
+    return x.T if tall else x
 
 
 def _adjust_lr(lr, adjust_lr_fn, param_shape):
-    A, B = param_shape[:2]
-    if adjust_lr_fn is None or adjust_lr_fn == "original":
-        adjusted_ratio = math.sqrt(max(1, A / B))
-    elif adjust_lr_fn == "match_rms_adamw":
-        adjusted_ratio = 0.2 * math.sqrt(max(A, B))
-    else:
-        adjusted_ratio = 1.0
-    return lr * adjusted_ratio
+    """lr scaled for the matrix shape: sqrt(max(1, rows/cols)) by default ("original"), or
+    0.2 sqrt(max(rows, cols)) to match AdamW's update RMS ("match_rms_adamw")."""
+    rows, cols = param_shape[:2]
+    if adjust_lr_fn in (None, "original"):
+        return lr * math.sqrt(max(1, rows / cols))
+    if adjust_lr_fn == "match_rms_adamw":
+        return lr * (0.2 * math.sqrt(max(rows, cols)))
+    return lr * 1.0
 
 
 class Muon(Optimizer):
+    """Muon (MomentUm Orthogonalized by Newton-schulz)."""
+
     def __init__(self, params, lr=1e-3, weight_decay=0.1, momentum=0.95, nesterov=True,
                  ns_coefficients=(DEFAULT_A, DEFAULT_B, DEFAULT_C), eps=EPS, ns_steps=DEFAULT_NS_STEPS,
                  adjust_lr_fn=None):
@@ -90,17 +90,14 @@ class Muon(Optimizer):
                 if "momentum_buffer" not in state:
                     state["momentum_buffer"] = zeros_like(p.grad)
                 bufs.append(state["momentum_buffer"])
-            lr = _to_scalar(group["lr"])
-            momentum = group["momentum"]
-            for param, buf in zip(params, bufs):
-                grad = param.grad
-                if grad.ndim != 2:
+            lr, beta = _to_scalar(group["lr"]), group["momentum"]
+            for p, buf in zip(params, bufs):
+                if p.grad.ndim != 2:
                     raise ValueError("Param gradient must be a 2D matrix")
-                buf.lerp_(grad, 1 - momentum)
-                update = grad.lerp(buf, momentum) if group["nesterov"] else buf
-                update = _zeropower_via_newtonschulz(update, group["ns_coefficients"], group["ns_steps"],
-                                                     group["eps"])
-                adjusted_lr = _adjust_lr(lr, group["adjust_lr_fn"], param.shape)
-                param.mul_(1 - lr * group["weight_decay"])
-                param.add_(update, alpha=-adjusted_lr)
+                buf.lerp_(p.grad, 1 - beta)
+                direction = p.grad.lerp(buf, beta) if group["nesterov"] else buf
+                direction = _zeropower_via_newtonschulz(direction, group["ns_coefficients"], group["ns_steps"],
+                                                        group["eps"])
+                p.mul_(1 - lr * group["weight_decay"])  # decoupled weight decay
+                p.add_(direction, alpha=-_adjust_lr(lr, group["adjust_lr_fn"], p.shape))
         return loss
