@@ -114,31 +114,33 @@ _current_stream = _default_cpu_stream
 
 
 def current_stream(device=None):
+    """The stream selected by the innermost open stream() context (the default one outside any)."""
     return _current_stream
 
 
 class StreamContext(AbstractContextManager):
-    """Selects a given stream: the current stream is that one while the context is open."""
+    """Makes stream the current one while open (None leaves the current stream alone)."""
 
     def __init__(self, stream):
         self.stream = stream
         self.prev_stream = _default_cpu_stream
 
-    def __enter__(self):
+    def _select(self, entering):
         global _current_stream
-        if self.stream is None:
-            return
-        self.prev_stream = _current_stream
-        _current_stream = self.stream
+        if self.stream is not None:
+            if entering:
+                self.prev_stream = _current_stream
+            _current_stream = self.stream if entering else self.prev_stream
+
+    def __enter__(self):
+        self._select(True)
 
     def __exit__(self, type, value, traceback):
-        global _current_stream
-        if self.stream is None:
-            return
-        _current_stream = self.prev_stream
+        self._select(False)
 
 
 def stream(stream):
+    """A StreamContext for stream."""
     return StreamContext(stream)
 
 
