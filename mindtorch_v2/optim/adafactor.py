@@ -4,7 +4,7 @@ from .._creation import zeros_like
 from .._tensor import Tensor
 from .. import _dtype
 from ..autograd.grad_mode import no_grad
-from .optimizer import Optimizer, _closure_loss, _scalar_tensor, _to_scalar
+from .optimizer import Optimizer, _closure_loss, _scalar_tensor, _to_scalar, _with_grad
 
 __all__ = ["Adafactor", "adafactor"]
 
@@ -45,15 +45,8 @@ class Adafactor(Optimizer):
     def step(self, closure=None):
         loss = _closure_loss(closure)
         for group in self.param_groups:
-            params, row_vars, col_vars, variances = [], [], [], []
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                if p.is_complex():
-                    raise RuntimeError("Adafactor does not support complex parameters")
-                if p.grad.is_sparse:
-                    raise RuntimeError("Adafactor does not support sparse gradients")
-                params.append(p)
+            params, row_vars, col_vars, variances = _with_grad(group, "Adafactor", real_only=True), [], [], []
+            for p in params:
                 state = self.state[p]
                 if len(state) == 0:
                     state["step"] = _scalar_tensor(0.0)

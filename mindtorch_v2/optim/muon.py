@@ -5,7 +5,7 @@ import math
 from .._creation import zeros_like
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
-from .optimizer import Optimizer, _closure_loss, _to_scalar
+from .optimizer import Optimizer, _closure_loss, _to_scalar, _with_grad
 
 __all__ = ["Muon"]
 
@@ -77,15 +77,8 @@ class Muon(Optimizer):
     def step(self, closure=None):
         loss = _closure_loss(closure)
         for group in self.param_groups:
-            params, bufs = [], []
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                if p.is_complex():
-                    raise RuntimeError("Muon does not support complex parameters")
-                if p.grad.is_sparse:
-                    raise RuntimeError("Muon does not support sparse gradients")
-                params.append(p)
+            params, bufs = _with_grad(group, "Muon", real_only=True), []
+            for p in params:
                 state = self.state[p]
                 if "momentum_buffer" not in state:
                     state["momentum_buffer"] = zeros_like(p.grad)
