@@ -59,10 +59,13 @@ preserve_format = memory_format("preserve_format")
 channels_last = memory_format("channels_last")
 channels_last_3d = memory_format("channels_last_3d")
 
+from math import e, inf, nan, pi  # noqa: E402,F401  (torch.e, torch.pi... are math's, as in PyTorch)
+newaxis = None
+
 
 # ---- submodules torch.* exposes, and the functions they back (torch_proxy maps torch.X to these) ----
-from . import (accelerator, amp, backends, compiler, cuda, distributed, distributions, export, func, fx,  # noqa: E402
-               hub, jit, library, mps, mtia, onnx, overrides, profiler, types, utils, version, xpu, _dynamo)
+from . import (accelerator, amp, backends, compiler, cpu, cuda, distributed, distributions, export, func, fx,  # noqa: E402
+               hub, jit, library, mps, mtia, onnx, overrides, profiler, signal, types, utils, version, xpu, _dynamo)
 from .nn import attention as _nn_attention  # noqa: E402,F401
 from ._compile import compile  # noqa: E402
 from ._vmap import vmap  # noqa: E402

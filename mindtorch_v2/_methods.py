@@ -12,7 +12,11 @@ from ._registry import TENSOR, TORCH
 
 
 def clone(input, *, memory_format=None):
-    return call(lib.mt_clone, input._h)
+    if getattr(memory_format, "_name", "preserve_format") != "preserve_format":
+        out = input.contiguous(memory_format=memory_format)  # a copy in that format, unless already in it
+        if out is not input:
+            return out
+    return call(lib.mt_clone, input._h)  # preserves the strides of a dense tensor
 
 
 def copy_(self, src, non_blocking=False):

@@ -418,6 +418,12 @@ def resize_(self, *sizes, memory_format=None):
     from ._core import check
     check(lib.mt_resize_(self._h, len(sizes), sizes))
     self._shape = None
+    fmt = getattr(memory_format, "_name", None)  # then PyTorch restrides the tensor to the format, in place
+    if fmt in _CHANNELS_LAST:
+        self.as_strided_(self.shape, channels_last_strides(self.shape, fmt))
+    elif fmt == "contiguous_format" and not lib.mt_tensor_is_contiguous(self._h):
+        from .storage import _contiguous_strides
+        self.as_strided_(self.shape, _contiguous_strides(self.shape))
     return self
 
 

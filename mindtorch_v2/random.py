@@ -5,7 +5,17 @@ import warnings
 from ._random import (default_generator, get_rng_state, initial_seed, manual_seed, seed,  # noqa: F401
                       set_rng_state)
 
-__all__ = ["set_rng_state", "get_rng_state", "manual_seed", "seed", "initial_seed", "fork_rng"]
+__all__ = ["set_rng_state", "get_rng_state", "manual_seed", "seed", "initial_seed", "fork_rng",
+           "thread_safe_generator"]
+
+
+def thread_safe_generator():
+    """The worker's thread-local Generator inside a DataLoader thread worker, else None (the global RNG)."""
+    from .utils.data import get_worker_info
+    info = get_worker_info()
+    if info is not None and getattr(info, "worker_method", None) == "thread" and getattr(info, "rng", None) is not None:
+        return info.rng.torch_generator
+    return None
 
 _fork_rng_warned_already = False
 

@@ -105,3 +105,7 @@ def _is_checkpoint_valid():
 
 
 from .._tensor import Tensor as Variable  # noqa: E402
+
+
+def variable(*args, **kwargs):
+    raise RuntimeError("torch.autograd.variable(...) is deprecated, use torch.tensor(...) instead")

@@ -1,21 +1,59 @@
-"""torch.func: vmap (see mindtorch_v2/_vmap.py); the other transforms are not implemented."""
+"""torch.func: vmap (see mindtorch_v2/_vmap.py), functional_call and stack_module_state (PyTorch's
+_functorch/functional_call.py); the other transforms are not implemented."""
+from collections.abc import Sequence
+
+from .._missing import missing_function
 from .._vmap import vmap  # noqa: F401
 
-
-def _ni(name):
-    def fn(*args, **kwargs):
-        raise NotImplementedError(f"torch.func.{name} is not implemented")
-    fn.__name__ = name
-    return fn
+grad, grad_and_value, vjp, jvp, jacrev, jacfwd, hessian, functionalize = (
+    missing_function(f"torch.func.{n}")
+    for n in ("grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "functionalize"))
 
 
-grad = _ni("grad")
-grad_and_value = _ni("grad_and_value")
-vjp = _ni("vjp")
-jvp = _ni("jvp")
-jacrev = _ni("jacrev")
-jacfwd = _ni("jacfwd")
-hessian = _ni("hessian")
-functional_call = _ni("functional_call")
-functionalize = _ni("functionalize")
-stack_module_state = _ni("stack_module_state")
+def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *, tie_weights=True, strict=False):
+    """Call module with its parameters and buffers replaced by the given tensors (one dict or several)."""
+    from ..nn.utils import stateless
+    if isinstance(parameter_and_buffer_dicts, dict):
+        parameters_and_buffers = parameter_and_buffer_dicts
+    elif isinstance(parameter_and_buffer_dicts, Sequence):
+        if not all(isinstance(d, dict) for d in parameter_and_buffer_dicts):
+            raise ValueError("Expected all elements of parameter_and_buffer_dicts to be dictionaries")
+        counts = {}
+        for d in parameter_and_buffer_dicts:
+            for k in d:
+                counts[k] = counts.get(k, 0) + 1
+        repeated_keys = [key for key, n in counts.items() if n > 1]
+        if len(repeated_keys) > 0:
+            raise ValueError(f"{repeated_keys} appeared in multiple dictionaries; behavior of functional call is "
+                             "ambiguous")
+        parameters_and_buffers = {k: v for d in parameter_and_buffer_dicts for k, v in d.items()}
+    else:
+        raise ValueError("Expected parameter_and_buffer_dicts to be a dict, or a list/tuple of dicts, but got "
+                         f"{type(parameter_and_buffer_dicts)}")
+    return stateless._functional_call(module, parameters_and_buffers, args, kwargs, tie_weights=tie_weights,
+                                      strict=strict)
+
+
+def stack_module_state(models):
+    """The parameters and buffers of same-class models stacked along a new first dimension."""
+    if len(models) == 0:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if not (all(m.training for m in models) or all(not m.training for m in models)):
+        raise RuntimeError("stack_module_state: Expected all models to have the same training/eval mode.")
+    model0_typ = type(models[0])
+    if not all(type(m) is model0_typ for m in models):
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+    all_params = [dict(model.named_parameters()) for model in models]
+    params = {k: _stacked_leaf(tuple(p[k] for p in all_params), k) for k in all_params[0]}
+    all_buffers = [dict(model.named_buffers()) for model in models]
+    buffers = {k: _stacked_leaf(tuple(b[k] for b in all_buffers), k) for k in all_buffers[0]}
+    return params, buffers
+
+
+def _stacked_leaf(tensors, name):
+    from .. import stack
+    all_requires_grad = all(t.requires_grad for t in tensors)
+    if not all_requires_grad and any(t.requires_grad for t in tensors):
+        raise RuntimeError(f"Expected {name} from each model to have the same .requires_grad")
+    result = stack(tensors)
+    return result.detach().requires_grad_() if all_requires_grad else result

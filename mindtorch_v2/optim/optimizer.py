@@ -119,11 +119,13 @@ def _check_common(lr, eps, weight_decay, betas=None):
         raise ValueError(f"Invalid weight_decay value: {weight_decay}")
 
 
-def _with_grad(group, name):
-    """The params of a group that have a grad (dense only)."""
+def _with_grad(group, name, real_only=False):
+    """The params of a group that have a grad (dense only; real only if asked)."""
     out = []
     for p in group["params"]:
         if p.grad is not None:
+            if real_only and p.is_complex():
+                raise RuntimeError(f"{name} does not support complex parameters")
             if p.grad.is_sparse:
                 raise RuntimeError(f"{name} does not support sparse gradients")
             out.append(p)

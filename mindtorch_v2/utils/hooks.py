@@ -3,7 +3,13 @@ import warnings
 import weakref
 from collections import OrderedDict
 
-__all__ = ["RemovableHandle", "BackwardHook"]
+__all__ = ["RemovableHandle", "unserializable_hook", "BackwardHook"]
+
+
+def unserializable_hook(f):
+    """Mark a function as an unserializable hook (suppresses the warning serializing a tensor with it)."""
+    f.__torch_unserializable__ = True
+    return f
 
 
 class RemovableHandle:

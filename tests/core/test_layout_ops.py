@@ -81,3 +81,21 @@ def test_histogramdd_dtypes_and_shapes(dtype):
     data = np.arange(24.).reshape(2, 4, 3) % 5
     same(lambda: mt.histogramdd(mt.tensor(data.tolist()).to(getattr(mt, dtype)), bins=2),
          lambda: torch.histogramdd(torch.tensor(data.tolist()).to(getattr(torch, dtype)), bins=2), cmp=close)
+
+
+def test_clone_and_resize_memory_format():
+    """clone(memory_format=) copies into that layout; resize_(memory_format=) restrides in place (as PyTorch)."""
+    import numpy as np
+    torch = pytest.importorskip("torch")
+
+    def go(L):
+        x = L.tensor(np.arange(36.0).reshape(2, 2, 3, 3).tolist())
+        cl = x.clone(memory_format=L.channels_last)
+        back = cl.clone(memory_format=L.contiguous_format)
+        same = cl.clone(memory_format=L.channels_last)
+        r = L.zeros(2, 3, 2, 2).resize_((2, 3, 2, 2), memory_format=L.channels_last)
+        r2 = L.zeros(2, 3, 2, 2).resize_((2, 3, 2, 2), memory_format=L.channels_last).resize_(
+            (2, 3, 2, 2), memory_format=L.contiguous_format)
+        return ([t.stride() for t in (cl, back, same, r, r2)], cl.tolist() == x.tolist(), back.tolist() == x.tolist(),
+                same.data_ptr() != cl.data_ptr())
+    assert go(mt) == go(torch)

@@ -27,6 +27,7 @@ CASES = [
     ("RAdam", dict(lr=0.1)), ("RAdam", dict(lr=0.1, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
     ("Rprop", dict()), ("Rprop", dict(lr=0.05, etas=(0.3, 1.5), step_sizes=(1e-3, 1), maximize=True)),
     ("ASGD", dict()), ("ASGD", dict(lr=0.05, lambd=1e-2, alpha=0.5, t0=5, weight_decay=0.1, maximize=True)),
+    ("Adafactor", dict()), ("Adafactor", dict(lr=0.05, weight_decay=0.1, d=2.0, eps=(1e-20, 1e-2), maximize=True)),
 ]
 # PyTorch's float sqrt (MKL VML) is not always correctly rounded, and its float16/bfloat16 add with alpha
 # rounds alpha differently in the vectorised body and the scalar tail: trajectories agree to these bounds
@@ -207,6 +208,20 @@ def test_validation_errors():
     same_error(lambda lib: lib.optim.SGD([lib.ones(2, requires_grad=True) * 2], lr=0.1))
     same_error(lambda lib: lib.optim.SGD([1], lr=0.1))
     same_error(lambda lib: lib.optim.SGD([{"params": set(P(lib))}], lr=0.1))
+    for kw in (dict(lr=-1), dict(beta2_decay=0.5), dict(eps=(-1, 1e-3)), dict(eps=(None, -1)), dict(d=0.5),
+               dict(weight_decay=-1)):
+        same_error(lambda lib: lib.optim.Adafactor(P(lib), **kw))
+    for kw in (dict(lr=0), dict(eps=0), dict(betas=(1.0, 0.9)), dict(betas=(0.9, -0.1))):
+        same_error(lambda lib: lib.optim.SparseAdam(P(lib), **kw))
+    for kw in (dict(lr=-1), dict(momentum=-1), dict(weight_decay=-1), dict(adjust_lr_fn="x")):
+        same_error(lambda lib: lib.optim.Muon([lib.nn.Parameter(lib.ones(2, 2))], **kw))
+    same_error(lambda lib: lib.optim.Muon(P(lib)))  # 2-D parameters only
+
+    def dense_grad(lib):  # SparseAdam takes sparse gradients only
+        p = P(lib)
+        p[0].grad = lib.ones(2)
+        lib.optim.SparseAdam(p).step()
+    same_error(dense_grad)
 
     def overlap(lib):
         p = P(lib)
@@ -328,3 +343,71 @@ def test_reduce_lr_on_plateau():
             out.append(o.param_groups[0]["lr"])
         return out
     assert run(mt) == run(torch)
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(lr=0.02, weight_decay=0.0, nesterov=False, adjust_lr_fn="match_rms_adamw"),
+                                dict(momentum=0.5, ns_steps=3, adjust_lr_fn="original")])
+def test_muon_trajectory(kw):
+    """Muon orthogonalises the momentum in bfloat16 (Newton-Schulz): our bfloat16 GEMM accumulates in another
+    order than PyTorch's, so a step agrees to bfloat16's precision on an update of unit spectral norm."""
+    def go(lib):
+        w = lib.nn.Parameter(lib.tensor(W0.tolist(), dtype=lib.float32))
+        v = lib.nn.Parameter(lib.tensor(W0[:5].T.tolist(), dtype=lib.float32))
+        opt = lib.optim.Muon([w, v], **kw)
+        out = []
+        for i in range(5):
+            w.grad = lib.tensor(GRADS[i][0].tolist(), dtype=lib.float32)
+            v.grad = lib.tensor(GRADS[i][0][:5].T.tolist(), dtype=lib.float32)
+            opt.step()
+            out.append(np.concatenate([np.array(w.detach().tolist()).ravel(), np.array(v.detach().tolist()).ravel()]))
+        return out, opt.state_dict()
+    (a, sa), (b, sb) = go(mt), go(torch)
+    for step, (x, y) in enumerate(zip(a, b)):
+        np.testing.assert_allclose(x, y, rtol=0, atol=2e-3, err_msg=f"step {step}")
+    assert sa["param_groups"] == sb["param_groups"] and sa["state"].keys() == sb["state"].keys()
+
+
+def test_swap_in_optimizer_params_and_state():
+    """A step inside the context updates the swapped-in parameters and state tensors, as PyTorch's; the live
+    optimizer is restored after."""
+    def go(lib):
+        w = lib.nn.Parameter(lib.tensor(W0.tolist()))
+        opt = lib.optim.Adam([w], lr=0.1)
+        w.grad = lib.tensor(GRADS[0][0].tolist())
+        opt.step()
+        osd = opt.state_dict()
+        osd = {"state": {k: {n: v.clone() for n, v in s.items()} for k, s in osd["state"].items()},
+               "param_groups": [dict(g, lr=0.5) for g in osd["param_groups"]]}
+        w2 = lib.nn.Parameter(lib.tensor(W0.tolist()) * 2)
+        w2.grad = lib.tensor(GRADS[1][0].tolist())
+        with lib.optim.swap_in_optimizer_params_and_state(opt, {"w": w2}, osd):
+            assert opt.param_groups[0]["lr"] == 0.5 and opt.param_groups[0]["params"] == [w2]
+            opt.step()
+        assert opt.param_groups[0]["lr"] == 0.1 and opt.param_groups[0]["params"][0] is w
+        return w.detach().tolist(), w2.detach().tolist(), osd["state"][0]["exp_avg"].tolist()
+    np.testing.assert_allclose(go(mt)[1:], go(torch)[1:], rtol=1e-6)
+    assert go(mt)[0] == go(torch)[0]
+    same_error(lambda lib: lib.optim.swap_in_optimizer_params_and_state(
+        lib.optim.Adam([lib.nn.Parameter(lib.ones(2))]), {}, {}).__enter__())
+
+
+@pytest.mark.parametrize("bad", [
+    lambda sd: [], lambda sd: {"state": [], "param_groups": sd["param_groups"]},
+    lambda sd: {"state": {0: 1}, "param_groups": sd["param_groups"]},
+    lambda sd: {"state": sd["state"], "param_groups": ()}, lambda sd: {"state": sd["state"], "param_groups": []},
+    lambda sd: {"state": sd["state"], "param_groups": [1]},
+    lambda sd: {"state": sd["state"], "param_groups": [dict(sd["param_groups"][0], params=["a"])]},
+    lambda sd: {"state": sd["state"], "param_groups": [dict(sd["param_groups"][0], params=[0, 1])]},
+    lambda sd: {"state": sd["state"], "param_groups": [dict(sd["param_groups"][0], extra=1)]},
+    lambda sd: {"state": dict(sd["state"], **{5: {}}), "param_groups": sd["param_groups"]},
+])
+def test_swap_in_optimizer_state_errors(bad):
+    """Each malformed swap-in state_dict raises PyTorch's error (type and text)."""
+    def go(lib, params):
+        w = lib.nn.Parameter(lib.ones(2))
+        opt = lib.optim.Adam([w])
+        w.grad = lib.ones(2)
+        opt.step()
+        return lib.optim.swap_in_optimizer_params_and_state(opt, params(lib), bad(opt.state_dict())).__enter__()
+    same_error(lambda lib: go(lib, lambda L: {"w": L.zeros(2)}))
+    same_error(lambda lib: go(lib, lambda L: {}))

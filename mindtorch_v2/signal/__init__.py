@@ -1,0 +1,4 @@
+"""torch.signal."""
+from . import windows
+
+__all__ = ["windows"]
