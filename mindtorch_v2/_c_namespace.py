@@ -23,3 +23,8 @@ def _unsafe_set_version_counter(tensors, versions):
 
 _C._autograd = type(_C)("torch._C._autograd")
 _C._autograd._unsafe_set_version_counter = _unsafe_set_version_counter
+
+# the dispatcher's key types and guard (torchvision registers autocast kernels with them)
+from ._ops import DispatchKey, DispatchKeySet, _ExcludeDispatchKeyGuard  # noqa: E402
+
+_C.DispatchKey, _C.DispatchKeySet, _C._ExcludeDispatchKeyGuard = DispatchKey, DispatchKeySet, _ExcludeDispatchKeyGuard
