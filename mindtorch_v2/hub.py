@@ -1,5 +1,9 @@
 """torch.hub: the cache-directory helpers; loading models from the hub is not implemented."""
 import os
+import re
+from urllib.parse import urlparse  # noqa: F401  (torch.hub's names, imported from here by libraries)
+
+HASH_REGEX = re.compile(r"-([a-f0-9]*)\.")  # the hash prefix in a checkpoint's file name
 
 from ._missing import missing_function
 

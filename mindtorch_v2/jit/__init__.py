@@ -115,8 +115,7 @@ def fuser(name):
     yield
 
 
-class Final:
-    pass
+from typing import Final  # noqa: E402  (torch.jit.Final is typing.Final, as in PyTorch)
 
 
 class ScriptModule:

@@ -1,6 +1,7 @@
 """torch.jit.annotations: the BroadcastingList types TorchScript signatures use (`BroadcastingList2[int]`:
 an int or a list of 2). Outside TorchScript they are plain annotations, as in PyTorch, where a
-subscript gives None."""
+subscript gives None. The typing names it re-exports are typing's."""
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union  # noqa: F401
 
 
 class BroadcastingListCls:
