@@ -23,3 +23,26 @@ def _unsafe_set_version_counter(tensors, versions):
 
 _C._autograd = type(_C)("torch._C._autograd")
 _C._autograd._unsafe_set_version_counter = _unsafe_set_version_counter
+
+# the dispatcher's key types and guard (torchvision registers autocast kernels with them)
+from ._ops import DispatchKey, DispatchKeySet, _ExcludeDispatchKeyGuard  # noqa: E402
+
+_C.DispatchKey, _C.DispatchKeySet, _C._ExcludeDispatchKeyGuard = DispatchKey, DispatchKeySet, _ExcludeDispatchKeyGuard
+
+
+def _log_api_usage_once(event):
+    """torch._C._log_api_usage_once: PyTorch's usage logging, off unless a logger is installed; none here."""
+
+
+class DisableTorchFunctionSubclass:
+    """torch._C.DisableTorchFunctionSubclass: mindtorch_v2 does not dispatch __torch_function__ on
+    subclasses, so inside this context there is nothing more to disable."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+_C._log_api_usage_once, _C.DisableTorchFunctionSubclass = _log_api_usage_once, DisableTorchFunctionSubclass

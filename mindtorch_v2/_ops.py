@@ -13,6 +13,7 @@ inside record (PyTorch's default autograd fallback does the same, and warns on b
 import ast
 import enum
 import re
+import threading
 import types
 
 from ._tensor import Tensor
@@ -381,11 +382,60 @@ def _below_autograd(entry, qualname, args, kwargs):
                               f"'{name}' is only available for these backends: [{', '.join(sorted(kernels))}].")
 
 
-class DispatchKeySet:
-    """What a with_keyset kernel receives: the keys still to run (here: whether Autograd is passed)."""
+DispatchKey = enum.Enum("DispatchKey", [
+    "Undefined", "CPU", "CUDA", "XPU", "MPS", "Meta", "PrivateUse1", "BackendSelect", "Python", "Functionalize",
+    "ADInplaceOrView", "AutogradOther", "AutogradCPU", "AutogradCUDA", "AutogradXPU", "AutogradMPS", "AutogradMeta",
+    "AutocastCPU", "AutocastCUDA", "AutocastXPU", "AutocastMPS", "Autograd", "CompositeImplicitAutograd",
+    "CompositeExplicitAutograd", "FuncTorchBatched", "PythonDispatcher"], start=0)
+DispatchKey.__module__ = "torch._C"
 
-    def __init__(self, below_autograd):
-        self.below_autograd = below_autograd
+
+class DispatchKeySet:
+    """torch._C.DispatchKeySet: a set of dispatch keys; a with_keyset kernel receives the keys still to run."""
+
+    def __init__(self, keys=()):
+        if isinstance(keys, DispatchKey):
+            keys = (keys,)
+        elif isinstance(keys, bool):  # below_autograd, for a with_keyset kernel
+            keys = (DispatchKey.CPU,) if keys else (DispatchKey.Autograd, DispatchKey.CPU)
+        self._keys = frozenset(keys)
+
+    @property
+    def below_autograd(self):
+        return DispatchKey.Autograd not in self._keys
+
+    def has(self, key):
+        return key in self._keys
+
+    def __or__(self, other):
+        return DispatchKeySet(self._keys | other._keys)
+
+    def __eq__(self, other):
+        return isinstance(other, DispatchKeySet) and other._keys == self._keys
+
+    def __hash__(self):
+        return hash(self._keys)
+
+    def __repr__(self):
+        return f"DispatchKeySet({', '.join(k.name for k in sorted(self._keys, key=lambda k: k.value))})"
+
+
+_excluded = threading.local()
+
+
+class _ExcludeDispatchKeyGuard:
+    """torch._C._ExcludeDispatchKeyGuard: skip these keys in this thread while the guard lives."""
+
+    def __init__(self, keyset):
+        self._keys = keyset._keys
+
+    def __enter__(self):
+        self._prev = getattr(_excluded, "keys", frozenset())
+        _excluded.keys = self._prev | self._keys
+        return self
+
+    def __exit__(self, *exc):
+        _excluded.keys = self._prev
 
 
 def _call(kernel, key, args, kwargs):
@@ -397,8 +447,14 @@ def _call(kernel, key, args, kwargs):
 
 def dispatch(qualname, args, kwargs):
     """Run operator `qualname` on already bound arguments."""
+    from . import _autocast
     from .autograd.grad_mode import is_grad_enabled
     kernels = _KERNELS.get(qualname, {})
+    # AutocastCPU comes before Autograd in PyTorch's key order; its kernel casts and redispatches
+    # (under an _ExcludeDispatchKeyGuard, as torchvision's do)
+    if ("AutocastCPU" in kernels and _autocast.cpu_enabled()
+            and DispatchKey.AutocastCPU not in getattr(_excluded, "keys", ())):
+        return _call(kernels["AutocastCPU"], "AutocastCPU", args, kwargs)
     if "Autograd" in kernels and is_grad_enabled() and any(t.requires_grad for t in flat_tensors(args, kwargs)):
         return _call(kernels["Autograd"], "Autograd", args, kwargs)
     return _below_autograd(_DEFS[qualname], qualname, args, kwargs)
@@ -535,12 +591,53 @@ class _OpNamespace(types.ModuleType):
         return packet
 
 
+# Compiled extensions of PyTorch libraries whose operators mindtorch_v2 provides itself: loading one
+# (the way the library loads its extension) runs our registration module instead of the file, as
+# loading the file registers its TORCH_LIBRARY operators in PyTorch. Keyed by (package, file stem).
+NATIVE_EXTENSIONS = {("torchvision", "_C"): "mindtorch_v2._vision_ops"}
+
+
+def _links_libtorch(path):
+    """Whether an ELF shared object names PyTorch's C++ libraries among its DT_NEEDED entries."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return False
+    return data[:4] == b"\x7fELF" and any(n in data for n in (b"libtorch_cpu.so", b"libtorch.so", b"libc10.so"))
+
+
 class _Ops(types.ModuleType):
     """torch.ops: a namespace per library namespace, created on first access."""
     __file__ = "_ops.py"
 
     def __init__(self):
         super().__init__("torch.ops")
+        self.loaded_libraries = set()
+
+    def load_library(self, path):
+        """torch.ops.load_library: load a shared library of operators. A PyTorch C++ extension links
+        libtorch, which mindtorch_v2 is not: it loads only where NATIVE_EXTENSIONS has our own
+        registration for it, and otherwise raises OSError (what PyTorch raises for a library that
+        cannot load, so callers such as torchvision fall back)."""
+        import ctypes
+        import importlib
+        import os
+        path = os.path.realpath(os.fspath(path))
+        stem = os.path.basename(path).split(".")[0]
+        native = NATIVE_EXTENSIONS.get((os.path.basename(os.path.dirname(path)), stem))
+        if native is not None:
+            importlib.import_module(native)
+        elif _links_libtorch(path):
+            raise OSError(f"Could not load this library: {path}: it is a PyTorch C++ extension linked against "
+                          "libtorch, which mindtorch_v2 cannot load; its operators need an implementation "
+                          "registered with torch.library")
+        else:
+            try:
+                ctypes.CDLL(path)
+            except OSError as e:
+                raise OSError(f"Could not load this library: {path}") from e
+        self.loaded_libraries.add(path)
 
     def __getattr__(self, ns):
         if ns.startswith("__"):

@@ -1,7 +1,40 @@
 """torch.hub: the cache-directory helpers; loading models from the hub is not implemented."""
 import os
+import re
+from urllib.parse import urlparse  # noqa: F401  (torch.hub's names, imported from here by libraries)
+
+HASH_REGEX = re.compile(r"-([a-f0-9]*)\.")  # the hash prefix in a checkpoint's file name
 
 from ._missing import missing_function
+
+try:  # PyTorch's progress bar: tqdm's when installed (torch.utils.model_zoo re-exports it)
+    from tqdm import tqdm
+except ImportError:
+    class tqdm:
+        """The minimal progress bar torch.hub falls back to without tqdm."""
+
+        def __init__(self, total=None, disable=False, unit=None, unit_scale=None, unit_divisor=None):
+            self.total, self.disable, self.n = total, disable, 0
+
+        def update(self, n):
+            if not self.disable:
+                self.n += n
+                import sys
+                if self.total is None:
+                    sys.stderr.write(f"\r{self.n:.1f} bytes")
+                else:
+                    sys.stderr.write(f"\r{100 * self.n / float(self.total):.1f}%")
+
+        def close(self):
+            self.disable = True
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            if not self.disable:
+                import sys
+                sys.stderr.write("\n")
 
 ENV_TORCH_HOME = "TORCH_HOME"
 ENV_XDG_CACHE_HOME = "XDG_CACHE_HOME"

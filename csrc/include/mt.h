@@ -472,6 +472,30 @@ enum mt_pad_mode {
 };
 /* F.pad: pad holds (left, right) pairs from the last dim backwards */
 mt_status mt_pad(mt_tensor *input, int npad, const int64_t *pad, int mode, double value, mt_tensor **out);
+/* torchvision's operators (kernels/cpu/vision.c), registered as torch.ops.torchvision.* by
+ * mindtorch_v2/_vision_ops.py; float32/float64 on CPU; no autograd (torchvision registers it). */
+mt_status mt_vision_nms(mt_tensor *dets, mt_tensor *scores, double iou_threshold, mt_tensor **out);
+enum mt_vision_roi_kind {
+    MT_ROI_ALIGN = 0,
+    MT_ROI_POOL = 1,
+    MT_PS_ROI_ALIGN = 2,
+    MT_PS_ROI_POOL = 3
+};
+/* input [N, C, H, W], rois [K, 5]; index: int32 argmax (ROI_POOL) or channel mapping (PS_*), NULL for ROI_ALIGN */
+mt_status mt_vision_roi(int kind, mt_tensor *input, mt_tensor *rois, double spatial_scale, int64_t pooled_h,
+                        int64_t pooled_w, int64_t sampling_ratio, int aligned, mt_tensor **out, mt_tensor **index);
+/* the input gradient, of size input_size[4] */
+mt_status mt_vision_roi_backward(int kind, mt_tensor *grad, mt_tensor *rois, mt_tensor *index, double spatial_scale,
+                                 int64_t pooled_h, int64_t pooled_w, int64_t sampling_ratio, int aligned,
+                                 const int64_t *input_size, mt_tensor **out);
+/* deform_conv2d's sampling; geometry = {kh, kw, stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w};
+ * mask may be NULL; columns [C * kh * kw, N * out_h * out_w]. col2im gives the input, offset and mask
+ * gradients from the columns' gradient (grad_mask NULL without a mask). */
+mt_status mt_vision_deform_im2col(mt_tensor *input, mt_tensor *offset, mt_tensor *mask, const int64_t *geometry,
+                                  int64_t offset_groups, mt_tensor **columns);
+mt_status mt_vision_deform_col2im(mt_tensor *columns, mt_tensor *input, mt_tensor *offset, mt_tensor *mask,
+                                  const int64_t *geometry, int64_t offset_groups, mt_tensor **grad_input,
+                                  mt_tensor **grad_offset, mt_tensor **grad_mask);
 enum mt_upsample_mode {
     MT_UPSAMPLE_NEAREST = 0,
     MT_UPSAMPLE_NEAREST_EXACT = 1,

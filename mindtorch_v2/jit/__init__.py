@@ -92,6 +92,19 @@ def script_if_tracing(fn):
     return fn  # never tracing: the function runs as is
 
 
+_script_if_tracing = script_if_tracing  # torch.jit._script_if_tracing, its older name
+
+
+def _overload_method(func):
+    """Declares a TorchScript overload of a method; the undecorated definition after it is the one that runs."""
+    return func
+
+
+def _overload(func):
+    """Declares a TorchScript overload of a function; the undecorated definition after it is the one that runs."""
+    return func
+
+
 @contextlib.contextmanager
 def optimized_execution(should_optimize):
     yield
@@ -102,8 +115,7 @@ def fuser(name):
     yield
 
 
-class Final:
-    pass
+from typing import Final  # noqa: E402  (torch.jit.Final is typing.Final, as in PyTorch)
 
 
 class ScriptModule:
