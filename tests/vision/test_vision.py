@@ -1,7 +1,11 @@
 """torchvision 0.28 and timm under the torch proxy against real PyTorch 2.13: each case of
 scripts/vision_case.py runs under real torch (which draws and saves the weights and inputs) and then
 under `python -m torch_proxy` on the same inputs; the results must agree. Skipped when PyTorch,
-torchvision or timm is not installed."""
+torchvision or timm is not installed.
+
+torchvision and timm live in their own directory ($MINDTORCH_VISION_LIBS, default build/vision-libs,
+where .ci/run installs them), never in site-packages: PyPI's torchvision is a CUDA build that breaks
+`import transformers` under the CPU PyTorch the other differential tests use as their oracle."""
 import os
 import subprocess
 import sys
@@ -13,16 +17,16 @@ pytest.importorskip("torch")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(ROOT, "tests", "vision", "scripts", "vision_case.py")
+LIBS = os.environ.get("MINDTORCH_VISION_LIBS", os.path.join(ROOT, "build", "vision-libs"))
 
 
 def _installed(name):
-    import importlib.util
-    return importlib.util.find_spec(name) is not None
+    return os.path.isdir(os.path.join(LIBS, name))
 
 
 def _run(case, tmp, proxy):
     cmd = [sys.executable] + (["-m", "torch_proxy"] if proxy else []) + [SCRIPT, case, str(tmp)]
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, LIBS, os.environ.get("PYTHONPATH", "")]))
     r = subprocess.run(cmd, cwd=ROOT if proxy else str(tmp), env=env, capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, f"{'ours' if proxy else 'torch'} failed:\n{r.stderr[-3000:]}"
     return np.load(os.path.join(tmp, f"{case}_{'ours' if proxy else 'torch'}.npz"))
