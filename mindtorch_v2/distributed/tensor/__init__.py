@@ -4,6 +4,7 @@ or module, raises. Libraries import DTensor on every tensor they save (huggingfa
 safetensors): without this module each call was a failed import, ~0.2 ms."""
 from ..._tensor import Tensor
 from .. import _unavailable
+from .placement_types import Partial, Placement, Replicate, Shard  # noqa: F401
 
 
 class DTensor(Tensor):
