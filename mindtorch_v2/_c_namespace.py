@@ -6,6 +6,9 @@ from ._missing import missing_class
 
 for _name in ("Graph", "Value", "Node", "Block"):
     setattr(_C, _name, missing_class(f"torch._C.{_name}", why=" (mindtorch_v2 has no TorchScript graphs)"))
+# compiled TorchScript objects (torch.ScriptModule, torch.ScriptMethod): never made here, so isinstance is False
+for _name in ("ScriptModule", "ScriptMethod"):
+    setattr(_C, _name, missing_class(f"torch.{_name}", why=" (mindtorch_v2 has no TorchScript)"))
 
 from ._core import LinAlgError as _LinAlgError  # noqa: E402
 
@@ -22,6 +25,7 @@ def _unsafe_set_version_counter(tensors, versions):
 
 
 _C._autograd = type(_C)("torch._C._autograd")
+_C._nn = type(_C)("torch._C._nn")  # filled by nn.modules.module (_parse_to)
 _C._autograd._unsafe_set_version_counter = _unsafe_set_version_counter
 
 # the dispatcher's key types and guard (torchvision registers autocast kernels with them)
@@ -46,3 +50,8 @@ class DisableTorchFunctionSubclass:
 
 
 _C._log_api_usage_once, _C.DisableTorchFunctionSubclass = _log_api_usage_once, DisableTorchFunctionSubclass
+
+from ._tensor import Tensor as _Tensor  # noqa: E402
+
+# torch._C._TensorMeta is the metaclass of torch.Tensor (libraries annotate subclass types with it)
+_C._TensorMeta = type(_Tensor)
