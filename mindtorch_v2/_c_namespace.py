@@ -38,18 +38,16 @@ def _log_api_usage_once(event):
     """torch._C._log_api_usage_once: PyTorch's usage logging, off unless a logger is installed; none here."""
 
 
-class DisableTorchFunctionSubclass:
-    """torch._C.DisableTorchFunctionSubclass: mindtorch_v2 does not dispatch __torch_function__ on
-    subclasses, so inside this context there is nothing more to disable."""
+from . import overrides as _overrides  # noqa: E402
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
-_C._log_api_usage_once, _C.DisableTorchFunctionSubclass = _log_api_usage_once, DisableTorchFunctionSubclass
+_C._log_api_usage_once = _log_api_usage_once
+# the __torch_function__ protocol's C names (overrides.py)
+_C.DisableTorchFunctionSubclass, _C.DisableTorchFunction = (_overrides.DisableTorchFunctionSubclass,
+                                                            _overrides.DisableTorchFunction)
+_C._disabled_torch_function_impl = _overrides._disabled_torch_function_impl
+_C._is_torch_function_enabled = _overrides._is_torch_function_enabled
+_C._has_torch_function, _C._has_torch_function_unary, _C._has_torch_function_variadic = (
+    _overrides.has_torch_function, _overrides.has_torch_function_unary, _overrides.has_torch_function_variadic)
 
 from ._tensor import Tensor as _Tensor  # noqa: E402
 
