@@ -7,6 +7,7 @@ import os as _os
 _os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "10")
 from ._C import lib as _lib
 from . import _c_namespace  # noqa: F401  (torch._C.Graph, ... for annotations)
+from ._C import ScriptModule, ScriptMethod  # noqa: F401
 from ._dtype import (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
                      float8_e5m2, float8_e4m3fn, float8_e5m2fnuz, float8_e4m3fnuz, float8_e8m0fnu, dtype, finfo, iinfo, get_default_dtype, set_default_dtype, promote_types, can_cast)
 from ._device import device, get_default_device, set_default_device
@@ -83,6 +84,9 @@ from ._deterministic import (are_deterministic_algorithms_enabled, get_determini
 # ---- serialization and interop: save/load, storages (issue 6) ----
 from . import _utils, serialization, storage  # noqa: E402
 from .serialization import save, load  # noqa: E402
+from ._archive import PyTorchFileReader, PyTorchFileWriter  # noqa: E402
+from . import _C  # noqa: E402
+_C.PyTorchFileReader, _C.PyTorchFileWriter = PyTorchFileReader, PyTorchFileWriter
 from .storage import UntypedStorage, TypedStorage  # noqa: E402
 from ._asarray import asarray  # noqa: E402
 from ._legacy_types import TYPES as _LEGACY_TYPES  # noqa: E402

@@ -369,3 +369,91 @@ class ArchiveReader:
     def serialization_id(self):
         return self.get_record(".data/serialization_id").decode() if self.has_record(".data/serialization_id") \
             else ""
+
+
+# ---- torch._C.PyTorchFileReader / PyTorchFileWriter: the archive as PyTorch's C++ classes expose it ------
+
+def _open(file, mode):
+    """(file object, whether we opened it) for a path or an already open binary file."""
+    if isinstance(file, (str, os.PathLike)):
+        return open(file, mode), True
+    return file, False
+
+
+class PyTorchFileReader:
+    def __init__(self, file):
+        self._f, self._owned = _open(file, "rb")
+        self._reader = ArchiveReader(self._f)
+
+    def __del__(self):
+        if getattr(self, "_owned", False):
+            self._f.close()
+
+    def get_all_records(self):
+        return self._reader.get_all_records()
+
+    def has_record(self, name):
+        return self._reader.has_record(name)
+
+    def get_record(self, name):
+        return self._reader.get_record(name)
+
+    def get_record_offset(self, name):
+        return self._reader.get_record_offset(name)
+
+    def get_record_size(self, name):
+        return self._reader.record_size(name)
+
+    def serialization_id(self):
+        return self._reader.serialization_id()
+
+    def get_storage_from_record(self, name, numel, dtype):
+        """A size-0 tensor of `dtype` (a dtype or a storage class) over a storage holding the record."""
+        from . import _dtype
+        from .storage import UntypedStorage
+        from ._creation import empty
+        if not isinstance(dtype, _dtype.dtype):
+            dtype = getattr(dtype, "dtype", _dtype.uint8) if dtype is not UntypedStorage else _dtype.uint8
+        storage = UntypedStorage(numel * dtype.itemsize)
+        if numel:
+            from ._C import ffi
+            self._reader.read_record_into(name, memoryview(ffi.buffer(ffi.cast("char *", storage.data_ptr()),
+                                                                      storage.nbytes())))
+        return empty(0, dtype=dtype).set_(storage, 0, (0,))
+
+
+class PyTorchFileWriter:
+    def __init__(self, file, compute_crc32=True, storage_alignment=64):
+        if storage_alignment != ALIGNMENT:
+            raise NotImplementedError(f"PyTorchFileWriter: storage_alignment={storage_alignment} (only {ALIGNMENT})")
+        self._f, self._owned = _open(file, "wb")
+        name = archive_name_for(file) if self._owned else "archive"
+        self._writer = ArchiveWriter(self._f, name, compute_crc32)
+        self._ended = False
+
+    def archive_name(self):
+        return self._writer.prefix[:-1]
+
+    def write_record(self, name, data, size):
+        """data: bytes, a str, a storage, or an address (int) of `size` bytes."""
+        if isinstance(data, int):
+            from ._C import ffi
+            data = ffi.buffer(ffi.cast("char *", data), size) if size else b""
+        elif isinstance(data, str):
+            data = data.encode()
+        elif hasattr(data, "data_ptr") and hasattr(data, "nbytes"):
+            return self.write_record(name, data.data_ptr(), size)
+        self._writer.write_record(name, memoryview(data).cast("B")[:size])
+
+    def get_all_written_records(self):
+        return set(self._writer.names)
+
+    def write_end_of_file(self):
+        if not self._ended:
+            self._ended = True
+            self._writer.write_end_of_file()
+            if self._owned:
+                self._f.close()
+
+    def serialization_id(self):
+        return serialization_id(self._writer.names, self._writer.crcs)

@@ -6,6 +6,9 @@ from ._missing import missing_class
 
 for _name in ("Graph", "Value", "Node", "Block"):
     setattr(_C, _name, missing_class(f"torch._C.{_name}", why=" (mindtorch_v2 has no TorchScript graphs)"))
+# compiled TorchScript objects (torch.ScriptModule, torch.ScriptMethod): never made here, so isinstance is False
+for _name in ("ScriptModule", "ScriptMethod"):
+    setattr(_C, _name, missing_class(f"torch.{_name}", why=" (mindtorch_v2 has no TorchScript)"))
 
 from ._core import LinAlgError as _LinAlgError  # noqa: E402
 
@@ -22,6 +25,7 @@ def _unsafe_set_version_counter(tensors, versions):
 
 
 _C._autograd = type(_C)("torch._C._autograd")
+_C._nn = type(_C)("torch._C._nn")  # filled by nn.modules.module (_parse_to)
 _C._autograd._unsafe_set_version_counter = _unsafe_set_version_counter
 
 # the dispatcher's key types and guard (torchvision registers autocast kernels with them)
@@ -34,15 +38,18 @@ def _log_api_usage_once(event):
     """torch._C._log_api_usage_once: PyTorch's usage logging, off unless a logger is installed; none here."""
 
 
-class DisableTorchFunctionSubclass:
-    """torch._C.DisableTorchFunctionSubclass: mindtorch_v2 does not dispatch __torch_function__ on
-    subclasses, so inside this context there is nothing more to disable."""
+from . import overrides as _overrides  # noqa: E402
 
-    def __enter__(self):
-        return self
+_C._log_api_usage_once = _log_api_usage_once
+# the __torch_function__ protocol's C names (overrides.py)
+_C.DisableTorchFunctionSubclass, _C.DisableTorchFunction = (_overrides.DisableTorchFunctionSubclass,
+                                                            _overrides.DisableTorchFunction)
+_C._disabled_torch_function_impl = _overrides._disabled_torch_function_impl
+_C._is_torch_function_enabled = _overrides._is_torch_function_enabled
+_C._has_torch_function, _C._has_torch_function_unary, _C._has_torch_function_variadic = (
+    _overrides.has_torch_function, _overrides.has_torch_function_unary, _overrides.has_torch_function_variadic)
 
-    def __exit__(self, *exc):
-        return False
+from ._tensor import Tensor as _Tensor  # noqa: E402
 
-
-_C._log_api_usage_once, _C.DisableTorchFunctionSubclass = _log_api_usage_once, DisableTorchFunctionSubclass
+# torch._C._TensorMeta is the metaclass of torch.Tensor (libraries annotate subclass types with it)
+_C._TensorMeta = type(_Tensor)

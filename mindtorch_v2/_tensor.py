@@ -21,6 +21,22 @@ class Tensor:
         from ._creation import legacy_new
         return legacy_new(cls, *args, **kwargs)
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        from . import overrides
+        if overrides._takes_part(cls):  # the first class that can take part installs the dispatch
+            overrides.enable_torch_function()
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        """PyTorch's default: run func with the protocol off and return Tensor results as cls."""
+        from .overrides import DisableTorchFunctionSubclass, convert_result, get_default_nowrap_functions
+        if not all(issubclass(cls, t) for t in types):
+            return NotImplemented
+        with DisableTorchFunctionSubclass():
+            ret = func(*args, **(kwargs or {}))
+            return ret if func in get_default_nowrap_functions() else convert_result(ret, cls)
+
     def __del__(self):
         try:
             _release(self._h)

@@ -25,6 +25,7 @@ import itertools
 import threading
 
 from ._tensor import Tensor
+from .overrides import _disabled_torch_function_impl
 from .utils._pytree import _broadcast_to_and_flatten, tree_flatten, tree_map_, tree_unflatten
 
 _levels = itertools.count(1)
@@ -49,6 +50,7 @@ def _no_rule(self):
 
 class BatchedTensor(Tensor):
     """A Tensor inside vmap: `_phys` holds every sample, dims [*levels, *logical]."""
+    __torch_function__ = _disabled_torch_function_impl  # batching rules, not the protocol, handle it
 
     _h = property(_no_rule)
 

@@ -1,6 +1,7 @@
 """torch._dynamo: there is no graph compiler; every function runs eagerly, so the decorators that
 steer dynamo return their argument and the queries answer "not compiling"."""
 from . import config, eval_frame, exc  # noqa: F401
+from .eval_frame import OptimizedModule  # noqa: F401
 from ..compiler import allow_in_graph, disable, is_compiling, reset, set_stance  # noqa: F401
 
 

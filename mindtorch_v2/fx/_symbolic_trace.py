@@ -524,17 +524,7 @@ use_deterministic_algorithms vmap zeros""".split()),
 tanh upsample upsample_bilinear upsample_nearest""".split()),
              "torch.Tensor": frozenset("""_make_subclass _reduce_ex_internal _typed_storage new_empty new_full
 new_ones new_tensor new_zeros stride unflatten""".split())}
-# a Tensor operator given a Proxy records the method PyTorch's dispatch names (Tensor.__add__ -> "add")
-_TRACED_DUNDERS = {
-    "__add__": "add", "__radd__": "add", "__sub__": "sub", "__rsub__": "__rsub__", "__mul__": "mul",
-    "__rmul__": "mul", "__truediv__": "div", "__rtruediv__": "__rdiv__", "__matmul__": "matmul",
-    "__rmatmul__": "__rmatmul__", "__pow__": "pow", "__rpow__": "__rpow__", "__floordiv__": "__floordiv__",
-    "__rfloordiv__": "__rfloordiv__", "__mod__": "remainder", "__rmod__": "__rmod__", "__and__": "__and__",
-    "__rand__": "bitwise_and", "__or__": "__or__", "__ror__": "bitwise_or", "__xor__": "__xor__",
-    "__rxor__": "bitwise_xor", "__lshift__": "__lshift__", "__rshift__": "__rshift__", "__eq__": "eq",
-    "__ne__": "ne", "__lt__": "lt", "__le__": "le", "__gt__": "gt", "__ge__": "ge", "__getitem__": "__getitem__",
-    "__setitem__": "__setitem__", "__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_",
-    "__itruediv__": "div_"}
+from ..overrides import DUNDER_METHODS as _TRACED_DUNDERS  # noqa: E402
 
 
 def _patch_torch_functions(patcher):

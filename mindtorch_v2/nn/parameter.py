@@ -1,6 +1,7 @@
 """torch.nn.parameter: Parameter, Buffer and the uninitialized (lazy) variants."""
 
 from .._tensor import Tensor
+from ..overrides import _disabled_torch_function_impl
 
 __all__ = ["Parameter", "UninitializedParameter", "is_lazy", "Buffer", "UninitializedBuffer",
            "UninitializedTensorMixin"]
@@ -21,6 +22,7 @@ class _ParameterMeta(type):
 
 class Parameter(Tensor, metaclass=_ParameterMeta):
     """A Tensor that a Module registers as a parameter when assigned as an attribute."""
+    __torch_function__ = _disabled_torch_function_impl  # results of ops on parameters are plain Tensors
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
@@ -54,6 +56,7 @@ class Parameter(Tensor, metaclass=_ParameterMeta):
 
 class UninitializedTensorMixin:
     """Shape-less placeholder of the lazy modules until materialize(shape)."""
+    __torch_function__ = _disabled_torch_function_impl
 
     def materialize(self, shape, device=None, dtype=None):
         from .._creation import empty
@@ -118,6 +121,7 @@ class _BufferMeta(type):
 
 class Buffer(Tensor, metaclass=_BufferMeta):
     """A Tensor that a Module registers as a buffer when assigned as an attribute."""
+    __torch_function__ = _disabled_torch_function_impl  # never instantiated: Buffer(t) returns a flagged Tensor
 
     def __new__(cls, data=None, *, persistent=True):
         if data is None:

@@ -1,2 +1,2 @@
 """torch.utils (only imports here: each submodule has its own owner)."""
-from . import _pytree, _python_dispatch, checkpoint, data, dlpack, hooks  # noqa: F401
+from . import _pytree, _python_dispatch, checkpoint, data, dlpack, flop_counter, hooks  # noqa: F401

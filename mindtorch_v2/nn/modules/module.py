@@ -12,6 +12,7 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 from typing import TypeVar
 
+from ... import _C
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...utils.hooks import BackwardHook, RemovableHandle
@@ -210,6 +211,9 @@ def _parse_to(*args, **kwargs):
     if device is not None and not isinstance(device, _device):
         device = _device(device)
     return device, dtype, non_blocking, memory_format
+
+
+_C._nn._parse_to = _parse_to
 
 
 class Module:

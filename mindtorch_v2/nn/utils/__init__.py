@@ -1,5 +1,5 @@
 """torch.nn.utils."""
-from . import fusion, memory_format, parametrize, parametrizations, rnn, stateless  # noqa: F401
+from . import fusion, memory_format, parametrize, parametrizations, prune, rnn, stateless  # noqa: F401
 from .clip_grad import clip_grad_norm, clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm  # noqa: F401
 from .convert_parameters import parameters_to_vector, vector_to_parameters  # noqa: F401
 from .spectral_norm import remove_spectral_norm, spectral_norm  # noqa: F401
