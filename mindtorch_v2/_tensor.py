@@ -24,7 +24,9 @@ class Tensor:
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         from . import overrides
-        if overrides._takes_part(cls):  # the first class that can take part installs the dispatch
+        # the first class defining its own __torch_function__ installs the dispatch (a plain subclass
+        # does not: the wrappers change the identity of every torch function, docs/ARCHITECTURE.md)
+        if "__torch_function__" in cls.__dict__ and overrides._takes_part(cls):
             overrides.enable_torch_function()
 
     @classmethod

@@ -7,10 +7,12 @@ instead, subclasses before their bases, the first result that is not NotImplemen
 PyTorch checks every call in C. Here the check is a Python wrapper around each torch.* function
 (and torch.nn.functional, linalg, special, fft) and each Tensor method, and a wrapper costs every call,
 plain tensors included. So the wrappers are installed only once a class that can take part exists:
-at the definition of the first Tensor subclass whose __torch_function__ is not the disabled one
-(`Tensor.__init_subclass__`), or at `enable_torch_function()`. Until then no call pays anything, and a
-non-Tensor class defining __torch_function__ is not consulted (see docs/ARCHITECTURE.md). References taken
-before the installation (`from torch import add`) stay the plain functions."""
+at the definition of the first Tensor subclass that defines its own __torch_function__ (other than the
+disabled one; `Tensor.__init_subclass__`), or at `enable_torch_function()`. Until then no call pays
+anything, a plain subclass's results stay Tensors, and a non-Tensor class defining __torch_function__ is
+not consulted (see docs/ARCHITECTURE.md). References taken before the installation (`from torch import
+add`, a default argument `activation=F.relu`) stay the plain functions, so an identity test against the
+namespace's (now wrapped) function is False after it: the known cost of doing this check in Python."""
 import functools
 import threading
 from types import FunctionType

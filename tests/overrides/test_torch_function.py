@@ -22,6 +22,8 @@ def test_no_subclass_no_wrapper():
             "assert not o._installed and t.add.__module__ == 'mindtorch_v2._elementwise'; "
             "import mindtorch_v2.nn, mindtorch_v2._vmap; assert not o._installed; "
             "p = t.nn.Parameter(t.ones(2)); assert type(p + 1) is t.Tensor and not o._installed; "
-            "S = type('S', (t.Tensor,), {}); assert o._installed and type(t.ones(2).as_subclass(S) + 1) is S")
+            "S = type('S', (t.Tensor,), {}); assert not o._installed; "
+            "L = type('L', (t.Tensor,), {'__torch_function__': classmethod(t.Tensor.__torch_function__.__func__)}); "
+            "assert o._installed and type(t.ones(2).as_subclass(L) + 1) is L")
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr[-2000:]
