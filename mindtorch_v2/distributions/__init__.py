@@ -33,6 +33,23 @@ from .half_cauchy import HalfCauchy  # noqa: F401
 from .gumbel import Gumbel  # noqa: F401
 from .weibull import Weibull  # noqa: F401
 from .pareto import Pareto  # noqa: F401
+from .continuous_bernoulli import ContinuousBernoulli  # noqa: F401
+from .fishersnedecor import FisherSnedecor  # noqa: F401
+from .generalized_pareto import GeneralizedPareto  # noqa: F401
+from .inverse_gamma import InverseGamma  # noqa: F401
+from .kumaraswamy import Kumaraswamy  # noqa: F401
+from .lkj_cholesky import LKJCholesky  # noqa: F401
+from .logistic_normal import LogisticNormal  # noqa: F401
+from .lowrank_multivariate_normal import LowRankMultivariateNormal  # noqa: F401
+from .mixture_same_family import MixtureSameFamily  # noqa: F401
+from .multinomial import Multinomial  # noqa: F401
+from .negative_binomial import NegativeBinomial  # noqa: F401
+from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough  # noqa: F401
+from .relaxed_bernoulli import RelaxedBernoulli  # noqa: F401
+from .relaxed_categorical import RelaxedOneHotCategorical  # noqa: F401
+from .studentT import StudentT  # noqa: F401
+from .von_mises import VonMises  # noqa: F401
+from .wishart import Wishart  # noqa: F401
 from . import constraint_registry, kl  # noqa: F401
 from .constraint_registry import biject_to, transform_to  # noqa: F401
 from .kl import kl_divergence, register_kl  # noqa: F401

@@ -41,6 +41,9 @@ class Categorical(Distribution):
         new._validate_args = self._validate_args
         return new
 
+    def _new(self, *args, **kwargs):
+        return self._param.new(*args, **kwargs)
+
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
         return constraints.integer_interval(0, self._num_events - 1)
