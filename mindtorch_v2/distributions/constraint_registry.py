@@ -2,7 +2,6 @@
 import numbers
 
 from . import constraints, transforms
-from .utils import _torch
 
 __all__ = ["ConstraintRegistry", "biject_to", "transform_to"]
 

@@ -1,14 +1,13 @@
 import math
-import numbers
 
 from . import constraints
 from .distribution import ExponentialFamily
-from .utils import _torch, broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _BinaryParam, _torch, broadcast_all, clamp_probs, lazy_property, logits_to_probs
 
 __all__ = ["ContinuousBernoulli"]
 
 
-class ContinuousBernoulli(ExponentialFamily):
+class ContinuousBernoulli(_BinaryParam, ExponentialFamily):
     """ContinuousBernoulli(probs=None, logits=None, lims=(0.499, 0.501)) on [0, 1]; within lims of 1/2 the
     normalizer, mean and variance use their Taylor expansions."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -17,29 +16,18 @@ class ContinuousBernoulli(ExponentialFamily):
     has_rsample = True
 
     def __init__(self, probs=None, logits=None, lims=(0.499, 0.501), validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        batch_shape = self._init_param(probs, logits)
         if probs is not None:
-            is_scalar = isinstance(probs, numbers.Number)
-            (self.probs,) = broadcast_all(probs)
             if validate_args is not None and not self.arg_constraints["probs"].check(self.probs).all():
                 raise ValueError("The parameter probs has invalid values")
-            self.probs = clamp_probs(self.probs)
-        else:
-            is_scalar = isinstance(logits, numbers.Number)
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
+            self.probs = self._param = clamp_probs(self.probs)
         self._lims = lims
-        super().__init__(_torch().Size() if is_scalar else self._param.size(), validate_args=validate_args)
+        super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._expand_params(ContinuousBernoulli, batch_shape, _instance, "probs", "logits")
+        new = self._expand_param(ContinuousBernoulli, batch_shape, _instance)
         new._lims = self._lims
-        new._param = new.probs if "probs" in self.__dict__ else new.logits
         return new
-
-    def _new(self, *args, **kwargs):
-        return self._param.new(*args, **kwargs)
 
     def _outside_unstable_region(self):
         torch = _torch()
@@ -84,16 +72,8 @@ class ContinuousBernoulli(ExponentialFamily):
         return torch.where(self._outside_unstable_region(), vars_, taylor)
 
     @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
     def probs(self):
         return clamp_probs(logits_to_probs(self.logits, is_binary=True))
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def sample(self, sample_shape=()):
         torch = _torch()

@@ -2,14 +2,14 @@ import math
 
 from . import constraints
 from .binomial import Binomial
-from .categorical import Categorical
+from .categorical import _OverCategorical
 from .distribution import Distribution
 from .utils import _torch, broadcast_all
 
 __all__ = ["Multinomial"]
 
 
-class Multinomial(Distribution):
+class Multinomial(_OverCategorical, Distribution):
     """Multinomial(total_count=1, probs=None, logits=None): counts of total_count Categorical draws."""
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
 
@@ -17,22 +17,13 @@ class Multinomial(Distribution):
         if not isinstance(total_count, int):
             raise NotImplementedError("inhomogeneous total_count is not supported")
         self.total_count = total_count
-        self._categorical = Categorical(probs=probs, logits=logits)
+        self._init_categorical(probs, logits, validate_args)
         self._binomial = Binomial(total_count=total_count, probs=self.probs)
-        super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:],
-                         validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Multinomial, _instance)
-        batch_shape = _torch().Size(batch_shape)
+        new = self._expand_categorical(Multinomial, batch_shape, _instance)
         new.total_count = self.total_count
-        new._categorical = self._categorical.expand(batch_shape)
-        super(Multinomial, new).__init__(batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
         return new
-
-    def _new(self, *args, **kwargs):
-        return self._categorical._new(*args, **kwargs)
 
     @constraints.dependent_property(is_discrete=True, event_dim=1)
     def support(self):
@@ -45,18 +36,6 @@ class Multinomial(Distribution):
     @property
     def variance(self):
         return self.total_count * self.probs * (1 - self.probs)
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def probs(self):
-        return self._categorical.probs
-
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
 
     def sample(self, sample_shape=()):
         torch = _torch()

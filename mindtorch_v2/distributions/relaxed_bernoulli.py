@@ -1,52 +1,25 @@
-import numbers
-
 from . import constraints
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import SigmoidTransform
-from .utils import _torch, broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _BinaryParam, _torch, broadcast_all, clamp_probs
 
 __all__ = ["LogitRelaxedBernoulli", "RelaxedBernoulli"]
 
 
-class LogitRelaxedBernoulli(Distribution):
+class LogitRelaxedBernoulli(_BinaryParam, Distribution):
     """The logit of a RelaxedBernoulli: (logistic noise + logits) / temperature."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.real
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         self.temperature = temperature
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            is_scalar = isinstance(probs, numbers.Number)
-            (self.probs,) = broadcast_all(probs)
-        else:
-            is_scalar = isinstance(logits, numbers.Number)
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
-        super().__init__(_torch().Size() if is_scalar else self._param.size(), validate_args=validate_args)
+        super().__init__(self._init_param(probs, logits), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._expand_params(LogitRelaxedBernoulli, batch_shape, _instance, "probs", "logits")
+        new = self._expand_param(LogitRelaxedBernoulli, batch_shape, _instance)
         new.temperature = self.temperature
-        new._param = new.probs if "probs" in self.__dict__ else new.logits
         return new
-
-    def _new(self, *args, **kwargs):
-        return self._param.new(*args, **kwargs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
@@ -62,18 +35,8 @@ class LogitRelaxedBernoulli(Distribution):
         return self.temperature.log() + diff - 2 * diff.exp().log1p()
 
 
-class RelaxedBernoulli(TransformedDistribution):
-    """RelaxedBernoulli(temperature, probs=None, logits=None): the sigmoid of a LogitRelaxedBernoulli."""
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
-    support = constraints.unit_interval
-    has_rsample = True
-
-    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
-        base_dist = LogitRelaxedBernoulli(temperature, probs, logits)
-        super().__init__(base_dist, SigmoidTransform(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return super().expand(batch_shape, _instance=self._get_checked_instance(RelaxedBernoulli, _instance))
+class _Relaxed:
+    """The parameters of a relaxed distribution, read from its base distribution."""
 
     @property
     def temperature(self):
@@ -86,3 +49,17 @@ class RelaxedBernoulli(TransformedDistribution):
     @property
     def probs(self):
         return self.base_dist.probs
+
+
+class RelaxedBernoulli(_Relaxed, TransformedDistribution):
+    """RelaxedBernoulli(temperature, probs=None, logits=None): the sigmoid of a LogitRelaxedBernoulli."""
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.unit_interval
+    has_rsample = True
+
+    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
+        base_dist = LogitRelaxedBernoulli(temperature, probs, logits)
+        super().__init__(base_dist, SigmoidTransform(), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        return super().expand(batch_shape, _instance=self._get_checked_instance(RelaxedBernoulli, _instance))

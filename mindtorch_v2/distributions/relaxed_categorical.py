@@ -1,6 +1,7 @@
 from . import constraints
-from .categorical import Categorical
+from .categorical import _OverCategorical
 from .distribution import Distribution
+from .relaxed_bernoulli import _Relaxed
 from .transformed_distribution import TransformedDistribution
 from .transforms import ExpTransform
 from .utils import _torch, broadcast_all, clamp_probs
@@ -8,41 +9,20 @@ from .utils import _torch, broadcast_all, clamp_probs
 __all__ = ["ExpRelaxedCategorical", "RelaxedOneHotCategorical"]
 
 
-class ExpRelaxedCategorical(Distribution):
+class ExpRelaxedCategorical(_OverCategorical, Distribution):
     """The log of a RelaxedOneHotCategorical: log_softmax((logits + Gumbel noise) / temperature)."""
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
     support = constraints.real_vector  # in fact a submanifold of it
     has_rsample = True
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
-        self._categorical = Categorical(probs, logits)
         self.temperature = temperature
-        super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:],
-                         validate_args=validate_args)
+        self._init_categorical(probs, logits, validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(ExpRelaxedCategorical, _instance)
-        batch_shape = _torch().Size(batch_shape)
+        new = self._expand_categorical(ExpRelaxedCategorical, batch_shape, _instance)
         new.temperature = self.temperature
-        new._categorical = self._categorical.expand(batch_shape)
-        super(ExpRelaxedCategorical, new).__init__(batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
         return new
-
-    def _new(self, *args, **kwargs):
-        return self._categorical._new(*args, **kwargs)
-
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def probs(self):
-        return self._categorical.probs
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
@@ -63,7 +43,7 @@ class ExpRelaxedCategorical(Distribution):
         return score + log_scale
 
 
-class RelaxedOneHotCategorical(TransformedDistribution):
+class RelaxedOneHotCategorical(_Relaxed, TransformedDistribution):
     """RelaxedOneHotCategorical(temperature, probs=None, logits=None): the exp of an ExpRelaxedCategorical."""
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
     support = constraints.simplex
@@ -75,15 +55,3 @@ class RelaxedOneHotCategorical(TransformedDistribution):
 
     def expand(self, batch_shape, _instance=None):
         return super().expand(batch_shape, _instance=self._get_checked_instance(RelaxedOneHotCategorical, _instance))
-
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs

@@ -137,3 +137,44 @@ def vec_to_tril_matrix(vec, diag=0):
 def _batch_shape_of(value, *originals):
     """Size() when every original parameter was a Python number, else the broadcast value's shape."""
     return _torch().Size() if all(isinstance(o, numbers.Number) for o in originals) else value.size()
+
+
+class _BinaryParam:
+    """The probs <-> logits pair of a binary event that Bernoulli, Binomial, NegativeBinomial,
+    ContinuousBernoulli and (Logit)RelaxedBernoulli keep: one given, the other computed on first use."""
+
+    def _init_param(self, probs, logits, total_count=None):
+        """Stores probs or logits (exactly one given), broadcast with total_count (cast to its dtype) when given;
+        returns the batch shape (Size() for a Python number)."""
+        torch = _torch()
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        name, value = ("probs", probs) if probs is not None else ("logits", logits)
+        if total_count is None:
+            (param,) = broadcast_all(value)
+        else:
+            total_count, param = broadcast_all(total_count, value)
+            self.total_count = total_count.type_as(param)
+        setattr(self, name, param)
+        self._param = param
+        return torch.Size() if total_count is None and isinstance(value, numbers.Number) else param.size()
+
+    def _expand_param(self, cls, batch_shape, _instance, *names):
+        new = self._expand_params(cls, batch_shape, _instance, *names, "probs", "logits")
+        new._param = new.probs if "probs" in self.__dict__ else new.logits
+        return new
+
+    def _new(self, *args, **kwargs):
+        return self._param.new(*args, **kwargs)
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self):
+        return self._param.size()
