@@ -60,14 +60,53 @@ def torch_cholesky(input, upper=False, *, out=None):
     return cholesky(input, upper=upper, out=out)
 
 
+def _cholesky_solve(B, L, upper):
+    """X with (L L^H) X = B (upper: U^H U): two triangular solves."""
+    L = L.mT if upper else L
+    return solve_triangular(L.mT, solve_triangular(L, B, upper=False), upper=True)
+
+
+_CHOLESKY_SOLVE = {}  # node name -> its Function, made on first use
+
+
+def _cholesky_solve_apply(node, B, L, upper):
+    if node not in _CHOLESKY_SOLVE:
+        _CHOLESKY_SOLVE[node] = _cholesky_solve_function(node)
+    return _CHOLESKY_SOLVE[node].apply(B, L, bool(upper))
+
+
+def _cholesky_solve_function(node):
+    from .autograd.function import Function
+
+    class CholeskySolve(Function):
+        # PyTorch's cholesky_solve_backward: the factor's gradient is -(C + C^H) L (upper: -U (C + C^H)) with
+        # C = cholesky_solve(grad) X^H, not projected onto the triangle the solve reads (cholesky_inverse's is
+        # the same with B = I)
+        _node_name = node
+
+        @staticmethod
+        def forward(ctx, B, L, upper):
+            X = _cholesky_solve(B, L, upper)
+            ctx.save_for_backward(B, L, X)
+            ctx.upper = upper
+            return X
+
+        @staticmethod
+        def backward(ctx, grad):
+            B, L, X = ctx.saved_tensors
+            grad_B = _cholesky_solve(grad, L, ctx.upper)
+            common = grad_B @ X.mH
+            common = common + common.mH
+            grad_L = -(L @ common) if ctx.upper else -(common @ L)
+            return grad_B.sum_to_size(B.shape), grad_L.sum_to_size(L.shape), None
+    return CholeskySolve
+
+
 def cholesky_solve(input, input2, upper=False, *, out=None):
-    """X with A X = B for A = L L^H (upper: U^H U) given the factor: two triangular solves."""
     for t, n in ((input, "b"), (input2, "u")):
         if t.dim() < 2:
             raise RuntimeError(f"{n} should have at least 2 dimensions, but has {t.dim()} dimensions instead")
-    L = input2.mT if upper else input2
-    Y = solve_triangular(L, input, upper=False)
-    return _into(solve_triangular(L.mT, Y, upper=True), out)
+    return _into(_cholesky_solve_apply("CholeskySolveBackward0", input, input2, upper), out)
 
 
 def cholesky_inverse(input, upper=False, *, out=None):
@@ -80,7 +119,7 @@ def cholesky_inverse(input, upper=False, *, out=None):
         raise NotImplementedError(f'"cholesky_inverse_out_cpu" not implemented for \'{scalar_name(input.dtype)}\'')
     from ._creation import eye
     eye_ = eye(input.shape[-1], dtype=input.dtype).expand(input.shape)
-    return _into(cholesky_solve(eye_, input, upper), out)
+    return _into(_cholesky_solve_apply("CholeskyInverseBackward0", eye_, input, upper), out)
 
 
 # ---- LU --------------------------------------------------------------------------------------------

@@ -61,6 +61,7 @@ struct mt_node {
     int64_t iv[MT_MAX_DIMS + 2];      /* integer arguments (dims, sizes...) */
     int niv;
     mt_tensor *index[MT_MAX_DIMS];    /* index tensors of an advanced-indexing op */
+    int64_t index_version[MT_MAX_DIMS]; /* their versions when kept (index/index_put_) */
     int nindex;
     mt_tensor *variable;              /* AccumulateGrad: the leaf (strong; weak for a leaf view, or once
                                        * the tensor gained a history) */
@@ -86,6 +87,9 @@ mt_status mt__edge_of(mt_tensor *t, mt_edge *e); /* new reference to t's history
 void mt__set_grad_fn(mt_tensor *t, mt_node *n, int output_nr); /* retains n */
 mt_status mt__save(mt_node *n, int slot, mt_tensor *t, int is_output);
 mt_status mt__saved(mt_node *n, int slot, mt_tensor **out); /* new ref; error if freed or modified */
+/* PyTorch's error for a tensor a backward needs, written in place since it was kept at version `expected`:
+ * `type` as PyTorch prints it ("torch.FloatTensor"), `producer` "" or ", which is output N of Op," */
+mt_status mt__modified_error(const mt_tensor *t, int64_t expected, const char *type, const char *producer);
 void mt__release_saved(mt_node *n); /* backward ran without retain_graph */
 void mt__node_release(mt_node *n);
 /* PyTorch's errors for in-place writes it refuses (leaf, view of a leaf, no-grad view, inference tensor). */

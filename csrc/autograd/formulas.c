@@ -1,5 +1,6 @@
 /* formulas.c — the autograd layer of dispatch for the elementwise, reduction,
  * GEMM, view, copy and indexing entry points (see formula.h). */
+#include <stdio.h>
 #include "formula.h"
 
 
@@ -710,6 +711,28 @@ mt_status mt_to_dtype(mt_tensor *t, int dtype, int copy, mt_tensor **out) {
     return st;
 }
 
+/* The index tensors an advanced-indexing node keeps, with their versions: written in place before the backward,
+ * it raises PyTorch's error (check_indices), as PyTorch's saved indices do. */
+static void keep_indices(mt_node *n, int nidx, mt_tensor *const *idx) {
+    n->nindex = nidx < MT_MAX_DIMS ? nidx : MT_MAX_DIMS;
+    for (int i = 0; i < n->nindex; i++) {
+        if (idx[i]) mt_tensor_retain(idx[i]);
+        n->index[i] = idx[i];
+        n->index_version[i] = idx[i] ? mt_tensor_version(idx[i]) : 0;
+    }
+}
+
+static mt_status check_indices(const mt_node *n) {
+    for (int i = 0; i < n->nindex; i++) {
+        const mt_tensor *t = n->index[i];
+        if (!t || mt_tensor_version(t) == n->index_version[i]) continue;
+        char type[40];  /* PyTorch names a boolean mask by its dispatch type, any other index as a tensor type */
+        snprintf(type, sizeof type, t->dtype == MT_BOOL ? "CPU%sType" : "torch.%sTensor", mt_dtype_names[t->dtype]);
+        return mt__modified_error(t, n->index_version[i], type, "");
+    }
+    return MT_OK;
+}
+
 /* copy_/fill_/index_put_ overwrite (part of) dst: inputs are (old dst, source) */
 static mt_status overwrite_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
     F c0 = {0}, *c = &c0;
@@ -718,6 +741,7 @@ static mt_status overwrite_backward(mt_node *n, mt_tensor *const *grads, mt_tens
         if (needs(n, 0)) GIVE(c, out, 0, ZEROS(c, &n->in_meta[0]));
         if (needs(n, 1)) GIVE(c, out, 1, g);
     } else { /* index_put_: the indexed positions of dst are replaced (or added to) */
+        if (!c->st) c->st = check_indices(n);
         if (needs(n, 0)) {
             if (n->iv[0]) GIVE(c, out, 0, g);
             else {
@@ -745,11 +769,7 @@ static mt_status record_overwrite(const char *name, mt_tensor *dst, mt_tensor *s
     if (!n) return MT_OK;
     n->op = kind;
     n->iv[0] = accumulate;
-    for (int i = 0; i < nidx; i++) {
-        if (idx[i]) mt_tensor_retain(idx[i]);
-        n->index[i] = idx[i];
-    }
-    n->nindex = nidx;
+    keep_indices(n, nidx, idx);
     return mt__inplace_recorded(dst);
 }
 
@@ -774,6 +794,7 @@ mt_status mt_fill(mt_tensor *t, double f, int64_t i, int kind) {
 
 static mt_status index_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
     F c0 = {0}, *c = &c0;
+    c->st = check_indices(n);
     mt_tensor *z = ZEROS(c, &n->in_meta[0]);
     if (!c->st) /* recorded (IndexPutBackward0, as PyTorch) when the gradient requires grad */
         c->st = mt__grad_enabled() && mt__requires_grad(grads[0]) ? mt_index_put_(z, n->nindex, n->index, grads[0], 1)
@@ -790,13 +811,7 @@ mt_status mt_index(mt_tensor *t, int nidx, mt_tensor *const *indices, mt_tensor 
     mt__grad_pop(prev);
     if (st || !grad) return st;
     mt_node *n;
-    if (!(st = mt__record("IndexBackward0", index_backward, 1, &t, 1, out, &n)) && n) {
-        for (int i = 0; i < nidx && i < MT_MAX_DIMS; i++) {
-            if (indices[i]) mt_tensor_retain(indices[i]);
-            n->index[i] = indices[i];
-        }
-        n->nindex = nidx;
-    }
+    if (!(st = mt__record("IndexBackward0", index_backward, 1, &t, 1, out, &n)) && n) keep_indices(n, nidx, indices);
     if (st) MT_DROP(*out);
     return st;
 }

@@ -258,13 +258,23 @@ mt_status mt__save(mt_node *n, int slot, mt_tensor *t, int is_output) {
     return MT_OK;
 }
 
+mt_status mt__modified_error(const mt_tensor *t, int64_t expected, const char *type, const char *producer) {
+    char shape[MT_MAX_DIMS * 24 + 1] = "";
+    for (int d = 0, at = 0; d < t->ndim; d++)
+        at += snprintf(shape + at, sizeof shape - at, d ? ", %lld" : "%lld", (long long)t->sizes[d]);
+    return mt__error(MT_ERR_RUNTIME,
+                     "one of the variables needed for gradient computation has been modified by an inplace "
+                     "operation: [%s [%s]]%s is at version %lld; expected version %lld instead. Hint: "
+                     "enable anomaly detection to find the operation that failed to compute its gradient, with "
+                     "torch.autograd.set_detect_anomaly(True, check_nan=False).",
+                     type, shape, producer, (long long)mt_tensor_version(t), (long long)expected);
+}
+
 /* PyTorch's text for a saved tensor written in place since it was saved: its shape, and the node
  * it is an output of (named without "Backward<N>"; a leaf has none). For an input, the node is its
  * producer when it was saved (PyTorch names the one it has now: an in-place op's, if recorded). */
 static mt_status modified_error(const mt_node *n, int slot, const mt_tensor *s) {
-    char shape[MT_MAX_DIMS * 24 + 1] = "", producer[160] = "";
-    for (int d = 0, at = 0; d < s->ndim; d++)
-        at += snprintf(shape + at, sizeof shape - at, d ? ", %lld" : "%lld", (long long)s->sizes[d]);
+    char type[40], producer[160] = "";
     const mt_node *fn = n->saved_is_output[slot] ? n : n->saved_fn[slot];
     int nr = n->saved_is_output[slot] ? n->saved_is_output[slot] - 1 : n->saved_nr[slot];
     if (fn && fn->apply != accumulate_grad) {
@@ -272,13 +282,8 @@ static mt_status modified_error(const mt_node *n, int slot, const mt_tensor *s) 
         int len = cut ? (int)(cut - name) : (int)strlen(name);
         snprintf(producer, sizeof producer, ", which is output %d of %.*s,", nr, len, name);
     }
-    return mt__error(MT_ERR_RUNTIME,
-                     "one of the variables needed for gradient computation has been modified by an inplace "
-                     "operation: [torch.%sTensor [%s]]%s is at version %lld; expected version %lld instead. Hint: "
-                     "enable anomaly detection to find the operation that failed to compute its gradient, with "
-                     "torch.autograd.set_detect_anomaly(True, check_nan=False).",
-                     mt_dtype_names[s->dtype], shape, producer, (long long)mt_tensor_version(s),
-                     (long long)n->saved_version[slot]);
+    snprintf(type, sizeof type, "torch.%sTensor", mt_dtype_names[s->dtype]);
+    return mt__modified_error(s, n->saved_version[slot], type, producer);
 }
 
 mt_status mt__saved(mt_node *n, int slot, mt_tensor **out) {

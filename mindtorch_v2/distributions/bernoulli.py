@@ -1,13 +1,11 @@
-from numbers import Number
-
 from . import constraints
 from .distribution import ExponentialFamily
-from .utils import _torch, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _BinaryParam, _torch, broadcast_all
 
 __all__ = ["Bernoulli"]
 
 
-class Bernoulli(ExponentialFamily):
+class Bernoulli(_BinaryParam, ExponentialFamily):
     """Bernoulli(probs=None, logits=None)."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
@@ -15,26 +13,10 @@ class Bernoulli(ExponentialFamily):
     _mean_carrier_measure = 0
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        torch = _torch()
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            is_scalar = isinstance(probs, Number)
-            (self.probs,) = broadcast_all(probs)
-        else:
-            is_scalar = isinstance(logits, Number)
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
-        batch_shape = torch.Size() if is_scalar else self._param.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        super().__init__(self._init_param(probs, logits), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._expand_params(Bernoulli, batch_shape, _instance, "probs", "logits")
-        new._param = new.probs if "probs" in self.__dict__ else new.logits
-        return new
-
-    def _new(self, *args, **kwargs):
-        return self._param.new(*args, **kwargs)
+        return self._expand_param(Bernoulli, batch_shape, _instance)
 
     @property
     def mean(self):
@@ -49,18 +31,6 @@ class Bernoulli(ExponentialFamily):
     @property
     def variance(self):
         return self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def sample(self, sample_shape=()):
         torch = _torch()

@@ -1,6 +1,6 @@
 from . import constraints
 from .distribution import Distribution
-from .utils import _torch, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _BinaryParam, _torch
 
 __all__ = ["Binomial"]
 
@@ -10,32 +10,17 @@ def _clamp_by_zero(x):
     return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
 
 
-class Binomial(Distribution):
+class Binomial(_BinaryParam, Distribution):
     """Binomial(total_count, probs=None, logits=None)."""
     arg_constraints = {"total_count": constraints.nonnegative_integer, "probs": constraints.unit_interval,
                        "logits": constraints.real}
     has_enumerate_support = True
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
-        torch = _torch()
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-        self._param = self.probs if probs is not None else self.logits
-        super().__init__(self._param.size(), validate_args=validate_args)
+        super().__init__(self._init_param(probs, logits, total_count), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._expand_params(Binomial, batch_shape, _instance, "total_count", "probs", "logits")
-        new._param = new.probs if "probs" in self.__dict__ else new.logits
-        return new
-
-    def _new(self, *args, **kwargs):
-        return self._param.new(*args, **kwargs)
+        return self._expand_param(Binomial, batch_shape, _instance, "total_count")
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
@@ -52,18 +37,6 @@ class Binomial(Distribution):
     @property
     def variance(self):
         return self.total_count * self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def sample(self, sample_shape=()):
         torch = _torch()

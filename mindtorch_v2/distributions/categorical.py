@@ -41,6 +41,9 @@ class Categorical(Distribution):
         new._validate_args = self._validate_args
         return new
 
+    def _new(self, *args, **kwargs):
+        return self._param.new(*args, **kwargs)
+
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
         return constraints.integer_interval(0, self._num_events - 1)
@@ -107,3 +110,36 @@ class Categorical(Distribution):
         if expand:
             values = values.expand((-1,) + tuple(self._batch_shape))
         return values
+
+
+class _OverCategorical:
+    """A distribution over a Categorical's K outcomes (kept as _categorical; event shape (K,)): Multinomial,
+    OneHotCategorical, ExpRelaxedCategorical share its parameters and its expand."""
+
+    def _init_categorical(self, probs, logits, validate_args):
+        self._categorical = Categorical(probs, logits)
+        Distribution.__init__(self, self._categorical.batch_shape, self._categorical.param_shape[-1:],
+                              validate_args=validate_args)
+
+    def _expand_categorical(self, cls, batch_shape, _instance):
+        new = self._get_checked_instance(cls, _instance)
+        batch_shape = _torch().Size(batch_shape)
+        new._categorical = self._categorical.expand(batch_shape)
+        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    def _new(self, *args, **kwargs):
+        return self._categorical._new(*args, **kwargs)
+
+    @property
+    def logits(self):
+        return self._categorical.logits
+
+    @property
+    def probs(self):
+        return self._categorical.probs
+
+    @property
+    def param_shape(self):
+        return self._categorical.param_shape

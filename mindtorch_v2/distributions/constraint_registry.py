@@ -2,7 +2,6 @@
 import numbers
 
 from . import constraints, transforms
-from .utils import _torch
 
 __all__ = ["ConstraintRegistry", "biject_to", "transform_to"]
 
@@ -98,3 +97,30 @@ def _biject_to_simplex(constraint):
 @transform_to.register(constraints.simplex)
 def _transform_to_simplex(constraint):
     return transforms.SoftmaxTransform()
+
+
+@transform_to.register(constraints.lower_cholesky)
+def _transform_to_lower_cholesky(constraint):
+    return transforms.LowerCholeskyTransform()
+
+
+@transform_to.register(constraints.positive_definite)
+@transform_to.register(constraints.positive_semidefinite)
+def _transform_to_positive_definite(constraint):
+    return transforms.PositiveDefiniteTransform()
+
+
+@biject_to.register(constraints.corr_cholesky)
+@transform_to.register(constraints.corr_cholesky)
+def _transform_to_corr_cholesky(constraint):
+    return transforms.CorrCholeskyTransform()
+
+
+def _register_per_part(kind, make):
+    """cat/stack constraints map to Cat/StackTransform of each part's transform from the same registry."""
+    for registry in (biject_to, transform_to):
+        registry.register(kind, lambda c, registry=registry: make(c, [registry(p) for p in c.cseq]))
+
+
+_register_per_part(constraints.cat, lambda c, parts: transforms.CatTransform(parts, c.dim, c.lengths))
+_register_per_part(constraints.stack, lambda c, parts: transforms.StackTransform(parts, c.dim))

@@ -282,23 +282,91 @@ class _PositiveDefinite(_Symmetric):
         return _op("linalg.cholesky_ex")(value).info.eq(0)
 
 
+def _check_cseq(cseq):
+    if not all(isinstance(c, Constraint) for c in cseq):
+        raise AssertionError("All elements of cseq must be Constraint instances")
+    return list(cseq)
+
+
+def _check_dim(dim, value):
+    if not -value.dim() <= dim < value.dim():
+        raise AssertionError(f"dim {dim} out of range for value with {value.dim()} dimensions")
+
+
 class _Cat(Constraint):
+    """Constraints applied to consecutive slices (of the given lengths) along dim."""
+
     def __init__(self, cseq, dim=0, lengths=None):
-        self.cseq = list(cseq)
+        self.cseq = _check_cseq(cseq)
         self.lengths = list(lengths) if lengths is not None else [1] * len(self.cseq)
+        if len(self.lengths) != len(self.cseq):
+            raise AssertionError(f"lengths ({len(self.lengths)}) must match cseq ({len(self.cseq)})")
         self.dim = dim
+        super().__init__()
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self):
+        return max(c.event_dim for c in self.cseq)
 
     def check(self, value):
-        raise NotImplementedError("torch.distributions.constraints.cat.check is not implemented")
+        _check_dim(self.dim, value)
+        starts = [sum(self.lengths[:i]) for i in range(len(self.lengths))]
+        return _torch().cat([c.check(value.narrow(self.dim, s, n))
+                             for c, s, n in zip(self.cseq, starts, self.lengths)], self.dim)
 
 
 class _Stack(Constraint):
+    """One constraint per index of dim."""
+
     def __init__(self, cseq, dim=0):
-        self.cseq = list(cseq)
+        self.cseq = _check_cseq(cseq)
         self.dim = dim
+        super().__init__()
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self):
+        dim = max(c.event_dim for c in self.cseq)
+        return dim + 1 if self.dim + dim < 0 else dim
 
     def check(self, value):
-        raise NotImplementedError("torch.distributions.constraints.stack.check is not implemented")
+        _check_dim(self.dim, value)
+        return _torch().stack([c.check(value.select(self.dim, i)) for i, c in enumerate(self.cseq)], self.dim)
+
+
+class MixtureSameFamilyConstraint(Constraint):
+    """The component's constraint, checked with the mixture dimension put back and then reduced."""
+
+    def __init__(self, base_constraint):
+        if not isinstance(base_constraint, Constraint):
+            raise AssertionError(f"base_constraint must be a Constraint, got {type(base_constraint).__name__}")
+        self.base_constraint = base_constraint
+        super().__init__()
+
+    @property
+    def is_discrete(self):
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self):
+        return self.base_constraint.event_dim
+
+    def check(self, value):
+        result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
+        if value.dim() < self.event_dim:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
+        keep = value.dim() - self.event_dim
+        return result.reshape(result.shape[:keep] + (-1,)).all(-1)
+
+    def __repr__(self):
+        return f"{self.__class__.__name__}({repr(self.base_constraint)})"
 
 
 dependent = _Dependent()

@@ -5,7 +5,7 @@ import numbers
 import operator
 
 from . import constraints
-from .utils import _sum_rightmost, _torch, broadcast_all, lazy_property
+from .utils import _sum_rightmost, _torch, broadcast_all, lazy_property, tril_matrix_to_vec, vec_to_tril_matrix
 
 __all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
            "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform", "LowerCholeskyTransform",
@@ -669,13 +669,193 @@ class CumulativeDistributionTransform(Transform):
         return self.distribution.log_prob(x)
 
 
-def _not_implemented(name):
-    from .._missing import missing_class
-    return missing_class(f"torch.distributions.{name}", Transform, " in mindtorch_v2")
+class CorrCholeskyTransform(Transform):
+    """Unconstrained vector of D*(D-1)/2 -> Cholesky factor of a D x D correlation matrix (tanh, then
+    stick breaking along each row)."""
+    domain = constraints.real_vector
+    codomain = constraints.corr_cholesky
+    bijective = True
+
+    def _call(self, x):
+        torch = _torch()
+        eps = torch.finfo(x.dtype).eps
+        r = vec_to_tril_matrix(x.tanh().clamp(min=-1 + eps, max=1 - eps), diag=-1)
+        z1m_cumprod_sqrt = (1 - r**2).sqrt().cumprod(-1)
+        r = r + torch.eye(r.shape[-1], dtype=r.dtype, device=r.device)
+        return r * torch.nn.functional.pad(z1m_cumprod_sqrt[..., :-1], [1, 0], value=1)
+
+    def _inverse(self, y):
+        y_cumsum = 1 - (y * y).cumsum(-1)
+        y_cumsum_shifted = _torch().nn.functional.pad(y_cumsum[..., :-1], [1, 0], value=1)
+        t = tril_matrix_to_vec(y, diag=-1) / tril_matrix_to_vec(y_cumsum_shifted, diag=-1).sqrt()
+        return (t.log1p() - t.neg().log1p()) / 2  # atanh
+
+    def log_abs_det_jacobian(self, x, y, intermediates=None):
+        y1m_cumsum_tril = tril_matrix_to_vec(1 - (y * y).cumsum(-1), diag=-2)
+        stick_breaking_logdet = 0.5 * y1m_cumsum_tril.log().sum(-1)
+        tanh_logdet = -2 * (x + _torch().nn.functional.softplus(-2 * x) - math.log(2.0)).sum(-1)
+        return stick_breaking_logdet + tanh_logdet
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        N = shape[-1]
+        D = round((0.25 + 2 * N) ** 0.5 + 0.5)
+        if D * (D - 1) // 2 != N:
+            raise ValueError("Input is not a flattened lower-diagonal number")
+        return shape[:-1] + (D, D)
+
+    def inverse_shape(self, shape):
+        if len(shape) < 2:
+            raise ValueError("Too few dimensions on input")
+        if shape[-2] != shape[-1]:
+            raise ValueError("Input is not square")
+        D = shape[-1]
+        return shape[:-2] + (D * (D - 1) // 2,)
 
 
-CatTransform = _not_implemented("CatTransform")
-StackTransform = _not_implemented("StackTransform")
-CorrCholeskyTransform = _not_implemented("CorrCholeskyTransform")
-LowerCholeskyTransform = _not_implemented("LowerCholeskyTransform")
-PositiveDefiniteTransform = _not_implemented("PositiveDefiniteTransform")
+class LowerCholeskyTransform(Transform):
+    """Square matrix -> lower triangular with a positive diagonal (exp of the diagonal)."""
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.lower_cholesky
+
+    def __eq__(self, other):
+        return isinstance(other, LowerCholeskyTransform)
+
+    def _call(self, x):
+        return x.tril(-1) + x.diagonal(dim1=-2, dim2=-1).exp().diag_embed()
+
+    def _inverse(self, y):
+        return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()
+
+
+class PositiveDefiniteTransform(Transform):
+    """Square matrix -> L @ L.mT with L its LowerCholeskyTransform."""
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.positive_definite
+
+    def __eq__(self, other):
+        return isinstance(other, PositiveDefiniteTransform)
+
+    def _call(self, x):
+        x = LowerCholeskyTransform()(x)
+        return x @ x.mT
+
+    def _inverse(self, y):
+        return LowerCholeskyTransform().inv(_torch().linalg.cholesky(y))
+
+
+def _check_transforms(tseq, cache_size):
+    if not all(isinstance(t, Transform) for t in tseq):
+        raise AssertionError("All elements of tseq must be Transform instances")
+    return [t.with_cache(cache_size) for t in tseq] if cache_size else list(tseq)
+
+
+class CatTransform(Transform):
+    """A transform per slice (of the given lengths) of dim, concatenated back."""
+
+    def __init__(self, tseq, dim=0, lengths=None, cache_size=0):
+        tseq = _check_transforms(tseq, cache_size)
+        super().__init__(cache_size=cache_size)
+        self.transforms = tseq
+        self.lengths = list(lengths) if lengths is not None else [1] * len(self.transforms)
+        if len(self.lengths) != len(self.transforms):
+            raise AssertionError(f"lengths ({len(self.lengths)}) must match transforms ({len(self.transforms)})")
+        self.dim = dim
+
+    @lazy_property
+    def event_dim(self):
+        return max(t.event_dim for t in self.transforms)
+
+    @lazy_property
+    def length(self):
+        return sum(self.lengths)
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return CatTransform(self.transforms, self.dim, self.lengths, cache_size)
+
+    def _check(self, z, name, of="tensor"):
+        if not -z.dim() <= self.dim < z.dim():
+            raise AssertionError(f"dim {self.dim} out of range for {of} with {z.dim()} dimensions")
+        if z.size(self.dim) != self.length:
+            raise AssertionError(f"{name}.size({self.dim}) = {z.size(self.dim)} must equal length {self.length}")
+
+    def _slices(self, z):
+        starts = [sum(self.lengths[:i]) for i in range(len(self.lengths))]
+        return [z.narrow(self.dim, s, n) for s, n in zip(starts, self.lengths)]
+
+    def _call(self, x):
+        self._check(x, "x")
+        return _torch().cat([t(xs) for t, xs in zip(self.transforms, self._slices(x))], dim=self.dim)
+
+    def _inverse(self, y):
+        self._check(y, "y")
+        return _torch().cat([t.inv(ys) for t, ys in zip(self.transforms, self._slices(y))], dim=self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        self._check(x, "x", "x")
+        self._check(y, "y", "y")
+        terms = [_sum_rightmost(t.log_abs_det_jacobian(xs, ys), self.event_dim - t.event_dim)
+                 for t, xs, ys in zip(self.transforms, self._slices(x), self._slices(y))]
+        dim = (self.dim - x.dim() if self.dim >= 0 else self.dim) + self.event_dim
+        return _torch().cat(terms, dim=dim) if dim < 0 else sum(terms)
+
+    @property
+    def bijective(self):
+        return all(t.bijective for t in self.transforms)
+
+    @constraints.dependent_property
+    def domain(self):
+        return constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths)
+
+    @constraints.dependent_property
+    def codomain(self):
+        return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
+
+
+class StackTransform(Transform):
+    """A transform per index of dim, stacked back."""
+
+    def __init__(self, tseq, dim=0, cache_size=0):
+        tseq = _check_transforms(tseq, cache_size)
+        super().__init__(cache_size=cache_size)
+        self.transforms = tseq
+        self.dim = dim
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return StackTransform(self.transforms, self.dim, cache_size)
+
+    def _slice(self, z, name, of="tensor"):
+        if not -z.dim() <= self.dim < z.dim():
+            raise AssertionError(f"dim {self.dim} out of range for {of} with {z.dim()} dimensions")
+        if z.size(self.dim) != len(self.transforms):
+            raise AssertionError(f"{name}.size({self.dim}) = {z.size(self.dim)} must equal len(transforms) "
+                                 f"{len(self.transforms)}")
+        return [z.select(self.dim, i) for i in range(z.size(self.dim))]
+
+    def _call(self, x):
+        return _torch().stack([t(xs) for xs, t in zip(self._slice(x, "x"), self.transforms)], dim=self.dim)
+
+    def _inverse(self, y):
+        return _torch().stack([t.inv(ys) for ys, t in zip(self._slice(y, "y"), self.transforms)], dim=self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        xs, ys = self._slice(x, "x", "x"), self._slice(y, "y", "y")
+        return _torch().stack([t.log_abs_det_jacobian(a, b) for a, b, t in zip(xs, ys, self.transforms)],
+                              dim=self.dim)
+
+    @property
+    def bijective(self):
+        return all(t.bijective for t in self.transforms)
+
+    @constraints.dependent_property
+    def domain(self):
+        return constraints.stack([t.domain for t in self.transforms], self.dim)
+
+    @constraints.dependent_property
+    def codomain(self):
+        return constraints.stack([t.codomain for t in self.transforms], self.dim)

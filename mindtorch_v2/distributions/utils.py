@@ -2,6 +2,11 @@
 import functools
 import numbers
 
+__all__ = ["broadcast_all", "logits_to_probs", "clamp_probs", "probs_to_logits", "lazy_property",
+           "tril_matrix_to_vec", "vec_to_tril_matrix"]
+
+euler_constant = 0.57721566490153286060
+
 
 def _torch():
     import mindtorch_v2
@@ -102,6 +107,74 @@ class _lazy_property_and_property(lazy_property, property):
         property.__init__(self, wrapped)
 
 
+def _tril_mask(n, diag, device):
+    torch = _torch()
+    arange = torch.arange(n, device=device)
+    return arange < arange.view(-1, 1) + (diag + 1)
+
+
+def tril_matrix_to_vec(mat, diag=0):
+    """The lower-triangular entries (below diagonal `diag`) of the last two dims, row by row."""
+    n = mat.shape[-1]
+    if diag < -n or diag >= n:
+        raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
+    return mat[..., _tril_mask(n, diag, mat.device)]
+
+
+def vec_to_tril_matrix(vec, diag=0):
+    """tril_matrix_to_vec's inverse: D x D matrices, zero above diagonal `diag`."""
+    # the positive root of D**2 + (1+2*diag)*D - |diag| * (diag+1) - 2*vec.shape[-1] = 0
+    n = (-(1 + 2 * diag) + ((1 + 2 * diag) ** 2 + 8 * vec.shape[-1] + 4 * abs(diag) * (diag + 1)) ** 0.5) / 2
+    if round(n) - n > _torch().finfo(vec.dtype).eps:
+        raise ValueError(f"The size of last dimension is {vec.shape[-1]} which cannot be expressed as "
+                         "the lower triangular part of a square D x D matrix.")
+    n = round(n)
+    mat = vec.new_zeros(vec.shape[:-1] + (n, n))
+    mat[..., _tril_mask(n, diag, vec.device)] = vec
+    return mat
+
+
 def _batch_shape_of(value, *originals):
     """Size() when every original parameter was a Python number, else the broadcast value's shape."""
     return _torch().Size() if all(isinstance(o, numbers.Number) for o in originals) else value.size()
+
+
+class _BinaryParam:
+    """The probs <-> logits pair of a binary event that Bernoulli, Binomial, NegativeBinomial,
+    ContinuousBernoulli and (Logit)RelaxedBernoulli keep: one given, the other computed on first use."""
+
+    def _init_param(self, probs, logits, total_count=None):
+        """Stores probs or logits (exactly one given), broadcast with total_count (cast to its dtype) when given;
+        returns the batch shape (Size() for a Python number)."""
+        torch = _torch()
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        name, value = ("probs", probs) if probs is not None else ("logits", logits)
+        if total_count is None:
+            (param,) = broadcast_all(value)
+        else:
+            total_count, param = broadcast_all(total_count, value)
+            self.total_count = total_count.type_as(param)
+        setattr(self, name, param)
+        self._param = param
+        return torch.Size() if total_count is None and isinstance(value, numbers.Number) else param.size()
+
+    def _expand_param(self, cls, batch_shape, _instance, *names):
+        new = self._expand_params(cls, batch_shape, _instance, *names, "probs", "logits")
+        new._param = new.probs if "probs" in self.__dict__ else new.logits
+        return new
+
+    def _new(self, *args, **kwargs):
+        return self._param.new(*args, **kwargs)
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self):
+        return self._param.size()

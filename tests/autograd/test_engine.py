@@ -515,3 +515,31 @@ def _modified_saved(L, case):
 @pytest.mark.parametrize("case", ["output", "input_no_grad", "leaf", "function_input", "function_output"])
 def test_saved_tensor_modified_error_text(case):
     assert _modified_saved(mt, case) == _modified_saved(torch, case)
+
+
+@pytest.mark.parametrize("index", ["mask", "byte", "long", "mask2d"])
+@pytest.mark.parametrize("op", ["index", "index_put"])
+def test_index_written_before_backward(index, op):
+    # the index tensors an indexing node keeps are versioned like saved tensors: writing into one before the
+    # backward raises PyTorch's error (a boolean mask printed as CPUBoolType), never a wrong gradient
+    def run(L):
+        a = L.ones(5, 2, requires_grad=True)
+        m = {"mask": lambda: L.tensor([True, False, True, True, False]),
+             "byte": lambda: L.tensor([1, 0, 1, 1, 0], dtype=L.uint8),
+             "long": lambda: L.tensor([0, 2]),
+             "mask2d": lambda: L.tensor([[True, False], [True, True], [False, False], [True, True], [False, True]])}[index]()
+        if op == "index":
+            s = a[m]
+        else:
+            s = a * 1
+            s[m] = 0.0 if index == "mask2d" else L.zeros(int(m.bool().sum()) if m.dtype != L.int64 else 2, 2)
+        m.zero_()
+        try:
+            s.sum().backward()
+        except RuntimeError as e:
+            return str(e)
+        return a.grad.tolist()
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert run(mt) == run(torch)

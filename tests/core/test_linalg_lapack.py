@@ -423,3 +423,22 @@ def test_svd_lowrank_and_pca_lowrank_equal_pytorch_from_the_same_seed(shape):
         close(got[0] @ mt.diag_embed(got[1]) @ got[2].mH, want[0] @ torch.diag_embed(want[1]) @ want[2].mH, 1e-8)
     with pytest.raises(ValueError, match=r"q\(=9\) must be non-negative integer and not greater than min\(m, n\)=4"):
         mt.pca_lowrank(mt.zeros(4, 9), q=9)
+
+
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("shapes", [((3, 2), (3, 3)), ((2, 3, 2), (3, 3)), ((3, 2), (4, 3, 3))])
+def test_cholesky_solve_gradients(upper, shapes):
+    # PyTorch's gradient for the factor is not projected onto its triangle (cholesky_solve_backward)
+    def run(L):
+        rs = np.random.RandomState(0)
+        f = np.tril(rs.rand(*shapes[1])) + 2 * np.eye(shapes[1][-1])
+        f = L.tensor(np.swapaxes(f, -1, -2) if upper else f, requires_grad=True)
+        b = L.tensor(rs.rand(*shapes[0]), requires_grad=True)
+        x = L.cholesky_solve(b, f, upper)
+        inv = L.cholesky_inverse(f[..., :2, :2] if f.dim() == 2 else f[0], upper)
+        ((x * L.arange(x.numel(), dtype=x.dtype).reshape(x.shape)).sum() + (inv * inv).sum()).backward()
+        return [x.detach().numpy(), b.grad.numpy(), f.grad.numpy(), type(x.grad_fn).__name__, type(inv.grad_fn).__name__]
+    a, b = run(mt), run(torch)
+    assert a[3:] == b[3:]
+    for x, y in zip(a[:3], b[:3]):
+        np.testing.assert_allclose(x, y, rtol=1e-10, atol=1e-12)
