@@ -207,8 +207,16 @@ def combinations(input, r=2, with_replacement=False):
 # ---- flip / roll / repeat ----------------------------------------------------------------
 
 
-def flip(input, *dims):
-    dims = _ints(dims[0] if len(dims) == 1 else dims)
+def flip(input, *dims_args, dims=None):
+    if dims is not None:
+        if dims_args:
+            raise TypeError("flip() got multiple values for argument 'dims'")
+        if not isinstance(dims, (list, tuple)):
+            raise TypeError(f"flip(): argument 'dims' must be tuple of ints, not {type(dims).__name__}")
+        dims_args = (dims,)
+    elif not dims_args:
+        raise TypeError('flip() missing 1 required positional arguments: "dims"')
+    dims = _ints(dims_args[0] if len(dims_args) == 1 else dims_args)
     return call(lib.mt_flip, input._h, len(dims), dims)
 
 

@@ -158,7 +158,10 @@ def test_flip_roll_repeat_errors():
               lambda L, x: L.roll(x, [], []), lambda L, x: L.roll(x, [1, 2], [0]), lambda L, x: L.roll(x, 1, 5),
               lambda L, x: L.roll(x[0, 0], 1, 0), lambda L, x: x.repeat(2), lambda L, x: x.repeat(2, -1),
               lambda L, x: L.rot90(x[0]), lambda L, x: L.rot90(x, 1, [0, 0]), lambda L, x: L.rot90(x, 1, [0, 1, 2]),
-              lambda L, x: L.rot90(x, 1, [0, 2])]:
+              lambda L, x: L.rot90(x, 1, [0, 2]),
+              # dims by keyword (x.flip(dims=[1]): longformer), and its argument errors
+              lambda L, x: x.flip(dims=[1]), lambda L, x: L.flip(x, dims=(0, 1)), lambda L, x: L.flip(input=x, dims=[1]),
+              lambda L, x: L.flip(x), lambda L, x: x.flip(dims=1), lambda L, x: L.flip(x, [1], dims=[0])]:
         run(f, x)
 
 
