@@ -123,8 +123,16 @@ def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
 
 
 def _new_factory(factory, name):
-    def method(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
-        return factory(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad,
+    def method(self, *size_args, size=None, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+        if size is not None:  # by keyword (x.new_ones(size=...)), with the parser's errors
+            if size_args:
+                raise TypeError(f"{name}() got multiple values for argument 'size'")
+            if not isinstance(size, (list, tuple)):
+                raise TypeError(f"{name}(): argument 'size' must be tuple of ints, not {type(size).__name__}")
+            size_args = (size,)
+        elif not size_args:
+            raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
+        return factory(*size_args, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad,
                        _name=name)
     return method
 

@@ -88,6 +88,19 @@ def test_new_forms():
     assert m.new(m.untyped_storage()).data_ptr() == m.data_ptr()
 
 
+def test_new_factories_size_forms():
+    """new_ones/new_zeros/new_empty take the size as varargs, a sequence or the keyword (longformer's
+    new_ones(size=...)), with the argument parser's errors."""
+    for name in ("new_ones", "new_zeros", "new_empty"):
+        both(lambda lib: getattr(x(lib), name)(size=(2, 3)).shape)
+        both(lambda lib: getattr(x(lib), name)(size=lib.Size([2])).shape)
+        both(lambda lib: getattr(x(lib), name)(2, 3).shape)
+        both(lambda lib: getattr(x(lib), name)([2, 3]).shape)
+        both(lambda lib: getattr(x(lib), name)((2,), size=(3,)))
+        both(lambda lib: getattr(x(lib), name)(size=3))
+        both(lambda lib: getattr(x(lib), name)())
+
+
 def test_new_empty_strided():
     both(lambda lib: x(lib).new_empty_strided((2, 3), (1, 2)).stride())
     both(lambda lib: x(lib).new_empty_strided((2, 3), (1, 2), dtype=lib.int32).dtype)
