@@ -81,8 +81,22 @@ static void COPY_INTO(F *c, mt_tensor *dst, mt_tensor *src) {
     if (OK2(dst, src)) c->st = mt_copy_(dst, src);
 }
 
-/* PyTorch's as_strided_backward for non-overlapping inputs: the view's gradient is written
- * over zeros standing for the storage, and the input's elements are read back from it. */
+/* t as one dimension (a copy when its layout needs one) */
+static mt_tensor *FLAT(F *c, mt_tensor *t) {
+    mt_tensor *r = NULL;
+    int64_t n = OK2(t, 1) ? mt_tensor_numel(t) : 0;
+    return OK2(t, 1) ? KEEP(c, mt_reshape(t, 1, &n, &r), r) : NULL;
+}
+
+/* buf[idx[i]] += src[i] over the flat index tensor idx */
+static void INDEX_ADD(F *c, mt_tensor *buf, mt_tensor *idx, mt_tensor *src) {
+    mt_tensor *r = NULL;
+    if (OK2(buf, idx) && src) KEEP(c, mt_index_op(MT_INDEX_ADD, buf, 0, idx, src, 1, 1, &r), r);
+}
+
+/* PyTorch's as_strided_backward: the view's gradient is written over zeros standing for the
+ * storage (added place by place when view elements share one), and the input's elements are read
+ * back from it (divided by how many input elements share each place when they overlap). */
 static mt_status as_strided_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
     F c0 = {0}, *c = &c0;
     mt_geom in = n->geom[0], view = n->geom[1];
@@ -95,15 +109,30 @@ static mt_status as_strided_backward(mt_node *n, mt_tensor *const *grads, mt_ten
         mt_tensor *r = NULL;
         g = KEEP(c, mt_reduce(MT_RED_SUM, g, nd, dims, 1, -1, NULL, &r), r);
     }
-    if (!non_overlapping(&view) || !non_overlapping(&in))
-        return mt__error(MT_ERR_NOT_IMPLEMENTED,
-                         "the derivative of as_strided with overlapping memory is not implemented.");
+    int view_overlaps = !non_overlapping(&view), in_overlaps = !non_overlapping(&in);
     int64_t lo0, hi0, lo1, hi1;
     extent(&in, &lo0, &hi0);
     extent(&view, &lo1, &hi1);
     int64_t lo = lo0 < lo1 ? lo0 : lo1, hi = hi0 > hi1 ? hi0 : hi1;
-    mt_tensor *buf = BUFFER(c, lo, hi, n->in_meta[0].dtype);
-    COPY_INTO(c, REGION(c, buf, &view, lo), g);
+    int dtype = n->in_meta[0].dtype;
+    mt_tensor *buf = BUFFER(c, lo, hi, dtype), *places = NULL, *r = NULL;
+    if (view_overlaps || in_overlaps) /* storage place of each buffer element */
+        places = KEEP(c, mt_arange(0, (double)(hi - lo), 1, MT_I64, MT_CPU, &r), r);
+    if (view_overlaps)
+        INDEX_ADD(c, buf, FLAT(c, REGION(c, places, &view, lo)), FLAT(c, g));
+    else
+        COPY_INTO(c, REGION(c, buf, &view, lo), g);
+    if (in_overlaps) {
+        mt_tensor *count = BUFFER(c, lo, hi, dtype), *at = FLAT(c, REGION(c, places, &in, lo)), *ones = NULL;
+        if (OK2(at, 1)) {
+            mt_meta m = {.ndim = 1, .dtype = dtype};
+            m.sizes[0] = mt_tensor_numel(at);
+            ones = ZEROS(c, &m);
+            if (ones) c->st = mt__impl_fill(ones, 1, 1, MT_SCALAR_INT);
+        }
+        INDEX_ADD(c, count, at, ones);
+        buf = B(c, MT_OP_DIV, buf, count); /* 0/0 = nan outside the input's places, as PyTorch's */
+    }
     GIVE(c, out, 0, REGION(c, buf, &in, lo));
     return END(c, out, 1);
 }

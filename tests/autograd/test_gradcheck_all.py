@@ -191,6 +191,9 @@ OPS = {
     "diagonal": Op(lambda L, x: x.diagonal(1), (3, 3), gg=True),
     "diag_embed": Op(lambda L, x: L.diag_embed(x), (2, 3), gg=True),
     "as_strided": Op(lambda L, x: x.as_strided((2, 2), (1, 2)), (2, 3), nc=False),
+    # overlapping elements: in the view (sliding windows, as longformer's chunking), and in the input too
+    "as_strided_overlap": Op(lambda L, x: x.as_strided((3, 3), (1, 1), 1), (2, 3), nc=False),
+    "as_strided_overlap_in": Op(lambda L, x: x.expand(2, 3).as_strided((2, 2), (1, 1)), (3,), nc=False),
     "unfold": Op(lambda L, x: x.unfold(1, 2, 1), (2, 4), gg=True),
     "cat": Op(lambda L, a, b: L.cat([a, b], 1), (2, 3), (2, 1), gg=True),
     "stack": Op(lambda L, a, b: L.stack([a, b], 1), (2, 3), (2, 3), gg=True),
