@@ -1,4 +1,5 @@
-"""One rank of a DistributedDataParallel scenario: python _ddp_worker.py SCENARIO RANK WORLD FILE [BACKEND].
+"""One rank of a DistributedDataParallel scenario: python _ddp_worker.py SCENARIO RANK WORLD FILE [BACKEND]
+(BACKEND mpi under mpirun: RANK, WORLD and FILE are ignored).
 PyTorch's own parity check: DDP on WORLD ranks, each on its slice of the batch, against one local
 model on the full batch, parameters compared after every step. Prints OK at the end."""
 import datetime
@@ -252,12 +253,12 @@ def unfinished(rank, world):
 
 
 def main():
-    scenario, rank, world, path = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-    backend = sys.argv[5] if len(sys.argv) > 5 else "gloo"
-    if backend == "mpi":
+    scenario, backend = sys.argv[1], sys.argv[5] if len(sys.argv) > 5 else "gloo"
+    if backend == "mpi":  # under mpirun: MPI's runtime assigns rank and world
         dist.init_process_group("mpi", timeout=datetime.timedelta(seconds=60))
         rank, world = dist.get_rank(), dist.get_world_size()
     else:
+        rank, world, path = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
         dist.init_process_group(backend, init_method=f"file://{path}", rank=rank, world_size=world,
                                 timeout=datetime.timedelta(seconds=60))
     globals()[scenario](rank, world)
