@@ -55,7 +55,7 @@ ffibuilder.set_source(
     '#include <stddef.h>\n#include <stdint.h>\nextern "C" {\n#include "mpi_shim.h"\n}\n',
     source_extension=".cpp",
     sources=[os.path.relpath(os.path.join(HERE, "mpi_shim.cc"), ROOT)],
-    depends=[os.path.relpath(os.path.join(HERE, name), ROOT) for name in ("mpi_shim.h", "reduce_ops.h")],
+    depends=[os.path.relpath(os.path.join(HERE, name), ROOT) for name in ("mpi_shim.h", "shim_common.h")],
     include_dirs=[os.path.relpath(HERE, ROOT)] + _mpi["include_dirs"],
     library_dirs=_mpi["library_dirs"],
     runtime_library_dirs=_mpi["library_dirs"],

@@ -21,7 +21,7 @@
 extern "C" {
 #include "gloo_shim.h"
 }
-#include "reduce_ops.h"
+#include "shim_common.h"
 
 struct mtg_context {
     std::shared_ptr<gloo::transport::Device> device;
@@ -40,26 +40,6 @@ struct mtg_bytes {
 namespace {
 
 using namespace mtdist;
-
-thread_local std::string last_error;
-
-// Every entry point runs its body through here: a C++ exception becomes -1 and its text.
-template <typename F>
-int guarded(F body) {
-    try {
-        body();
-        return 0;
-    } catch (const std::exception &e) {
-        last_error = e.what();
-    } catch (...) {
-        last_error = "unknown C++ exception in the Gloo shim";
-    }
-    return -1;
-}
-
-struct Fail : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
 
 std::chrono::milliseconds ms(int64_t timeout_ms) { return std::chrono::milliseconds(timeout_ms); }
 
@@ -90,7 +70,7 @@ class CallbackStore : public gloo::rendezvous::Store {
     mtg_store s_;
 };
 
-// ---- reductions: one function per (C type, op); float16/bfloat16 (reduce_ops.h) in float32 -
+// ---- reductions: one function per (C type, op); float16/bfloat16 (shim_common.h) in float32 -
 
 template <typename T, typename Op>
 void reduce_plain(void *c, const void *a, const void *b, size_t n) {

@@ -17,38 +17,19 @@
 extern "C" {
 #include "mpi_shim.h"
 }
-#include "reduce_ops.h"
+#include "shim_common.h"
 
 struct mtm_comm {
     MPI_Comm comm;
 };
 
-struct mtm_request {
+struct mtm_buffer {
     MPI_Request request;
 };
 
 namespace {
 
 using namespace mtdist;
-
-thread_local std::string last_error;
-
-template <typename F>
-int guarded(F body) {
-    try {
-        body();
-        return 0;
-    } catch (const std::exception &e) {
-        last_error = e.what();
-    } catch (...) {
-        last_error = "unknown C++ exception in the MPI shim";
-    }
-    return -1;
-}
-
-struct Fail : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
 
 void check(int rc, const char *what) {
     if (rc == MPI_SUCCESS) return;
@@ -75,18 +56,20 @@ int as_int(size_t n) {
     return (int)n;
 }
 
-// MPI progresses inside MPI_Test: poll briskly, then politely, until done or the timeout.
+// MPI progresses only inside MPI calls: poll (yielding the core, as Open MPI does when
+// oversubscribed) until done or the timeout; after a second of waiting, poll every millisecond.
 void wait_for(MPI_Request *req, int64_t timeout_ms, MPI_Status *status, const char *what) {
     auto start = std::chrono::steady_clock::now();
-    for (long spins = 0;; spins++) {
+    for (;;) {
         int done = 0;
         check(MPI_Test(req, &done, status), what);
         if (done) return;
-        if (timeout_ms >= 0 && std::chrono::steady_clock::now() - start > std::chrono::milliseconds(timeout_ms))
+        auto waited = std::chrono::steady_clock::now() - start;
+        if (timeout_ms >= 0 && waited > std::chrono::milliseconds(timeout_ms))
             throw Fail(std::string("MPI ") + what + " timed out after " + std::to_string(timeout_ms) +
                        "ms: a rank of the group did not take part");
-        if (spins < 2000) std::this_thread::yield();
-        else std::this_thread::sleep_for(std::chrono::microseconds(20));
+        if (waited < std::chrono::seconds(1)) std::this_thread::yield();
+        else std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
 }
 
@@ -103,7 +86,7 @@ MPI_Datatype datatype(int dtype) {
     case 2: return MPI_INT8_T;
     case 4: return MPI_INT32_T;
     case 5: return MPI_INT64_T;
-    case 6: case 7: return MPI_UINT16_T;  // float16 / bfloat16: user ops (reduce_ops.h) in float32
+    case 6: case 7: return MPI_UINT16_T;  // float16 / bfloat16: user ops (shim_common.h) in float32
     case 8: return MPI_FLOAT;
     case 9: return MPI_DOUBLE;
     default: return MPI_DATATYPE_NULL;
@@ -305,9 +288,9 @@ int mtm_barrier(mtm_comm *comm, uint32_t, int64_t timeout_ms) {
     });
 }
 
-int mtm_send(mtm_comm *comm, void *data, size_t nbytes, int dst, uint64_t slot, mtm_request **out) {
+int mtm_send(mtm_comm *comm, void *data, size_t nbytes, int dst, uint64_t slot, mtm_buffer **out) {
     return guarded([&] {
-        auto r = new mtm_request{MPI_REQUEST_NULL};
+        auto r = new mtm_buffer{MPI_REQUEST_NULL};
         int rc = MPI_Isend(data, as_int(nbytes), MPI_BYTE, dst, tag_of(slot), live(comm), &r->request);
         if (rc != MPI_SUCCESS) delete r;
         check(rc, "send");
@@ -315,9 +298,9 @@ int mtm_send(mtm_comm *comm, void *data, size_t nbytes, int dst, uint64_t slot, 
     });
 }
 
-int mtm_recv(mtm_comm *comm, void *data, size_t nbytes, int src, uint64_t slot, mtm_request **out) {
+int mtm_recv(mtm_comm *comm, void *data, size_t nbytes, int src, uint64_t slot, mtm_buffer **out) {
     return guarded([&] {
-        auto r = new mtm_request{MPI_REQUEST_NULL};
+        auto r = new mtm_buffer{MPI_REQUEST_NULL};
         int rc = MPI_Irecv(data, as_int(nbytes), MPI_BYTE, src < 0 ? MPI_ANY_SOURCE : src, tag_of(slot), live(comm),
                            &r->request);
         if (rc != MPI_SUCCESS) delete r;
@@ -326,7 +309,7 @@ int mtm_recv(mtm_comm *comm, void *data, size_t nbytes, int src, uint64_t slot, 
     });
 }
 
-int mtm_request_wait(mtm_request *req, int64_t timeout_ms, int *peer) {
+int mtm_buffer_wait(mtm_buffer *req, int64_t timeout_ms, int *peer) {
     return guarded([&] {
         MPI_Status status;
         wait_for(&req->request, timeout_ms, &status, "send/recv");
@@ -334,7 +317,7 @@ int mtm_request_wait(mtm_request *req, int64_t timeout_ms, int *peer) {
     });
 }
 
-void mtm_request_free(mtm_request *req) {
+void mtm_buffer_free(mtm_buffer *req) {
     if (!req) return;
     if (req->request != MPI_REQUEST_NULL && !finalized()) {  // never waited, or timed out: withdraw it
         MPI_Cancel(&req->request);

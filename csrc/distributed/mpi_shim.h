@@ -6,7 +6,7 @@
  * non-blocking call, polled until done or timeout_ms: a rank that never arrives is an error. */
 
 typedef struct mtm_comm mtm_comm;        /* one communicator (a process group) */
-typedef struct mtm_request mtm_request;  /* a posted point-to-point send or receive */
+typedef struct mtm_buffer mtm_buffer;  /* a posted point-to-point send or receive */
 
 const char *mtm_last_error(void);
 
@@ -33,7 +33,7 @@ int mtm_alltoallv(mtm_comm *comm, void *in, const int64_t *in_bytes, void *out, 
 int mtm_barrier(mtm_comm *comm, uint32_t tag, int64_t timeout_ms);
 
 /* Point to point: post, then wait (peer gets the rank a receive from any source (-1) came from). */
-int mtm_send(mtm_comm *comm, void *data, size_t nbytes, int dst, uint64_t slot, mtm_request **out);
-int mtm_recv(mtm_comm *comm, void *data, size_t nbytes, int src, uint64_t slot, mtm_request **out);
-int mtm_request_wait(mtm_request *req, int64_t timeout_ms, int *peer);
-void mtm_request_free(mtm_request *req);
+int mtm_send(mtm_comm *comm, void *data, size_t nbytes, int dst, uint64_t slot, mtm_buffer **out);
+int mtm_recv(mtm_comm *comm, void *data, size_t nbytes, int src, uint64_t slot, mtm_buffer **out);
+int mtm_buffer_wait(mtm_buffer *req, int64_t timeout_ms, int *peer);
+void mtm_buffer_free(mtm_buffer *req);

@@ -147,9 +147,9 @@ class Work:
 class _P2PWork(Work):
     """A posted send or receive: wait() blocks on the transfer (no worker thread, as PyTorch's)."""
 
-    def __init__(self, buf, outputs, timeout_ms, after=None):
+    def __init__(self, pg, buf, outputs, after=None):
         super().__init__(outputs)
-        self._buf, self._timeout_ms, self._after = buf, timeout_ms, after
+        self._pg, self._buf, self._timeout_ms, self._after = pg, buf, pg._timeout_ms, after
         self._lock = threading.Lock()
         self.source_rank = -1
 
@@ -157,12 +157,13 @@ class _P2PWork(Work):
         with self._lock:
             if not self._future.done():
                 def body():
-                    peer = ffi.new("int *", -1)
+                    pg = self._pg
+                    peer = pg.ffi.new("int *", -1)
                     try:
                         ms = self._timeout_ms if timeout is None else int(_seconds(timeout) * 1000)
-                        _check(lib.mtg_buffer_wait(self._buf, ms, peer))
+                        pg._check(pg._fn("buffer_wait")(self._buf, ms, peer))
                     finally:
-                        lib.mtg_buffer_free(self._buf)
+                        pg._fn("buffer_free")(self._buf)
                         self._buf = None
                     self.source_rank = peer[0]
                     if self._after:
@@ -217,10 +218,12 @@ class EngineGroup(ProcessGroup):
             raise RuntimeError("Process group has been destroyed or aborted")  # a closed group
         return self._ctx
 
+    def _fn(self, name):
+        return getattr(self.lib, self.prefix + name)
+
     def _check(self, status):
         if status:
-            raise RuntimeError(self.ffi.string(getattr(self.lib, self.prefix + "last_error")()).decode("utf-8",
-                                                                                                     "replace"))
+            raise RuntimeError(self.ffi.string(self._fn("last_error")()).decode("utf-8", "replace"))
 
     def ptr(self, tensor):
         """The address of a contiguous tensor's element 0, from the C core (no copy)."""
@@ -238,7 +241,19 @@ class EngineGroup(ProcessGroup):
 
     def call(self, name, *args):
         """The engine's collective `name`: its status checked (the group's timeout appended)."""
-        self._check(getattr(self.lib, self.prefix + name)(*args, self._timeout_ms))
+        self._check(self._fn(name)(*args, self._timeout_ms))
+
+    def _p2p(self, name, tensor, nbytes, peer, tag, after=None):
+        """A posted send or receive (in the caller's thread, as PyTorch's): its Work waits for it."""
+        buf = self.ffi.new(f"{self.prefix}buffer **")
+        self._check(self._fn(name)(self._context(), self.ptr(tensor), nbytes, peer, _P2P_SLOT | tag, buf))
+        return _P2PWork(self, buf[0], [tensor], after)
+
+    def send(self, tensor, nbytes, dst, tag):
+        return self._p2p("send", tensor, nbytes, dst, tag)
+
+    def recv(self, tensor, nbytes, src, tag, after=None):
+        return self._p2p("recv", tensor, nbytes, src, tag, after)
 
     def _free(self, ctx):
         raise NotImplementedError
@@ -283,16 +298,6 @@ class ProcessGroupGloo(EngineGroup):
 
     def name(self):
         return "gloo"
-
-    def send(self, tensor, nbytes, dst, tag):
-        buf = ffi.new("mtg_buffer **")
-        _check(lib.mtg_send(self._context(), self.ptr(tensor), nbytes, dst, _P2P_SLOT | tag, buf))
-        return _P2PWork(buf[0], [tensor], self._timeout_ms)
-
-    def recv(self, tensor, nbytes, src, tag, after=None):
-        buf = ffi.new("mtg_buffer **")
-        _check(lib.mtg_recv(self._context(), self.ptr(tensor), nbytes, src, _P2P_SLOT | tag, buf))
-        return _P2PWork(buf[0], [tensor], self._timeout_ms, after)
 
     def _free(self, ctx):
         lib.mtg_context_free(ctx)

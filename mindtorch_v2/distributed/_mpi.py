@@ -2,7 +2,7 @@
 worker thread of every engine group (_gloo.EngineGroup). Ranks and the world come from MPI itself
 (the processes mpirun started), so no store is needed. Subgroups are MPI_Comm_split of the world,
 which every rank enters, member or not."""
-from ._gloo import EngineGroup, Work
+from ._gloo import EngineGroup
 from ._store import _seconds
 
 try:
@@ -27,34 +27,6 @@ def world():
     rank, size = ffi.new("int *"), ffi.new("int *")
     _check(lib.mtm_init(rank, size))
     return rank[0], size[0]
-
-
-class _RequestWork(Work):
-    """A posted MPI send or receive: wait() polls it (until the group's timeout)."""
-
-    def __init__(self, req, outputs, timeout_ms, after=None):
-        super().__init__(outputs)
-        self._req, self._timeout_ms, self._after = req, timeout_ms, after
-        self.source_rank = -1
-
-    def wait(self, timeout=None):
-        if not self._future.done():
-            def body():
-                peer = ffi.new("int *", -1)
-                try:
-                    ms = self._timeout_ms if timeout is None else int(_seconds(timeout) * 1000)
-                    _check(lib.mtm_request_wait(self._req, ms, peer))
-                finally:
-                    lib.mtm_request_free(self._req)
-                    self._req = None
-                self.source_rank = peer[0]
-                if self._after:
-                    self._after()
-            self._run(body)
-        return super().wait()
-
-    def _source_rank(self):
-        return self.source_rank
 
 
 def split(ranks):
@@ -82,16 +54,6 @@ class ProcessGroupMPI(EngineGroup):
 
     def name(self):
         return "mpi"
-
-    def send(self, tensor, nbytes, dst, tag):
-        req = ffi.new("mtm_request **")
-        _check(lib.mtm_send(self._context(), self.ptr(tensor), nbytes, dst, tag, req))
-        return _RequestWork(req[0], [tensor], self._timeout_ms)
-
-    def recv(self, tensor, nbytes, src, tag, after=None):
-        req = ffi.new("mtm_request **")
-        _check(lib.mtm_recv(self._context(), self.ptr(tensor), nbytes, src, tag, req))
-        return _RequestWork(req[0], [tensor], self._timeout_ms, after)
 
     def _free(self, comm):
         lib.mtm_comm_free(comm)

@@ -1,12 +1,36 @@
-// The element operations both distributed engines share (gloo_shim.cc, mpi_shim.cc): float16 and
-// bfloat16 to and from float32 (rounded to nearest even, as c10::Half / c10::BFloat16) and the
-// ops of enum mtg_op. Header-only C++.
+// What both distributed engines' shims share (gloo_shim.cc, mpi_shim.cc): the status + thread-local
+// error convention, float16 and bfloat16 to and from float32 (rounded to nearest even, as
+// c10::Half / c10::BFloat16), and the ops of enum mtg_op. Header-only C++; each shim's shared
+// object has its own copy (hidden visibility), so its own last_error.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <exception>
+#include <stdexcept>
+#include <string>
 
 namespace mtdist {
+
+inline thread_local std::string last_error;
+
+// Every entry point runs its body through here: a C++ exception becomes -1 and its text.
+template <typename F>
+int guarded(F body) {
+    try {
+        body();
+        return 0;
+    } catch (const std::exception &e) {
+        last_error = e.what();
+    } catch (...) {
+        last_error = "unknown C++ exception in a mindtorch_v2 distributed shim";
+    }
+    return -1;
+}
+
+struct Fail : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
 
 inline float half_to_float(uint16_t h) {
     uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
