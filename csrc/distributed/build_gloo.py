@@ -32,7 +32,7 @@ ffibuilder.set_source(
     '#include <stddef.h>\n#include <stdint.h>\nextern "C" {\n#include "gloo_shim.h"\n}\n',
     source_extension=".cpp",
     sources=[os.path.relpath(os.path.join(HERE, "gloo_shim.cc"), ROOT)],
-    depends=[os.path.relpath(os.path.join(HERE, "gloo_shim.h"), ROOT)],
+    depends=[os.path.relpath(os.path.join(HERE, name), ROOT) for name in ("gloo_shim.h", "shim_common.h")],
     include_dirs=[os.path.relpath(HERE, ROOT)],
     libraries=["gloo", "stdc++"],
     extra_compile_args=["-std=c++17", "-O2", "-pthread", "-fvisibility=hidden"],

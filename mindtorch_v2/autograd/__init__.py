@@ -1,4 +1,6 @@
 """torch.autograd: backward, grad, grad modes, Function, hooks (the engine and formulas run in the C core)."""
+import threading
+
 from .._C import ffi, lib
 from . import _callback
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
@@ -51,11 +53,32 @@ def _run(roots, grads, retain_graph, create_graph, inputs, accumulate):
     n = len(inputs)
     results = ffi.new("mt_tensor *[]", max(n, 1))
     _callback.take_pending()
-    st = lib.mt_backward(len(roots), [r._h for r in roots], [g._h for g in grads], int(bool(retain_graph)),
-                         int(bool(create_graph)), n, [t._h for t in inputs] if n else ffi.NULL,
-                         results if n else ffi.NULL, accumulate)
-    _callback.check(st)
+    callbacks = []
+    _final.__dict__.setdefault("stack", []).append(callbacks)
+    try:
+        st = lib.mt_backward(len(roots), [r._h for r in roots], [g._h for g in grads], int(bool(retain_graph)),
+                             int(bool(create_graph)), n, [t._h for t in inputs] if n else ffi.NULL,
+                             results if n else ffi.NULL, accumulate)
+        _callback.check(st)
+        while callbacks:  # a final callback may queue another, as PyTorch's engine allows
+            callbacks.pop(0)()
+    finally:
+        _final.stack.pop()
     return [wrap(results[i]) if results[i] != ffi.NULL else None for i in range(n)]
+
+
+_final = threading.local()  # the callbacks of each running backward pass, innermost last
+
+
+class _ImperativeEngine:
+    """Variable._execution_engine: queue_callback(fn) runs fn once the running backward pass has
+    finished (what DDP finalizes its gradient reduction with)."""
+
+    def queue_callback(self, callback):
+        stack = getattr(_final, "stack", None)
+        if not stack:
+            raise RuntimeError("Final callbacks can only be installed during backward pass.")
+        stack[-1].append(callback)
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None, inputs=None):
@@ -105,6 +128,8 @@ def _is_checkpoint_valid():
 
 
 from .._tensor import Tensor as Variable  # noqa: E402
+
+Variable._execution_engine = _ImperativeEngine()
 
 
 def variable(*args, **kwargs):

@@ -1,6 +1,6 @@
 """torch.distributed: process groups on Gloo (the optional engine mindtorch_v2._gloo; without it
 is_gloo_available() is False and init_process_group("gloo") raises PyTorch's error), the c10d
-stores and rendezvous, and the collectives (distributed_c10d.py)."""
+stores and rendezvous, the collectives (distributed_c10d.py), and DDP's Reducer (_reducer.py)."""
 from ._store import (DistBackendError, DistError, DistNetworkError, DistStoreError, FileStore, HashStore,  # noqa: F401
                      PrefixStore, QueueEmptyError, Store)
 from .distributed_c10d import *  # noqa: F401,F403
@@ -14,6 +14,8 @@ from .distributed_c10d import (Backend, GroupMember, ProcessGroup, ReduceOp, Red
                                is_xccl_available, isend, monitored_barrier, new_group, recv, reduce, reduce_scatter,
                                reduce_scatter_tensor, scatter, scatter_object_list, send)
 from ._gloo import ProcessGroupGloo  # noqa: F401
+from ._reducer import (_DEFAULT_FIRST_BUCKET_BYTES, GradBucket, Reducer, _broadcast_coalesced,  # noqa: F401
+                       _compute_bucket_assignment_by_size)
 from ._tcp_store import TCPStore  # noqa: F401
 from .rendezvous import register_rendezvous_handler, rendezvous  # noqa: F401
 

@@ -69,11 +69,6 @@ def _check(status):
         raise RuntimeError(ffi.string(lib.mtg_last_error()).decode("utf-8", "replace"))
 
 
-def ptr(tensor):
-    """The address of a contiguous tensor's element 0, from the C core (no copy)."""
-    return ffi.cast("void *", int(ffi.cast("uintptr_t", _core.mt_tensor_data_ptr(tensor._h))))
-
-
 class Future:
     """torch.futures.Future as a Work returns it: wait() / value() / done() / then()."""
 
@@ -152,9 +147,9 @@ class Work:
 class _P2PWork(Work):
     """A posted send or receive: wait() blocks on the transfer (no worker thread, as PyTorch's)."""
 
-    def __init__(self, buf, outputs, timeout_ms, after=None):
+    def __init__(self, pg, buf, outputs, after=None):
         super().__init__(outputs)
-        self._buf, self._timeout_ms, self._after = buf, timeout_ms, after
+        self._pg, self._buf, self._timeout_ms, self._after = pg, buf, pg._timeout_ms, after
         self._lock = threading.Lock()
         self.source_rank = -1
 
@@ -162,12 +157,13 @@ class _P2PWork(Work):
         with self._lock:
             if not self._future.done():
                 def body():
-                    peer = ffi.new("int *", -1)
+                    pg = self._pg
+                    peer = pg.ffi.new("int *", -1)
                     try:
                         ms = self._timeout_ms if timeout is None else int(_seconds(timeout) * 1000)
-                        _check(lib.mtg_buffer_wait(self._buf, ms, peer))
+                        pg._check(pg._fn("buffer_wait")(self._buf, ms, peer))
                     finally:
-                        lib.mtg_buffer_free(self._buf)
+                        pg._fn("buffer_free")(self._buf)
                         self._buf = None
                     self.source_rank = peer[0]
                     if self._after:
@@ -189,28 +185,18 @@ class ProcessGroup:
         raise NotImplementedError("torch.distributed.ProcessGroup.size is not implemented")
 
 
-class ProcessGroupGloo(ProcessGroup):
-    """One Gloo context over `store` for `size` ranks, with its worker thread."""
+class EngineGroup(ProcessGroup):
+    """A process group on a C engine (ffi, lib, and its functions' prefix): one worker thread runs
+    the collectives in the order they were issued, each with the next tag (so ranks agree)."""
+    ffi = lib = None
+    prefix = ""
 
-    def __init__(self, store, rank, size, timeout, hostname="", iface=""):
-        if lib is None:
-            raise RuntimeError("Distributed package doesn't have Gloo built in")
-        self._rank, self._size = rank, size
-        self._timeout_ms = int(_seconds(timeout) * 1000)
+    def _start(self, ctx, rank, size, timeout_ms):
+        self._ctx, self._rank, self._size, self._timeout_ms = ctx, rank, size, timeout_ms
         self._tag = 0
         self._lock = threading.Lock()
-        box = _StoreBox(store)
-        handle = ffi.new_handle(box)
-        s = ffi.new("mtg_store *", {"handle": handle, "set": lib.mtg_py_store_set, "get": lib.mtg_py_store_get,
-                                     "wait": lib.mtg_py_store_wait})
-        out = ffi.new("mtg_context **")
-        status = lib.mtg_context_new(s, rank, size, hostname.encode(), iface.encode(), self._timeout_ms, out)
-        if box.error is not None:
-            raise box.error
-        _check(status)
-        self._ctx = out[0]
         self._queue = queue.SimpleQueue()
-        self._worker = threading.Thread(target=self._loop, name=f"gloo-pg-rank{rank}", daemon=True)
+        self._worker = threading.Thread(target=self._loop, name=f"{self.name()}-pg-rank{rank}", daemon=True)
         self._worker.start()
 
     def rank(self):
@@ -218,9 +204,6 @@ class ProcessGroupGloo(ProcessGroup):
 
     def size(self):
         return self._size
-
-    def name(self):
-        return "gloo"
 
     def _loop(self):
         while True:
@@ -235,6 +218,17 @@ class ProcessGroupGloo(ProcessGroup):
             raise RuntimeError("Process group has been destroyed or aborted")  # a closed group
         return self._ctx
 
+    def _fn(self, name):
+        return getattr(self.lib, self.prefix + name)
+
+    def _check(self, status):
+        if status:
+            raise RuntimeError(self.ffi.string(self._fn("last_error")()).decode("utf-8", "replace"))
+
+    def ptr(self, tensor):
+        """The address of a contiguous tensor's element 0, from the C core (no copy)."""
+        return self.ffi.cast("void *", int(self.ffi.cast("uintptr_t", _core.mt_tensor_data_ptr(tensor._h))))
+
     def enqueue(self, body, outputs=()):
         """Issue body(ctx, tag) on the worker thread; the tag fixes its place among the ranks' calls."""
         with self._lock:
@@ -245,22 +239,27 @@ class ProcessGroupGloo(ProcessGroup):
             self._queue.put((work, lambda: body(ctx, tag)))
         return work
 
-    def call(self, fn, *args):
-        """One shim collective: its status checked (the group's timeout appended to the arguments)."""
-        _check(fn(*args, self._timeout_ms))
+    def call(self, name, *args):
+        """The engine's collective `name`: its status checked (the group's timeout appended)."""
+        self._check(self._fn(name)(*args, self._timeout_ms))
+
+    def _p2p(self, name, tensor, nbytes, peer, tag, after=None):
+        """A posted send or receive (in the caller's thread, as PyTorch's): its Work waits for it."""
+        buf = self.ffi.new(f"{self.prefix}buffer **")
+        self._check(self._fn(name)(self._context(), self.ptr(tensor), nbytes, peer, _P2P_SLOT | tag, buf))
+        return _P2PWork(self, buf[0], [tensor], after)
 
     def send(self, tensor, nbytes, dst, tag):
-        buf = ffi.new("mtg_buffer **")
-        _check(lib.mtg_send(self._context(), ptr(tensor), nbytes, dst, _P2P_SLOT | tag, buf))
-        return _P2PWork(buf[0], [tensor], self._timeout_ms)
+        return self._p2p("send", tensor, nbytes, dst, tag)
 
     def recv(self, tensor, nbytes, src, tag, after=None):
-        buf = ffi.new("mtg_buffer **")
-        _check(lib.mtg_recv(self._context(), ptr(tensor), nbytes, src, _P2P_SLOT | tag, buf))
-        return _P2PWork(buf[0], [tensor], self._timeout_ms, after)
+        return self._p2p("recv", tensor, nbytes, src, tag, after)
+
+    def _free(self, ctx):
+        raise NotImplementedError
 
     def shutdown(self):
-        """Ends the worker after the work already queued, then closes the context (its sockets)."""
+        """Ends the worker after the work already queued, then frees the engine's context."""
         with self._lock:
             if self._ctx is None:
                 return
@@ -268,7 +267,7 @@ class ProcessGroupGloo(ProcessGroup):
             ctx, self._ctx = self._ctx, None
         if threading.current_thread() is not self._worker:
             self._worker.join()
-        lib.mtg_context_free(ctx)
+        self._free(ctx)
 
     def __del__(self):
         if getattr(self, "_ctx", None) is not None:
@@ -276,3 +275,29 @@ class ProcessGroupGloo(ProcessGroup):
                 self.shutdown()
             except Exception:
                 pass
+
+
+class ProcessGroupGloo(EngineGroup):
+    """One Gloo context over `store` for `size` ranks, with its worker thread."""
+    ffi, lib, prefix = ffi, lib, "mtg_"
+
+    def __init__(self, store, rank, size, timeout, hostname="", iface=""):
+        if lib is None:
+            raise RuntimeError("Distributed package doesn't have Gloo built in")
+        timeout_ms = int(_seconds(timeout) * 1000)
+        box = _StoreBox(store)
+        handle = ffi.new_handle(box)
+        s = ffi.new("mtg_store *", {"handle": handle, "set": lib.mtg_py_store_set, "get": lib.mtg_py_store_get,
+                                     "wait": lib.mtg_py_store_wait})
+        out = ffi.new("mtg_context **")
+        status = lib.mtg_context_new(s, rank, size, hostname.encode(), iface.encode(), timeout_ms, out)
+        if box.error is not None:
+            raise box.error
+        _check(status)
+        self._start(out[0], rank, size, timeout_ms)
+
+    def name(self):
+        return "gloo"
+
+    def _free(self, ctx):
+        lib.mtg_context_free(ctx)

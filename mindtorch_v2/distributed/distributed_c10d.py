@@ -12,8 +12,8 @@ import warnings
 from .. import _creation
 from .._C import lib as _core
 from .._tensor import Tensor
-from . import _gloo
-from ._gloo import ProcessGroup, ProcessGroupGloo, Work, lib as _glib, ptr as _ptr
+from . import _gloo, _mpi
+from ._gloo import ProcessGroup, ProcessGroupGloo, Work
 from ._store import PrefixStore
 from .constants import default_pg_timeout
 from .rendezvous import rendezvous
@@ -95,7 +95,7 @@ def is_gloo_available():
 
 
 def is_mpi_available():
-    return False
+    return _mpi.is_available()
 
 
 def is_nccl_available():
@@ -206,11 +206,17 @@ def _ensure_same_dtype(*tensors):
             raise ValueError(f"Invalid usage of tensors with different dtypesFound {last} and  {t.dtype}")
 
 
-# ---- what Gloo is handed --------------------------------------------------------------------
+# ---- what the engine is handed ------------------------------------------------------------
+
+# mt.h's dtype codes the engines carry (not int16 and float8: Gloo's element types), and the integral ones
+_CARRIED = {0, 1, 2, 4, 5, 6, 7, 8, 9}
+_INTEGRAL = {0, 1, 2, 4, 5}
+_BITWISE = (RedOpType.BAND, RedOpType.BOR, RedOpType.BXOR)
+
 
 def _dtype_code(tensor):
     code = _core.mt_tensor_dtype(tensor._h)
-    if not _glib.mtg_dtype_supported(code):
+    if code not in _CARRIED:
         raise RuntimeError("Invalid scalar type")
     return code
 
@@ -223,7 +229,7 @@ def _op_code(op, dtype_code):
         raise TypeError(f"all_reduce(): incompatible function arguments: op={op!r} is not a ReduceOp")
     if op == RedOpType.PREMUL_SUM:
         raise RuntimeError("Cannot use ReduceOp.PREMUL_SUM with Gloo")
-    if not _glib.mtg_op_supported(dtype_code, op.value):
+    if op in _BITWISE and dtype_code not in _INTEGRAL:
         raise RuntimeError(f"Cannot use ReduceOp.{op.name} with non-integral dtype")
     return op.value
 
@@ -311,13 +317,30 @@ def _new_backend(backend, store, rank, size, timeout, group_name):
         host, iface = _gloo_address()
         return ProcessGroupGloo(PrefixStore(group_name, store), rank, size, timeout, host, iface)
     if backend == Backend.MPI:
-        raise RuntimeError("Distributed package doesn't have MPI built in. MPI is only included if you build "
-                           "PyTorch from source on a host that has MPI installed.")
+        raise AssertionError("MPI groups are made by _new_mpi_group")
     if backend == Backend.NCCL:
         raise RuntimeError("Distributed package doesn't have NCCL built in")
     if backend in (Backend.UCC, Backend.XCCL):
         raise RuntimeError(f"Distributed package doesn't have {backend.upper()} built in")
     raise AssertionError(f"Unknown backend type {backend}")
+
+
+_NO_MPI = ("Distributed package doesn't have MPI built in. MPI is only included if you build PyTorch from source on "
+           "a host that has MPI installed.")
+
+
+def _new_mpi_group(ranks, timeout):
+    """An MPI group of the given world ranks (None: all): collective over the world, every rank
+    calls it; a non-member gets NON_GROUP_MEMBER."""
+    if not _mpi.is_available():
+        raise RuntimeError(_NO_MPI)
+    comm = _mpi.split(ranks)
+    if comm == _mpi.ffi.NULL:
+        return GroupMember.NON_GROUP_MEMBER
+    me, size = _mpi.world()
+    if ranks is not None:
+        me, size = ranks.index(me), len(ranks)
+    return _mpi.ProcessGroupMPI(comm, me, size, timeout)
 
 
 def init_process_group(backend=None, init_method=None, timeout=None, world_size=-1, rank=-1, store=None,
@@ -339,12 +362,19 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     timeout = default_pg_timeout if timeout is None else timeout
     if not isinstance(timeout, datetime.timedelta):
         raise TypeError(f"Expected timeout argument to be of type datetime.timedelta, got {type(timeout)}")
-    if store is None:
-        store, rank, world_size = next(rendezvous(init_method, rank, world_size, timeout=timeout))
-        store.set_timeout(timeout)
     name = group_name or str(_world.group_count)
+    if backend == Backend.MPI:  # MPI's runtime says who is who: no rendezvous, no store
+        if world_size != -1 or rank != -1:
+            warnings.warn(f"For MPI backend, world_size ({world_size}) and rank ({rank}) are ignored since they are "
+                          "assigned by the MPI runtime.", stacklevel=2)
+        pg = _new_mpi_group(None, timeout)
+        world_size = pg.size()
+    else:
+        if store is None:
+            store, rank, world_size = next(rendezvous(init_method, rank, world_size, timeout=timeout))
+            store.set_timeout(timeout)
+        pg = _new_backend(backend, store, rank, world_size, timeout, name)
     _world.group_count += 1
-    pg = _new_backend(backend, store, rank, world_size, timeout, name)
     _world.default_pg, _world.store, _world.timeout = pg, store, timeout
     _world.pg_group_ranks[pg] = {i: i for i in range(world_size)}
     _world.pg_names[pg] = name
@@ -371,10 +401,15 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local
     name = str(_world.group_count)
     _world.group_count += 1
     me = default.rank()
-    if me not in ranks:
+    backend = Backend(backend or default.name())
+    if backend == Backend.MPI:
+        pg = _new_mpi_group(ranks, timeout or _world.timeout)
+        if pg == GroupMember.NON_GROUP_MEMBER:
+            return pg
+    elif me not in ranks:
         return GroupMember.NON_GROUP_MEMBER
-    pg = _new_backend(backend or Backend.GLOO, _world.store, ranks.index(me), len(ranks),
-                      timeout or _world.timeout, name)
+    else:
+        pg = _new_backend(backend, _world.store, ranks.index(me), len(ranks), timeout or _world.timeout, name)
     _world.pg_group_ranks[pg] = {r: i for i, r in enumerate(ranks)}
     _world.pg_names[pg] = name
     return pg
@@ -433,7 +468,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
 
     def body(ctx, tag):
         if buf.numel():
-            pg.call(_glib.mtg_allreduce, ctx, _ptr(buf), buf.numel(), code, opc, tag)
+            pg.call("allreduce", ctx, pg.ptr(buf), buf.numel(), code, opc, tag)
         _after_avg(op, buf, pg.size())
         back()
     return _finish(pg.enqueue(body, [tensor]), async_op)
@@ -452,7 +487,7 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
 
     def body(ctx, tag):
         if buf.numel():
-            pg.call(_glib.mtg_broadcast, ctx, _ptr(buf), _nbytes(buf), root, tag)
+            pg.call("broadcast", ctx, pg.ptr(buf), _nbytes(buf), root, tag)
         back()
     return _finish(pg.enqueue(body, [tensor]), async_op)
 
@@ -471,7 +506,7 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
 
     def body(ctx, tag):
         if buf.numel():
-            pg.call(_glib.mtg_reduce, ctx, _ptr(buf), buf.numel(), code, opc, root, tag)
+            pg.call("reduce", ctx, pg.ptr(buf), buf.numel(), code, opc, root, tag)
         if pg.rank() == root:
             _after_avg(op, buf, pg.size())
             back()
@@ -486,7 +521,7 @@ def _gathered(pg, tensor, name):
 
     def body(ctx, tag):
         if inp.numel():
-            pg.call(_glib.mtg_allgather, ctx, _ptr(inp), _ptr(out), _nbytes(inp), tag)
+            pg.call("allgather", ctx, pg.ptr(inp), pg.ptr(out), _nbytes(inp), tag)
     return body, out
 
 
@@ -535,7 +570,7 @@ def _reduce_scatter(pg, output, inputs, op, name):
 
     def body(ctx, tag):
         if flat.numel():
-            pg.call(_glib.mtg_allreduce, ctx, _ptr(flat), flat.numel(), code, opc, tag)
+            pg.call("allreduce", ctx, pg.ptr(flat), flat.numel(), code, opc, tag)
         mine = flat[pg.rank()]
         _after_avg(op, mine, pg.size())
         output.copy_(mine.reshape(output.shape))
@@ -603,7 +638,7 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
 
     def body(ctx, tag):
         if inp.numel():
-            pg.call(_glib.mtg_gather, ctx, _ptr(inp), _ptr(out) if out is not None else _gloo.ffi.NULL,
+            pg.call("gather", ctx, pg.ptr(inp), pg.ptr(out) if out is not None else pg.ffi.NULL,
                     _nbytes(inp), root, tag)
         for d, s in zip(gather_list, out if out is not None else ()):
             d.copy_(s)
@@ -639,17 +674,17 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
 
     def body(ctx, tag):
         if buf.numel():
-            ptrs = _gloo.ffi.new("void *[]", [_ptr(t) for t in inputs]) if inputs else _gloo.ffi.NULL
-            pg.call(_glib.mtg_scatter, ctx, ptrs, _ptr(buf), _nbytes(buf), root, tag)
+            ptrs = pg.ffi.new("void *[]", [pg.ptr(t) for t in inputs]) if inputs else pg.ffi.NULL
+            pg.call("scatter", ctx, ptrs, pg.ptr(buf), _nbytes(buf), root, tag)
         back()
     return _finish(pg.enqueue(body, [tensor]), async_op)
 
 
 def _alltoallv(pg, inp, in_bytes, out, out_bytes):
     def body(ctx, tag):
-        ib = _gloo.ffi.new("int64_t[]", in_bytes)
-        ob = _gloo.ffi.new("int64_t[]", out_bytes)
-        pg.call(_glib.mtg_alltoallv, ctx, _ptr(inp), ib, _ptr(out), ob, tag)
+        ib = pg.ffi.new("int64_t[]", in_bytes)
+        ob = pg.ffi.new("int64_t[]", out_bytes)
+        pg.call("alltoallv", ctx, pg.ptr(inp), ib, pg.ptr(out), ob, tag)
     return body
 
 
@@ -714,7 +749,7 @@ def barrier(group=None, async_op=False, device_ids=None, timeout=None):
         _warn_not_in_group("barrier")
         return None
     pg = _pg(group)
-    return _finish(pg.enqueue(lambda ctx, tag: pg.call(_glib.mtg_barrier, ctx, tag)), async_op)
+    return _finish(pg.enqueue(lambda ctx, tag: pg.call("barrier", ctx, tag)), async_op)
 
 
 # ---- point to point -------------------------------------------------------------------------

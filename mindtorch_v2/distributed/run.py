@@ -441,7 +441,10 @@ def config_from_args(args):
         cmd_args.append(args.training_script)
     elif not args.no_python:
         cmd = os.getenv("PYTHON_EXEC", sys.executable)
-        cmd_args += ["-u", "-m", args.training_script] if args.module else ["-u", args.training_script]
+        cmd_args.append("-u")
+        if os.getenv("MINDTORCH_PROXY", "") not in ("", "0"):  # under `python -m torch_proxy`: so are the workers
+            cmd_args += _PROXY
+        cmd_args += ["-m", args.training_script] if args.module else [args.training_script]
     else:
         if args.module:
             raise ValueError("Don't use both the '--no-python' flag and the '--module' flag at the same time.")
@@ -450,6 +453,9 @@ def config_from_args(args):
         cmd_args.append("--local-rank=${local_rank}")
     cmd_args.extend(args.training_script_args)
     return config, cmd, cmd_args
+
+
+_PROXY = ["-m", "torch_proxy"]  # (with the start-up hook installed the variable alone would do)
 
 
 def run_script_path(training_script, *training_script_args):

@@ -1,5 +1,6 @@
-"""One rank of a tests/distributed scenario: python _worker.py SCENARIO RANK WORLD FILE. It checks
-its own results (an AssertionError exits nonzero) and prints OK at the end."""
+"""One rank of a tests/distributed scenario: python _worker.py SCENARIO RANK WORLD FILE [BACKEND]. It
+checks its own results (an AssertionError exits nonzero) and prints OK at the end. With BACKEND mpi
+(under mpirun) RANK, WORLD and FILE are ignored: MPI's runtime assigns them."""
 import datetime
 import functools
 import os
@@ -196,11 +197,16 @@ def absent(rank, world):
 
 
 def main():
-    scenario, rank, world, path = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+    scenario, backend = sys.argv[1], sys.argv[5] if len(sys.argv) > 5 else "gloo"
     timeout = datetime.timedelta(seconds=2 if scenario == "absent" else 60)
-    dist.init_process_group("gloo", init_method=f"file://{path}", rank=rank, world_size=world, timeout=timeout)
+    if backend == "mpi":
+        dist.init_process_group("mpi", timeout=timeout)
+        rank, world = dist.get_rank(), dist.get_world_size()
+    else:
+        rank, world, path = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+        dist.init_process_group(backend, init_method=f"file://{path}", rank=rank, world_size=world, timeout=timeout)
     assert dist.is_initialized() and dist.get_rank() == rank and dist.get_world_size() == world
-    assert dist.get_backend() == "gloo"
+    assert dist.get_backend() == backend
     globals()[scenario](rank, world)
     dist.destroy_process_group()
     assert not dist.is_initialized()

@@ -16,12 +16,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
-def run(scenario, world, tmp_path, timeout=120):
-    """Runs the scenario on `world` ranks; returns each rank's (returncode, output)."""
+def run(scenario, world, tmp_path, timeout=120, worker="_worker.py"):
+    """Runs the scenario of worker on `world` ranks; returns each rank's (returncode, output)."""
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""), OMP_NUM_THREADS="1",
                MT_NUM_THREADS="1")
     path = str(tmp_path / f"{scenario}.store")
-    procs = [subprocess.Popen([sys.executable, os.path.join(HERE, "_worker.py"), scenario, str(r), str(world), path],
+    procs = [subprocess.Popen([sys.executable, os.path.join(HERE, worker), scenario, str(r), str(world), path],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
              for r in range(world)]
     results = []

@@ -108,6 +108,68 @@ class BatchNorm3d(_BatchNorm):
     _check_input_dim = _dims_check("5D", (5,))
 
 
-LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, SyncBatchNorm = (
+LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d = (
     missing_class(f"torch.nn.{n}", _BatchNorm, " in mindtorch_v2", __name__)
-    for n in ("LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "SyncBatchNorm"))
+    for n in ("LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d"))
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Batch norm over the joint batch of a process group's ranks while training. PyTorch runs it
+    only on accelerators (on CPU it raises ValueError); here it runs on CPU over Gloo or MPI."""
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
+                 process_group=None, device=None, dtype=None, *, bias=True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device=device, dtype=dtype,
+                         bias=bias)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input):
+        if input.dim() < 2:
+            raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
+
+    def forward(self, input):
+        from ... import distributed as dist
+        from ._functions import SyncBatchNorm as sync_batch_norm
+        self._check_input_dim(input)
+        if input.size(1) == 0:
+            raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats:
+            self.num_batches_tracked.add_(1)
+            factor = 1.0 / self.num_batches_tracked.item() if self.momentum is None else self.momentum
+        bn_training = True if self.training else (self.running_mean is None and self.running_var is None)
+        running_mean = self.running_mean if not self.training or self.track_running_stats else None
+        running_var = self.running_var if not self.training or self.track_running_stats else None
+        need_sync = bn_training and self.training and dist.is_available() and dist.is_initialized()
+        if need_sync:
+            process_group = self.process_group or dist.group.WORLD
+            world_size = dist.get_world_size(process_group)
+            need_sync = world_size > 1
+        if not need_sync:
+            return F.batch_norm(input, running_mean, running_var, self.weight, self.bias, bn_training, factor,
+                                self.eps)
+        return sync_batch_norm.apply(input, self.weight, self.bias, running_mean, running_var, self.eps, factor,
+                                     process_group, world_size)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module, process_group=None):
+        """module with every BatchNorm*D layer replaced by a SyncBatchNorm sharing its parameters and buffers."""
+        from ...autograd import no_grad
+        module_output = module
+        if isinstance(module, _BatchNorm):
+            module_output = SyncBatchNorm(module.num_features, module.eps, module.momentum, module.affine,
+                                          module.track_running_stats, process_group, bias=module.bias is not None)
+            if module.affine:
+                with no_grad():
+                    module_output.weight = module.weight
+                    module_output.bias = module.bias
+            module_output.running_mean = module.running_mean
+            module_output.running_var = module.running_var
+            module_output.num_batches_tracked = module.num_batches_tracked
+            module_output.training = module.training
+            if hasattr(module, "qconfig"):
+                module_output.qconfig = module.qconfig
+        for name, child in module.named_children():
+            module_output.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        del module
+        return module_output

@@ -1,5 +1,5 @@
 """torch.nn.parallel: DataParallel as PyTorch's behaves without accelerators (it runs the module
-itself); DistributedDataParallel needs a process group, which mindtorch_v2 does not have."""
+itself); DistributedDataParallel over torch.distributed's process groups (distributed.py)."""
 from ..modules.module import Module
 
 __all__ = ["DataParallel", "DistributedDataParallel", "data_parallel"]

@@ -3,17 +3,11 @@ import math
 from collections.abc import Iterator
 from typing import TypeVar
 import mindtorch_v2 as torch
+import mindtorch_v2.distributed as dist
 
 from .dataset import Dataset
 from .sampler import Sampler
 
-
-class dist:
-    """torch.distributed is not available in mindtorch_v2: num_replicas and rank must be given."""
-
-    @staticmethod
-    def is_available():
-        return False
 __all__ = ['DistributedSampler']
 _T_co = TypeVar('_T_co', covariant=True)
 

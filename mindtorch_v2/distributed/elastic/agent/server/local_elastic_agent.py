@@ -329,6 +329,8 @@ def _get_entrypoint_name(entrypoint, args):
         return entrypoint.__name__
     if isinstance(entrypoint, str):
         if entrypoint == sys.executable:
+            if list(args[1:3]) == ["-m", "torch_proxy"]:  # run.py's proxy wrapper is not the program
+                args = list(args[:1]) + list(args[3:])
             return next((arg for arg in args if arg[0] != "-"), "")
         return entrypoint
     return ""

@@ -1,0 +1,3 @@
+"""torch.distributed.algorithms.ddp_comm_hooks: the default hooks (allreduce, fp16/bf16 compression).
+PowerSGD, quantization and the other hook families are not implemented."""
+from . import default_hooks as default  # noqa: F401
