@@ -16,6 +16,11 @@ static mt_status unary_oop(void *p, mt_tensor **r) {
 
 mt_status mt_unary(int op, mt_tensor *x, mt_tensor *out, mt_tensor **result) {
     MT_PROFILE_KIND(mt_op_name(op), out && out == x ? MT_PROF_INPLACE : MT_PROF_OP, x);
+    if ((unsigned)op < MT_NUM_OPS && mt__unary_identity(op, x) && (!out || out == x)) { /* self, no node */
+        mt_tensor_retain(x);
+        *result = x;
+        return MT_OK;
+    }
     int grad = mt__grad_enabled() && (mt__requires_grad(x) || (out && mt__requires_grad(out)));
     if (grad && out && (unsigned)op < MT_NUM_OPS && mt__backward_names[op]) {
         unary_ctx u = {op, x};
@@ -25,7 +30,7 @@ mt_status mt_unary(int op, mt_tensor *x, mt_tensor *out, mt_tensor **result) {
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_unary(op, x, out, result);
     mt__grad_pop(prev);
-    if (st || !grad || out || !mt__is_float((*result)->dtype)) return st;
+    if (st || !grad || out || !mt__is_differentiable((*result)->dtype)) return st;
     mt_node *n;
     const char *name = mt__backward_names[op] ? mt__backward_names[op] : mt_op_name(op);
     st = mt__record(name, mt__table_backward, 1, &x, 1, result, &n);
@@ -105,7 +110,7 @@ static int binary_saves(mt_node *n, int k) {
 /* record a binary op; scalar_pos: 0 none, 1 a is a Python scalar, 2 b is */
 static mt_status record_binary(int op, mt_tensor *a, mt_tensor *b, int scalar_pos, double f, int64_t i, int kind,
                                double alpha, mt_tensor **result) {
-    if (!mt__is_float((*result)->dtype)) return MT_OK;
+    if (!mt__is_differentiable((*result)->dtype)) return MT_OK;
     mt_tensor *ins[2] = {scalar_pos == 1 ? NULL : a, scalar_pos == 2 ? NULL : b};
     mt_node *n;
     const char *name = binary_name(op) ? binary_name(op) : mt_op_name(op);
@@ -273,7 +278,7 @@ mt_status mt_ternary(int op, mt_tensor *a, mt_tensor *b, mt_tensor *c, double s,
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_ternary(op, a, b, c, s, out, result);
     mt__grad_pop(prev);
-    if (st || !grad || out || !mt__is_float((*result)->dtype)) return st;
+    if (st || !grad || out || !mt__is_differentiable((*result)->dtype)) return st;
     mt_tensor *ins[3] = {a, b, c};
     if (op == MT_OP_NAN_TO_NUM) ins[1] = ins[2] = NULL;
     mt_node *n;
@@ -354,7 +359,7 @@ mt_status mt_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, int ke
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_reduce(op, x, ndims, dims, keepdim, dtype, out, result);
     mt__grad_pop(prev);
-    if (st || !grad || !mt__is_float((*result)->dtype)) return st;
+    if (st || !grad || !mt__is_differentiable((*result)->dtype)) return st;
     static const char *names[] = {"SumBackward1", "ProdBackward1", "MeanBackward1", "AmaxBackward0", "AminBackward0",
                                   NULL, NULL, "NansumBackward0"};
     if (op > MT_RED_NANSUM || !names[op]) return MT_OK; /* all/any/count_nonzero: not differentiable */
@@ -431,12 +436,12 @@ static mt_status gemm_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **
     /* PyTorch's mm_mat1/mat2_backward: a column-major operand (a transposed weight) gets its
      * gradient as the transpose of a row-major product, so it is in the operand's own layout */
     if (needs(n, o)) {
-        mt_tensor *b = SAVED(c, n, 1);
+        mt_tensor *b = U(c, MT_OP_CONJ, SAVED(c, n, 1)); /* complex: grad @ b^H (conj: identity on reals) */
         mt_tensor *r = n->iv[1] ? TR(c, MM(c, b, TR(c, g))) : MM(c, g, TR(c, b));
         GIVE(c, out, o, alpha == 1 ? r : BS(c, MT_OP_MUL, r, alpha));
     }
     if (needs(n, o + 1)) {
-        mt_tensor *a = SAVED(c, n, 0);
+        mt_tensor *a = U(c, MT_OP_CONJ, SAVED(c, n, 0));
         mt_tensor *r = n->iv[2] ? TR(c, MM(c, TR(c, g), a)) : MM(c, TR(c, a), g);
         GIVE(c, out, o + 1, alpha == 1 ? r : BS(c, MT_OP_MUL, r, alpha));
     }
@@ -702,7 +707,7 @@ mt_status mt_contiguous(mt_tensor *t, mt_tensor **out) {
 }
 mt_status mt_to_dtype(mt_tensor *t, int dtype, int copy, mt_tensor **out) {
     MT_PROFILE("to", t);
-    int grad = mt__grad_enabled() && mt__requires_grad(t) && mt__is_float(dtype);
+    int grad = mt__grad_enabled() && mt__requires_grad(t) && mt__is_differentiable(dtype);
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_to_dtype(t, dtype, copy, out);
     mt__grad_pop(prev);
@@ -760,7 +765,7 @@ mt_status mt_copy_(mt_tensor *dst, mt_tensor *src) {
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_copy_(dst, src);
     mt__grad_pop(prev);
-    if (st || !grad || !mt__is_float(dst->dtype)) return st;
+    if (st || !grad || !mt__is_differentiable(dst->dtype)) return st;
     return record_overwrite("CopyBackwards", dst, src, 0, 0, 0, NULL);
 }
 
@@ -808,7 +813,7 @@ mt_status mt_index_put_(mt_tensor *t, int nidx, mt_tensor *const *indices, mt_te
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_index_put_(t, nidx, indices, values, accumulate);
     mt__grad_pop(prev);
-    if (st || !grad || !mt__is_float(t->dtype)) return st;
+    if (st || !grad || !mt__is_differentiable(t->dtype)) return st;
     return record_overwrite("IndexPutBackward0", t, values, 1, accumulate, nidx, indices);
 }
 

@@ -60,7 +60,7 @@ static mt_status linalg_backward(mt_node *n, mt_tensor *const *grads, mt_tensor 
 
 static mt_status record(const char *name, int kind, mt_tensor *self, mt_tensor *a, mt_tensor *b, double beta,
                         double alpha, int64_t dim, mt_tensor **result) {
-    if (!mt__is_float((*result)->dtype)) return MT_OK;
+    if (!mt__is_differentiable((*result)->dtype)) return MT_OK;
     mt_tensor *ins[3] = {self, a, b};
     int o = self ? 1 : 0;
     mt_node *n;
