@@ -96,7 +96,8 @@ def _filled(sizes, value, dtype_id, dev, strides=None):
     if isinstance(value, complex):
         if dev == lib.MT_CPU:
             from ._dispatch import complex_operand
-            check(lib.mt_copy_(t._h, complex_operand(value)._h))
+            v = complex_operand(value)  # held: its handle must outlive the call
+            check(lib.mt_copy_(t._h, v._h))
             lib.mt_tensor_set_version(t._h, 0)
         return t
     if value:

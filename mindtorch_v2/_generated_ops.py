@@ -1117,20 +1117,6 @@ METHODS['lcm'] = _m_lcm
 METHODS['lcm_'] = _i_lcm
 FUNCTIONS['lcm_'] = _i_lcm
 
-def conj_physical(input, *, out=None):
-    return _unary(OP_CONJ_PHYSICAL, input, out)
-
-def _m_conj_physical(self):
-    return _unary(OP_CONJ_PHYSICAL, self, None)
-
-def _i_conj_physical(self):
-    return _unary(OP_CONJ_PHYSICAL, self, self)
-
-FUNCTIONS['conj_physical'] = conj_physical
-METHODS['conj_physical'] = _m_conj_physical
-METHODS['conj_physical_'] = _i_conj_physical
-FUNCTIONS['conj_physical_'] = _i_conj_physical
-
 def angle(input, *, out=None):
     return _unary(OP_ANGLE, input, out)
 
@@ -1357,7 +1343,7 @@ OPS = {
     'tanh_backward': ('binary', 'float+complex', 'same', '', '-', 'TanhBackwardBackward0'),
     'sigmoid_backward': ('binary', 'float+complex', 'same', '', '-', 'SigmoidBackwardBackward0'),
     'conj': ('unary', 'complex', 'same', '', '-', 'ConjBackward0'),
-    'conj_physical': ('unary', 'complex', 'same', 'fmiF', 'real', 'ConjPhysicalBackward0'),
+    'conj_physical': ('unary', 'complex', 'same', '', 'real', 'ConjPhysicalBackward0'),
     'real': ('unary', 'complex', 'real', '', '-', 'RealBackward0'),
     'imag': ('unary', 'complex', 'real', '', '-', 'ImagBackward0'),
     'angle': ('unary', 'float+complex', 'freal', 'fm', 'real', 'AngleBackward0'),

@@ -196,6 +196,19 @@ def resolve_conj(input):
     return _tensor_arg("resolve_conj", input).clone() if is_conj(input) else input
 
 
+def conj_physical(input):
+    if not _tensor_arg("conj_physical", input).is_complex():
+        return input
+    return call(lib.mt_unary, lib.MT_OP_CONJ_PHYSICAL, input._h, ffi.NULL)
+
+
+def conj_physical_(input):
+    if _tensor_arg("conj_physical_", input).is_complex():
+        from ._dispatch import _unary
+        _unary(lib.MT_OP_CONJ_PHYSICAL, input, input)
+    return input
+
+
 def resolve_neg(input):
     return _tensor_arg("resolve_neg", input)  # no lazily negated tensors here
 
@@ -541,7 +554,7 @@ FUNCTIONS = {
     "narrow": narrow, "select": select, "unbind": unbind, "split": split, "chunk": chunk,
     "tensor_split": tensor_split, "movedim": movedim, "moveaxis": movedim, "as_strided": as_strided,
     "broadcast_to": broadcast_to, "ravel": ravel, "adjoint": adjoint, "conj": conj, "resolve_conj": resolve_conj,
-    "resolve_neg": resolve_neg, "is_complex": is_complex, "is_conj": is_conj,
+    "resolve_neg": resolve_neg, "conj_physical": conj_physical, "conj_physical_": conj_physical_, "is_complex": is_complex, "is_conj": is_conj,
     "is_neg": is_neg, "view_as_real": view_as_real, "view_as_complex": view_as_complex, "real": real, "imag": imag,
     "complex": complex_, "polar": polar, "split_with_sizes": split_with_sizes, "unsafe_split": unsafe_split,
     "unsafe_split_with_sizes": unsafe_split_with_sizes, "unsafe_chunk": unsafe_chunk,

@@ -76,13 +76,14 @@ static mt_status binary_backward(mt_node *n, mt_tensor *const *grads, mt_tensor 
     case MT_OP_POW: {
         a = OPND(c, n, 0), b = OPND(c, n, 1);
         mt_tensor *zero = SCALAR(c, 0.0);
-        if (needs(n, 0)) { /* grad * e * x^(e-1), 0 where e == 0 */
-            mt_tensor *d = B(c, MT_OP_MUL, b, B(c, MT_OP_POW, a, BS(c, MT_OP_SUB, b, 1.0)));
+        if (needs(n, 0)) { /* grad * conj(e * x^(e-1)), 0 where e == 0 (conj: complex only) */
+            mt_tensor *d = U(c, MT_OP_CONJ, B(c, MT_OP_MUL, b, B(c, MT_OP_POW, a, BS(c, MT_OP_SUB, b, 1.0))));
             GIVE(c, out, 0, B(c, MT_OP_MUL, g, WHERE(c, BS(c, MT_OP_EQ, b, 0.0), zero, d)));
         }
-        if (needs(n, 1)) { /* grad * x^e * log(x), 0 where x == 0 and e >= 0 */
-            mt_tensor *d = B(c, MT_OP_MUL, B(c, MT_OP_MUL, g, SAVED(c, n, 2)), U(c, MT_OP_LOG, a));
-            mt_tensor *mask = B(c, MT_OP_LOGICAL_AND, BS(c, MT_OP_EQ, a, 0.0), BS(c, MT_OP_GE, b, 0.0));
+        if (needs(n, 1)) { /* grad * conj(x^e * log(x)), 0 where x == 0 and real(e) >= 0 */
+            mt_tensor *d = B(c, MT_OP_MUL, B(c, MT_OP_MUL, g, U(c, MT_OP_CONJ, SAVED(c, n, 2))),
+                             U(c, MT_OP_CONJ, U(c, MT_OP_LOG, a)));
+            mt_tensor *mask = B(c, MT_OP_LOGICAL_AND, BS(c, MT_OP_EQ, a, 0.0), BS(c, MT_OP_GE, U(c, MT_OP_REAL, b), 0.0));
             GIVE(c, out, 1, WHERE(c, mask, zero, d));
         }
         break;

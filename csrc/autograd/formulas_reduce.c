@@ -107,7 +107,7 @@ mt_status mt__prod_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out
     if (c->st) return END(c, out, 1);
     if (m->ndim == 0) { GIVE(c, out, 0, g); return END(c, out, 1); }
     if (!any_true(c, BS(c, MT_OP_EQ, x, 0.0))) {
-        GIVE(c, out, 0, B(c, MT_OP_MUL, g, B(c, MT_OP_DIV, y, x)));
+        GIVE(c, out, 0, B(c, MT_OP_MUL, g, U(c, MT_OP_CONJ, B(c, MT_OP_DIV, y, x)))); /* conj: complex only */
         return END(c, out, 1);
     }
     mt_tensor *ins[2] = {x, g};
@@ -121,7 +121,7 @@ mt_status mt__prod_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out
     }
     if (!c->st) others = KEEP(c, mt__prod_others(xl, dim, &others), others);
     if (n->niv == 0) others = RESHAPE(c, others, m);
-    GIVE(c, out, 0, B(c, MT_OP_MUL, g, others));
+    GIVE(c, out, 0, B(c, MT_OP_MUL, g, U(c, MT_OP_CONJ, others)));
     return END(c, out, 1);
 }
 

@@ -120,7 +120,7 @@ int mt_promote_types(int a, int b) {
 /* PyTorch's canCast: no complex->real, no float->int, no int->bool, no (non-bool)->bool narrowing. */
 int mt_can_cast(int from, int to) {
     if (mt__is_complex(from) && !mt__is_complex(to)) return 0;
-    if (mt__is_floating(from) && !mt__is_floating(to)) return 0;
+    if (mt__is_floating(from) && !mt__is_floating(to) && !mt__is_complex(to)) return 0;
     if (from != MT_BOOL && to == MT_BOOL) return 0;
     return 1;
 }

@@ -610,6 +610,8 @@ mt_status mt__impl_ternary(int op, mt_tensor *a, mt_tensor *b, mt_tensor *c, dou
     }
     case MT_OP_CLAMP: { /* clamp(a, min=b or NULL, max=c or NULL) */
         if (!b && !c) return mt__error(MT_ERR_RUNTIME, "torch.clamp: At least one of 'min' or 'max' must not be None");
+        if (mt__is_complex(a->dtype) || (b && mt__is_complex(b->dtype)) || (c && mt__is_complex(c->dtype)))
+            return mt__error(MT_ERR_NOT_IMPLEMENTED, "clamp is not supported for complex types");
         /* one tensor bound: PyTorch's clamp_min / clamp_max run maximum / minimum */
         if (!b && !c->wrapped) return binary(MT_OP_MINIMUM, a, c, 1, out, result);
         if (!c && !b->wrapped) return binary(MT_OP_MAXIMUM, a, b, 1, out, result);
@@ -620,7 +622,6 @@ mt_status mt__impl_ternary(int op, mt_tensor *a, mt_tensor *b, mt_tensor *c, dou
         int scalars = (!b || b->wrapped) && (!c || c->wrapped);
         /* with Python bounds PyTorch runs a unary op on self.to(result type): out= must have that
          * dtype exactly, and in place the can't-cast error names self's C++ type */
-        if (mt__is_complex(dt)) return mt__error(MT_ERR_NOT_IMPLEMENTED, "clamp is not supported for complex types");
         run_opts o = {.kname = !scalars ? "clamp_cpu" : !b ? "clamp_max_scalar_cpu" : !c ? "clamp_min_scalar_cpu"
                                                                                          : "clamp_scalar_cpu",
                       .cpp_cast_names = scalars, .same_dtype_out = scalars && out != a};
