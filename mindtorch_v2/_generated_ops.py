@@ -1343,7 +1343,7 @@ OPS = {
     'tanh_backward': ('binary', 'float+complex', 'same', '', '-', 'TanhBackwardBackward0'),
     'sigmoid_backward': ('binary', 'float+complex', 'same', '', '-', 'SigmoidBackwardBackward0'),
     'conj': ('unary', 'complex', 'same', '', '-', 'ConjBackward0'),
-    'conj_physical': ('unary', 'complex', 'same', '', 'real', 'ConjPhysicalBackward0'),
+    'conj_physical': ('unary', 'all+complex', 'same', '', 'real', 'ConjPhysicalBackward0'),
     'real': ('unary', 'complex', 'real', '', '-', 'RealBackward0'),
     'imag': ('unary', 'complex', 'real', '', '-', 'ImagBackward0'),
     'angle': ('unary', 'float+complex', 'freal', 'fm', 'real', 'AngleBackward0'),

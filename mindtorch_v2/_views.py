@@ -196,10 +196,11 @@ def resolve_conj(input):
     return _tensor_arg("resolve_conj", input).clone() if is_conj(input) else input
 
 
-def conj_physical(input):
-    if not _tensor_arg("conj_physical", input).is_complex():
+def conj_physical(input, *, out=None):
+    if not _tensor_arg("conj_physical", input).is_complex() and out is None:
         return input
-    return call(lib.mt_unary, lib.MT_OP_CONJ_PHYSICAL, input._h, ffi.NULL)
+    from ._dispatch import _unary
+    return _unary(lib.MT_OP_CONJ_PHYSICAL, input, out)
 
 
 def conj_physical_(input):

@@ -463,10 +463,9 @@ int mt__unary_identity(int op, const mt_tensor *x) {
 
 mt_status mt__impl_unary(int op, mt_tensor *x, mt_tensor *out, mt_tensor **result) {
     MT_TRY(check_op(op, MT_KIND_UNARY));
-    if (mt__unary_identity(op, x)) {
-        if (out && out != x) MT_TRY(mt__impl_copy_(out, x));
-        *result = out ? out : x;
-        mt_tensor_retain(*result);
+    if (mt__unary_identity(op, x) && (!out || out == x)) {
+        *result = x;
+        mt_tensor_retain(x);
         return MT_OK;
     }
     int compute = compute_dtype(op, x->dtype);

@@ -617,6 +617,16 @@ void mt_cpu_sigmoid_backward_c64(char **d, const int64_t *s, int64_t n, const mt
 void mt_cpu_sigmoid_backward_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_conj_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_conj_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_conj_physical_bool(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_conj_physical_u8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_conj_physical_i8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_conj_physical_i16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_conj_physical_i32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_conj_physical_i64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_conj_physical_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_conj_physical_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_conj_physical_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_conj_physical_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_conj_physical_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_conj_physical_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_real_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
@@ -772,7 +782,7 @@ const mt_op_desc mt_ops[MT_NUM_OPS] = {
     [MT_OP_TANH_BACKWARD] = {"tanh_backward", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_tanh_backward_f16, [MT_BF16] = mt_cpu_tanh_backward_bf16, [MT_F32] = mt_cpu_tanh_backward_f32, [MT_F64] = mt_cpu_tanh_backward_f64, [MT_C64] = mt_cpu_tanh_backward_c64, [MT_C128] = mt_cpu_tanh_backward_c128}},
     [MT_OP_SIGMOID_BACKWARD] = {"sigmoid_backward", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_sigmoid_backward_f16, [MT_BF16] = mt_cpu_sigmoid_backward_bf16, [MT_F32] = mt_cpu_sigmoid_backward_f32, [MT_F64] = mt_cpu_sigmoid_backward_f64, [MT_C64] = mt_cpu_sigmoid_backward_c64, [MT_C128] = mt_cpu_sigmoid_backward_c128}},
     [MT_OP_CONJ] = {"conj", MT_KIND_UNARY, MT_RESULT_SAME, {[MT_C64] = mt_cpu_conj_c64, [MT_C128] = mt_cpu_conj_c128}},
-    [MT_OP_CONJ_PHYSICAL] = {"conj_physical", MT_KIND_UNARY, MT_RESULT_SAME, {[MT_C64] = mt_cpu_conj_physical_c64, [MT_C128] = mt_cpu_conj_physical_c128}},
+    [MT_OP_CONJ_PHYSICAL] = {"conj_physical", MT_KIND_UNARY, MT_RESULT_SAME, {[MT_BOOL] = mt_cpu_conj_physical_bool, [MT_U8] = mt_cpu_conj_physical_u8, [MT_I8] = mt_cpu_conj_physical_i8, [MT_I16] = mt_cpu_conj_physical_i16, [MT_I32] = mt_cpu_conj_physical_i32, [MT_I64] = mt_cpu_conj_physical_i64, [MT_F16] = mt_cpu_conj_physical_f16, [MT_BF16] = mt_cpu_conj_physical_bf16, [MT_F32] = mt_cpu_conj_physical_f32, [MT_F64] = mt_cpu_conj_physical_f64, [MT_C64] = mt_cpu_conj_physical_c64, [MT_C128] = mt_cpu_conj_physical_c128}},
     [MT_OP_REAL] = {"real", MT_KIND_UNARY, MT_RESULT_REAL, {[MT_C64] = mt_cpu_real_c64, [MT_C128] = mt_cpu_real_c128}},
     [MT_OP_IMAG] = {"imag", MT_KIND_UNARY, MT_RESULT_REAL, {[MT_C64] = mt_cpu_imag_c64, [MT_C128] = mt_cpu_imag_c128}},
     [MT_OP_ANGLE] = {"angle", MT_KIND_UNARY, MT_RESULT_FREAL, {[MT_F16] = mt_cpu_angle_f16, [MT_BF16] = mt_cpu_angle_bf16, [MT_F32] = mt_cpu_angle_f32, [MT_F64] = mt_cpu_angle_f64, [MT_C64] = mt_cpu_angle_c64, [MT_C128] = mt_cpu_angle_c128}},

@@ -92,6 +92,7 @@ ROWS_COMPLEX(U_TOREAL, real, creal(x))
 ROWS_COMPLEX(U_TOREAL, imag, cimag(x))
 ROWS_COMPLEX(U_SAME, conj, conj(x))
 ROWS_COMPLEX(U_SAME, conj_physical, conj(x))
+ROWS_ALL(U_SAME, conj_physical, x) /* reals: a copy into out= (without out=, the input itself) */
 ROWS_COMPLEX(U_SAME, neg, -x)
 ROWS_COMPLEX(U_SAME, sgn, x == 0 ? (CT)0 : x / hypot(creal(x), cimag(x)))
 ROWS_COMPLEX(U_SAME, sqrt, sqrt(x))
