@@ -386,29 +386,22 @@ static mt_status complex_prod(mt_tensor *x, const int *reduced, mt_tensor *buf) 
     mt_tensor_release(p);
     if (st) return st;
     int64_t nout = mt_tensor_numel(buf), count = nout ? mt_tensor_numel(c) / nout : 0;
-    if (x->dtype == MT_C64) {
-        const float *a = (const float *)mt__data(c);
-        float *o = (float *)mt__data(buf);
-        for (int64_t i = 0; i < nout; i++) {
-            float re = 1, im = 0;
-            for (int64_t j = 0; j < count; j++) {
-                float br = a[2 * (i * count + j)], bi = a[2 * (i * count + j) + 1], t = re * br - im * bi;
-                im = re * bi + im * br, re = t;
-            }
-            o[2 * i] = re, o[2 * i + 1] = im;
-        }
-    } else {
-        const double *a = (const double *)mt__data(c);
-        double *o = (double *)mt__data(buf);
-        for (int64_t i = 0; i < nout; i++) {
-            double re = 1, im = 0;
-            for (int64_t j = 0; j < count; j++) {
-                double br = a[2 * (i * count + j)], bi = a[2 * (i * count + j) + 1], t = re * br - im * bi;
-                im = re * bi + im * br, re = t;
-            }
-            o[2 * i] = re, o[2 * i + 1] = im;
-        }
-    }
+#define PROD_ROWS(T)                                                                                 \
+    do {                                                                                             \
+        const T *a = (const T *)mt__data(c);                                                         \
+        T *o = (T *)mt__data(buf);                                                                   \
+        for (int64_t i = 0; i < nout; i++) {                                                         \
+            T re = 1, im = 0;                                                                        \
+            for (int64_t j = 0; j < count; j++) {                                                    \
+                T br = a[2 * (i * count + j)], bi = a[2 * (i * count + j) + 1], t = re * br - im * bi; \
+                im = re * bi + im * br, re = t;                                                      \
+            }                                                                                        \
+            o[2 * i] = re, o[2 * i + 1] = im;                                                        \
+        }                                                                                            \
+    } while (0)
+    if (x->dtype == MT_C64) PROD_ROWS(float);
+    else PROD_ROWS(double);
+#undef PROD_ROWS
     mt_tensor_release(c);
     return MT_OK;
 }
