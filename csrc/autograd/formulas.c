@@ -831,7 +831,8 @@ mt_status mt__unsafe_view(mt_tensor *t, int ndim, const int64_t *sizes, mt_tenso
 /* dot(a, b) and mv(m, v): inputs saved in slots 0 and 1 */
 static mt_status vec_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
     F c0 = {0}, *c = &c0;
-    mt_tensor *g = grads[0], *a = SAVED(c, n, 0), *b = SAVED(c, n, 1);
+    /* complex: the conjugates of the saved operands (conj: the identity on reals) */
+    mt_tensor *g = grads[0], *a = U(c, MT_OP_CONJ, SAVED(c, n, 0)), *b = U(c, MT_OP_CONJ, SAVED(c, n, 1));
     if (n->op == 0) { /* dot */
         if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, g, b));
         if (needs(n, 1)) GIVE(c, out, 1, B(c, MT_OP_MUL, g, a));

@@ -480,3 +480,37 @@ def test_complex_leaf_gradients():
     check(fn, 1e-5)
     check(lambda lib: type(lib.view_as_complex(lib.ones(2, 2, requires_grad=True)).grad_fn).__name__)
     check(lambda lib: type(lib.tensor(MAT, requires_grad=True).real.grad_fn).__name__)
+
+
+Z = (RNG.standard_normal(4) + 1j * RNG.standard_normal(4)).tolist()
+W = (RNG.standard_normal(4) + 1j * RNG.standard_normal(4) + 2).tolist()
+COMPLEX_FNS = {  # functions of complex leaves z, w (as source: run with either library as `lib`)
+    "exp_abs2": "(z * z.conj()).exp()", "sin_mul": "z.sin() * w", "abs_angle": "z.abs() + w.angle()",
+    "sgn": "z.sgn()", "log_sqrt_div": "z.log() / w.sqrt()", "reciprocal_tanh": "z.reciprocal().tanh()",
+    "prod_sum_mean": "z.prod() + w.sum() * z.mean()", "pow": "z ** 2.5 + w ** z",
+    "sigmoid_exp2_log10_asinh": "z.sigmoid() + w.exp2() + z.log10() + w.asinh()",
+    "dot_mm": "z / w + z @ w + (z.reshape(2, 2) @ w.reshape(2, 2)).sum()",
+    "views": "lib.view_as_real(z * w).sum(-1) + z.real * w.imag",
+}
+
+
+def complex_fn(name, lib):
+    return eval(f"lambda z, w: {COMPLEX_FNS[name]}", {"lib": lib})  # noqa: S307  (the table above)
+
+
+@pytest.mark.parametrize("name", COMPLEX_FNS)
+def test_gradcheck_complex_leaves(name):
+    """gradcheck of complex leaves checks real and imaginary parts (PyTorch's slow mode); the gradients are
+    PyTorch's (conjugate Wirtinger)"""
+    z = mt.tensor(Z, dtype=mt.complex128, requires_grad=True)
+    w = mt.tensor(W, dtype=mt.complex128, requires_grad=True)
+    assert mt.autograd.gradcheck(complex_fn(name, mt), (z, w))
+    if name in ("exp_abs2", "sin_mul", "log_sqrt_div", "dot_mm", "views"):
+        assert mt.autograd.gradgradcheck(complex_fn(name, mt), (z, w))
+
+    def grads_of(lib):
+        zz = lib.tensor(Z, dtype=lib.complex128, requires_grad=True)
+        ww = lib.tensor(W, dtype=lib.complex128, requires_grad=True)
+        y = complex_fn(name, lib)(zz, ww)
+        return lib.autograd.grad(y, (zz, ww), lib.ones_like(y), allow_unused=True)
+    check(grads_of, 1e-10)
