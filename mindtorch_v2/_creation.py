@@ -86,13 +86,20 @@ def _fill_value(value, name):
     if isinstance(value, Tensor) and value.dim() == 0 or _is_numpy(value) and value.ndim == 0:
         return value.item()
     if isinstance(value, numbers.Number):
-        return value
+        return complex(value) if isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real) else value
     raise TypeError(f"{name}(): argument 'fill_value' (position 2) must be Number, not {type(value).__name__}")
 
 
 def _filled(sizes, value, dtype_id, dev, strides=None):
     """A new tensor filled with a Python number, converted with PyTorch's overflow checks."""
     t = _empty(sizes, dtype_id, dev, strides)
+    if isinstance(value, complex):
+        if dev == lib.MT_CPU:
+            from ._dispatch import complex_operand
+            v = complex_operand(value)  # held: its handle must outlive the call
+            check(lib.mt_copy_(t._h, v._h))
+            lib.mt_tensor_set_version(t._h, 0)
+        return t
     if value:
         _dtype.check_scalar(value, _dtype.BY_ID[dtype_id])
     if dev == lib.MT_CPU:
@@ -119,6 +126,8 @@ def ones(*args, size=None, out=None, dtype=None, layout=None, device=None, requi
 
 
 def _scalar_dtype_id(value):
+    if isinstance(value, complex):
+        return _infer_dtype(value)
     _, _, kind = scalar_kind(value)
     return {lib.MT_SCALAR_BOOL: lib.MT_BOOL, lib.MT_SCALAR_INT: lib.MT_I64}.get(kind, lib.mt_get_default_dtype())
 
@@ -174,7 +183,8 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requir
 
 _MAX_DIMS = 64
 _NP_DTYPES = {"bool": lib.MT_BOOL, "uint8": lib.MT_U8, "int8": lib.MT_I8, "int16": lib.MT_I16, "int32": lib.MT_I32,
-              "int64": lib.MT_I64, "float16": lib.MT_F16, "float32": lib.MT_F32, "float64": lib.MT_F64}
+              "int64": lib.MT_I64, "float16": lib.MT_F16, "float32": lib.MT_F32, "float64": lib.MT_F64,
+              "complex64": lib.MT_C64, "complex128": lib.MT_C128}
 
 
 def _is_numpy(data):
@@ -219,8 +229,8 @@ def _infer_dtype(obj):
         return lib.MT_I64
     if isinstance(obj, float):
         return lib.mt_get_default_dtype()
-    if isinstance(obj, complex):
-        raise NotImplementedError("torch.tensor: complex dtypes are not implemented")
+    if isinstance(obj, complex):  # the default complex dtype
+        return lib.MT_C128 if lib.mt_get_default_dtype() == lib.MT_F64 else lib.MT_C64
     if isinstance(obj, Tensor):
         return lib.mt_tensor_dtype(obj._h)
     if isinstance(obj, (str, bytes)):
@@ -242,6 +252,11 @@ def _float_item(v):
     if isinstance(v, (numbers.Real, Tensor)) or _is_numpy(v):
         return float(v)
     raise TypeError(f"must be real number, not {type(v).__name__}")
+
+
+def _complex_parts(v):
+    v = complex(v)
+    return v.real, v.imag
 
 
 def _int_item(d):
@@ -280,7 +295,9 @@ def _from_sequence(data, dtype_id):
     inferred = _infer_dtype(data)
     target = inferred if dtype_id is None else dtype_id
     d = _dtype.BY_ID[target]
-    if d.is_floating_point:
+    if d.is_complex:  # (real, imaginary) pairs of doubles
+        conv, code, src = _complex_parts, "d", lib.MT_C128
+    elif d.is_floating_point:
         conv, code, src = _float_item, "d", lib.MT_F64
     elif d is _dtype.bool:
         conv, code, src = bool, "B", lib.MT_BOOL
@@ -289,6 +306,8 @@ def _from_sequence(data, dtype_id):
     flat = []
     if 0 not in sizes:
         _store(data, sizes, 0, conv, flat)
+    if src == lib.MT_C128:
+        flat = [x for pair in flat for x in pair]
     buf = array.array(code, flat)
     return call(lib.mt_from_data, ffi.from_buffer(buf) if flat else ffi.NULL, src, len(sizes), sizes, target)
 

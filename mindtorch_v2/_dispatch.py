@@ -2,7 +2,7 @@
 import numbers
 
 from ._C import ffi, lib
-from ._core import new_out, raise_status
+from ._core import check, new_out, raise_status
 from ._tensor import Tensor, wrap
 
 _NULL = ffi.NULL
@@ -41,10 +41,26 @@ def scalar_kind(v):
     raise NotANumber(f"unsupported operand type: '{type(v).__name__}'")
 
 
+def is_complex_number(v):
+    """a Python complex or a numpy complex scalar (numpy's complex64 is not a Python complex)"""
+    return isinstance(v, complex) or type(v).__module__ == "numpy" and getattr(v, "ndim", 1) == 0 and \
+        getattr(getattr(v, "dtype", None), "kind", "") == "c"
+
+
+def complex_operand(v):
+    """a Python complex number as a 0-dim wrapped number (the default complex dtype in promotion)"""
+    v = complex(v)
+    out = new_out()
+    check(lib.mt_scalar_complex(v.real, v.imag, lib.MT_C128, 1, out))
+    return wrap(out[0])
+
+
 def as_tensor_operand(v):
     """A Tensor as is; a Python number as a 0-dim wrapped-number tensor."""
     if isinstance(v, Tensor):
         return v
+    if is_complex_number(v):
+        return complex_operand(v)
     f, i, kind = scalar_kind(v)
     out = new_out()
     st = lib.mt_scalar_tensor(f, i, kind, _SCALAR_DTYPE[kind], 1, out)
@@ -119,6 +135,10 @@ _NUMBERS_AS_TENSORS = frozenset((lib.MT_OP_ADD, lib.MT_OP_SUB, lib.MT_OP_MUL, li
 def _binary(op, a, b, out, alpha=1):
     res = new_out()
     oh = _NULL if out is None else out._h
+    if is_complex_number(b):  # no complex Scalar in mt_binary_scalar: a wrapped-number tensor
+        b = complex_operand(b)
+    elif is_complex_number(a):
+        a = complex_operand(a)
     if isinstance(b, Tensor):
         if isinstance(a, Tensor):
             st = lib.mt_binary(op, a._h, b._h, alpha, oh, res)

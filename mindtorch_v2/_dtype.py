@@ -9,13 +9,13 @@ class dtype:
 
     __slots__ = ("_id", "_name", "itemsize", "is_floating_point", "is_signed", "is_complex")
 
-    def __init__(self, id_, name, itemsize, is_float, is_signed):
+    def __init__(self, id_, name, itemsize, is_float, is_signed, is_complex=False):
         self._id = id_
         self._name = name
         self.itemsize = itemsize
         self.is_floating_point = is_float
         self.is_signed = is_signed
-        self.is_complex = False
+        self.is_complex = is_complex
 
     def __repr__(self):
         return "torch." + self._name
@@ -26,10 +26,17 @@ class dtype:
         return (_dtype_by_name, (self._name,))
 
     def to_real(self):
-        return self
+        return _TO_REAL.get(self._name, self)
 
     def to_complex(self):
-        raise NotImplementedError("dtype.to_complex: complex dtypes are not implemented")
+        if self._name == "float16":
+            from ._unsupported_dtypes import complex32
+            return complex32  # a name only: using it raises
+        if self._name in ("bfloat16", "float32", "complex64"):  # PyTorch's toComplexType
+            return complex64
+        if self._name in ("float64", "complex128"):
+            return complex128
+        raise RuntimeError(f"Unknown Complex ScalarType for {scalar_name(self)}")
 
 
 bool = dtype(lib.MT_BOOL, "bool", 1, False, False)
@@ -50,13 +57,16 @@ float8_e4m3fn = dtype(lib.MT_F8E4M3FN, "float8_e4m3fn", 1, True, True)
 float8_e5m2fnuz = dtype(lib.MT_F8E5M2FNUZ, "float8_e5m2fnuz", 1, True, True)
 float8_e4m3fnuz = dtype(lib.MT_F8E4M3FNUZ, "float8_e4m3fnuz", 1, True, True)
 float8_e8m0fnu = dtype(lib.MT_F8E8M0FNU, "float8_e8m0fnu", 1, True, False)
+complex64 = dtype(lib.MT_C64, "complex64", 8, False, True, True)
+complex128 = dtype(lib.MT_C128, "complex128", 16, False, True, True)
+_TO_REAL = {"complex64": float32, "complex128": float64}  # to_real(); other dtypes map to themselves
 
 BY_ID = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
-         float8_e5m2, float8_e4m3fn, float8_e5m2fnuz, float8_e4m3fnuz, float8_e8m0fnu)
+         float8_e5m2, float8_e4m3fn, float8_e5m2fnuz, float8_e4m3fnuz, float8_e8m0fnu, complex64, complex128)
 assert len(BY_ID) == lib.MT_NUM_DTYPES and all(d._id == i for i, d in enumerate(BY_ID))
-FLOAT8 = BY_ID[lib.MT_F8E5M2:]
+FLOAT8 = BY_ID[lib.MT_F8E5M2:lib.MT_F8E8M0FNU + 1]
 ALIASES = {"half": float16, "float": float32, "double": float64, "short": int16, "int": int32,
-           "long": int64}
+           "long": int64, "cfloat": complex64, "cdouble": complex128}
 
 
 def _dtype_by_name(name):
@@ -112,6 +122,7 @@ class finfo:
 
     def __init__(self, type=None):
         type = get_default_dtype() if type is None else type
+        type = _TO_REAL.get(getattr(type, "_name", None), type)  # a complex dtype: its parts' limits
         if type._name not in self._TABLE:
             raise TypeError(f"finfo(): argument 'type' (position 1) must be torch.dtype, not {type}"
                             if not isinstance(type, dtype) else
@@ -133,7 +144,7 @@ class iinfo:
     """Machine limits of an integer dtype (PyTorch's torch.iinfo)."""
 
     def __init__(self, type):
-        if not isinstance(type, dtype) or type.is_floating_point:
+        if not isinstance(type, dtype) or type.is_floating_point or type.is_complex:
             raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to handle "
                             "'torch.iinfo'")
         bits = type.itemsize * 8
@@ -154,10 +165,12 @@ class iinfo:
 # ScalarType names ("BFloat16") and C++ type names ("c10::BFloat16"), keyed by dtype name
 SCALAR_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
                 "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
-                **{d._name: "F" + d._name[1:] for d in FLOAT8}}
+                **{d._name: "F" + d._name[1:] for d in FLOAT8}, "complex64": "ComplexFloat",
+                "complex128": "ComplexDouble"}
 CPP_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int", "int32": "int",
              "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
-             "float64": "double", **{d._name: "c10::F" + d._name[1:] for d in FLOAT8}}
+             "float64": "double", **{d._name: "c10::F" + d._name[1:] for d in FLOAT8},
+             "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 
 
 def scalar_name(d):

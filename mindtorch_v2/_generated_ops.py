@@ -84,13 +84,20 @@ OP_GCD = 78
 OP_LCM = 79
 OP_TANH_BACKWARD = 80
 OP_SIGMOID_BACKWARD = 81
-OP_WHERE = 82
-OP_CLAMP = 83
-OP_LERP = 84
-OP_ADDCMUL = 85
-OP_ADDCDIV = 86
-OP_MASKED_FILL = 87
-OP_NAN_TO_NUM = 88
+OP_CONJ = 82
+OP_CONJ_PHYSICAL = 83
+OP_REAL = 84
+OP_IMAG = 85
+OP_ANGLE = 86
+OP_COMPLEX = 87
+OP_POLAR = 88
+OP_WHERE = 89
+OP_CLAMP = 90
+OP_LERP = 91
+OP_ADDCMUL = 92
+OP_ADDCDIV = 93
+OP_MASKED_FILL = 94
+OP_NAN_TO_NUM = 95
 
 FUNCTIONS = {}   # torch.<name>
 METHODS = {}     # Tensor.<name> and Tensor.<name>_
@@ -1110,6 +1117,15 @@ METHODS['lcm'] = _m_lcm
 METHODS['lcm_'] = _i_lcm
 FUNCTIONS['lcm_'] = _i_lcm
 
+def angle(input, *, out=None):
+    return _unary(OP_ANGLE, input, out)
+
+def _m_angle(self):
+    return _unary(OP_ANGLE, self, None)
+
+FUNCTIONS['angle'] = angle
+METHODS['angle'] = _m_angle
+
 # aliases: the same function objects under PyTorch's other names
 FUNCTIONS['absolute'] = abs
 METHODS['absolute'] = _m_abs
@@ -1220,7 +1236,7 @@ SAVED = {
     'Deg2RadBackward0': {},
     'Rad2DegBackward0': {},
     'FracBackward0': {},
-    'SgnBackward0': {},
+    'SgnBackward0': {'self': ('t', 0), 'result': ('t', 1)},
     'MulBackward0': {'self': ('opnd', 0, (1,)), 'other': ('opnd', 1, (0,))},
     'DivBackward0': {'self': ('opnd', 0, (1,)), 'other': ('opnd', 1, (0, 1))},
     'XlogyBackward0': {'self': ('opnd', 0, (0, 1)), 'other': ('opnd', 1, (0, 1))},
@@ -1233,46 +1249,53 @@ SAVED = {
     'Logaddexp2Backward0': {'self': ('opnd', 0, (0, 1)), 'other': ('opnd', 1, (0, 1))},
     'TanhBackwardBackward0': {'self': ('opnd', 0, (1,)), 'other': ('opnd', 1, (0, 1))},
     'SigmoidBackwardBackward0': {'self': ('opnd', 0, (1,)), 'other': ('opnd', 1, (0, 1))},
+    'ConjBackward0': {},
+    'ConjPhysicalBackward0': {},
+    'RealBackward0': {},
+    'ImagBackward0': {},
+    'AngleBackward0': {'self': ('t', 0)},
+    'ComplexBackward0': {},
+    'PolarBackward0': {'result': ('t', 2)},
 }
 
 # the table, for the tests that sweep it: name -> (kind, kernels, result, python, domain, node name)
 OPS = {
-    'abs': ('unary', 'num', 'same', 'fmiF', 'real', 'AbsBackward0'),
-    'neg': ('unary', 'num', 'same', 'fmiF', 'real', 'NegBackward0'),
+    'abs': ('unary', 'num+complex', 'real', 'fmiF', 'real', 'AbsBackward0'),
+    'neg': ('unary', 'num+complex', 'same', 'fmiF', 'real', 'NegBackward0'),
     'sign': ('unary', 'all', 'same', 'fmi', 'real', 'SignBackward0'),
-    'sqrt': ('unary', 'float', 'float', 'fmiF', 'pos', 'SqrtBackward0'),
-    'rsqrt': ('unary', 'float', 'float', 'fmiF', 'pos', 'RsqrtBackward0'),
-    'exp': ('unary', 'float', 'float', 'fmiF', 'real', 'ExpBackward0'),
-    'expm1': ('unary', 'float', 'float', 'fmiF', 'real', 'Expm1Backward0'),
-    'log': ('unary', 'float', 'float', 'fmiF', 'pos', 'LogBackward0'),
-    'log1p': ('unary', 'float', 'float', 'fmiF', 'pos', 'Log1PBackward0'),
-    'log2': ('unary', 'float', 'float', 'fmiF', 'pos', 'Log2Backward0'),
-    'log10': ('unary', 'float', 'float', 'fmiF', 'pos', 'Log10Backward0'),
-    'sin': ('unary', 'float', 'float', 'fmiF', 'real', 'SinBackward0'),
-    'cos': ('unary', 'float', 'float', 'fmiF', 'real', 'CosBackward0'),
-    'tan': ('unary', 'float', 'float', 'fmiF', 'unit', 'TanBackward0'),
-    'tanh': ('unary', 'float', 'float', 'fmiF', 'real', 'TanhBackward0'),
-    'sigmoid': ('unary', 'float', 'float', 'fmiF', 'real', 'SigmoidBackward0'),
+    'sqrt': ('unary', 'float+complex', 'float', 'fmiF', 'pos', 'SqrtBackward0'),
+    'rsqrt': ('unary', 'float+complex', 'float', 'fmiF', 'pos', 'RsqrtBackward0'),
+    'exp': ('unary', 'float+complex', 'float', 'fmiF', 'real', 'ExpBackward0'),
+    'expm1': ('unary', 'float+complex', 'float', 'fmiF', 'real', 'Expm1Backward0'),
+    'log': ('unary', 'float+complex', 'float', 'fmiF', 'pos', 'LogBackward0'),
+    'log1p': ('unary', 'float+complex', 'float', 'fmiF', 'pos', 'Log1PBackward0'),
+    'log2': ('unary', 'float+complex', 'float', 'fmiF', 'pos', 'Log2Backward0'),
+    'log10': ('unary', 'float+complex', 'float', 'fmiF', 'pos', 'Log10Backward0'),
+    'sin': ('unary', 'float+complex', 'float', 'fmiF', 'real', 'SinBackward0'),
+    'cos': ('unary', 'float+complex', 'float', 'fmiF', 'real', 'CosBackward0'),
+    'tan': ('unary', 'float+complex', 'float', 'fmiF', 'unit', 'TanBackward0'),
+    'tanh': ('unary', 'float+complex', 'float', 'fmiF', 'real', 'TanhBackward0'),
+    'sigmoid': ('unary', 'float+complex', 'float', 'fmiF', 'real', 'SigmoidBackward0'),
     'erf': ('unary', 'float', 'float', 'fmiF', 'real', 'ErfBackward0'),
-    'reciprocal': ('unary', 'float', 'float', 'fmiF', 'pos', 'ReciprocalBackward0'),
+    'reciprocal': ('unary', 'float+complex', 'float', 'fmiF', 'pos', 'ReciprocalBackward0'),
     'floor': ('unary', 'num', 'same', 'fmiF', 'real', 'FloorBackward0'),
     'ceil': ('unary', 'num', 'same', 'fmiF', 'real', 'CeilBackward0'),
     'round': ('unary', 'num', 'same', '', 'real', 'RoundBackward0'),
     'trunc': ('unary', 'num', 'same', 'fmiF', 'real', 'TruncBackward0'),
     'bitwise_not': ('unary', 'intbool', 'same', 'fmi', '-', None),
-    'logical_not': ('unary', 'all', 'bool', 'fmi', '-', None),
-    'isnan': ('unary', 'all', 'bool', 'fm', '-', None),
-    'isinf': ('unary', 'all', 'bool', 'fm', '-', None),
-    'isfinite': ('unary', 'all', 'bool', 'fm', '-', None),
-    'acos': ('unary', 'float', 'float', 'fmiF', 'unit', 'AcosBackward0'),
-    'asin': ('unary', 'float', 'float', 'fmiF', 'unit', 'AsinBackward0'),
-    'atan': ('unary', 'float', 'float', 'fmiF', 'real', 'AtanBackward0'),
-    'sinh': ('unary', 'float', 'float', 'fmiF', 'real', 'SinhBackward0'),
-    'cosh': ('unary', 'float', 'float', 'fmiF', 'real', 'CoshBackward0'),
-    'asinh': ('unary', 'float', 'float', 'fmiF', 'real', 'AsinhBackward0'),
-    'acosh': ('unary', 'float', 'float', 'fmiF', 'gt1', 'AcoshBackward0'),
-    'atanh': ('unary', 'float', 'float', 'fmiF', 'unit', 'AtanhBackward0'),
-    'exp2': ('unary', 'float', 'float', 'fmiF', 'real', 'Exp2Backward0'),
+    'logical_not': ('unary', 'all+complex', 'bool', 'fmi', '-', None),
+    'isnan': ('unary', 'all+complex', 'bool', 'fm', '-', None),
+    'isinf': ('unary', 'all+complex', 'bool', 'fm', '-', None),
+    'isfinite': ('unary', 'all+complex', 'bool', 'fm', '-', None),
+    'acos': ('unary', 'float+complex', 'float', 'fmiF', 'unit', 'AcosBackward0'),
+    'asin': ('unary', 'float+complex', 'float', 'fmiF', 'unit', 'AsinBackward0'),
+    'atan': ('unary', 'float+complex', 'float', 'fmiF', 'real', 'AtanBackward0'),
+    'sinh': ('unary', 'float+complex', 'float', 'fmiF', 'real', 'SinhBackward0'),
+    'cosh': ('unary', 'float+complex', 'float', 'fmiF', 'real', 'CoshBackward0'),
+    'asinh': ('unary', 'float+complex', 'float', 'fmiF', 'real', 'AsinhBackward0'),
+    'acosh': ('unary', 'float+complex', 'float', 'fmiF', 'gt1', 'AcoshBackward0'),
+    'atanh': ('unary', 'float+complex', 'float', 'fmiF', 'unit', 'AtanhBackward0'),
+    'exp2': ('unary', 'float+complex', 'float', 'fmiF', 'real', 'Exp2Backward0'),
     'erfc': ('unary', 'float', 'float', 'fmiF', 'real', 'ErfcBackward0'),
     'erfinv': ('unary', 'float', 'float', 'fmi', 'unit', 'ErfinvBackward0'),
     'lgamma': ('unary', 'float', 'float', 'fmi', 'pos', 'LgammaBackward0'),
@@ -1282,32 +1305,32 @@ OPS = {
     'deg2rad': ('unary', 'float', 'float', 'fmiF', 'real', 'Deg2RadBackward0'),
     'rad2deg': ('unary', 'float', 'float', 'fmiF', 'real', 'Rad2DegBackward0'),
     'frac': ('unary', 'float', 'same', 'fmiF', 'real', 'FracBackward0'),
-    'sgn': ('unary', 'all', 'same', 'fmi', 'real', 'SgnBackward0'),
+    'sgn': ('unary', 'all+complex', 'same', 'fmi', 'real', 'SgnBackward0'),
     'signbit': ('unary', 'all', 'bool', 'fm', '-', None),
-    'add': ('binary', 'all', 'same', '', '-', None),
-    'sub': ('binary', 'num', 'same', '', '-', None),
-    'mul': ('binary', 'all', 'same', 'fmi', 'real', 'MulBackward0'),
-    'div': ('binary', 'float', 'float', '', 'pos', 'DivBackward0'),
+    'add': ('binary', 'all+complex', 'same', '', '-', None),
+    'sub': ('binary', 'num+complex', 'same', '', '-', None),
+    'mul': ('binary', 'all+complex', 'same', 'fmi', 'real', 'MulBackward0'),
+    'div': ('binary', 'float+complex', 'float', '', 'pos', 'DivBackward0'),
     'div_trunc': ('binary', 'num', 'same', '', '-', None),
     'div_floor': ('binary', 'num', 'same', '', '-', None),
     'remainder': ('binary', 'num', 'same', 'fmi', '-', None),
     'fmod': ('binary', 'num', 'same', 'fmin', '-', None),
     'xlogy': ('binary', 'float', 'float', 'fmiF', 'pos', 'XlogyBackward0'),
-    'pow': ('binary', 'num', 'same', '', '-', None),
+    'pow': ('binary', 'num+complex', 'same', '', '-', None),
     'maximum': ('binary', 'all', 'same', 'fmt', '-', None),
     'minimum': ('binary', 'all', 'same', 'fmt', '-', None),
     'bitwise_and': ('binary', 'intbool', 'same', 'fmi', '-', None),
     'bitwise_or': ('binary', 'intbool', 'same', 'fmi', '-', None),
     'bitwise_xor': ('binary', 'intbool', 'same', 'fmi', '-', None),
-    'eq': ('binary', 'all', 'bool', 'fmin', '-', None),
-    'ne': ('binary', 'all', 'bool', 'fmin', '-', None),
+    'eq': ('binary', 'all+complex', 'bool', 'fmin', '-', None),
+    'ne': ('binary', 'all+complex', 'bool', 'fmin', '-', None),
     'lt': ('binary', 'all', 'bool', 'fmin', '-', None),
     'le': ('binary', 'all', 'bool', 'fmin', '-', None),
     'gt': ('binary', 'all', 'bool', 'fmin', '-', None),
     'ge': ('binary', 'all', 'bool', 'fmin', '-', None),
-    'logical_and': ('binary', 'all', 'bool', 'fmit', '-', None),
-    'logical_or': ('binary', 'all', 'bool', 'fmit', '-', None),
-    'logical_xor': ('binary', 'all', 'bool', 'fmit', '-', None),
+    'logical_and': ('binary', 'all+complex', 'bool', 'fmit', '-', None),
+    'logical_or': ('binary', 'all+complex', 'bool', 'fmit', '-', None),
+    'logical_xor': ('binary', 'all+complex', 'bool', 'fmit', '-', None),
     'atan2': ('binary', 'float', 'float', 'fmit', 'real', 'Atan2Backward0'),
     'hypot': ('binary', 'float', 'same', 'fmit', 'real', 'HypotBackward0'),
     'copysign': ('binary', 'float', 'float', 'fmin', 'distinct', 'CopysignBackward0'),
@@ -1317,14 +1340,21 @@ OPS = {
     'logaddexp2': ('binary', 'float', 'same', 'fmt', 'real', 'Logaddexp2Backward0'),
     'gcd': ('binary', 'int', 'same', 'fmitF', '-', None),
     'lcm': ('binary', 'int', 'same', 'fmitF', '-', None),
-    'tanh_backward': ('binary', 'float', 'same', '', '-', 'TanhBackwardBackward0'),
-    'sigmoid_backward': ('binary', 'float', 'same', '', '-', 'SigmoidBackwardBackward0'),
-    'where': ('ternary', 'all', 'same', '', '-', None),
+    'tanh_backward': ('binary', 'float+complex', 'same', '', '-', 'TanhBackwardBackward0'),
+    'sigmoid_backward': ('binary', 'float+complex', 'same', '', '-', 'SigmoidBackwardBackward0'),
+    'conj': ('unary', 'complex', 'same', '', '-', 'ConjBackward0'),
+    'conj_physical': ('unary', 'all+complex', 'same', '', 'real', 'ConjPhysicalBackward0'),
+    'real': ('unary', 'complex', 'real', '', '-', 'RealBackward0'),
+    'imag': ('unary', 'complex', 'real', '', '-', 'ImagBackward0'),
+    'angle': ('unary', 'float+complex', 'freal', 'fm', 'real', 'AngleBackward0'),
+    'complex': ('binary', 'f32+f64', 'complex', '', '-', 'ComplexBackward0'),
+    'polar': ('binary', 'f32+f64', 'complex', '', '-', 'PolarBackward0'),
+    'where': ('ternary', 'all+complex', 'same', '', '-', None),
     'clamp': ('ternary', 'num', 'same', '', '-', None),
     'lerp': ('ternary', 'float', 'same', '', '-', None),
     'addcmul': ('ternary', 'num', 'same', '', '-', None),
     'addcdiv': ('ternary', 'float', 'same', '', '-', None),
-    'masked_fill': ('ternary', 'all', 'same', '', '-', None),
+    'masked_fill': ('ternary', 'all+complex', 'same', '', '-', None),
     'nan_to_num': ('ternary', 'float', 'same', '', '-', None),
 }
 ALIASES = {'absolute': 'abs', 'negative': 'neg', 'arccos': 'acos', 'arcsin': 'asin', 'arctan': 'atan', 'arcsinh': 'asinh', 'arccosh': 'acosh', 'arctanh': 'atanh', 'arctan2': 'atan2', 'fix': 'trunc', 'greater': 'gt', 'greater_equal': 'ge', 'less': 'lt', 'less_equal': 'le', 'not_equal': 'ne'}

@@ -264,6 +264,9 @@ def _value(self, value):
         value = int(value)
         if not -(1 << 63) <= value < (1 << 63):
             raise ValueError("Overflow when unpacking long long")
+    elif isinstance(value, complex) and d.is_complex:
+        from ._dispatch import complex_operand
+        return complex_operand(value)
     elif not isinstance(value, float):
         from ._methods import _LEGACY_NAMES
         raise TypeError(f"can't assign a {_type_name(value)} to a torch.{_LEGACY_NAMES[d._name]}")

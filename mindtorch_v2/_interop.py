@@ -6,9 +6,10 @@ from ._dispatch import call
 
 _NP_NAMES = {"bool": _dtype.bool, "uint8": _dtype.uint8, "int8": _dtype.int8, "int16": _dtype.int16,
              "int32": _dtype.int32, "int64": _dtype.int64, "float16": _dtype.float16,
-             "float32": _dtype.float32, "float64": _dtype.float64}
+             "float32": _dtype.float32, "float64": _dtype.float64, "complex64": _dtype.complex64,
+             "complex128": _dtype.complex128}
 _TYPESTR = {"bool": "|b1", "uint8": "|u1", "int8": "|i1", "int16": "<i2", "int32": "<i4", "int64": "<i8",
-            "float16": "<f2", "float32": "<f4", "float64": "<f8"}
+            "float16": "<f2", "float32": "<f4", "float64": "<f8", "complex64": "<c8", "complex128": "<c16"}
 
 
 class _ArrayView:

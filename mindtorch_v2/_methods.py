@@ -97,7 +97,8 @@ def type_as(self, other):
 
 _LEGACY_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
                  "bfloat16": "BFloat16Tensor", "uint8": "ByteTensor", "int8": "CharTensor",
-                 "int16": "ShortTensor", "int32": "IntTensor", "int64": "LongTensor", "bool": "BoolTensor"}
+                 "int16": "ShortTensor", "int32": "IntTensor", "int64": "LongTensor", "bool": "BoolTensor",
+                 "complex64": "ComplexFloatTensor", "complex128": "ComplexDoubleTensor"}
 
 
 def type_(self, dtype=None, non_blocking=False, **kwargs):

@@ -118,6 +118,8 @@ def _extreme(is_min, input, dim, keepdim, other):
         if input.numel() == 0:
             raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
                                "Specify the reduction dim with the 'dim' argument.")
+        if input.is_complex():  # PyTorch's max()/min() kernel, not amax's
+            raise NotImplementedError(f"\"{name}_all\" not implemented for '{_dtype.scalar_name(input)}'")
         r = _reduce(lib.MT_RED_AMIN if is_min else lib.MT_RED_AMAX, input, None, False, None)
         rename_grad_fn(r._h, b"MinBackward1" if is_min else b"MaxBackward1")  # PyTorch's max()/min() node
         return r

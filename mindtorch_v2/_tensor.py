@@ -160,7 +160,7 @@ class Tensor:
         return self.dtype.is_floating_point
 
     def is_complex(self):
-        return False
+        return lib.mt_tensor_dtype(self._h) >= lib.MT_C64
 
     def is_signed(self):
         return self.dtype.is_signed
@@ -283,6 +283,10 @@ class Tensor:
         if st:
             raise_status(st)
         dt = lib.mt_tensor_dtype(self._h)
+        if dt >= lib.MT_C64:  # read as complex128
+            c = ffi.new("double[2]")
+            _check(lib.mt_read(self._h, lib.MT_C128, c, 1))
+            return complex(c[0], c[1])
         if dt >= lib.MT_F16:
             return f[0]
         if dt == lib.MT_BOOL:
@@ -293,14 +297,18 @@ class Tensor:
         h = self._h
         n = lib.mt_tensor_numel(h)
         dt = lib.mt_tensor_dtype(h)
-        if dt >= lib.MT_F16:
+        if dt >= lib.MT_C64:
+            buf, kind = ffi.new("double[]", 2 * n), lib.MT_C128
+        elif dt >= lib.MT_F16:
             buf, kind = ffi.new("double[]", n), lib.MT_F64
         else:
             buf, kind = ffi.new("int64_t[]", n), lib.MT_I64
         st = lib.mt_read(h, kind, buf, n)
         if st:
             raise_status(st)
-        flat = _unpack(buf, n)
+        flat = _unpack(buf, 2 * n if kind == lib.MT_C128 else n)
+        if kind == lib.MT_C128:
+            flat = [complex(flat[k], flat[k + 1]) for k in range(0, 2 * n, 2)]
         if dt == lib.MT_BOOL:
             flat = [v != 0 for v in flat]
         shape = self.shape
@@ -346,11 +354,17 @@ class Tensor:
             raise ValueError("only one element tensors can be converted to Python scalars")
         return self.item()
 
+    def _real_scalar(self, ctype):
+        v = self._scalar()
+        if isinstance(v, complex):  # PyTorch's checked conversion of a complex Scalar
+            raise RuntimeError(f"value cannot be converted to type {ctype} without overflow")
+        return v
+
     def __float__(self):
-        return float(self._scalar())
+        return float(self._real_scalar("double"))
 
     def __int__(self):
-        return int(self._scalar())
+        return int(self._real_scalar("int64_t"))
 
     def __index__(self):
         if lib.mt_tensor_dtype(self._h) >= lib.MT_F16 or lib.mt_tensor_numel(self._h) != 1:

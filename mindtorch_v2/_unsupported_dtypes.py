@@ -1,4 +1,4 @@
-"""Complex and uint16/32/64 dtypes exist as names (safetensors and transformers list them in dtype tables
+"""complex32 and uint16/32/64 dtypes exist as names (safetensors and transformers list them in dtype tables
 at import) but mindtorch_v2 has no such tensors: any use that reaches the core raises
 NotImplementedError."""
 from ._dtype import dtype
@@ -23,10 +23,9 @@ def _make(name, itemsize, kind="complex"):
     return d
 
 
-complex64 = _make("complex64", 8)
-complex128 = _make("complex128", 16)
+complex32 = _make("complex32", 4)
 uint16, uint32, uint64 = _make("uint16", 2, "uint"), _make("uint32", 4, "uint"), _make("uint64", 8, "uint")
-BY_NAME = {d._name: d for d in (complex64, complex128, uint16, uint32, uint64)}
+BY_NAME = {d._name: d for d in (complex32, uint16, uint32, uint64)}
 
 
 def _by_name(name):

@@ -172,29 +172,98 @@ def adjoint(input):
         return input
     if input.dim() < 2:
         raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of matrices. Got 1-D tensor.")
-    return transpose(input, -2, -1)  # real dtypes: the conjugate is the tensor itself
+    return conj(transpose(input, -2, -1))
 
 
-def _real_identity(name):
-    """conj/resolve_conj/resolve_neg/conj_physical: with no complex dtypes PyTorch returns the input itself."""
-    def fn(input):
-        return _tensor_arg(name, input)
+# ---- complex numbers -----------------------------------------------------------------------
+# conj() is materialised (PyTorch's is a lazy bit over the same storage): its result is a new
+# tensor marked _conj, so that is_conj(), resolve_conj() and view_as_real's refusal answer as
+# PyTorch's do; a write into it does not reach the original (docs/ARCHITECTURE.md).
+
+def conj(input):
+    if not _tensor_arg("conj", input).is_complex():
+        return input
+    r = call(lib.mt_unary, lib.MT_OP_CONJ, input._h, ffi.NULL)
+    r._conj = True
+    return r
+
+
+def is_conj(input):
+    return bool(_tensor_arg("is_conj", input).__dict__.get("_conj"))
+
+
+def resolve_conj(input):
+    return _tensor_arg("resolve_conj", input).clone() if is_conj(input) else input
+
+
+def conj_physical(input, *, out=None):
+    if not _tensor_arg("conj_physical", input).is_complex() and out is None:
+        return input
+    from ._dispatch import _unary
+    return _unary(lib.MT_OP_CONJ_PHYSICAL, input, out)
+
+
+def conj_physical_(input):
+    if _tensor_arg("conj_physical_", input).is_complex():
+        from ._dispatch import _unary
+        _unary(lib.MT_OP_CONJ_PHYSICAL, input, input)
+    return input
+
+
+def resolve_neg(input):
+    return _tensor_arg("resolve_neg", input)  # no lazily negated tensors here
+
+
+def is_neg(input):
+    _tensor_arg("is_neg", input)
+    return False
+
+
+def is_complex(input):
+    return _tensor_arg("is_complex", input).is_complex()
+
+
+def view_as_real(input):
+    if is_conj(_tensor_arg("view_as_real", input)):
+        raise RuntimeError("view_as_real doesn't work on unresolved conjugated tensors.  To resolve the conjugate "
+                           "tensor so you can view it as real, use self.resolve_conj(); however, be warned that the "
+                           "resulting tensor will NOT alias the original.")
+    return call(lib.mt_view_as_real, input._h)
+
+
+def view_as_complex(input):
+    return call(lib.mt_view_as_complex, _tensor_arg("view_as_complex", input)._h)
+
+
+def real(input):
+    """the real part as a view (PyTorch's select of view_as_real: SelectBackward0); a real tensor itself"""
+    if not _tensor_arg("real", input).is_complex():
+        return input
+    return select(call(lib.mt_view_as_real, input._h), -1, 0)
+
+
+def imag(input):
+    if not _tensor_arg("imag", input).is_complex():
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return select(call(lib.mt_view_as_real, input._h), -1, 1)
+
+
+def _parts(name, fn_op):
+    """torch.complex(real, imag) / torch.polar(abs, angle): two tensors of one float dtype"""
+    first, second = ("real", "imag") if name == "complex" else ("abs", "angle")
+
+    def fn(a, b, *, out=None):
+        for pos, (arg, v) in enumerate(((first, a), (second, b)), 1):
+            if not isinstance(v, Tensor):
+                raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not {type(v).__name__}")
+        from ._dispatch import _binary
+        return _binary(fn_op, a, b, out)
     fn.__name__ = name
     return fn
 
 
-def _real_false(name):
-    """is_complex/is_conj/is_neg: never true for the real dtypes we have."""
-    def fn(input):
-        _tensor_arg(name, input)
-        return False
-    fn.__name__ = name
-    return fn
-
-
-conj, resolve_conj, resolve_neg, conj_physical = map(_real_identity, ("conj", "resolve_conj", "resolve_neg",
-                                                                      "conj_physical"))
-is_complex, is_conj, is_neg = map(_real_false, ("is_complex", "is_conj", "is_neg"))
+complex_ = _parts("complex", lib.MT_OP_COMPLEX)
+polar = _parts("polar", lib.MT_OP_POLAR)
 
 
 def select(input, dim, index):
@@ -492,11 +561,14 @@ FUNCTIONS = {
     "narrow": narrow, "select": select, "unbind": unbind, "split": split, "chunk": chunk,
     "tensor_split": tensor_split, "movedim": movedim, "moveaxis": movedim, "as_strided": as_strided,
     "broadcast_to": broadcast_to, "ravel": ravel, "adjoint": adjoint, "conj": conj, "resolve_conj": resolve_conj,
-    "resolve_neg": resolve_neg, "conj_physical": conj_physical, "is_complex": is_complex, "is_conj": is_conj,
-    "is_neg": is_neg, "split_with_sizes": split_with_sizes, "unsafe_split": unsafe_split,
+    "resolve_neg": resolve_neg, "conj_physical": conj_physical, "conj_physical_": conj_physical_, "is_complex": is_complex, "is_conj": is_conj,
+    "is_neg": is_neg, "view_as_real": view_as_real, "view_as_complex": view_as_complex, "real": real, "imag": imag,
+    "complex": complex_, "polar": polar, "split_with_sizes": split_with_sizes, "unsafe_split": unsafe_split,
     "unsafe_split_with_sizes": unsafe_split_with_sizes, "unsafe_chunk": unsafe_chunk,
 }
-METHODS = {name: fn for name, fn in FUNCTIONS.items() if name != "is_complex"}  # Tensor.is_complex: _tensor.py
+# Tensor.is_complex: _tensor.py; Tensor.real/imag: properties below
+METHODS = {name: fn for name, fn in FUNCTIONS.items()
+           if name not in ("is_complex", "view_as_real", "view_as_complex", "real", "imag", "complex", "polar")}
 FUNCTIONS.update(COPIES)  # torch.* only
 METHODS.update({
     "view": view, "view_as": view_as, "reshape_as": reshape_as, "expand": expand, "expand_as": expand_as,
@@ -510,6 +582,15 @@ METHODS.update({
     "as_strided_": lambda self, size, stride, storage_offset=None:
         swap_handle(self, as_strided(self, size, stride, storage_offset), "AsStridedBackward1"),
 })
-METHODS["conj_physical_"] = _real_identity("conj_physical_")
-FUNCTIONS.update({name: METHODS[name] for name in ("as_strided_", "conj_physical_")})
-PROPERTIES = {"T": T, "mT": mT, "H": T, "mH": mT}
+FUNCTIONS["as_strided_"] = METHODS["as_strided_"]
+
+
+def H(self):
+    return conj(T(self))
+
+
+def mH(self):
+    return conj(mT(self))
+
+
+PROPERTIES = {"T": T, "mT": mT, "H": H, "mH": mH, "real": real, "imag": imag}

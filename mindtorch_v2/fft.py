@@ -1,6 +1,6 @@
-"""torch.fft: the real-valued helpers (fftfreq, rfftfreq, fftshift, ifftshift). The transforms take or
-return complex tensors, which mindtorch_v2 does not have: they import (libraries name them at module
-level) and raise NotImplementedError naming themselves when called."""
+"""torch.fft: the real-valued helpers (fftfreq, rfftfreq, fftshift, ifftshift). The transforms are not
+written yet: they import (libraries name them at module level) and raise NotImplementedError naming
+themselves when called."""
 import math
 
 from ._missing import missing_function
@@ -10,7 +10,7 @@ __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rf
            "hfft", "ihfft", "fftfreq", "rfftfreq", "fftshift", "ifftshift", "Tensor"]
 
 for _name in __all__[:14] + ["hfft2", "ihfft2", "hfftn", "ihfftn"]:
-    globals()[_name] = missing_function(f"torch.fft.{_name}", " (complex dtypes are not implemented)")
+    globals()[_name] = missing_function(f"torch.fft.{_name}", " (the FFT transforms are not implemented yet)")
 
 
 def _freq(name, n, d, count, dtype, device, requires_grad, out):

@@ -772,12 +772,11 @@ _STORAGE_NAMES = {
     _dtype.float64: "DoubleStorage", _dtype.float32: "FloatStorage", _dtype.float16: "HalfStorage",
     _dtype.int64: "LongStorage", _dtype.int32: "IntStorage", _dtype.int16: "ShortStorage",
     _dtype.int8: "CharStorage", _dtype.uint8: "ByteStorage", _dtype.bool: "BoolStorage",
-    _dtype.bfloat16: "BFloat16Storage",
+    _dtype.bfloat16: "BFloat16Storage", _dtype.complex128: "ComplexDoubleStorage", _dtype.complex64: "ComplexFloatStorage",
 }
 _DTYPE_TO_STORAGE_NAME = dict(_STORAGE_NAMES)
 # PyTorch storage types that name dtypes mindtorch_v2 does not have
-_UNSUPPORTED_STORAGE_NAMES = {"ComplexDoubleStorage": "complex128", "ComplexFloatStorage": "complex64",
-                              "QInt8Storage": "qint8", "QInt32Storage": "qint32", "QUInt8Storage": "quint8",
+_UNSUPPORTED_STORAGE_NAMES = {"QInt8Storage": "qint8", "QInt32Storage": "qint32", "QUInt8Storage": "quint8",
                               "QUInt4x2Storage": "quint4x2", "QUInt2x4Storage": "quint2x4"}
 
 LEGACY_CLASSES = {}

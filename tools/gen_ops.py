@@ -26,9 +26,16 @@ KERNEL_SETS = {
     "int": DTYPES[1:6],
     "intbool": DTYPES[:6],
     "float": DTYPES[6:],
+    "complex": ["c64", "c128"],  # complex64, complex128 (loops.h ROWS_COMPLEX)
+    **{dt: [dt] for dt in DTYPES},
 }
+
+
+def kernel_dtypes(kernels):
+    """the dtype tags of a kernels column: set names joined by + (float+complex, f32+f64)"""
+    return [dt for part in kernels.split("+") for dt in KERNEL_SETS[part]]
 KINDS = ("unary", "binary", "ternary")
-RESULTS = ("same", "float", "bool")
+RESULTS = ("same", "float", "bool", "real", "freal", "complex")
 
 
 DOMAINS = ("real", "pos", "unit", "gt1", "distinct", "-")
@@ -53,7 +60,7 @@ def read_table(path=TABLE):
             if len(cols) < 6:
                 raise SystemExit(f"{where}: expected name kind kernels result python domain [derivative]")
             name, kind, kernels, result, python, domain = cols[:6]
-            if kind not in KINDS or kernels not in KERNEL_SETS or result not in RESULTS or domain not in DOMAINS:
+            if kind not in KINDS or not all(k in KERNEL_SETS for k in kernels.split("+")) or result not in RESULTS or domain not in DOMAINS:
                 raise SystemExit(f"{where}: bad kind/kernels/result/domain in {line!r}")
             grad = cols[6].strip() if len(cols) == 7 else "-"
             ops.append(dict(name=name, kind=kind, kernels=kernels, result=result,
@@ -67,7 +74,7 @@ def read_table(path=TABLE):
 
 # ---- derivatives: the formula column compiled to C -------------------------------------------
 #
-# A formula is an expression over grad, self, other (binary ops), result, numbers and the C
+# A formula is an expression over grad, self, other (binary ops), result, numbers (1j: imaginary) and the C
 # constants M_* / pi, with + - * / ** (Python's precedence), comparisons, & |, and calls of
 # table ops (sin(self), atan2(a, b)), where(cond, a, b) and zeros (this input's zero gradient).
 # Each node becomes a formula.h helper call: U/B for tensor operands, BS/SB when one side is a
@@ -147,7 +154,11 @@ class Formula:
     def atom(self):
         kind, text = self.take()
         if kind == "num":
-            return ("n", text if any(ch in text for ch in ".eE") else text + ".0")
+            value = text if any(ch in text for ch in ".eE") else text + ".0"
+            if self.peek() == ("id", "j"):  # an imaginary number, 1j
+                self.take()
+                return ("t", f"SCALAR_J(c, {value})")
+            return ("n", value)
         if kind == "op" and text == "(":
             v = self.expr(0)
             self.take(")")
@@ -323,13 +334,13 @@ def gen_enum(ops):
 def gen_op_table_c(ops):
     out = [f"/* {BANNER} */", '#include "../core/internal.h"', ""]
     for op in ops:
-        for dt in KERNEL_SETS[op["kernels"]]:
+        for dt in kernel_dtypes(op["kernels"]):
             out.append(f"void mt_cpu_{op['name']}_{dt}(char **d, const int64_t *s, int64_t n, const mt_kargs *k);")
     out.append("")
     out.append("const mt_op_desc mt_ops[MT_NUM_OPS] = {")
     for op in ops:
         loops = ", ".join(
-            f"[MT_{dt.upper()}] = mt_cpu_{op['name']}_{dt}" for dt in KERNEL_SETS[op["kernels"]])
+            f"[MT_{dt.upper()}] = mt_cpu_{op['name']}_{dt}" for dt in kernel_dtypes(op["kernels"]))
         out.append(f"    [MT_OP_{op['name'].upper()}] = {{\"{op['name']}\", MT_KIND_{op['kind'].upper()}, "
                    f"MT_RESULT_{op['result'].upper()}, {{{loops}}}}},")
     out.append("};")

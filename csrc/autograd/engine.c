@@ -228,7 +228,7 @@ static mt_status apply_node(mt_node *n, mt_tensor **buf, mt_tensor **outg) {
 static mt_status check_nan(mt_node *n, mt_tensor **outg) {
     for (int e = 0; e < n->n_next; e++) {
         mt_tensor *g = outg[e], *isnan = NULL, *any = NULL;
-        if (!g || !mt__is_float(g->dtype)) continue;
+        if (!g || !mt__is_differentiable(g->dtype)) continue;
         double f = 0;
         int64_t i = 0;
         int prev = mt__grad_push(0);

@@ -40,6 +40,8 @@ mt_status mt__impl_squeeze(mt_tensor *t, int ndims, const int64_t *dims, mt_tens
 mt_status mt__impl_unsqueeze(mt_tensor *t, int64_t dim, mt_tensor **out);
 mt_status mt__impl_select(mt_tensor *t, int64_t dim, int64_t index, mt_tensor **out);
 mt_status mt__impl_slice(mt_tensor *t, int64_t dim, int64_t start, int64_t end, int64_t step, mt_tensor **out);
+mt_status mt__impl_view_as_real(mt_tensor *t, mt_tensor **out);
+mt_status mt__impl_view_as_complex(mt_tensor *t, mt_tensor **out);
 mt_status mt__impl_unfold(mt_tensor *t, int64_t dim, int64_t size, int64_t step, mt_tensor **out);
 mt_status mt__impl_index(mt_tensor *t, int n, mt_tensor *const *indices, mt_tensor **out);
 mt_status mt__impl_index_put_(mt_tensor *t, int n, mt_tensor *const *indices, mt_tensor *values, int accumulate);
@@ -93,6 +95,11 @@ static inline mt_tensor *WHERE(F *c, mt_tensor *cond, mt_tensor *a, mt_tensor *b
 static inline mt_tensor *SCALAR(F *c, double v) {
     mt_tensor *r = NULL;
     return c->st ? NULL : KEEP(c, mt_scalar_tensor(v, 0, MT_SCALAR_FLOAT, MT_F64, 1, &r), r);
+}
+/* the imaginary number v*1j as a wrapped number (formulas' "1j": complex results take it) */
+static inline mt_tensor *SCALAR_J(F *c, double v) {
+    mt_tensor *r = NULL;
+    return c->st ? NULL : KEEP(c, mt_scalar_complex(0, v, MT_C128, 1, &r), r);
 }
 static inline mt_tensor *ZEROS(F *c, const mt_meta *m) {
     mt_tensor *r = NULL;

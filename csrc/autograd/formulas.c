@@ -17,6 +17,11 @@ static mt_status unary_oop(void *p, mt_tensor **r) {
 
 mt_status mt_unary(int op, mt_tensor *x, mt_tensor *out, mt_tensor **result) {
     MT_PROFILE_KIND(mt_op_name(op), out && out == x ? MT_PROF_INPLACE : MT_PROF_OP, x);
+    if ((unsigned)op < MT_NUM_OPS && mt__unary_identity(op, x) && (!out || out == x)) { /* self, no node */
+        mt_tensor_retain(x);
+        *result = x;
+        return MT_OK;
+    }
     int grad = mt__grad_enabled() && (mt__requires_grad(x) || (out && mt__requires_grad(out)));
     if (grad && out && (unsigned)op < MT_NUM_OPS && mt__backward_names[op]) {
         unary_ctx u = {op, x};
@@ -26,7 +31,7 @@ mt_status mt_unary(int op, mt_tensor *x, mt_tensor *out, mt_tensor **result) {
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_unary(op, x, out, result);
     mt__grad_pop(prev);
-    if (st || !grad || out || !mt__is_float((*result)->dtype)) return st;
+    if (st || !grad || out || !mt__is_differentiable((*result)->dtype)) return st;
     mt_node *n;
     const char *name = mt__backward_names[op] ? mt__backward_names[op] : mt_op_name(op);
     st = mt__record(name, mt__table_backward, 1, &x, 1, result, &n);
@@ -72,13 +77,14 @@ static mt_status binary_backward(mt_node *n, mt_tensor *const *grads, mt_tensor 
     case MT_OP_POW: {
         a = OPND(c, n, 0), b = OPND(c, n, 1);
         mt_tensor *zero = SCALAR(c, 0.0);
-        if (needs(n, 0)) { /* grad * e * x^(e-1), 0 where e == 0 */
-            mt_tensor *d = B(c, MT_OP_MUL, b, B(c, MT_OP_POW, a, BS(c, MT_OP_SUB, b, 1.0)));
+        if (needs(n, 0)) { /* grad * conj(e * x^(e-1)), 0 where e == 0 (conj: complex only) */
+            mt_tensor *d = U(c, MT_OP_CONJ, B(c, MT_OP_MUL, b, B(c, MT_OP_POW, a, BS(c, MT_OP_SUB, b, 1.0))));
             GIVE(c, out, 0, B(c, MT_OP_MUL, g, WHERE(c, BS(c, MT_OP_EQ, b, 0.0), zero, d)));
         }
-        if (needs(n, 1)) { /* grad * x^e * log(x), 0 where x == 0 and e >= 0 */
-            mt_tensor *d = B(c, MT_OP_MUL, B(c, MT_OP_MUL, g, SAVED(c, n, 2)), U(c, MT_OP_LOG, a));
-            mt_tensor *mask = B(c, MT_OP_LOGICAL_AND, BS(c, MT_OP_EQ, a, 0.0), BS(c, MT_OP_GE, b, 0.0));
+        if (needs(n, 1)) { /* grad * conj(x^e * log(x)), 0 where x == 0 and real(e) >= 0 */
+            mt_tensor *d = B(c, MT_OP_MUL, B(c, MT_OP_MUL, g, U(c, MT_OP_CONJ, SAVED(c, n, 2))),
+                             U(c, MT_OP_CONJ, U(c, MT_OP_LOG, a)));
+            mt_tensor *mask = B(c, MT_OP_LOGICAL_AND, BS(c, MT_OP_EQ, a, 0.0), BS(c, MT_OP_GE, U(c, MT_OP_REAL, b), 0.0));
             GIVE(c, out, 1, WHERE(c, mask, zero, d));
         }
         break;
@@ -106,7 +112,7 @@ static int binary_saves(mt_node *n, int k) {
 /* record a binary op; scalar_pos: 0 none, 1 a is a Python scalar, 2 b is */
 static mt_status record_binary(int op, mt_tensor *a, mt_tensor *b, int scalar_pos, double f, int64_t i, int kind,
                                double alpha, mt_tensor **result) {
-    if (!mt__is_float((*result)->dtype)) return MT_OK;
+    if (!mt__is_differentiable((*result)->dtype)) return MT_OK;
     mt_tensor *ins[2] = {scalar_pos == 1 ? NULL : a, scalar_pos == 2 ? NULL : b};
     mt_node *n;
     const char *name = binary_name(op) ? binary_name(op) : mt_op_name(op);
@@ -274,7 +280,7 @@ mt_status mt_ternary(int op, mt_tensor *a, mt_tensor *b, mt_tensor *c, double s,
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_ternary(op, a, b, c, s, out, result);
     mt__grad_pop(prev);
-    if (st || !grad || out || !mt__is_float((*result)->dtype)) return st;
+    if (st || !grad || out || !mt__is_differentiable((*result)->dtype)) return st;
     mt_tensor *ins[3] = {a, b, c};
     if (op == MT_OP_NAN_TO_NUM) ins[1] = ins[2] = NULL;
     mt_node *n;
@@ -355,7 +361,7 @@ mt_status mt_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, int ke
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_reduce(op, x, ndims, dims, keepdim, dtype, out, result);
     mt__grad_pop(prev);
-    if (st || !grad || !mt__is_float((*result)->dtype)) return st;
+    if (st || !grad || !mt__is_differentiable((*result)->dtype)) return st;
     static const char *names[] = {"SumBackward1", "ProdBackward1", "MeanBackward1", "AmaxBackward0", "AminBackward0",
                                   NULL, NULL, "NansumBackward0"};
     if (op > MT_RED_NANSUM || !names[op]) return MT_OK; /* all/any/count_nonzero: not differentiable */
@@ -432,12 +438,12 @@ static mt_status gemm_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **
     /* PyTorch's mm_mat1/mat2_backward: a column-major operand (a transposed weight) gets its
      * gradient as the transpose of a row-major product, so it is in the operand's own layout */
     if (needs(n, o)) {
-        mt_tensor *b = SAVED(c, n, 1);
+        mt_tensor *b = U(c, MT_OP_CONJ, SAVED(c, n, 1)); /* complex: grad @ b^H (conj: identity on reals) */
         mt_tensor *r = n->iv[1] ? TR(c, MM(c, b, TR(c, g))) : MM(c, g, TR(c, b));
         GIVE(c, out, o, alpha == 1 ? r : BS(c, MT_OP_MUL, r, alpha));
     }
     if (needs(n, o + 1)) {
-        mt_tensor *a = SAVED(c, n, 0);
+        mt_tensor *a = U(c, MT_OP_CONJ, SAVED(c, n, 0));
         mt_tensor *r = n->iv[2] ? TR(c, MM(c, TR(c, g), a)) : MM(c, TR(c, a), g);
         GIVE(c, out, o + 1, alpha == 1 ? r : BS(c, MT_OP_MUL, r, alpha));
     }
@@ -703,7 +709,7 @@ mt_status mt_contiguous(mt_tensor *t, mt_tensor **out) {
 }
 mt_status mt_to_dtype(mt_tensor *t, int dtype, int copy, mt_tensor **out) {
     MT_PROFILE("to", t);
-    int grad = mt__grad_enabled() && mt__requires_grad(t) && mt__is_float(dtype);
+    int grad = mt__grad_enabled() && mt__requires_grad(t) && mt__is_differentiable(dtype);
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_to_dtype(t, dtype, copy, out);
     mt__grad_pop(prev);
@@ -780,7 +786,7 @@ mt_status mt_copy_(mt_tensor *dst, mt_tensor *src) {
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_copy_(dst, src);
     mt__grad_pop(prev);
-    if (st || !grad || !mt__is_float(dst->dtype)) return st;
+    if (st || !grad || !mt__is_differentiable(dst->dtype)) return st;
     return record_overwrite("CopyBackwards", dst, src, 0, 0, 0, NULL);
 }
 
@@ -823,7 +829,7 @@ mt_status mt_index_put_(mt_tensor *t, int nidx, mt_tensor *const *indices, mt_te
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_index_put_(t, nidx, indices, values, accumulate);
     mt__grad_pop(prev);
-    if (st || !grad || !mt__is_float(t->dtype)) return st;
+    if (st || !grad || !mt__is_differentiable(t->dtype)) return st;
     return record_overwrite("IndexPutBackward0", t, values, 1, accumulate, nidx, indices);
 }
 
@@ -840,7 +846,8 @@ mt_status mt__unsafe_view(mt_tensor *t, int ndim, const int64_t *sizes, mt_tenso
 /* dot(a, b) and mv(m, v): inputs saved in slots 0 and 1 */
 static mt_status vec_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
     F c0 = {0}, *c = &c0;
-    mt_tensor *g = grads[0], *a = SAVED(c, n, 0), *b = SAVED(c, n, 1);
+    /* complex: the conjugates of the saved operands (conj: the identity on reals) */
+    mt_tensor *g = grads[0], *a = U(c, MT_OP_CONJ, SAVED(c, n, 0)), *b = U(c, MT_OP_CONJ, SAVED(c, n, 1));
     if (n->op == 0) { /* dot */
         if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, g, b));
         if (needs(n, 1)) GIVE(c, out, 1, B(c, MT_OP_MUL, g, a));

@@ -26,7 +26,8 @@ static mt_tensor *CROSS(F *c, mt_tensor *a, mt_tensor *b, int64_t dim) {
 /* inputs [self,] a, b (saved 0, 1); s[0] beta, s[1] alpha; iv[0] dim (cross) */
 static mt_status linalg_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
     F c0 = {0}, *c = &c0;
-    mt_tensor *g = grads[0], *a = SAVED(c, n, 0), *b = SAVED(c, n, 1);
+    /* complex: PyTorch's formulas take the operands' conjugates (conj: the identity on reals) */
+    mt_tensor *g = grads[0], *a = U(c, MT_OP_CONJ, SAVED(c, n, 0)), *b = U(c, MT_OP_CONJ, SAVED(c, n, 1));
     double beta = n->s[0], alpha = n->s[1];
     int o = n->op == K_VDOT || n->op == K_CROSS ? 0 : 1; /* index of a among the inputs */
     if (o && needs(n, 0)) GIVE(c, out, 0, SC(c, g, beta));
@@ -46,9 +47,9 @@ static mt_status linalg_backward(mt_node *n, mt_tensor *const *grads, mt_tensor 
         if (needs(n, 2)) GIVE(c, out, 2, SC(c, MM(c, TR(c, a), gb), alpha));
         break;
     }
-    case K_VDOT:
-        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, g, b));
-        if (needs(n, 1)) GIVE(c, out, 1, B(c, MT_OP_MUL, g, a));
+    case K_VDOT: /* vdot(a, b) = sum(conj(a) * b): a gets conj(grad) * b, b gets grad * a */
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, U(c, MT_OP_CONJ, g), U(c, MT_OP_CONJ, b)));
+        if (needs(n, 1)) GIVE(c, out, 1, B(c, MT_OP_MUL, g, U(c, MT_OP_CONJ, a)));
         break;
     case K_CROSS:
         if (needs(n, 0)) GIVE(c, out, 0, CROSS(c, b, g, n->iv[0]));
@@ -60,7 +61,7 @@ static mt_status linalg_backward(mt_node *n, mt_tensor *const *grads, mt_tensor 
 
 static mt_status record(const char *name, int kind, mt_tensor *self, mt_tensor *a, mt_tensor *b, double beta,
                         double alpha, int64_t dim, mt_tensor **result) {
-    if (!mt__is_float((*result)->dtype)) return MT_OK;
+    if (!mt__is_differentiable((*result)->dtype)) return MT_OK;
     mt_tensor *ins[3] = {self, a, b};
     int o = self ? 1 : 0;
     mt_node *n;

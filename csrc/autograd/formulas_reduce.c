@@ -107,7 +107,7 @@ mt_status mt__prod_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out
     if (c->st) return END(c, out, 1);
     if (m->ndim == 0) { GIVE(c, out, 0, g); return END(c, out, 1); }
     if (!any_true(c, BS(c, MT_OP_EQ, x, 0.0))) {
-        GIVE(c, out, 0, B(c, MT_OP_MUL, g, B(c, MT_OP_DIV, y, x)));
+        GIVE(c, out, 0, B(c, MT_OP_MUL, g, U(c, MT_OP_CONJ, B(c, MT_OP_DIV, y, x)))); /* conj: complex only */
         return END(c, out, 1);
     }
     mt_tensor *ins[2] = {x, g};
@@ -121,7 +121,7 @@ mt_status mt__prod_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out
     }
     if (!c->st) others = KEEP(c, mt__prod_others(xl, dim, &others), others);
     if (n->niv == 0) others = RESHAPE(c, others, m);
-    GIVE(c, out, 0, B(c, MT_OP_MUL, g, others));
+    GIVE(c, out, 0, B(c, MT_OP_MUL, g, U(c, MT_OP_CONJ, others)));
     return END(c, out, 1);
 }
 
@@ -331,7 +331,7 @@ static mt_status scan_rec(int op, mt_tensor *x, int64_t dim, int dtype, int reve
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_scan(op, x, dim, dtype, reverse, out, result);
     mt__grad_pop(prev);
-    if (st || !grad || !mt__is_float((*result)->dtype)) return st;
+    if (st || !grad || !mt__is_differentiable((*result)->dtype)) return st;
     mt_node *n;
     st = mt__record(names[op], scan_backward, 1, &x, 1, result, &n);
     if (!st && n) {
@@ -387,7 +387,7 @@ mt_status mt_median(int op, mt_tensor *x, int has_dim, int64_t dim, int keepdim,
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_median(op, x, has_dim, dim, keepdim, values, indices);
     mt__grad_pop(prev);
-    if (st || !grad || !mt__is_float(x->dtype)) return st;
+    if (st || !grad || !mt__is_differentiable(x->dtype)) return st;
     static const char *names[2][3] = {{"MedianBackward0", "NanmedianBackward0", "ModeBackward0"},
                                       {"MedianBackward1", "NanmedianBackward1", "ModeBackward0"}};
     mt_node *n;

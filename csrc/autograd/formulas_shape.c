@@ -10,7 +10,7 @@
 /* record a node for a float result; n is NULL when nothing needs recording */
 static mt_status rec(const char *name, mt_backward_fn fn, int nin, mt_tensor *const *ins, mt_tensor *out, mt_node **n) {
     *n = NULL;
-    if (!mt__is_float(out->dtype)) return MT_OK;
+    if (!mt__is_differentiable(out->dtype)) return MT_OK;
     return mt__record(name, fn, nin, ins, 1, &out, n);
 }
 static void keep_index(mt_node *n, int slot, mt_tensor *t) {
@@ -670,4 +670,39 @@ mt_status mt_bincount(mt_tensor *t, mt_tensor *weights, int64_t minlength, mt_te
     if (!st && n) n->op = 3;
     if (st) MT_DROP(*out);
     return st;
+}
+
+/* ---- complex <-> real views -------------------------------------------------------------
+ * Not tracked as views of their base (as view(dtype) is not): an in-place write into one is not
+ * replayed on its base's history, which regenerates views with as_strided of the base's dtype. */
+
+/* ViewAsRealBackward0: view_as_complex(grad.contiguous()); ViewAsComplexBackward0: view_as_real(...) */
+static mt_status view_as_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
+    F c0 = {0}, *c = &c0;
+    mt_tensor *g = NULL, *r = NULL;
+    g = KEEP(c, mt_contiguous(grads[0], &g), g);
+    if (!c->st) r = KEEP(c, n->op ? mt_view_as_real(g, &r) : mt_view_as_complex(g, &r), r);
+    GIVE(c, out, 0, r);
+    return END(c, out, 1);
+}
+
+static mt_status record_view_as(const char *name, int to_real, mt_tensor *t, mt_tensor **out) {
+    if (!mt__grad_enabled() || !mt__requires_grad(t)) return MT_OK;
+    mt_node *n;
+    mt_status st = mt__record(name, view_as_backward, 1, &t, 1, out, &n);
+    if (!st && n) n->op = !to_real; /* the backward goes the other way */
+    if (st) MT_DROP(*out);
+    return st;
+}
+
+mt_status mt_view_as_real(mt_tensor *t, mt_tensor **out) {
+    MT_PROFILE("view_as_real", t);
+    MT_TRY(NOGRAD(mt__impl_view_as_real(t, out)));
+    return record_view_as("ViewAsRealBackward0", 1, t, out);
+}
+
+mt_status mt_view_as_complex(mt_tensor *t, mt_tensor **out) {
+    MT_PROFILE("view_as_complex", t);
+    MT_TRY(NOGRAD(mt__impl_view_as_complex(t, out)));
+    return record_view_as("ViewAsComplexBackward0", 0, t, out);
 }

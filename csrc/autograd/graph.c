@@ -456,7 +456,7 @@ mt_status mt_tensor_set_requires_grad(mt_tensor *t, int on) {
                          "you can only change requires_grad flags of leaf variables. If you want to use a computed "
                          "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().");
     }
-    if (on && !mt__is_float(t->dtype))
+    if (on && !mt__is_differentiable(t->dtype))
         return mt__error(MT_ERR_RUNTIME, "only Tensors of floating point and complex dtype can require gradients");
     if (on && t->storage->inference && !inference_mode)
         return mt__error(MT_ERR_RUNTIME, "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.");

@@ -45,7 +45,7 @@ static int64_t range_chunk(int64_t n) {
  * base = T(start + b*step), each with one fused multiply-add in the accumulate type. */
 mt_status mt_arange(double start, double end, double step, int dtype, int device, mt_tensor **out) {
     MT_PROFILE("arange");
-    if (mt__is_float8(dtype)) return mt__not_implemented("arange_cpu", dtype);
+    if (mt__is_float8(dtype) || mt__is_complex(dtype)) return mt__not_implemented("arange_cpu", dtype);
     if ((unsigned)dtype >= MT_NUM_DTYPES || dtype == MT_BOOL)
         return mt__error(MT_ERR_RUNTIME, "\"arange_cpu\" not implemented for '%s'",
                          (unsigned)dtype < MT_NUM_DTYPES ? mt_dtype_names[dtype] : "?");

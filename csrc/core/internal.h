@@ -153,16 +153,30 @@ extern const char *const mt__typemeta_names[MT_NUM_DTYPES];
  * conversions and data movement handle, so kernels that branch on mt__is_float see it as neither
  * and reach their "not implemented" error */
 static inline int mt__is_float(int dt) { return dt >= MT_F16 && dt <= MT_F64; }
-static inline int mt__is_float8(int dt) { return dt >= MT_F8E5M2 && dt < MT_NUM_DTYPES; }
+static inline int mt__is_float8(int dt) { return dt >= MT_F8E5M2 && dt <= MT_F8E8M0FNU; }
+/* complex64/complex128: their own kernels (loops.h ROWS_COMPLEX); kernels that branch on
+ * mt__is_float/mt__is_int see them as neither, as for float8, and reach their error */
+static inline int mt__is_complex(int dt) { return dt == MT_C64 || dt == MT_C128; }
+static inline int mt__complex_to_real(int dt) { return dt == MT_C64 ? MT_F32 : dt == MT_C128 ? MT_F64 : dt; }
+/* the complex dtype of a floating one: -1 (error set) where PyTorch has none we support
+ * (float16 -> complex32, bfloat16 -> none) */
+int mt__to_complex(int dt);
+/* conj, conj_physical, real: the identity on real dtypes (elementwise.c) */
+int mt__unary_identity(int op, const mt_tensor *x);
+/* a 16-byte element (complex128) for kernels that move elements by size */
+typedef struct { uint64_t lo, hi; } mt_bytes16;
+/* dtypes autograd differentiates (PyTorch: floating and complex) */
+static inline int mt__is_differentiable(int dt) { return mt__is_float(dt) || mt__is_complex(dt); }
 static inline int mt__is_floating(int dt) { return mt__is_float(dt) || mt__is_float8(dt); }
 static inline int mt__is_int(int dt) { return dt >= MT_U8 && dt <= MT_I64; }
 int mt__default_float(void);
 /* PyTorch's error for a kernel its CPU build has no instance of for a dtype:
  * "\"sum_cpu\" not implemented for 'Float8_e4m3fn'" */
 mt_status mt__not_implemented(const char *kernel, int dtype);
-#define MT_NO_FLOAT8(dt, kernel)                                          \
-    do {                                                                  \
-        if (mt__is_float8(dt)) return mt__not_implemented(kernel, dt);    \
+/* also complex, in the kernels not written for it yet (PyTorch has some: gather, cumsum, ...) */
+#define MT_NO_FLOAT8(dt, kernel)                                                         \
+    do {                                                                                 \
+        if (mt__is_float8(dt) || mt__is_complex(dt)) return mt__not_implemented(kernel, dt); \
     } while (0)
 
 /* float16 / bfloat16 <-> float32, round to nearest even */
@@ -320,7 +334,10 @@ typedef struct mt_kargs {
 typedef void (*mt_loop_fn)(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 
 enum { MT_KIND_UNARY, MT_KIND_BINARY, MT_KIND_TERNARY };
-enum { MT_RESULT_SAME, MT_RESULT_FLOAT, MT_RESULT_BOOL };
+/* the result dtype from the compute dtype: same; float (integers and bool in the default float dtype);
+ * bool; real / freal: as same / float, but complex gives its real dtype (abs, angle); complex: the
+ * complex dtype of a float one (torch.complex, polar) */
+enum { MT_RESULT_SAME, MT_RESULT_FLOAT, MT_RESULT_BOOL, MT_RESULT_REAL, MT_RESULT_FREAL, MT_RESULT_COMPLEX };
 
 typedef struct mt_op_desc {
     const char *name;

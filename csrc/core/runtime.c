@@ -55,14 +55,14 @@ int mt__default_float(void) { return atomic_load_explicit(&default_dtype, memory
 
 const char *const mt_dtype_names[] = {"Bool", "Byte", "Char", "Short", "Int", "Long", "Half", "BFloat16", "Float",
                                       "Double", "Float8_e5m2", "Float8_e4m3fn", "Float8_e5m2fnuz",
-                                      "Float8_e4m3fnuz", "Float8_e8m0fnu"};
+                                      "Float8_e4m3fnuz", "Float8_e8m0fnu", "ComplexFloat", "ComplexDouble"};
 MT_DTYPE_TABLE(mt_dtype_names);
 const char *const mt__typemeta_names[] = {"bool", "unsigned char", "signed char", "short int", "int", "long int",
                                           "c10::Half", "c10::BFloat16", "float", "double", "c10::Float8_e5m2",
                                           "c10::Float8_e4m3fn", "c10::Float8_e5m2fnuz", "c10::Float8_e4m3fnuz",
-                                          "c10::Float8_e8m0fnu"};
+                                          "c10::Float8_e8m0fnu", "c10::complex<float>", "c10::complex<double>"};
 MT_DTYPE_TABLE(mt__typemeta_names);
-static const int itemsizes[] = {1, 1, 1, 2, 4, 8, 2, 2, 4, 8, 1, 1, 1, 1, 1};
+static const int itemsizes[] = {1, 1, 1, 2, 4, 8, 2, 2, 4, 8, 1, 1, 1, 1, 1, 8, 16};
 MT_DTYPE_TABLE(itemsizes);
 int mt_dtype_itemsize(int dtype) { return (unsigned)dtype < MT_NUM_DTYPES ? itemsizes[dtype] : 0; } /* 0: no such dtype */
 
@@ -75,6 +75,19 @@ mt_status mt__not_implemented(const char *kernel, int dtype) {
     return mt__error(MT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", kernel, mt_dtype_names[dtype]);
 }
 
+/* PyTorch's toComplexType: bfloat16 gives complex64 there too; float16's complex32 is not supported */
+int mt__to_complex(int dt) {
+    switch (dt) {
+    case MT_BF16: case MT_F32: case MT_C64: return MT_C64;
+    case MT_F64: case MT_C128: return MT_C128;
+    case MT_F16:
+        mt__error(MT_ERR_NOT_IMPLEMENTED, "complex32 (ComplexHalf) tensors are not supported in mindtorch_v2");
+        return -1;
+    }
+    mt__error(MT_ERR_RUNTIME, "Unknown Complex ScalarType for %s", mt_dtype_names[dt]);
+    return -1;
+}
+
 /* PyTorch's promoteTypes for the dtypes we have. */
 int mt_promote_types(int a, int b) {
     if (a == b) return a;
@@ -82,6 +95,10 @@ int mt_promote_types(int a, int b) {
         mt__error(MT_ERR_RUNTIME, "Promotion for Float8 Types is not supported, attempted to promote %s and %s",
                   mt_dtype_names[a], mt_dtype_names[b]);
         return -1;
+    }
+    if (mt__is_complex(a) || mt__is_complex(b)) { /* the complex type of the wider real parts */
+        int ra = mt__complex_to_real(a), rb = mt__complex_to_real(b);
+        return ra == MT_F64 || rb == MT_F64 ? MT_C128 : MT_C64;
     }
     if (a == MT_BOOL) return b;
     if (b == MT_BOOL) return a;
@@ -100,9 +117,10 @@ int mt_promote_types(int a, int b) {
     return a > b ? a : b;
 }
 
-/* PyTorch's canCast: no float->int, no int->bool, no (non-bool)->bool narrowing. */
+/* PyTorch's canCast: no complex->real, no float->int, no int->bool, no (non-bool)->bool narrowing. */
 int mt_can_cast(int from, int to) {
-    if (mt__is_floating(from) && !mt__is_floating(to)) return 0;
+    if (mt__is_complex(from) && !mt__is_complex(to)) return 0;
+    if (mt__is_floating(from) && !mt__is_floating(to) && !mt__is_complex(to)) return 0;
     if (from != MT_BOOL && to == MT_BOOL) return 0;
     return 1;
 }

@@ -402,3 +402,39 @@ mt_status mt_resize_(mt_tensor *t, int ndim, const int64_t *sizes) {
     mt__contiguous_strides(ndim, sizes, t->strides);
     return MT_OK;
 }
+
+/* view_as_real: (..., ) complex as (..., 2) of its real dtype, strides doubled */
+mt_status mt__impl_view_as_real(mt_tensor *t, mt_tensor **out) {
+    if (!mt__is_complex(t->dtype))
+        return mt__error(MT_ERR_RUNTIME, "view_as_real is only supported for complex tensors");
+    if (t->ndim + 1 > MT_MAX_DIMS) return mt__error(MT_ERR_RUNTIME, "view_as_real: too many dimensions");
+    int64_t sizes[MT_MAX_DIMS], strides[MT_MAX_DIMS];
+    for (int i = 0; i < t->ndim; i++) sizes[i] = t->sizes[i], strides[i] = mt__wmul(t->strides[i], 2);
+    sizes[t->ndim] = 2;
+    strides[t->ndim] = 1;
+    MT_TRY(mt__view_of(t, t->ndim + 1, sizes, strides, mt__wmul(t->offset, 2), out));
+    (*out)->dtype = mt__complex_to_real(t->dtype);
+    return MT_OK;
+}
+
+/* view_as_complex: (..., 2) float32/float64 as complex, PyTorch's checks in its order */
+mt_status mt__impl_view_as_complex(mt_tensor *t, mt_tensor **out) {
+    if (t->dtype != MT_F32 && t->dtype != MT_F64 && t->dtype != MT_F16)
+        return mt__error(MT_ERR_RUNTIME, "view_as_complex is only supported for half, float and double tensors, but "
+                         "got a tensor of scalar type: %s", mt_dtype_names[t->dtype]);
+    if (t->ndim == 0) return mt__error(MT_ERR_RUNTIME, "Input tensor must have one or more dimensions");
+    int nd = t->ndim - 1;
+    if (t->sizes[nd] != 2) return mt__error(MT_ERR_RUNTIME, "Tensor must have a last dimension of size 2");
+    if (t->strides[nd] != 1) return mt__error(MT_ERR_RUNTIME, "Tensor must have a last dimension with stride 1");
+    for (int i = 0; i < nd; i++)
+        if (t->strides[i] % 2)
+            return mt__error(MT_ERR_RUNTIME, "Tensor must have a stride divisible by 2 for all but last dimension");
+    if (t->offset % 2) return mt__error(MT_ERR_RUNTIME, "Tensor must have a storage_offset divisible by 2");
+    int dt = mt__to_complex(t->dtype);
+    if (dt < 0) return MT_ERR_NOT_IMPLEMENTED;
+    int64_t strides[MT_MAX_DIMS];
+    for (int i = 0; i < nd; i++) strides[i] = t->strides[i] / 2;
+    MT_TRY(mt__view_of(t, nd, t->sizes, strides, t->offset / 2, out));
+    (*out)->dtype = dt;
+    return MT_OK;
+}

@@ -7,9 +7,16 @@
 
 /* ---- type promotion (torch.result_type) ---------------------------------- */
 
-/* -2: a promotion failed (its error is set); -1: no operand in that priority class */
+/* -2: a promotion failed (its error is set); -1: no operand in that priority class.
+ * PyTorch's combine_categories: categories bool < integral < floating < complex */
 static int combine_categories(int higher, int lower) {
     if (higher == -2 || lower == -2) return -2;
+    if (higher >= 0 && mt__is_complex(higher)) return higher;
+    if (lower >= 0 && mt__is_complex(lower)) { /* a floating higher keeps its precision */
+        if (higher < 0 || !mt__is_floating(higher)) return lower;
+        int dt = mt__to_complex(higher);
+        return dt < 0 ? -2 : dt;
+    }
     if (higher >= 0 && mt__is_floating(higher)) return higher;
     if (higher == MT_BOOL || (lower >= 0 && mt__is_floating(lower))) {
         if (higher < 0 || lower < 0) return higher < 0 ? lower : higher;
@@ -27,8 +34,9 @@ static int result_type(int n, mt_tensor *const *ts) {
         int dt = t->dtype;
         int *slot = t->wrapped ? &wrap : (t->ndim == 0 ? &zero : &dim);
         if (t->wrapped && mt__is_float(dt)) dt = mt__default_float();
+        if (t->wrapped && mt__is_complex(dt)) dt = mt__to_complex(mt__default_float()); /* the default complex dtype */
         if (*slot == -2) continue;
-        *slot = *slot < 0 ? dt : mt_promote_types(*slot, dt);
+        *slot = dt < 0 ? -2 : *slot < 0 ? dt : mt_promote_types(*slot, dt);
         if (*slot < 0) *slot = -2;
     }
     int dt = combine_categories(dim, combine_categories(zero, wrap));
@@ -44,7 +52,7 @@ const char *mt_op_name(int op) { return (unsigned)op < MT_NUM_OPS ? mt_ops[op].n
 typedef struct {
     mt_storage storage;
     mt_tensor tensor;
-    union { double f; int64_t i; uint8_t b; } value;
+    union { double f; int64_t i; uint8_t b; double c[2]; } value;
 } stack_scalar;
 
 static mt_tensor *stack_scalar_init(stack_scalar *s, double f, int64_t i, int kind) {
@@ -155,6 +163,15 @@ mt_status mt_scalar_tensor(double f, int64_t i, int kind, int dtype, int wrapped
     return MT_OK;
 }
 
+mt_status mt_scalar_complex(double re, double im, int dtype, int wrapped, mt_tensor **out) {
+    if ((unsigned)dtype >= MT_NUM_DTYPES) return mt__error(MT_ERR_TYPE, "invalid dtype %d", dtype);
+    MT_TRY(mt__alloc(0, NULL, NULL, dtype, MT_CPU, out));
+    double v[2] = {re, im};
+    mt__cast_loop(dtype, MT_C128)((char *[]){(*out)->storage->data, (char *)v}, (const int64_t[]){0, 0}, 1, NULL);
+    (*out)->wrapped = wrapped;
+    return MT_OK;
+}
+
 mt_status mt_read(mt_tensor *t, int dst_dtype, void *dst, int64_t capacity) {
     int64_t n = mt_tensor_numel(t);
     if ((unsigned)dst_dtype >= MT_NUM_DTYPES) return mt__error(MT_ERR_TYPE, "invalid dtype %d", dst_dtype);
@@ -197,6 +214,10 @@ static const char *kernel_name(int op, char *buf, size_t cap) {
     case MT_OP_FLOOR: case MT_OP_CEIL: case MT_OP_ROUND: case MT_OP_TRUNC:
         snprintf(buf, cap, "%s_vml_cpu", mt_ops[op].name);
         return buf;
+    case MT_OP_ERF: case MT_OP_ERFC: case MT_OP_ERFINV: case MT_OP_LGAMMA:
+        snprintf(buf, cap, "%s_vml_cpu", mt_ops[op].name);
+        return buf;
+    case MT_OP_DIGAMMA: return "digamma";
     case MT_OP_POW: return "pow";
     case MT_OP_ADDCMUL: return "addcmul_cpu_out";
     }
@@ -217,7 +238,8 @@ mt_status mt__check_fits(double f, int64_t i, int is_float, int dtype) {
     static const double hi[MT_NUM_DTYPES] = {1, 255, 127, 32767, 2147483647.0, 9223372036854775807.0, 65504.0,
                                              3.3895313892515355e38, 3.4028234663852886e38, 0};
     int bad = 0;
-    if (dtype == MT_BOOL || dtype == MT_F64 || mt__is_float8(dtype)) return MT_OK; /* float8: PyTorch checks nothing */
+    if (dtype == MT_BOOL || dtype == MT_F64 || mt__is_float8(dtype) || mt__is_complex(dtype))
+        return MT_OK; /* float8: PyTorch checks nothing; complex: a real number fits */
     if (mt__is_float(dtype)) {
         double v = is_float ? f : (double)i;
         bad = !isinf(v) && (v < lo[dtype] || v > hi[dtype]);
@@ -384,18 +406,68 @@ static mt_status check_op(int op, int kind) {
 }
 
 static int compute_dtype(int op, int promoted) {
-    if (mt_ops[op].result == MT_RESULT_FLOAT && !mt__is_floating(promoted)) return mt__default_float();
+    int r = mt_ops[op].result;
+    if ((r == MT_RESULT_FLOAT || r == MT_RESULT_FREAL) && !mt__is_floating(promoted) && !mt__is_complex(promoted))
+        return mt__default_float();
     return promoted;
 }
 
 static int result_dtype(int op, int compute) {
-    return mt_ops[op].result == MT_RESULT_BOOL ? MT_BOOL : compute;
+    switch (mt_ops[op].result) {
+    case MT_RESULT_BOOL: return MT_BOOL;
+    case MT_RESULT_REAL: case MT_RESULT_FREAL: return mt__complex_to_real(compute);
+    case MT_RESULT_COMPLEX: return compute == MT_F32 ? MT_C64 : compute == MT_F64 ? MT_C128 : compute;
+    }
+    return compute;
+}
+
+/* the ops PyTorch rejects for complex inputs with their own texts rather than a missing kernel
+ * ("is not supported" ones are NotImplementedError there, "not implemented" ones RuntimeError) */
+static mt_status complex_unsupported(int op, int dtype) {
+    if (!mt__is_complex(dtype)) return MT_OK;
+    switch (op) {
+    case MT_OP_SIGN:
+        return mt__error(MT_ERR_NOT_IMPLEMENTED, "Unlike NumPy, torch.sign is not intended to support complex "
+                                                 "numbers. Please use torch.sgn instead.");
+    case MT_OP_FLOOR: case MT_OP_CEIL: case MT_OP_TRUNC:
+        return mt__error(MT_ERR_NOT_IMPLEMENTED, "%s is not supported for complex inputs", mt_ops[op].name);
+    case MT_OP_SIGNBIT: return mt__error(MT_ERR_NOT_IMPLEMENTED, "signbit is not implemented for complex tensors.");
+    case MT_OP_DEG2RAD: case MT_OP_RAD2DEG:
+        return mt__error(MT_ERR_RUNTIME, "%s is not supported for complex tensors.", mt_ops[op].name);
+    case MT_OP_MAXIMUM: case MT_OP_MINIMUM: case MT_OP_FMAX: case MT_OP_FMIN:
+        return mt__error(MT_ERR_RUNTIME, "%s not implemented for complex tensors.", mt_ops[op].name);
+    }
+    return MT_OK;
+}
+
+/* torch.complex / torch.polar: two tensors of one float dtype, no promotion */
+static mt_status check_complex_parts(mt_tensor *a, mt_tensor *b) {
+    int fa = a->dtype == MT_F16 || a->dtype == MT_F32 || a->dtype == MT_F64;
+    int fb = b->dtype == MT_F16 || b->dtype == MT_F32 || b->dtype == MT_F64;
+    if (!fa || !fb)
+        return mt__error(MT_ERR_RUNTIME, "Expected both inputs to be Half, Float or Double tensors but got %s and %s",
+                         mt_dtype_names[a->dtype], mt_dtype_names[b->dtype]);
+    if (a->dtype != b->dtype)
+        return mt__error(MT_ERR_RUNTIME, "Expected object of scalar type %s but got scalar type %s for second argument",
+                         mt_dtype_names[a->dtype], mt_dtype_names[b->dtype]);
+    if (a->dtype == MT_F16) return mt__to_complex(MT_F16) < 0 ? MT_ERR_NOT_IMPLEMENTED : MT_OK;
+    return MT_OK;
 }
 
 static int is_reduced(int dtype) { return dtype == MT_F16 || dtype == MT_BF16; }
 
+/* conj, conj_physical and real are the identity on real dtypes (PyTorch returns self) */
+int mt__unary_identity(int op, const mt_tensor *x) {
+    return (op == MT_OP_CONJ || op == MT_OP_CONJ_PHYSICAL || op == MT_OP_REAL) && !mt__is_complex(x->dtype);
+}
+
 mt_status mt__impl_unary(int op, mt_tensor *x, mt_tensor *out, mt_tensor **result) {
     MT_TRY(check_op(op, MT_KIND_UNARY));
+    if (mt__unary_identity(op, x) && (!out || out == x)) {
+        *result = x;
+        mt_tensor_retain(x);
+        return MT_OK;
+    }
     int compute = compute_dtype(op, x->dtype);
     if (op == MT_OP_NEG && x->dtype == MT_BOOL)
         return mt__error(MT_ERR_RUNTIME,
@@ -403,9 +475,10 @@ mt_status mt__impl_unary(int op, mt_tensor *x, mt_tensor *out, mt_tensor **resul
                          "to invert a mask, use the `~` or `logical_not()` operator instead.");
     if (op == MT_OP_SIGNBIT && out && out->dtype != MT_BOOL)
         return mt__error(MT_ERR_RUNTIME, "signbit does not support non-boolean outputs.");
+    MT_TRY(complex_unsupported(op, compute));
     mt_tensor *ins[1] = {x};
     /* ops whose result has the input's dtype take an out= of exactly that dtype */
-    run_opts o = {.same_dtype_out = mt_ops[op].result == MT_RESULT_SAME};
+    run_opts o = {.same_dtype_out = mt_ops[op].result == MT_RESULT_SAME || mt_ops[op].result == MT_RESULT_REAL};
     return run(op, 1, ins, compute, result_dtype(op, compute), &o, out, NULL, result);
 }
 
@@ -419,6 +492,8 @@ static mt_status binary(int op, mt_tensor *a, mt_tensor *b, double alpha, mt_ten
     int promoted = result_type(2, ins);
     if (promoted < 0) return MT_ERR_RUNTIME;
     int compute = compute_dtype(op, promoted);
+    if (op == MT_OP_COMPLEX || op == MT_OP_POLAR) MT_TRY(check_complex_parts(a, b));
+    MT_TRY(complex_unsupported(op, compute));
     if (op == MT_OP_SUB && (a->dtype == MT_BOOL || b->dtype == MT_BOOL)) {
         if (a->dtype == MT_BOOL && b->dtype == MT_BOOL)
             return mt__error(MT_ERR_RUNTIME, "Subtraction, the `-` operator, with two bool tensors is not "
@@ -430,7 +505,7 @@ static mt_status binary(int op, mt_tensor *a, mt_tensor *b, double alpha, mt_ten
     /* pow(x, 0) and pow(x, 1) with a Python exponent do not reach a kernel in PyTorch: the result
      * is filled with ones or is a copy (any dtype, bool included). x * exponent gives the result
      * with the right dtype, shape and out= handling. */
-    if (op == MT_OP_POW && b->wrapped && !a->wrapped && b->storage->data) {
+    if (op == MT_OP_POW && b->wrapped && !a->wrapped && b->storage->data && !mt__is_complex(b->dtype)) {
         double e;
         int64_t ie;
         MT_TRY(mt_item(b, &e, &ie));
@@ -534,6 +609,8 @@ mt_status mt__impl_ternary(int op, mt_tensor *a, mt_tensor *b, mt_tensor *c, dou
     }
     case MT_OP_CLAMP: { /* clamp(a, min=b or NULL, max=c or NULL) */
         if (!b && !c) return mt__error(MT_ERR_RUNTIME, "torch.clamp: At least one of 'min' or 'max' must not be None");
+        if (mt__is_complex(a->dtype) || (b && mt__is_complex(b->dtype)) || (c && mt__is_complex(c->dtype)))
+            return mt__error(MT_ERR_NOT_IMPLEMENTED, "clamp is not supported for complex types");
         /* one tensor bound: PyTorch's clamp_min / clamp_max run maximum / minimum */
         if (!b && !c->wrapped) return binary(MT_OP_MINIMUM, a, c, 1, out, result);
         if (!c && !b->wrapped) return binary(MT_OP_MAXIMUM, a, b, 1, out, result);

@@ -55,6 +55,13 @@ const char *const mt__backward_names[MT_NUM_OPS] = {
     [MT_OP_LOGADDEXP2] = "Logaddexp2Backward0",
     [MT_OP_TANH_BACKWARD] = "TanhBackwardBackward0",
     [MT_OP_SIGMOID_BACKWARD] = "SigmoidBackwardBackward0",
+    [MT_OP_CONJ] = "ConjBackward0",
+    [MT_OP_CONJ_PHYSICAL] = "ConjPhysicalBackward0",
+    [MT_OP_REAL] = "RealBackward0",
+    [MT_OP_IMAG] = "ImagBackward0",
+    [MT_OP_ANGLE] = "AngleBackward0",
+    [MT_OP_COMPLEX] = "ComplexBackward0",
+    [MT_OP_POLAR] = "PolarBackward0",
 };
 
 /* per slot (unary: 0 self, 1 result; binary: 0 self, 1 other, 2 result), the inputs whose
@@ -90,6 +97,7 @@ const unsigned char mt__backward_saves[MT_NUM_OPS][3] = {
     [MT_OP_LGAMMA] = {1, 0, 0},
     [MT_OP_DIGAMMA] = {1, 0, 0},
     [MT_OP_SINC] = {1, 0, 0},
+    [MT_OP_SGN] = {1, 1, 0},
     [MT_OP_MUL] = {2, 1, 0},
     [MT_OP_DIV] = {2, 3, 0},
     [MT_OP_XLOGY] = {3, 3, 0},
@@ -102,6 +110,8 @@ const unsigned char mt__backward_saves[MT_NUM_OPS][3] = {
     [MT_OP_LOGADDEXP2] = {3, 3, 0},
     [MT_OP_TANH_BACKWARD] = {2, 3, 0},
     [MT_OP_SIGMOID_BACKWARD] = {2, 3, 0},
+    [MT_OP_ANGLE] = {1, 0, 0},
+    [MT_OP_POLAR] = {0, 0, 3},
 };
 
 mt_status mt__table_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
@@ -110,7 +120,7 @@ mt_status mt__table_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **ou
     switch (n->op) {
     case MT_OP_ABS: {
         mt_tensor *self = table_saves(n, 0) ? SAVED(c, n, 0) : NULL;
-        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, grad, U(c, MT_OP_SIGN, self)));
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, grad, U(c, MT_OP_SGN, self)));
         break;
     }
     case MT_OP_NEG: {
@@ -123,57 +133,57 @@ mt_status mt__table_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **ou
     }
     case MT_OP_SQRT: {
         mt_tensor *result = table_saves(n, 1) ? SAVED(c, n, 1) : NULL;
-        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_DIV, grad, BS(c, MT_OP_MUL, result, 2.0)));
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_DIV, grad, BS(c, MT_OP_MUL, U(c, MT_OP_CONJ, result), 2.0)));
         break;
     }
     case MT_OP_RSQRT: {
         mt_tensor *result = table_saves(n, 1) ? SAVED(c, n, 1) : NULL;
-        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, BS(c, MT_OP_MUL, grad, (-0.5)), BS(c, MT_OP_POW, result, 3.0)));
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, BS(c, MT_OP_MUL, grad, (-0.5)), U(c, MT_OP_CONJ, BS(c, MT_OP_POW, result, 3.0))));
         break;
     }
     case MT_OP_EXP: {
         mt_tensor *result = table_saves(n, 1) ? SAVED(c, n, 1) : NULL;
-        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, grad, result));
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, grad, U(c, MT_OP_CONJ, result)));
         break;
     }
     case MT_OP_EXPM1: {
         mt_tensor *result = table_saves(n, 1) ? SAVED(c, n, 1) : NULL;
-        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, grad, BS(c, MT_OP_ADD, result, 1.0)));
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, grad, U(c, MT_OP_CONJ, BS(c, MT_OP_ADD, result, 1.0))));
         break;
     }
     case MT_OP_LOG: {
         mt_tensor *self = table_saves(n, 0) ? SAVED(c, n, 0) : NULL;
-        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_DIV, grad, self));
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_DIV, grad, U(c, MT_OP_CONJ, self)));
         break;
     }
     case MT_OP_LOG1P: {
         mt_tensor *self = table_saves(n, 0) ? SAVED(c, n, 0) : NULL;
-        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_DIV, grad, BS(c, MT_OP_ADD, self, 1.0)));
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_DIV, grad, U(c, MT_OP_CONJ, BS(c, MT_OP_ADD, self, 1.0))));
         break;
     }
     case MT_OP_LOG2: {
         mt_tensor *self = table_saves(n, 0) ? SAVED(c, n, 0) : NULL;
-        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_DIV, grad, BS(c, MT_OP_MUL, self, M_LN2)));
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_DIV, grad, U(c, MT_OP_CONJ, BS(c, MT_OP_MUL, self, M_LN2))));
         break;
     }
     case MT_OP_LOG10: {
         mt_tensor *self = table_saves(n, 0) ? SAVED(c, n, 0) : NULL;
-        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_DIV, grad, BS(c, MT_OP_MUL, self, M_LN10)));
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_DIV, grad, U(c, MT_OP_CONJ, BS(c, MT_OP_MUL, self, M_LN10))));
         break;
     }
     case MT_OP_SIN: {
         mt_tensor *self = table_saves(n, 0) ? SAVED(c, n, 0) : NULL;
-        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, grad, U(c, MT_OP_COS, self)));
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, grad, U(c, MT_OP_CONJ, U(c, MT_OP_COS, self))));
         break;
     }
     case MT_OP_COS: {
         mt_tensor *self = table_saves(n, 0) ? SAVED(c, n, 0) : NULL;
-        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, grad, U(c, MT_OP_NEG, U(c, MT_OP_SIN, self))));
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, grad, U(c, MT_OP_NEG, U(c, MT_OP_CONJ, U(c, MT_OP_SIN, self)))));
         break;
     }
     case MT_OP_TAN: {
         mt_tensor *result = table_saves(n, 1) ? SAVED(c, n, 1) : NULL;
-        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, grad, BS(c, MT_OP_ADD, B(c, MT_OP_MUL, result, result), 1.0)));
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, grad, U(c, MT_OP_CONJ, BS(c, MT_OP_ADD, B(c, MT_OP_MUL, result, result), 1.0))));
         break;
     }
     case MT_OP_TANH: {
@@ -193,7 +203,7 @@ mt_status mt__table_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **ou
     }
     case MT_OP_RECIPROCAL: {
         mt_tensor *result = table_saves(n, 1) ? SAVED(c, n, 1) : NULL;
-        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, U(c, MT_OP_NEG, grad), B(c, MT_OP_MUL, result, result)));
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, U(c, MT_OP_NEG, grad), U(c, MT_OP_CONJ, B(c, MT_OP_MUL, result, result))));
         break;
     }
     case MT_OP_FLOOR: {
@@ -214,47 +224,47 @@ mt_status mt__table_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **ou
     }
     case MT_OP_ACOS: {
         mt_tensor *self = table_saves(n, 0) ? SAVED(c, n, 0) : NULL;
-        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, grad, U(c, MT_OP_NEG, U(c, MT_OP_RSQRT, BS(c, MT_OP_ADD, B(c, MT_OP_MUL, U(c, MT_OP_NEG, self), self), 1.0)))));
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, grad, U(c, MT_OP_NEG, U(c, MT_OP_CONJ, U(c, MT_OP_RSQRT, BS(c, MT_OP_ADD, B(c, MT_OP_MUL, U(c, MT_OP_NEG, self), self), 1.0))))));
         break;
     }
     case MT_OP_ASIN: {
         mt_tensor *self = table_saves(n, 0) ? SAVED(c, n, 0) : NULL;
-        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, grad, U(c, MT_OP_RSQRT, BS(c, MT_OP_ADD, B(c, MT_OP_MUL, U(c, MT_OP_NEG, self), self), 1.0))));
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, grad, U(c, MT_OP_CONJ, U(c, MT_OP_RSQRT, BS(c, MT_OP_ADD, B(c, MT_OP_MUL, U(c, MT_OP_NEG, self), self), 1.0)))));
         break;
     }
     case MT_OP_ATAN: {
         mt_tensor *self = table_saves(n, 0) ? SAVED(c, n, 0) : NULL;
-        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_DIV, grad, BS(c, MT_OP_ADD, B(c, MT_OP_MUL, self, self), 1.0)));
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_DIV, grad, U(c, MT_OP_CONJ, BS(c, MT_OP_ADD, B(c, MT_OP_MUL, self, self), 1.0))));
         break;
     }
     case MT_OP_SINH: {
         mt_tensor *self = table_saves(n, 0) ? SAVED(c, n, 0) : NULL;
-        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, grad, U(c, MT_OP_COSH, self)));
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, grad, U(c, MT_OP_CONJ, U(c, MT_OP_COSH, self))));
         break;
     }
     case MT_OP_COSH: {
         mt_tensor *self = table_saves(n, 0) ? SAVED(c, n, 0) : NULL;
-        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, grad, U(c, MT_OP_SINH, self)));
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, grad, U(c, MT_OP_CONJ, U(c, MT_OP_SINH, self))));
         break;
     }
     case MT_OP_ASINH: {
         mt_tensor *self = table_saves(n, 0) ? SAVED(c, n, 0) : NULL;
-        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, grad, U(c, MT_OP_RSQRT, BS(c, MT_OP_ADD, BS(c, MT_OP_POW, self, 2.0), 1.0))));
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, grad, U(c, MT_OP_CONJ, U(c, MT_OP_RSQRT, BS(c, MT_OP_ADD, BS(c, MT_OP_POW, self, 2.0), 1.0)))));
         break;
     }
     case MT_OP_ACOSH: {
         mt_tensor *self = table_saves(n, 0) ? SAVED(c, n, 0) : NULL;
-        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, grad, U(c, MT_OP_RSQRT, BS(c, MT_OP_SUB, BS(c, MT_OP_POW, self, 2.0), 1.0))));
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, grad, U(c, MT_OP_CONJ, U(c, MT_OP_RSQRT, BS(c, MT_OP_SUB, BS(c, MT_OP_POW, self, 2.0), 1.0)))));
         break;
     }
     case MT_OP_ATANH: {
         mt_tensor *self = table_saves(n, 0) ? SAVED(c, n, 0) : NULL;
-        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_DIV, BS(c, MT_OP_MUL, grad, 1.0), SB(c, MT_OP_SUB, 1.0, BS(c, MT_OP_POW, self, 2.0))));
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_DIV, BS(c, MT_OP_MUL, grad, 1.0), U(c, MT_OP_CONJ, SB(c, MT_OP_SUB, 1.0, BS(c, MT_OP_POW, self, 2.0)))));
         break;
     }
     case MT_OP_EXP2: {
         mt_tensor *result = table_saves(n, 1) ? SAVED(c, n, 1) : NULL;
-        if (needs(n, 0)) GIVE(c, out, 0, BS(c, MT_OP_MUL, B(c, MT_OP_MUL, grad, result), M_LN2));
+        if (needs(n, 0)) GIVE(c, out, 0, BS(c, MT_OP_MUL, B(c, MT_OP_MUL, grad, U(c, MT_OP_CONJ, result)), M_LN2));
         break;
     }
     case MT_OP_ERFC: {
@@ -295,21 +305,23 @@ mt_status mt__table_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **ou
         break;
     }
     case MT_OP_SGN: {
-        if (needs(n, 0)) GIVE(c, out, 0, ZEROS(c, &n->in_meta[0]));
+        mt_tensor *self = table_saves(n, 0) ? SAVED(c, n, 0) : NULL;
+        mt_tensor *result = table_saves(n, 1) ? SAVED(c, n, 1) : NULL;
+        if (needs(n, 0)) GIVE(c, out, 0, WHERE(c, BS(c, MT_OP_EQ, self, 0.0), SCALAR(c, 0.0), B(c, MT_OP_DIV, B(c, MT_OP_SUB, grad, B(c, MT_OP_MUL, result, U(c, MT_OP_REAL, B(c, MT_OP_MUL, grad, U(c, MT_OP_CONJ, result))))), U(c, MT_OP_ABS, self))));
         break;
     }
     case MT_OP_MUL: {
         mt_tensor *self = table_saves(n, 0) ? OPND(c, n, 0) : NULL;
         mt_tensor *other = table_saves(n, 1) ? OPND(c, n, 1) : NULL;
-        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, grad, other));
-        if (needs(n, 1)) GIVE(c, out, 1, B(c, MT_OP_MUL, grad, self));
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, grad, U(c, MT_OP_CONJ, other)));
+        if (needs(n, 1)) GIVE(c, out, 1, B(c, MT_OP_MUL, grad, U(c, MT_OP_CONJ, self)));
         break;
     }
     case MT_OP_DIV: {
         mt_tensor *self = table_saves(n, 0) ? OPND(c, n, 0) : NULL;
         mt_tensor *other = table_saves(n, 1) ? OPND(c, n, 1) : NULL;
-        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_DIV, grad, other));
-        if (needs(n, 1)) GIVE(c, out, 1, B(c, MT_OP_DIV, B(c, MT_OP_MUL, U(c, MT_OP_NEG, grad), self), B(c, MT_OP_MUL, other, other)));
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_DIV, grad, U(c, MT_OP_CONJ, other)));
+        if (needs(n, 1)) GIVE(c, out, 1, B(c, MT_OP_DIV, B(c, MT_OP_MUL, U(c, MT_OP_NEG, grad), U(c, MT_OP_CONJ, self)), U(c, MT_OP_CONJ, B(c, MT_OP_MUL, other, other))));
         break;
     }
     case MT_OP_XLOGY: {
@@ -381,6 +393,38 @@ mt_status mt__table_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **ou
         mt_tensor *other = table_saves(n, 1) ? OPND(c, n, 1) : NULL;
         if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_SIGMOID_BACKWARD, grad, other));
         if (needs(n, 1)) GIVE(c, out, 1, B(c, MT_OP_MUL, B(c, MT_OP_MUL, grad, self), SB(c, MT_OP_SUB, 1.0, BS(c, MT_OP_MUL, other, 2.0))));
+        break;
+    }
+    case MT_OP_CONJ: {
+        if (needs(n, 0)) GIVE(c, out, 0, U(c, MT_OP_CONJ, grad));
+        break;
+    }
+    case MT_OP_CONJ_PHYSICAL: {
+        if (needs(n, 0)) GIVE(c, out, 0, U(c, MT_OP_CONJ_PHYSICAL, grad));
+        break;
+    }
+    case MT_OP_REAL: {
+        if (needs(n, 0)) GIVE(c, out, 0, grad);
+        break;
+    }
+    case MT_OP_IMAG: {
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, grad, SCALAR_J(c, 1.0)));
+        break;
+    }
+    case MT_OP_ANGLE: {
+        mt_tensor *self = table_saves(n, 0) ? SAVED(c, n, 0) : NULL;
+        if (needs(n, 0)) GIVE(c, out, 0, WHERE(c, BS(c, MT_OP_EQ, self, 0.0), SCALAR(c, 0.0), B(c, MT_OP_MUL, B(c, MT_OP_DIV, B(c, MT_OP_MUL, grad, self), BS(c, MT_OP_POW, U(c, MT_OP_ABS, self), 2.0)), SCALAR_J(c, 1.0))));
+        break;
+    }
+    case MT_OP_COMPLEX: {
+        if (needs(n, 0)) GIVE(c, out, 0, U(c, MT_OP_REAL, grad));
+        if (needs(n, 1)) GIVE(c, out, 1, U(c, MT_OP_IMAG, grad));
+        break;
+    }
+    case MT_OP_POLAR: {
+        mt_tensor *result = table_saves(n, 2) ? SAVED(c, n, 2) : NULL;
+        if (needs(n, 0)) GIVE(c, out, 0, U(c, MT_OP_REAL, B(c, MT_OP_MUL, U(c, MT_OP_CONJ, grad), U(c, MT_OP_SGN, result))));
+        if (needs(n, 1)) GIVE(c, out, 1, U(c, MT_OP_IMAG, B(c, MT_OP_MUL, grad, U(c, MT_OP_CONJ, result))));
         break;
     }
     default: return no_formula(n, grads, out);

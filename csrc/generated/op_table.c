@@ -10,6 +10,8 @@ void mt_cpu_abs_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_abs_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_abs_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_abs_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_abs_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_abs_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_neg_u8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_neg_i8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_neg_i16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
@@ -19,6 +21,8 @@ void mt_cpu_neg_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_neg_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_neg_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_neg_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_neg_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_neg_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_sign_bool(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_sign_u8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_sign_i8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
@@ -33,54 +37,80 @@ void mt_cpu_sqrt_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_sqrt_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_sqrt_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_sqrt_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_sqrt_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_sqrt_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_rsqrt_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_rsqrt_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_rsqrt_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_rsqrt_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_rsqrt_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_rsqrt_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_exp_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_exp_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_exp_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_exp_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_exp_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_exp_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_expm1_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_expm1_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_expm1_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_expm1_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_expm1_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_expm1_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_log_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_log_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_log_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_log_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_log_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_log_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_log1p_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_log1p_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_log1p_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_log1p_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_log1p_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_log1p_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_log2_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_log2_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_log2_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_log2_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_log2_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_log2_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_log10_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_log10_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_log10_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_log10_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_log10_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_log10_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_sin_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_sin_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_sin_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_sin_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_sin_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_sin_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_cos_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_cos_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_cos_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_cos_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_cos_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_cos_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_tan_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_tan_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_tan_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_tan_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_tan_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_tan_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_tanh_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_tanh_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_tanh_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_tanh_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_tanh_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_tanh_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_sigmoid_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_sigmoid_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_sigmoid_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_sigmoid_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_sigmoid_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_sigmoid_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_erf_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_erf_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_erf_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
@@ -89,6 +119,8 @@ void mt_cpu_reciprocal_f16(char **d, const int64_t *s, int64_t n, const mt_kargs
 void mt_cpu_reciprocal_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_reciprocal_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_reciprocal_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_reciprocal_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_reciprocal_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_floor_u8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_floor_i8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_floor_i16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
@@ -141,6 +173,8 @@ void mt_cpu_logical_not_f16(char **d, const int64_t *s, int64_t n, const mt_karg
 void mt_cpu_logical_not_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_logical_not_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_logical_not_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_logical_not_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_logical_not_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_isnan_bool(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_isnan_u8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_isnan_i8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
@@ -151,6 +185,8 @@ void mt_cpu_isnan_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_isnan_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_isnan_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_isnan_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_isnan_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_isnan_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_isinf_bool(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_isinf_u8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_isinf_i8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
@@ -161,6 +197,8 @@ void mt_cpu_isinf_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_isinf_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_isinf_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_isinf_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_isinf_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_isinf_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_isfinite_bool(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_isfinite_u8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_isfinite_i8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
@@ -171,42 +209,62 @@ void mt_cpu_isfinite_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *
 void mt_cpu_isfinite_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_isfinite_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_isfinite_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_isfinite_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_isfinite_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_acos_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_acos_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_acos_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_acos_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_acos_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_acos_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_asin_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_asin_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_asin_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_asin_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_asin_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_asin_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_atan_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_atan_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_atan_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_atan_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_atan_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_atan_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_sinh_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_sinh_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_sinh_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_sinh_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_sinh_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_sinh_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_cosh_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_cosh_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_cosh_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_cosh_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_cosh_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_cosh_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_asinh_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_asinh_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_asinh_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_asinh_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_asinh_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_asinh_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_acosh_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_acosh_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_acosh_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_acosh_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_acosh_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_acosh_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_atanh_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_atanh_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_atanh_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_atanh_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_atanh_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_atanh_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_exp2_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_exp2_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_exp2_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_exp2_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_exp2_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_exp2_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_erfc_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_erfc_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_erfc_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
@@ -253,6 +311,8 @@ void mt_cpu_sgn_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_sgn_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_sgn_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_sgn_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_sgn_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_sgn_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_signbit_bool(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_signbit_u8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_signbit_i8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
@@ -273,6 +333,8 @@ void mt_cpu_add_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_add_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_add_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_add_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_add_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_add_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_sub_u8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_sub_i8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_sub_i16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
@@ -282,6 +344,8 @@ void mt_cpu_sub_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_sub_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_sub_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_sub_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_sub_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_sub_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_mul_bool(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_mul_u8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_mul_i8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
@@ -292,10 +356,14 @@ void mt_cpu_mul_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_mul_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_mul_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_mul_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_mul_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_mul_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_div_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_div_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_div_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_div_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_div_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_div_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_div_trunc_u8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_div_trunc_i8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_div_trunc_i16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
@@ -345,6 +413,8 @@ void mt_cpu_pow_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_pow_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_pow_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_pow_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_pow_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_pow_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_maximum_bool(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_maximum_u8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_maximum_i8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
@@ -393,6 +463,8 @@ void mt_cpu_eq_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_eq_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_eq_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_eq_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_eq_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_eq_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_ne_bool(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_ne_u8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_ne_i8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
@@ -403,6 +475,8 @@ void mt_cpu_ne_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_ne_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_ne_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_ne_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_ne_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_ne_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_lt_bool(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_lt_u8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_lt_i8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
@@ -453,6 +527,8 @@ void mt_cpu_logical_and_f16(char **d, const int64_t *s, int64_t n, const mt_karg
 void mt_cpu_logical_and_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_logical_and_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_logical_and_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_logical_and_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_logical_and_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_logical_or_bool(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_logical_or_u8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_logical_or_i8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
@@ -463,6 +539,8 @@ void mt_cpu_logical_or_f16(char **d, const int64_t *s, int64_t n, const mt_kargs
 void mt_cpu_logical_or_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_logical_or_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_logical_or_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_logical_or_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_logical_or_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_logical_xor_bool(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_logical_xor_u8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_logical_xor_i8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
@@ -473,6 +551,8 @@ void mt_cpu_logical_xor_f16(char **d, const int64_t *s, int64_t n, const mt_karg
 void mt_cpu_logical_xor_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_logical_xor_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_logical_xor_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_logical_xor_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_logical_xor_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_atan2_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_atan2_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_atan2_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
@@ -527,10 +607,42 @@ void mt_cpu_tanh_backward_f16(char **d, const int64_t *s, int64_t n, const mt_ka
 void mt_cpu_tanh_backward_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_tanh_backward_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_tanh_backward_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_tanh_backward_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_tanh_backward_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_sigmoid_backward_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_sigmoid_backward_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_sigmoid_backward_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_sigmoid_backward_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_sigmoid_backward_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_sigmoid_backward_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_conj_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_conj_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_conj_physical_bool(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_conj_physical_u8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_conj_physical_i8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_conj_physical_i16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_conj_physical_i32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_conj_physical_i64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_conj_physical_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_conj_physical_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_conj_physical_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_conj_physical_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_conj_physical_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_conj_physical_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_real_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_real_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_imag_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_imag_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_angle_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_angle_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_angle_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_angle_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_angle_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_angle_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_complex_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_complex_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_polar_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_polar_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_where_bool(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_where_u8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_where_i8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
@@ -541,6 +653,8 @@ void mt_cpu_where_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_where_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_where_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_where_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_where_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_where_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_clamp_u8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_clamp_i8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_clamp_i16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
@@ -577,48 +691,50 @@ void mt_cpu_masked_fill_f16(char **d, const int64_t *s, int64_t n, const mt_karg
 void mt_cpu_masked_fill_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_masked_fill_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_masked_fill_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_masked_fill_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_masked_fill_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_nan_to_num_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_nan_to_num_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_nan_to_num_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_nan_to_num_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 
 const mt_op_desc mt_ops[MT_NUM_OPS] = {
-    [MT_OP_ABS] = {"abs", MT_KIND_UNARY, MT_RESULT_SAME, {[MT_U8] = mt_cpu_abs_u8, [MT_I8] = mt_cpu_abs_i8, [MT_I16] = mt_cpu_abs_i16, [MT_I32] = mt_cpu_abs_i32, [MT_I64] = mt_cpu_abs_i64, [MT_F16] = mt_cpu_abs_f16, [MT_BF16] = mt_cpu_abs_bf16, [MT_F32] = mt_cpu_abs_f32, [MT_F64] = mt_cpu_abs_f64}},
-    [MT_OP_NEG] = {"neg", MT_KIND_UNARY, MT_RESULT_SAME, {[MT_U8] = mt_cpu_neg_u8, [MT_I8] = mt_cpu_neg_i8, [MT_I16] = mt_cpu_neg_i16, [MT_I32] = mt_cpu_neg_i32, [MT_I64] = mt_cpu_neg_i64, [MT_F16] = mt_cpu_neg_f16, [MT_BF16] = mt_cpu_neg_bf16, [MT_F32] = mt_cpu_neg_f32, [MT_F64] = mt_cpu_neg_f64}},
+    [MT_OP_ABS] = {"abs", MT_KIND_UNARY, MT_RESULT_REAL, {[MT_U8] = mt_cpu_abs_u8, [MT_I8] = mt_cpu_abs_i8, [MT_I16] = mt_cpu_abs_i16, [MT_I32] = mt_cpu_abs_i32, [MT_I64] = mt_cpu_abs_i64, [MT_F16] = mt_cpu_abs_f16, [MT_BF16] = mt_cpu_abs_bf16, [MT_F32] = mt_cpu_abs_f32, [MT_F64] = mt_cpu_abs_f64, [MT_C64] = mt_cpu_abs_c64, [MT_C128] = mt_cpu_abs_c128}},
+    [MT_OP_NEG] = {"neg", MT_KIND_UNARY, MT_RESULT_SAME, {[MT_U8] = mt_cpu_neg_u8, [MT_I8] = mt_cpu_neg_i8, [MT_I16] = mt_cpu_neg_i16, [MT_I32] = mt_cpu_neg_i32, [MT_I64] = mt_cpu_neg_i64, [MT_F16] = mt_cpu_neg_f16, [MT_BF16] = mt_cpu_neg_bf16, [MT_F32] = mt_cpu_neg_f32, [MT_F64] = mt_cpu_neg_f64, [MT_C64] = mt_cpu_neg_c64, [MT_C128] = mt_cpu_neg_c128}},
     [MT_OP_SIGN] = {"sign", MT_KIND_UNARY, MT_RESULT_SAME, {[MT_BOOL] = mt_cpu_sign_bool, [MT_U8] = mt_cpu_sign_u8, [MT_I8] = mt_cpu_sign_i8, [MT_I16] = mt_cpu_sign_i16, [MT_I32] = mt_cpu_sign_i32, [MT_I64] = mt_cpu_sign_i64, [MT_F16] = mt_cpu_sign_f16, [MT_BF16] = mt_cpu_sign_bf16, [MT_F32] = mt_cpu_sign_f32, [MT_F64] = mt_cpu_sign_f64}},
-    [MT_OP_SQRT] = {"sqrt", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_sqrt_f16, [MT_BF16] = mt_cpu_sqrt_bf16, [MT_F32] = mt_cpu_sqrt_f32, [MT_F64] = mt_cpu_sqrt_f64}},
-    [MT_OP_RSQRT] = {"rsqrt", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_rsqrt_f16, [MT_BF16] = mt_cpu_rsqrt_bf16, [MT_F32] = mt_cpu_rsqrt_f32, [MT_F64] = mt_cpu_rsqrt_f64}},
-    [MT_OP_EXP] = {"exp", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_exp_f16, [MT_BF16] = mt_cpu_exp_bf16, [MT_F32] = mt_cpu_exp_f32, [MT_F64] = mt_cpu_exp_f64}},
-    [MT_OP_EXPM1] = {"expm1", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_expm1_f16, [MT_BF16] = mt_cpu_expm1_bf16, [MT_F32] = mt_cpu_expm1_f32, [MT_F64] = mt_cpu_expm1_f64}},
-    [MT_OP_LOG] = {"log", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_log_f16, [MT_BF16] = mt_cpu_log_bf16, [MT_F32] = mt_cpu_log_f32, [MT_F64] = mt_cpu_log_f64}},
-    [MT_OP_LOG1P] = {"log1p", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_log1p_f16, [MT_BF16] = mt_cpu_log1p_bf16, [MT_F32] = mt_cpu_log1p_f32, [MT_F64] = mt_cpu_log1p_f64}},
-    [MT_OP_LOG2] = {"log2", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_log2_f16, [MT_BF16] = mt_cpu_log2_bf16, [MT_F32] = mt_cpu_log2_f32, [MT_F64] = mt_cpu_log2_f64}},
-    [MT_OP_LOG10] = {"log10", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_log10_f16, [MT_BF16] = mt_cpu_log10_bf16, [MT_F32] = mt_cpu_log10_f32, [MT_F64] = mt_cpu_log10_f64}},
-    [MT_OP_SIN] = {"sin", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_sin_f16, [MT_BF16] = mt_cpu_sin_bf16, [MT_F32] = mt_cpu_sin_f32, [MT_F64] = mt_cpu_sin_f64}},
-    [MT_OP_COS] = {"cos", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_cos_f16, [MT_BF16] = mt_cpu_cos_bf16, [MT_F32] = mt_cpu_cos_f32, [MT_F64] = mt_cpu_cos_f64}},
-    [MT_OP_TAN] = {"tan", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_tan_f16, [MT_BF16] = mt_cpu_tan_bf16, [MT_F32] = mt_cpu_tan_f32, [MT_F64] = mt_cpu_tan_f64}},
-    [MT_OP_TANH] = {"tanh", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_tanh_f16, [MT_BF16] = mt_cpu_tanh_bf16, [MT_F32] = mt_cpu_tanh_f32, [MT_F64] = mt_cpu_tanh_f64}},
-    [MT_OP_SIGMOID] = {"sigmoid", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_sigmoid_f16, [MT_BF16] = mt_cpu_sigmoid_bf16, [MT_F32] = mt_cpu_sigmoid_f32, [MT_F64] = mt_cpu_sigmoid_f64}},
+    [MT_OP_SQRT] = {"sqrt", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_sqrt_f16, [MT_BF16] = mt_cpu_sqrt_bf16, [MT_F32] = mt_cpu_sqrt_f32, [MT_F64] = mt_cpu_sqrt_f64, [MT_C64] = mt_cpu_sqrt_c64, [MT_C128] = mt_cpu_sqrt_c128}},
+    [MT_OP_RSQRT] = {"rsqrt", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_rsqrt_f16, [MT_BF16] = mt_cpu_rsqrt_bf16, [MT_F32] = mt_cpu_rsqrt_f32, [MT_F64] = mt_cpu_rsqrt_f64, [MT_C64] = mt_cpu_rsqrt_c64, [MT_C128] = mt_cpu_rsqrt_c128}},
+    [MT_OP_EXP] = {"exp", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_exp_f16, [MT_BF16] = mt_cpu_exp_bf16, [MT_F32] = mt_cpu_exp_f32, [MT_F64] = mt_cpu_exp_f64, [MT_C64] = mt_cpu_exp_c64, [MT_C128] = mt_cpu_exp_c128}},
+    [MT_OP_EXPM1] = {"expm1", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_expm1_f16, [MT_BF16] = mt_cpu_expm1_bf16, [MT_F32] = mt_cpu_expm1_f32, [MT_F64] = mt_cpu_expm1_f64, [MT_C64] = mt_cpu_expm1_c64, [MT_C128] = mt_cpu_expm1_c128}},
+    [MT_OP_LOG] = {"log", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_log_f16, [MT_BF16] = mt_cpu_log_bf16, [MT_F32] = mt_cpu_log_f32, [MT_F64] = mt_cpu_log_f64, [MT_C64] = mt_cpu_log_c64, [MT_C128] = mt_cpu_log_c128}},
+    [MT_OP_LOG1P] = {"log1p", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_log1p_f16, [MT_BF16] = mt_cpu_log1p_bf16, [MT_F32] = mt_cpu_log1p_f32, [MT_F64] = mt_cpu_log1p_f64, [MT_C64] = mt_cpu_log1p_c64, [MT_C128] = mt_cpu_log1p_c128}},
+    [MT_OP_LOG2] = {"log2", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_log2_f16, [MT_BF16] = mt_cpu_log2_bf16, [MT_F32] = mt_cpu_log2_f32, [MT_F64] = mt_cpu_log2_f64, [MT_C64] = mt_cpu_log2_c64, [MT_C128] = mt_cpu_log2_c128}},
+    [MT_OP_LOG10] = {"log10", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_log10_f16, [MT_BF16] = mt_cpu_log10_bf16, [MT_F32] = mt_cpu_log10_f32, [MT_F64] = mt_cpu_log10_f64, [MT_C64] = mt_cpu_log10_c64, [MT_C128] = mt_cpu_log10_c128}},
+    [MT_OP_SIN] = {"sin", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_sin_f16, [MT_BF16] = mt_cpu_sin_bf16, [MT_F32] = mt_cpu_sin_f32, [MT_F64] = mt_cpu_sin_f64, [MT_C64] = mt_cpu_sin_c64, [MT_C128] = mt_cpu_sin_c128}},
+    [MT_OP_COS] = {"cos", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_cos_f16, [MT_BF16] = mt_cpu_cos_bf16, [MT_F32] = mt_cpu_cos_f32, [MT_F64] = mt_cpu_cos_f64, [MT_C64] = mt_cpu_cos_c64, [MT_C128] = mt_cpu_cos_c128}},
+    [MT_OP_TAN] = {"tan", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_tan_f16, [MT_BF16] = mt_cpu_tan_bf16, [MT_F32] = mt_cpu_tan_f32, [MT_F64] = mt_cpu_tan_f64, [MT_C64] = mt_cpu_tan_c64, [MT_C128] = mt_cpu_tan_c128}},
+    [MT_OP_TANH] = {"tanh", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_tanh_f16, [MT_BF16] = mt_cpu_tanh_bf16, [MT_F32] = mt_cpu_tanh_f32, [MT_F64] = mt_cpu_tanh_f64, [MT_C64] = mt_cpu_tanh_c64, [MT_C128] = mt_cpu_tanh_c128}},
+    [MT_OP_SIGMOID] = {"sigmoid", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_sigmoid_f16, [MT_BF16] = mt_cpu_sigmoid_bf16, [MT_F32] = mt_cpu_sigmoid_f32, [MT_F64] = mt_cpu_sigmoid_f64, [MT_C64] = mt_cpu_sigmoid_c64, [MT_C128] = mt_cpu_sigmoid_c128}},
     [MT_OP_ERF] = {"erf", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_erf_f16, [MT_BF16] = mt_cpu_erf_bf16, [MT_F32] = mt_cpu_erf_f32, [MT_F64] = mt_cpu_erf_f64}},
-    [MT_OP_RECIPROCAL] = {"reciprocal", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_reciprocal_f16, [MT_BF16] = mt_cpu_reciprocal_bf16, [MT_F32] = mt_cpu_reciprocal_f32, [MT_F64] = mt_cpu_reciprocal_f64}},
+    [MT_OP_RECIPROCAL] = {"reciprocal", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_reciprocal_f16, [MT_BF16] = mt_cpu_reciprocal_bf16, [MT_F32] = mt_cpu_reciprocal_f32, [MT_F64] = mt_cpu_reciprocal_f64, [MT_C64] = mt_cpu_reciprocal_c64, [MT_C128] = mt_cpu_reciprocal_c128}},
     [MT_OP_FLOOR] = {"floor", MT_KIND_UNARY, MT_RESULT_SAME, {[MT_U8] = mt_cpu_floor_u8, [MT_I8] = mt_cpu_floor_i8, [MT_I16] = mt_cpu_floor_i16, [MT_I32] = mt_cpu_floor_i32, [MT_I64] = mt_cpu_floor_i64, [MT_F16] = mt_cpu_floor_f16, [MT_BF16] = mt_cpu_floor_bf16, [MT_F32] = mt_cpu_floor_f32, [MT_F64] = mt_cpu_floor_f64}},
     [MT_OP_CEIL] = {"ceil", MT_KIND_UNARY, MT_RESULT_SAME, {[MT_U8] = mt_cpu_ceil_u8, [MT_I8] = mt_cpu_ceil_i8, [MT_I16] = mt_cpu_ceil_i16, [MT_I32] = mt_cpu_ceil_i32, [MT_I64] = mt_cpu_ceil_i64, [MT_F16] = mt_cpu_ceil_f16, [MT_BF16] = mt_cpu_ceil_bf16, [MT_F32] = mt_cpu_ceil_f32, [MT_F64] = mt_cpu_ceil_f64}},
     [MT_OP_ROUND] = {"round", MT_KIND_UNARY, MT_RESULT_SAME, {[MT_U8] = mt_cpu_round_u8, [MT_I8] = mt_cpu_round_i8, [MT_I16] = mt_cpu_round_i16, [MT_I32] = mt_cpu_round_i32, [MT_I64] = mt_cpu_round_i64, [MT_F16] = mt_cpu_round_f16, [MT_BF16] = mt_cpu_round_bf16, [MT_F32] = mt_cpu_round_f32, [MT_F64] = mt_cpu_round_f64}},
     [MT_OP_TRUNC] = {"trunc", MT_KIND_UNARY, MT_RESULT_SAME, {[MT_U8] = mt_cpu_trunc_u8, [MT_I8] = mt_cpu_trunc_i8, [MT_I16] = mt_cpu_trunc_i16, [MT_I32] = mt_cpu_trunc_i32, [MT_I64] = mt_cpu_trunc_i64, [MT_F16] = mt_cpu_trunc_f16, [MT_BF16] = mt_cpu_trunc_bf16, [MT_F32] = mt_cpu_trunc_f32, [MT_F64] = mt_cpu_trunc_f64}},
     [MT_OP_BITWISE_NOT] = {"bitwise_not", MT_KIND_UNARY, MT_RESULT_SAME, {[MT_BOOL] = mt_cpu_bitwise_not_bool, [MT_U8] = mt_cpu_bitwise_not_u8, [MT_I8] = mt_cpu_bitwise_not_i8, [MT_I16] = mt_cpu_bitwise_not_i16, [MT_I32] = mt_cpu_bitwise_not_i32, [MT_I64] = mt_cpu_bitwise_not_i64}},
-    [MT_OP_LOGICAL_NOT] = {"logical_not", MT_KIND_UNARY, MT_RESULT_BOOL, {[MT_BOOL] = mt_cpu_logical_not_bool, [MT_U8] = mt_cpu_logical_not_u8, [MT_I8] = mt_cpu_logical_not_i8, [MT_I16] = mt_cpu_logical_not_i16, [MT_I32] = mt_cpu_logical_not_i32, [MT_I64] = mt_cpu_logical_not_i64, [MT_F16] = mt_cpu_logical_not_f16, [MT_BF16] = mt_cpu_logical_not_bf16, [MT_F32] = mt_cpu_logical_not_f32, [MT_F64] = mt_cpu_logical_not_f64}},
-    [MT_OP_ISNAN] = {"isnan", MT_KIND_UNARY, MT_RESULT_BOOL, {[MT_BOOL] = mt_cpu_isnan_bool, [MT_U8] = mt_cpu_isnan_u8, [MT_I8] = mt_cpu_isnan_i8, [MT_I16] = mt_cpu_isnan_i16, [MT_I32] = mt_cpu_isnan_i32, [MT_I64] = mt_cpu_isnan_i64, [MT_F16] = mt_cpu_isnan_f16, [MT_BF16] = mt_cpu_isnan_bf16, [MT_F32] = mt_cpu_isnan_f32, [MT_F64] = mt_cpu_isnan_f64}},
-    [MT_OP_ISINF] = {"isinf", MT_KIND_UNARY, MT_RESULT_BOOL, {[MT_BOOL] = mt_cpu_isinf_bool, [MT_U8] = mt_cpu_isinf_u8, [MT_I8] = mt_cpu_isinf_i8, [MT_I16] = mt_cpu_isinf_i16, [MT_I32] = mt_cpu_isinf_i32, [MT_I64] = mt_cpu_isinf_i64, [MT_F16] = mt_cpu_isinf_f16, [MT_BF16] = mt_cpu_isinf_bf16, [MT_F32] = mt_cpu_isinf_f32, [MT_F64] = mt_cpu_isinf_f64}},
-    [MT_OP_ISFINITE] = {"isfinite", MT_KIND_UNARY, MT_RESULT_BOOL, {[MT_BOOL] = mt_cpu_isfinite_bool, [MT_U8] = mt_cpu_isfinite_u8, [MT_I8] = mt_cpu_isfinite_i8, [MT_I16] = mt_cpu_isfinite_i16, [MT_I32] = mt_cpu_isfinite_i32, [MT_I64] = mt_cpu_isfinite_i64, [MT_F16] = mt_cpu_isfinite_f16, [MT_BF16] = mt_cpu_isfinite_bf16, [MT_F32] = mt_cpu_isfinite_f32, [MT_F64] = mt_cpu_isfinite_f64}},
-    [MT_OP_ACOS] = {"acos", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_acos_f16, [MT_BF16] = mt_cpu_acos_bf16, [MT_F32] = mt_cpu_acos_f32, [MT_F64] = mt_cpu_acos_f64}},
-    [MT_OP_ASIN] = {"asin", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_asin_f16, [MT_BF16] = mt_cpu_asin_bf16, [MT_F32] = mt_cpu_asin_f32, [MT_F64] = mt_cpu_asin_f64}},
-    [MT_OP_ATAN] = {"atan", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_atan_f16, [MT_BF16] = mt_cpu_atan_bf16, [MT_F32] = mt_cpu_atan_f32, [MT_F64] = mt_cpu_atan_f64}},
-    [MT_OP_SINH] = {"sinh", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_sinh_f16, [MT_BF16] = mt_cpu_sinh_bf16, [MT_F32] = mt_cpu_sinh_f32, [MT_F64] = mt_cpu_sinh_f64}},
-    [MT_OP_COSH] = {"cosh", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_cosh_f16, [MT_BF16] = mt_cpu_cosh_bf16, [MT_F32] = mt_cpu_cosh_f32, [MT_F64] = mt_cpu_cosh_f64}},
-    [MT_OP_ASINH] = {"asinh", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_asinh_f16, [MT_BF16] = mt_cpu_asinh_bf16, [MT_F32] = mt_cpu_asinh_f32, [MT_F64] = mt_cpu_asinh_f64}},
-    [MT_OP_ACOSH] = {"acosh", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_acosh_f16, [MT_BF16] = mt_cpu_acosh_bf16, [MT_F32] = mt_cpu_acosh_f32, [MT_F64] = mt_cpu_acosh_f64}},
-    [MT_OP_ATANH] = {"atanh", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_atanh_f16, [MT_BF16] = mt_cpu_atanh_bf16, [MT_F32] = mt_cpu_atanh_f32, [MT_F64] = mt_cpu_atanh_f64}},
-    [MT_OP_EXP2] = {"exp2", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_exp2_f16, [MT_BF16] = mt_cpu_exp2_bf16, [MT_F32] = mt_cpu_exp2_f32, [MT_F64] = mt_cpu_exp2_f64}},
+    [MT_OP_LOGICAL_NOT] = {"logical_not", MT_KIND_UNARY, MT_RESULT_BOOL, {[MT_BOOL] = mt_cpu_logical_not_bool, [MT_U8] = mt_cpu_logical_not_u8, [MT_I8] = mt_cpu_logical_not_i8, [MT_I16] = mt_cpu_logical_not_i16, [MT_I32] = mt_cpu_logical_not_i32, [MT_I64] = mt_cpu_logical_not_i64, [MT_F16] = mt_cpu_logical_not_f16, [MT_BF16] = mt_cpu_logical_not_bf16, [MT_F32] = mt_cpu_logical_not_f32, [MT_F64] = mt_cpu_logical_not_f64, [MT_C64] = mt_cpu_logical_not_c64, [MT_C128] = mt_cpu_logical_not_c128}},
+    [MT_OP_ISNAN] = {"isnan", MT_KIND_UNARY, MT_RESULT_BOOL, {[MT_BOOL] = mt_cpu_isnan_bool, [MT_U8] = mt_cpu_isnan_u8, [MT_I8] = mt_cpu_isnan_i8, [MT_I16] = mt_cpu_isnan_i16, [MT_I32] = mt_cpu_isnan_i32, [MT_I64] = mt_cpu_isnan_i64, [MT_F16] = mt_cpu_isnan_f16, [MT_BF16] = mt_cpu_isnan_bf16, [MT_F32] = mt_cpu_isnan_f32, [MT_F64] = mt_cpu_isnan_f64, [MT_C64] = mt_cpu_isnan_c64, [MT_C128] = mt_cpu_isnan_c128}},
+    [MT_OP_ISINF] = {"isinf", MT_KIND_UNARY, MT_RESULT_BOOL, {[MT_BOOL] = mt_cpu_isinf_bool, [MT_U8] = mt_cpu_isinf_u8, [MT_I8] = mt_cpu_isinf_i8, [MT_I16] = mt_cpu_isinf_i16, [MT_I32] = mt_cpu_isinf_i32, [MT_I64] = mt_cpu_isinf_i64, [MT_F16] = mt_cpu_isinf_f16, [MT_BF16] = mt_cpu_isinf_bf16, [MT_F32] = mt_cpu_isinf_f32, [MT_F64] = mt_cpu_isinf_f64, [MT_C64] = mt_cpu_isinf_c64, [MT_C128] = mt_cpu_isinf_c128}},
+    [MT_OP_ISFINITE] = {"isfinite", MT_KIND_UNARY, MT_RESULT_BOOL, {[MT_BOOL] = mt_cpu_isfinite_bool, [MT_U8] = mt_cpu_isfinite_u8, [MT_I8] = mt_cpu_isfinite_i8, [MT_I16] = mt_cpu_isfinite_i16, [MT_I32] = mt_cpu_isfinite_i32, [MT_I64] = mt_cpu_isfinite_i64, [MT_F16] = mt_cpu_isfinite_f16, [MT_BF16] = mt_cpu_isfinite_bf16, [MT_F32] = mt_cpu_isfinite_f32, [MT_F64] = mt_cpu_isfinite_f64, [MT_C64] = mt_cpu_isfinite_c64, [MT_C128] = mt_cpu_isfinite_c128}},
+    [MT_OP_ACOS] = {"acos", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_acos_f16, [MT_BF16] = mt_cpu_acos_bf16, [MT_F32] = mt_cpu_acos_f32, [MT_F64] = mt_cpu_acos_f64, [MT_C64] = mt_cpu_acos_c64, [MT_C128] = mt_cpu_acos_c128}},
+    [MT_OP_ASIN] = {"asin", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_asin_f16, [MT_BF16] = mt_cpu_asin_bf16, [MT_F32] = mt_cpu_asin_f32, [MT_F64] = mt_cpu_asin_f64, [MT_C64] = mt_cpu_asin_c64, [MT_C128] = mt_cpu_asin_c128}},
+    [MT_OP_ATAN] = {"atan", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_atan_f16, [MT_BF16] = mt_cpu_atan_bf16, [MT_F32] = mt_cpu_atan_f32, [MT_F64] = mt_cpu_atan_f64, [MT_C64] = mt_cpu_atan_c64, [MT_C128] = mt_cpu_atan_c128}},
+    [MT_OP_SINH] = {"sinh", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_sinh_f16, [MT_BF16] = mt_cpu_sinh_bf16, [MT_F32] = mt_cpu_sinh_f32, [MT_F64] = mt_cpu_sinh_f64, [MT_C64] = mt_cpu_sinh_c64, [MT_C128] = mt_cpu_sinh_c128}},
+    [MT_OP_COSH] = {"cosh", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_cosh_f16, [MT_BF16] = mt_cpu_cosh_bf16, [MT_F32] = mt_cpu_cosh_f32, [MT_F64] = mt_cpu_cosh_f64, [MT_C64] = mt_cpu_cosh_c64, [MT_C128] = mt_cpu_cosh_c128}},
+    [MT_OP_ASINH] = {"asinh", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_asinh_f16, [MT_BF16] = mt_cpu_asinh_bf16, [MT_F32] = mt_cpu_asinh_f32, [MT_F64] = mt_cpu_asinh_f64, [MT_C64] = mt_cpu_asinh_c64, [MT_C128] = mt_cpu_asinh_c128}},
+    [MT_OP_ACOSH] = {"acosh", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_acosh_f16, [MT_BF16] = mt_cpu_acosh_bf16, [MT_F32] = mt_cpu_acosh_f32, [MT_F64] = mt_cpu_acosh_f64, [MT_C64] = mt_cpu_acosh_c64, [MT_C128] = mt_cpu_acosh_c128}},
+    [MT_OP_ATANH] = {"atanh", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_atanh_f16, [MT_BF16] = mt_cpu_atanh_bf16, [MT_F32] = mt_cpu_atanh_f32, [MT_F64] = mt_cpu_atanh_f64, [MT_C64] = mt_cpu_atanh_c64, [MT_C128] = mt_cpu_atanh_c128}},
+    [MT_OP_EXP2] = {"exp2", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_exp2_f16, [MT_BF16] = mt_cpu_exp2_bf16, [MT_F32] = mt_cpu_exp2_f32, [MT_F64] = mt_cpu_exp2_f64, [MT_C64] = mt_cpu_exp2_c64, [MT_C128] = mt_cpu_exp2_c128}},
     [MT_OP_ERFC] = {"erfc", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_erfc_f16, [MT_BF16] = mt_cpu_erfc_bf16, [MT_F32] = mt_cpu_erfc_f32, [MT_F64] = mt_cpu_erfc_f64}},
     [MT_OP_ERFINV] = {"erfinv", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_erfinv_f16, [MT_BF16] = mt_cpu_erfinv_bf16, [MT_F32] = mt_cpu_erfinv_f32, [MT_F64] = mt_cpu_erfinv_f64}},
     [MT_OP_LGAMMA] = {"lgamma", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_lgamma_f16, [MT_BF16] = mt_cpu_lgamma_bf16, [MT_F32] = mt_cpu_lgamma_f32, [MT_F64] = mt_cpu_lgamma_f64}},
@@ -628,32 +744,32 @@ const mt_op_desc mt_ops[MT_NUM_OPS] = {
     [MT_OP_DEG2RAD] = {"deg2rad", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_deg2rad_f16, [MT_BF16] = mt_cpu_deg2rad_bf16, [MT_F32] = mt_cpu_deg2rad_f32, [MT_F64] = mt_cpu_deg2rad_f64}},
     [MT_OP_RAD2DEG] = {"rad2deg", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_rad2deg_f16, [MT_BF16] = mt_cpu_rad2deg_bf16, [MT_F32] = mt_cpu_rad2deg_f32, [MT_F64] = mt_cpu_rad2deg_f64}},
     [MT_OP_FRAC] = {"frac", MT_KIND_UNARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_frac_f16, [MT_BF16] = mt_cpu_frac_bf16, [MT_F32] = mt_cpu_frac_f32, [MT_F64] = mt_cpu_frac_f64}},
-    [MT_OP_SGN] = {"sgn", MT_KIND_UNARY, MT_RESULT_SAME, {[MT_BOOL] = mt_cpu_sgn_bool, [MT_U8] = mt_cpu_sgn_u8, [MT_I8] = mt_cpu_sgn_i8, [MT_I16] = mt_cpu_sgn_i16, [MT_I32] = mt_cpu_sgn_i32, [MT_I64] = mt_cpu_sgn_i64, [MT_F16] = mt_cpu_sgn_f16, [MT_BF16] = mt_cpu_sgn_bf16, [MT_F32] = mt_cpu_sgn_f32, [MT_F64] = mt_cpu_sgn_f64}},
+    [MT_OP_SGN] = {"sgn", MT_KIND_UNARY, MT_RESULT_SAME, {[MT_BOOL] = mt_cpu_sgn_bool, [MT_U8] = mt_cpu_sgn_u8, [MT_I8] = mt_cpu_sgn_i8, [MT_I16] = mt_cpu_sgn_i16, [MT_I32] = mt_cpu_sgn_i32, [MT_I64] = mt_cpu_sgn_i64, [MT_F16] = mt_cpu_sgn_f16, [MT_BF16] = mt_cpu_sgn_bf16, [MT_F32] = mt_cpu_sgn_f32, [MT_F64] = mt_cpu_sgn_f64, [MT_C64] = mt_cpu_sgn_c64, [MT_C128] = mt_cpu_sgn_c128}},
     [MT_OP_SIGNBIT] = {"signbit", MT_KIND_UNARY, MT_RESULT_BOOL, {[MT_BOOL] = mt_cpu_signbit_bool, [MT_U8] = mt_cpu_signbit_u8, [MT_I8] = mt_cpu_signbit_i8, [MT_I16] = mt_cpu_signbit_i16, [MT_I32] = mt_cpu_signbit_i32, [MT_I64] = mt_cpu_signbit_i64, [MT_F16] = mt_cpu_signbit_f16, [MT_BF16] = mt_cpu_signbit_bf16, [MT_F32] = mt_cpu_signbit_f32, [MT_F64] = mt_cpu_signbit_f64}},
-    [MT_OP_ADD] = {"add", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_BOOL] = mt_cpu_add_bool, [MT_U8] = mt_cpu_add_u8, [MT_I8] = mt_cpu_add_i8, [MT_I16] = mt_cpu_add_i16, [MT_I32] = mt_cpu_add_i32, [MT_I64] = mt_cpu_add_i64, [MT_F16] = mt_cpu_add_f16, [MT_BF16] = mt_cpu_add_bf16, [MT_F32] = mt_cpu_add_f32, [MT_F64] = mt_cpu_add_f64}},
-    [MT_OP_SUB] = {"sub", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_U8] = mt_cpu_sub_u8, [MT_I8] = mt_cpu_sub_i8, [MT_I16] = mt_cpu_sub_i16, [MT_I32] = mt_cpu_sub_i32, [MT_I64] = mt_cpu_sub_i64, [MT_F16] = mt_cpu_sub_f16, [MT_BF16] = mt_cpu_sub_bf16, [MT_F32] = mt_cpu_sub_f32, [MT_F64] = mt_cpu_sub_f64}},
-    [MT_OP_MUL] = {"mul", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_BOOL] = mt_cpu_mul_bool, [MT_U8] = mt_cpu_mul_u8, [MT_I8] = mt_cpu_mul_i8, [MT_I16] = mt_cpu_mul_i16, [MT_I32] = mt_cpu_mul_i32, [MT_I64] = mt_cpu_mul_i64, [MT_F16] = mt_cpu_mul_f16, [MT_BF16] = mt_cpu_mul_bf16, [MT_F32] = mt_cpu_mul_f32, [MT_F64] = mt_cpu_mul_f64}},
-    [MT_OP_DIV] = {"div", MT_KIND_BINARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_div_f16, [MT_BF16] = mt_cpu_div_bf16, [MT_F32] = mt_cpu_div_f32, [MT_F64] = mt_cpu_div_f64}},
+    [MT_OP_ADD] = {"add", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_BOOL] = mt_cpu_add_bool, [MT_U8] = mt_cpu_add_u8, [MT_I8] = mt_cpu_add_i8, [MT_I16] = mt_cpu_add_i16, [MT_I32] = mt_cpu_add_i32, [MT_I64] = mt_cpu_add_i64, [MT_F16] = mt_cpu_add_f16, [MT_BF16] = mt_cpu_add_bf16, [MT_F32] = mt_cpu_add_f32, [MT_F64] = mt_cpu_add_f64, [MT_C64] = mt_cpu_add_c64, [MT_C128] = mt_cpu_add_c128}},
+    [MT_OP_SUB] = {"sub", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_U8] = mt_cpu_sub_u8, [MT_I8] = mt_cpu_sub_i8, [MT_I16] = mt_cpu_sub_i16, [MT_I32] = mt_cpu_sub_i32, [MT_I64] = mt_cpu_sub_i64, [MT_F16] = mt_cpu_sub_f16, [MT_BF16] = mt_cpu_sub_bf16, [MT_F32] = mt_cpu_sub_f32, [MT_F64] = mt_cpu_sub_f64, [MT_C64] = mt_cpu_sub_c64, [MT_C128] = mt_cpu_sub_c128}},
+    [MT_OP_MUL] = {"mul", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_BOOL] = mt_cpu_mul_bool, [MT_U8] = mt_cpu_mul_u8, [MT_I8] = mt_cpu_mul_i8, [MT_I16] = mt_cpu_mul_i16, [MT_I32] = mt_cpu_mul_i32, [MT_I64] = mt_cpu_mul_i64, [MT_F16] = mt_cpu_mul_f16, [MT_BF16] = mt_cpu_mul_bf16, [MT_F32] = mt_cpu_mul_f32, [MT_F64] = mt_cpu_mul_f64, [MT_C64] = mt_cpu_mul_c64, [MT_C128] = mt_cpu_mul_c128}},
+    [MT_OP_DIV] = {"div", MT_KIND_BINARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_div_f16, [MT_BF16] = mt_cpu_div_bf16, [MT_F32] = mt_cpu_div_f32, [MT_F64] = mt_cpu_div_f64, [MT_C64] = mt_cpu_div_c64, [MT_C128] = mt_cpu_div_c128}},
     [MT_OP_DIV_TRUNC] = {"div_trunc", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_U8] = mt_cpu_div_trunc_u8, [MT_I8] = mt_cpu_div_trunc_i8, [MT_I16] = mt_cpu_div_trunc_i16, [MT_I32] = mt_cpu_div_trunc_i32, [MT_I64] = mt_cpu_div_trunc_i64, [MT_F16] = mt_cpu_div_trunc_f16, [MT_BF16] = mt_cpu_div_trunc_bf16, [MT_F32] = mt_cpu_div_trunc_f32, [MT_F64] = mt_cpu_div_trunc_f64}},
     [MT_OP_DIV_FLOOR] = {"div_floor", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_U8] = mt_cpu_div_floor_u8, [MT_I8] = mt_cpu_div_floor_i8, [MT_I16] = mt_cpu_div_floor_i16, [MT_I32] = mt_cpu_div_floor_i32, [MT_I64] = mt_cpu_div_floor_i64, [MT_F16] = mt_cpu_div_floor_f16, [MT_BF16] = mt_cpu_div_floor_bf16, [MT_F32] = mt_cpu_div_floor_f32, [MT_F64] = mt_cpu_div_floor_f64}},
     [MT_OP_REMAINDER] = {"remainder", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_U8] = mt_cpu_remainder_u8, [MT_I8] = mt_cpu_remainder_i8, [MT_I16] = mt_cpu_remainder_i16, [MT_I32] = mt_cpu_remainder_i32, [MT_I64] = mt_cpu_remainder_i64, [MT_F16] = mt_cpu_remainder_f16, [MT_BF16] = mt_cpu_remainder_bf16, [MT_F32] = mt_cpu_remainder_f32, [MT_F64] = mt_cpu_remainder_f64}},
     [MT_OP_FMOD] = {"fmod", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_U8] = mt_cpu_fmod_u8, [MT_I8] = mt_cpu_fmod_i8, [MT_I16] = mt_cpu_fmod_i16, [MT_I32] = mt_cpu_fmod_i32, [MT_I64] = mt_cpu_fmod_i64, [MT_F16] = mt_cpu_fmod_f16, [MT_BF16] = mt_cpu_fmod_bf16, [MT_F32] = mt_cpu_fmod_f32, [MT_F64] = mt_cpu_fmod_f64}},
     [MT_OP_XLOGY] = {"xlogy", MT_KIND_BINARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_xlogy_f16, [MT_BF16] = mt_cpu_xlogy_bf16, [MT_F32] = mt_cpu_xlogy_f32, [MT_F64] = mt_cpu_xlogy_f64}},
-    [MT_OP_POW] = {"pow", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_U8] = mt_cpu_pow_u8, [MT_I8] = mt_cpu_pow_i8, [MT_I16] = mt_cpu_pow_i16, [MT_I32] = mt_cpu_pow_i32, [MT_I64] = mt_cpu_pow_i64, [MT_F16] = mt_cpu_pow_f16, [MT_BF16] = mt_cpu_pow_bf16, [MT_F32] = mt_cpu_pow_f32, [MT_F64] = mt_cpu_pow_f64}},
+    [MT_OP_POW] = {"pow", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_U8] = mt_cpu_pow_u8, [MT_I8] = mt_cpu_pow_i8, [MT_I16] = mt_cpu_pow_i16, [MT_I32] = mt_cpu_pow_i32, [MT_I64] = mt_cpu_pow_i64, [MT_F16] = mt_cpu_pow_f16, [MT_BF16] = mt_cpu_pow_bf16, [MT_F32] = mt_cpu_pow_f32, [MT_F64] = mt_cpu_pow_f64, [MT_C64] = mt_cpu_pow_c64, [MT_C128] = mt_cpu_pow_c128}},
     [MT_OP_MAXIMUM] = {"maximum", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_BOOL] = mt_cpu_maximum_bool, [MT_U8] = mt_cpu_maximum_u8, [MT_I8] = mt_cpu_maximum_i8, [MT_I16] = mt_cpu_maximum_i16, [MT_I32] = mt_cpu_maximum_i32, [MT_I64] = mt_cpu_maximum_i64, [MT_F16] = mt_cpu_maximum_f16, [MT_BF16] = mt_cpu_maximum_bf16, [MT_F32] = mt_cpu_maximum_f32, [MT_F64] = mt_cpu_maximum_f64}},
     [MT_OP_MINIMUM] = {"minimum", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_BOOL] = mt_cpu_minimum_bool, [MT_U8] = mt_cpu_minimum_u8, [MT_I8] = mt_cpu_minimum_i8, [MT_I16] = mt_cpu_minimum_i16, [MT_I32] = mt_cpu_minimum_i32, [MT_I64] = mt_cpu_minimum_i64, [MT_F16] = mt_cpu_minimum_f16, [MT_BF16] = mt_cpu_minimum_bf16, [MT_F32] = mt_cpu_minimum_f32, [MT_F64] = mt_cpu_minimum_f64}},
     [MT_OP_BITWISE_AND] = {"bitwise_and", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_BOOL] = mt_cpu_bitwise_and_bool, [MT_U8] = mt_cpu_bitwise_and_u8, [MT_I8] = mt_cpu_bitwise_and_i8, [MT_I16] = mt_cpu_bitwise_and_i16, [MT_I32] = mt_cpu_bitwise_and_i32, [MT_I64] = mt_cpu_bitwise_and_i64}},
     [MT_OP_BITWISE_OR] = {"bitwise_or", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_BOOL] = mt_cpu_bitwise_or_bool, [MT_U8] = mt_cpu_bitwise_or_u8, [MT_I8] = mt_cpu_bitwise_or_i8, [MT_I16] = mt_cpu_bitwise_or_i16, [MT_I32] = mt_cpu_bitwise_or_i32, [MT_I64] = mt_cpu_bitwise_or_i64}},
     [MT_OP_BITWISE_XOR] = {"bitwise_xor", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_BOOL] = mt_cpu_bitwise_xor_bool, [MT_U8] = mt_cpu_bitwise_xor_u8, [MT_I8] = mt_cpu_bitwise_xor_i8, [MT_I16] = mt_cpu_bitwise_xor_i16, [MT_I32] = mt_cpu_bitwise_xor_i32, [MT_I64] = mt_cpu_bitwise_xor_i64}},
-    [MT_OP_EQ] = {"eq", MT_KIND_BINARY, MT_RESULT_BOOL, {[MT_BOOL] = mt_cpu_eq_bool, [MT_U8] = mt_cpu_eq_u8, [MT_I8] = mt_cpu_eq_i8, [MT_I16] = mt_cpu_eq_i16, [MT_I32] = mt_cpu_eq_i32, [MT_I64] = mt_cpu_eq_i64, [MT_F16] = mt_cpu_eq_f16, [MT_BF16] = mt_cpu_eq_bf16, [MT_F32] = mt_cpu_eq_f32, [MT_F64] = mt_cpu_eq_f64}},
-    [MT_OP_NE] = {"ne", MT_KIND_BINARY, MT_RESULT_BOOL, {[MT_BOOL] = mt_cpu_ne_bool, [MT_U8] = mt_cpu_ne_u8, [MT_I8] = mt_cpu_ne_i8, [MT_I16] = mt_cpu_ne_i16, [MT_I32] = mt_cpu_ne_i32, [MT_I64] = mt_cpu_ne_i64, [MT_F16] = mt_cpu_ne_f16, [MT_BF16] = mt_cpu_ne_bf16, [MT_F32] = mt_cpu_ne_f32, [MT_F64] = mt_cpu_ne_f64}},
+    [MT_OP_EQ] = {"eq", MT_KIND_BINARY, MT_RESULT_BOOL, {[MT_BOOL] = mt_cpu_eq_bool, [MT_U8] = mt_cpu_eq_u8, [MT_I8] = mt_cpu_eq_i8, [MT_I16] = mt_cpu_eq_i16, [MT_I32] = mt_cpu_eq_i32, [MT_I64] = mt_cpu_eq_i64, [MT_F16] = mt_cpu_eq_f16, [MT_BF16] = mt_cpu_eq_bf16, [MT_F32] = mt_cpu_eq_f32, [MT_F64] = mt_cpu_eq_f64, [MT_C64] = mt_cpu_eq_c64, [MT_C128] = mt_cpu_eq_c128}},
+    [MT_OP_NE] = {"ne", MT_KIND_BINARY, MT_RESULT_BOOL, {[MT_BOOL] = mt_cpu_ne_bool, [MT_U8] = mt_cpu_ne_u8, [MT_I8] = mt_cpu_ne_i8, [MT_I16] = mt_cpu_ne_i16, [MT_I32] = mt_cpu_ne_i32, [MT_I64] = mt_cpu_ne_i64, [MT_F16] = mt_cpu_ne_f16, [MT_BF16] = mt_cpu_ne_bf16, [MT_F32] = mt_cpu_ne_f32, [MT_F64] = mt_cpu_ne_f64, [MT_C64] = mt_cpu_ne_c64, [MT_C128] = mt_cpu_ne_c128}},
     [MT_OP_LT] = {"lt", MT_KIND_BINARY, MT_RESULT_BOOL, {[MT_BOOL] = mt_cpu_lt_bool, [MT_U8] = mt_cpu_lt_u8, [MT_I8] = mt_cpu_lt_i8, [MT_I16] = mt_cpu_lt_i16, [MT_I32] = mt_cpu_lt_i32, [MT_I64] = mt_cpu_lt_i64, [MT_F16] = mt_cpu_lt_f16, [MT_BF16] = mt_cpu_lt_bf16, [MT_F32] = mt_cpu_lt_f32, [MT_F64] = mt_cpu_lt_f64}},
     [MT_OP_LE] = {"le", MT_KIND_BINARY, MT_RESULT_BOOL, {[MT_BOOL] = mt_cpu_le_bool, [MT_U8] = mt_cpu_le_u8, [MT_I8] = mt_cpu_le_i8, [MT_I16] = mt_cpu_le_i16, [MT_I32] = mt_cpu_le_i32, [MT_I64] = mt_cpu_le_i64, [MT_F16] = mt_cpu_le_f16, [MT_BF16] = mt_cpu_le_bf16, [MT_F32] = mt_cpu_le_f32, [MT_F64] = mt_cpu_le_f64}},
     [MT_OP_GT] = {"gt", MT_KIND_BINARY, MT_RESULT_BOOL, {[MT_BOOL] = mt_cpu_gt_bool, [MT_U8] = mt_cpu_gt_u8, [MT_I8] = mt_cpu_gt_i8, [MT_I16] = mt_cpu_gt_i16, [MT_I32] = mt_cpu_gt_i32, [MT_I64] = mt_cpu_gt_i64, [MT_F16] = mt_cpu_gt_f16, [MT_BF16] = mt_cpu_gt_bf16, [MT_F32] = mt_cpu_gt_f32, [MT_F64] = mt_cpu_gt_f64}},
     [MT_OP_GE] = {"ge", MT_KIND_BINARY, MT_RESULT_BOOL, {[MT_BOOL] = mt_cpu_ge_bool, [MT_U8] = mt_cpu_ge_u8, [MT_I8] = mt_cpu_ge_i8, [MT_I16] = mt_cpu_ge_i16, [MT_I32] = mt_cpu_ge_i32, [MT_I64] = mt_cpu_ge_i64, [MT_F16] = mt_cpu_ge_f16, [MT_BF16] = mt_cpu_ge_bf16, [MT_F32] = mt_cpu_ge_f32, [MT_F64] = mt_cpu_ge_f64}},
-    [MT_OP_LOGICAL_AND] = {"logical_and", MT_KIND_BINARY, MT_RESULT_BOOL, {[MT_BOOL] = mt_cpu_logical_and_bool, [MT_U8] = mt_cpu_logical_and_u8, [MT_I8] = mt_cpu_logical_and_i8, [MT_I16] = mt_cpu_logical_and_i16, [MT_I32] = mt_cpu_logical_and_i32, [MT_I64] = mt_cpu_logical_and_i64, [MT_F16] = mt_cpu_logical_and_f16, [MT_BF16] = mt_cpu_logical_and_bf16, [MT_F32] = mt_cpu_logical_and_f32, [MT_F64] = mt_cpu_logical_and_f64}},
-    [MT_OP_LOGICAL_OR] = {"logical_or", MT_KIND_BINARY, MT_RESULT_BOOL, {[MT_BOOL] = mt_cpu_logical_or_bool, [MT_U8] = mt_cpu_logical_or_u8, [MT_I8] = mt_cpu_logical_or_i8, [MT_I16] = mt_cpu_logical_or_i16, [MT_I32] = mt_cpu_logical_or_i32, [MT_I64] = mt_cpu_logical_or_i64, [MT_F16] = mt_cpu_logical_or_f16, [MT_BF16] = mt_cpu_logical_or_bf16, [MT_F32] = mt_cpu_logical_or_f32, [MT_F64] = mt_cpu_logical_or_f64}},
-    [MT_OP_LOGICAL_XOR] = {"logical_xor", MT_KIND_BINARY, MT_RESULT_BOOL, {[MT_BOOL] = mt_cpu_logical_xor_bool, [MT_U8] = mt_cpu_logical_xor_u8, [MT_I8] = mt_cpu_logical_xor_i8, [MT_I16] = mt_cpu_logical_xor_i16, [MT_I32] = mt_cpu_logical_xor_i32, [MT_I64] = mt_cpu_logical_xor_i64, [MT_F16] = mt_cpu_logical_xor_f16, [MT_BF16] = mt_cpu_logical_xor_bf16, [MT_F32] = mt_cpu_logical_xor_f32, [MT_F64] = mt_cpu_logical_xor_f64}},
+    [MT_OP_LOGICAL_AND] = {"logical_and", MT_KIND_BINARY, MT_RESULT_BOOL, {[MT_BOOL] = mt_cpu_logical_and_bool, [MT_U8] = mt_cpu_logical_and_u8, [MT_I8] = mt_cpu_logical_and_i8, [MT_I16] = mt_cpu_logical_and_i16, [MT_I32] = mt_cpu_logical_and_i32, [MT_I64] = mt_cpu_logical_and_i64, [MT_F16] = mt_cpu_logical_and_f16, [MT_BF16] = mt_cpu_logical_and_bf16, [MT_F32] = mt_cpu_logical_and_f32, [MT_F64] = mt_cpu_logical_and_f64, [MT_C64] = mt_cpu_logical_and_c64, [MT_C128] = mt_cpu_logical_and_c128}},
+    [MT_OP_LOGICAL_OR] = {"logical_or", MT_KIND_BINARY, MT_RESULT_BOOL, {[MT_BOOL] = mt_cpu_logical_or_bool, [MT_U8] = mt_cpu_logical_or_u8, [MT_I8] = mt_cpu_logical_or_i8, [MT_I16] = mt_cpu_logical_or_i16, [MT_I32] = mt_cpu_logical_or_i32, [MT_I64] = mt_cpu_logical_or_i64, [MT_F16] = mt_cpu_logical_or_f16, [MT_BF16] = mt_cpu_logical_or_bf16, [MT_F32] = mt_cpu_logical_or_f32, [MT_F64] = mt_cpu_logical_or_f64, [MT_C64] = mt_cpu_logical_or_c64, [MT_C128] = mt_cpu_logical_or_c128}},
+    [MT_OP_LOGICAL_XOR] = {"logical_xor", MT_KIND_BINARY, MT_RESULT_BOOL, {[MT_BOOL] = mt_cpu_logical_xor_bool, [MT_U8] = mt_cpu_logical_xor_u8, [MT_I8] = mt_cpu_logical_xor_i8, [MT_I16] = mt_cpu_logical_xor_i16, [MT_I32] = mt_cpu_logical_xor_i32, [MT_I64] = mt_cpu_logical_xor_i64, [MT_F16] = mt_cpu_logical_xor_f16, [MT_BF16] = mt_cpu_logical_xor_bf16, [MT_F32] = mt_cpu_logical_xor_f32, [MT_F64] = mt_cpu_logical_xor_f64, [MT_C64] = mt_cpu_logical_xor_c64, [MT_C128] = mt_cpu_logical_xor_c128}},
     [MT_OP_ATAN2] = {"atan2", MT_KIND_BINARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_atan2_f16, [MT_BF16] = mt_cpu_atan2_bf16, [MT_F32] = mt_cpu_atan2_f32, [MT_F64] = mt_cpu_atan2_f64}},
     [MT_OP_HYPOT] = {"hypot", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_hypot_f16, [MT_BF16] = mt_cpu_hypot_bf16, [MT_F32] = mt_cpu_hypot_f32, [MT_F64] = mt_cpu_hypot_f64}},
     [MT_OP_COPYSIGN] = {"copysign", MT_KIND_BINARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_copysign_f16, [MT_BF16] = mt_cpu_copysign_bf16, [MT_F32] = mt_cpu_copysign_f32, [MT_F64] = mt_cpu_copysign_f64}},
@@ -663,13 +779,20 @@ const mt_op_desc mt_ops[MT_NUM_OPS] = {
     [MT_OP_LOGADDEXP2] = {"logaddexp2", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_logaddexp2_f16, [MT_BF16] = mt_cpu_logaddexp2_bf16, [MT_F32] = mt_cpu_logaddexp2_f32, [MT_F64] = mt_cpu_logaddexp2_f64}},
     [MT_OP_GCD] = {"gcd", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_U8] = mt_cpu_gcd_u8, [MT_I8] = mt_cpu_gcd_i8, [MT_I16] = mt_cpu_gcd_i16, [MT_I32] = mt_cpu_gcd_i32, [MT_I64] = mt_cpu_gcd_i64}},
     [MT_OP_LCM] = {"lcm", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_U8] = mt_cpu_lcm_u8, [MT_I8] = mt_cpu_lcm_i8, [MT_I16] = mt_cpu_lcm_i16, [MT_I32] = mt_cpu_lcm_i32, [MT_I64] = mt_cpu_lcm_i64}},
-    [MT_OP_TANH_BACKWARD] = {"tanh_backward", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_tanh_backward_f16, [MT_BF16] = mt_cpu_tanh_backward_bf16, [MT_F32] = mt_cpu_tanh_backward_f32, [MT_F64] = mt_cpu_tanh_backward_f64}},
-    [MT_OP_SIGMOID_BACKWARD] = {"sigmoid_backward", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_sigmoid_backward_f16, [MT_BF16] = mt_cpu_sigmoid_backward_bf16, [MT_F32] = mt_cpu_sigmoid_backward_f32, [MT_F64] = mt_cpu_sigmoid_backward_f64}},
-    [MT_OP_WHERE] = {"where", MT_KIND_TERNARY, MT_RESULT_SAME, {[MT_BOOL] = mt_cpu_where_bool, [MT_U8] = mt_cpu_where_u8, [MT_I8] = mt_cpu_where_i8, [MT_I16] = mt_cpu_where_i16, [MT_I32] = mt_cpu_where_i32, [MT_I64] = mt_cpu_where_i64, [MT_F16] = mt_cpu_where_f16, [MT_BF16] = mt_cpu_where_bf16, [MT_F32] = mt_cpu_where_f32, [MT_F64] = mt_cpu_where_f64}},
+    [MT_OP_TANH_BACKWARD] = {"tanh_backward", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_tanh_backward_f16, [MT_BF16] = mt_cpu_tanh_backward_bf16, [MT_F32] = mt_cpu_tanh_backward_f32, [MT_F64] = mt_cpu_tanh_backward_f64, [MT_C64] = mt_cpu_tanh_backward_c64, [MT_C128] = mt_cpu_tanh_backward_c128}},
+    [MT_OP_SIGMOID_BACKWARD] = {"sigmoid_backward", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_sigmoid_backward_f16, [MT_BF16] = mt_cpu_sigmoid_backward_bf16, [MT_F32] = mt_cpu_sigmoid_backward_f32, [MT_F64] = mt_cpu_sigmoid_backward_f64, [MT_C64] = mt_cpu_sigmoid_backward_c64, [MT_C128] = mt_cpu_sigmoid_backward_c128}},
+    [MT_OP_CONJ] = {"conj", MT_KIND_UNARY, MT_RESULT_SAME, {[MT_C64] = mt_cpu_conj_c64, [MT_C128] = mt_cpu_conj_c128}},
+    [MT_OP_CONJ_PHYSICAL] = {"conj_physical", MT_KIND_UNARY, MT_RESULT_SAME, {[MT_BOOL] = mt_cpu_conj_physical_bool, [MT_U8] = mt_cpu_conj_physical_u8, [MT_I8] = mt_cpu_conj_physical_i8, [MT_I16] = mt_cpu_conj_physical_i16, [MT_I32] = mt_cpu_conj_physical_i32, [MT_I64] = mt_cpu_conj_physical_i64, [MT_F16] = mt_cpu_conj_physical_f16, [MT_BF16] = mt_cpu_conj_physical_bf16, [MT_F32] = mt_cpu_conj_physical_f32, [MT_F64] = mt_cpu_conj_physical_f64, [MT_C64] = mt_cpu_conj_physical_c64, [MT_C128] = mt_cpu_conj_physical_c128}},
+    [MT_OP_REAL] = {"real", MT_KIND_UNARY, MT_RESULT_REAL, {[MT_C64] = mt_cpu_real_c64, [MT_C128] = mt_cpu_real_c128}},
+    [MT_OP_IMAG] = {"imag", MT_KIND_UNARY, MT_RESULT_REAL, {[MT_C64] = mt_cpu_imag_c64, [MT_C128] = mt_cpu_imag_c128}},
+    [MT_OP_ANGLE] = {"angle", MT_KIND_UNARY, MT_RESULT_FREAL, {[MT_F16] = mt_cpu_angle_f16, [MT_BF16] = mt_cpu_angle_bf16, [MT_F32] = mt_cpu_angle_f32, [MT_F64] = mt_cpu_angle_f64, [MT_C64] = mt_cpu_angle_c64, [MT_C128] = mt_cpu_angle_c128}},
+    [MT_OP_COMPLEX] = {"complex", MT_KIND_BINARY, MT_RESULT_COMPLEX, {[MT_F32] = mt_cpu_complex_f32, [MT_F64] = mt_cpu_complex_f64}},
+    [MT_OP_POLAR] = {"polar", MT_KIND_BINARY, MT_RESULT_COMPLEX, {[MT_F32] = mt_cpu_polar_f32, [MT_F64] = mt_cpu_polar_f64}},
+    [MT_OP_WHERE] = {"where", MT_KIND_TERNARY, MT_RESULT_SAME, {[MT_BOOL] = mt_cpu_where_bool, [MT_U8] = mt_cpu_where_u8, [MT_I8] = mt_cpu_where_i8, [MT_I16] = mt_cpu_where_i16, [MT_I32] = mt_cpu_where_i32, [MT_I64] = mt_cpu_where_i64, [MT_F16] = mt_cpu_where_f16, [MT_BF16] = mt_cpu_where_bf16, [MT_F32] = mt_cpu_where_f32, [MT_F64] = mt_cpu_where_f64, [MT_C64] = mt_cpu_where_c64, [MT_C128] = mt_cpu_where_c128}},
     [MT_OP_CLAMP] = {"clamp", MT_KIND_TERNARY, MT_RESULT_SAME, {[MT_U8] = mt_cpu_clamp_u8, [MT_I8] = mt_cpu_clamp_i8, [MT_I16] = mt_cpu_clamp_i16, [MT_I32] = mt_cpu_clamp_i32, [MT_I64] = mt_cpu_clamp_i64, [MT_F16] = mt_cpu_clamp_f16, [MT_BF16] = mt_cpu_clamp_bf16, [MT_F32] = mt_cpu_clamp_f32, [MT_F64] = mt_cpu_clamp_f64}},
     [MT_OP_LERP] = {"lerp", MT_KIND_TERNARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_lerp_f16, [MT_BF16] = mt_cpu_lerp_bf16, [MT_F32] = mt_cpu_lerp_f32, [MT_F64] = mt_cpu_lerp_f64}},
     [MT_OP_ADDCMUL] = {"addcmul", MT_KIND_TERNARY, MT_RESULT_SAME, {[MT_U8] = mt_cpu_addcmul_u8, [MT_I8] = mt_cpu_addcmul_i8, [MT_I16] = mt_cpu_addcmul_i16, [MT_I32] = mt_cpu_addcmul_i32, [MT_I64] = mt_cpu_addcmul_i64, [MT_F16] = mt_cpu_addcmul_f16, [MT_BF16] = mt_cpu_addcmul_bf16, [MT_F32] = mt_cpu_addcmul_f32, [MT_F64] = mt_cpu_addcmul_f64}},
     [MT_OP_ADDCDIV] = {"addcdiv", MT_KIND_TERNARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_addcdiv_f16, [MT_BF16] = mt_cpu_addcdiv_bf16, [MT_F32] = mt_cpu_addcdiv_f32, [MT_F64] = mt_cpu_addcdiv_f64}},
-    [MT_OP_MASKED_FILL] = {"masked_fill", MT_KIND_TERNARY, MT_RESULT_SAME, {[MT_BOOL] = mt_cpu_masked_fill_bool, [MT_U8] = mt_cpu_masked_fill_u8, [MT_I8] = mt_cpu_masked_fill_i8, [MT_I16] = mt_cpu_masked_fill_i16, [MT_I32] = mt_cpu_masked_fill_i32, [MT_I64] = mt_cpu_masked_fill_i64, [MT_F16] = mt_cpu_masked_fill_f16, [MT_BF16] = mt_cpu_masked_fill_bf16, [MT_F32] = mt_cpu_masked_fill_f32, [MT_F64] = mt_cpu_masked_fill_f64}},
+    [MT_OP_MASKED_FILL] = {"masked_fill", MT_KIND_TERNARY, MT_RESULT_SAME, {[MT_BOOL] = mt_cpu_masked_fill_bool, [MT_U8] = mt_cpu_masked_fill_u8, [MT_I8] = mt_cpu_masked_fill_i8, [MT_I16] = mt_cpu_masked_fill_i16, [MT_I32] = mt_cpu_masked_fill_i32, [MT_I64] = mt_cpu_masked_fill_i64, [MT_F16] = mt_cpu_masked_fill_f16, [MT_BF16] = mt_cpu_masked_fill_bf16, [MT_F32] = mt_cpu_masked_fill_f32, [MT_F64] = mt_cpu_masked_fill_f64, [MT_C64] = mt_cpu_masked_fill_c64, [MT_C128] = mt_cpu_masked_fill_c128}},
     [MT_OP_NAN_TO_NUM] = {"nan_to_num", MT_KIND_TERNARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_nan_to_num_f16, [MT_BF16] = mt_cpu_nan_to_num_bf16, [MT_F32] = mt_cpu_nan_to_num_f32, [MT_F64] = mt_cpu_nan_to_num_f64}},
 };

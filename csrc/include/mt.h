@@ -39,7 +39,10 @@ enum mt_dtype {
     MT_F8E5M2FNUZ = 12,
     MT_F8E4M3FNUZ = 13,
     MT_F8E8M0FNU = 14,
-    MT_NUM_DTYPES = 15
+    /* complex: (real, imaginary) pairs of float32 / float64, PyTorch's complex64 / complex128 */
+    MT_C64 = 15,
+    MT_C128 = 16,
+    MT_NUM_DTYPES = 17
 };
 
 enum mt_device {
@@ -113,6 +116,8 @@ mt_status mt_storage_move_to(mt_tensor *t, void *data, int64_t nbytes, void (*de
 int64_t mt_shared_count_add(int64_t *counter, int64_t delta);
 /* A 0-dim tensor holding a Python scalar; wrapped marks it as a wrapped number. */
 mt_status mt_scalar_tensor(double f, int64_t i, int kind, int dtype, int wrapped, mt_tensor **out);
+/* the same for a Python complex number re + im*j */
+mt_status mt_scalar_complex(double re, double im, int dtype, int wrapped, mt_tensor **out);
 mt_status mt_fill(mt_tensor *t, double f, int64_t i, int kind);
 mt_status mt_arange(double start, double end, double step, int dtype, int device, mt_tensor **out);
 mt_status mt_linspace(double start, double end, int64_t steps, int dtype, int device, mt_tensor **out);
@@ -143,6 +148,9 @@ mt_status mt_select(mt_tensor *t, int64_t dim, int64_t index, mt_tensor **out);
 mt_status mt_slice(mt_tensor *t, int64_t dim, int64_t start, int64_t end, int64_t step, mt_tensor **out);
 mt_status mt_unfold(mt_tensor *t, int64_t dim, int64_t size, int64_t step, mt_tensor **out);
 mt_status mt_view_dtype(mt_tensor *t, int dtype, mt_tensor **out);
+/* complex (..., ) <-> real (..., 2) views, with their autograd (ViewAsRealBackward0, ViewAsComplexBackward0) */
+mt_status mt_view_as_real(mt_tensor *t, mt_tensor **out);
+mt_status mt_view_as_complex(mt_tensor *t, mt_tensor **out);
 /* resize_: contiguous strides; the storage grows (in place, views see it) when needed */
 mt_status mt_resize_(mt_tensor *t, int ndim, const int64_t *sizes);
 
@@ -836,13 +844,20 @@ enum mt_op {
     MT_OP_LCM = 79,
     MT_OP_TANH_BACKWARD = 80,
     MT_OP_SIGMOID_BACKWARD = 81,
-    MT_OP_WHERE = 82,
-    MT_OP_CLAMP = 83,
-    MT_OP_LERP = 84,
-    MT_OP_ADDCMUL = 85,
-    MT_OP_ADDCDIV = 86,
-    MT_OP_MASKED_FILL = 87,
-    MT_OP_NAN_TO_NUM = 88,
-    MT_NUM_OPS = 89
+    MT_OP_CONJ = 82,
+    MT_OP_CONJ_PHYSICAL = 83,
+    MT_OP_REAL = 84,
+    MT_OP_IMAG = 85,
+    MT_OP_ANGLE = 86,
+    MT_OP_COMPLEX = 87,
+    MT_OP_POLAR = 88,
+    MT_OP_WHERE = 89,
+    MT_OP_CLAMP = 90,
+    MT_OP_LERP = 91,
+    MT_OP_ADDCMUL = 92,
+    MT_OP_ADDCDIV = 93,
+    MT_OP_MASKED_FILL = 94,
+    MT_OP_NAN_TO_NUM = 95,
+    MT_NUM_OPS = 96
 };
 /* ---- END GENERATED OPS ---- */

@@ -82,6 +82,24 @@ def _analytical(inputs, outputs):
     return jac
 
 
+def _realified(func, inputs):
+    """func and inputs with each complex input z as a real (..., 2) leaf r (z = view_as_complex(r)) and each
+    complex output o as view_as_real(o): the real Jacobian of that function is what PyTorch's gradcheck checks
+    for complex functions (real and imaginary parts of inputs and outputs), and its analytical side runs the
+    complex ops' conjugate Wirtinger formulas. None when nothing is complex."""
+    from .._views import view_as_complex, view_as_real
+    complex_in = {i for i, t in _diff_inputs(inputs) if t.dtype.is_complex}
+    if not complex_in and not any(o.dtype.is_complex for o in _outputs(func, inputs)):
+        return None
+    new_inputs = tuple(view_as_real(t.detach()).clone().requires_grad_() if i in complex_in else t
+                       for i, t in enumerate(inputs))
+
+    def new_func(*args):
+        args = [view_as_complex(a) if i in complex_in else a for i, a in enumerate(args)]
+        return tuple(view_as_real(o) if o.dtype.is_complex else o for o in _outputs(func, args))
+    return new_func, new_inputs
+
+
 def _allclose(a, b, rtol, atol):
     if a.numel() == 0:
         return True
@@ -113,6 +131,10 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
             warnings.warn(f"Input #{i} requires gradient and is not a double precision floating point or complex. "
                           "This check will likely fail if all the inputs are not of double precision floating "
                           "point or complex. ")
+    real = _realified(func, inputs)
+    if real is not None:
+        func, inputs = real
+        diff = _diff_inputs(inputs)
     # analytical first: the finite differences write into the inputs (bumping their versions)
     outputs = _outputs(func, inputs)
     analytical = _analytical(inputs, outputs) if check_backward_ad else None
@@ -149,14 +171,15 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     outputs = _outputs(func, inputs)
     if grad_outputs is None:
         grad_outputs = tuple(randn(tuple(o.shape), dtype=o.dtype).requires_grad_() for o in outputs
-                             if o.dtype.is_floating_point and o.requires_grad)
+                             if (o.dtype.is_floating_point or o.dtype.is_complex) and o.requires_grad)
     else:
         grad_outputs = _as_tuple(grad_outputs)
     n_in = len(inputs)
 
     def new_func(*args):
         ins, gos = args[:n_in], args[n_in:]
-        outs = tuple(o for o in _outputs(func, ins) if o.dtype.is_floating_point and o.requires_grad)
+        outs = tuple(o for o in _outputs(func, ins) if (o.dtype.is_floating_point or o.dtype.is_complex)
+                     and o.requires_grad)
         diff = [t for _, t in _diff_inputs(ins)]
         gs = grad(outs, diff, gos, create_graph=True, allow_unused=True)
         return tuple(g for g in gs if g is not None)

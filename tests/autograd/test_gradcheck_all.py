@@ -81,6 +81,14 @@ OPS = {
     "rpow": Op(lambda L, a: 2.0 ** a, (2, 3), **E),
     "maximum": Op(lambda L, a, b: L.maximum(a, b), (2, 3), (2, 3), kind="distinct", bcast=[(2, 3), (3,)], **E),
     "minimum": Op(lambda L, a, b: L.minimum(a, b), (2, 3), (2, 3), kind="distinct", **E),
+    # ---- complex numbers, between real leaves and real outputs (tests/core/test_complex.py has more)
+    "complex": Op(lambda L, a, b: L.view_as_real(L.complex(a, b)), (2, 3), (2, 3), **E),
+    "polar": Op(lambda L, a, b: L.view_as_real(L.polar(a, b)), (2, 3), (2, 3), kind="pos", **E),
+    "view_as_complex": Op(lambda L, x: L.view_as_real(L.view_as_complex(x.contiguous()) * L.view_as_complex(x.flip(0).contiguous())),
+                          (2, 3, 2), **E),
+    "conj": Op(lambda L, a, b: L.view_as_real(L.complex(a, b).conj() * L.complex(b, a)), (2, 3), (2, 3), **E),
+    "conj_physical_complex": Op(lambda L, a, b: L.view_as_real(L.conj_physical(L.complex(a, b)) * L.complex(b, a)),
+                                (2, 3), (2, 3), **E),
     # ---- ternary elementwise
     "where": Op(lambda L, a, b: L.where(mask(L), a, b), (2, 3), (2, 3), bcast=[(3,), (2, 1)], **E),
     "clamp": Op(lambda L, x: x.clamp(-0.5, 0.5), (2, 3), kind="distinct", **E),

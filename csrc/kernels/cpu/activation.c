@@ -144,6 +144,8 @@ static mt_status check_act(int act, int dtype) {
     if (dtype == MT_BOOL && (act == MT_ACT_RELU || act == MT_ACT_HARDTANH))
         return mt__error(MT_ERR_RUNTIME, act == MT_ACT_RELU ? "Boolean inputs not supported for relu"
                                                             : "Bool inputs not supported for hardtanh");
+    if (mt__is_complex(dtype) && (act == MT_ACT_RELU || act == MT_ACT_HARDTANH)) /* PyTorch: through clamp */
+        return mt__error(MT_ERR_NOT_IMPLEMENTED, "clamp is not supported for complex types");
     if (!acts[act].fwd[dtype]) return mt__not_implemented(acts[act].kname, dtype);
     return MT_OK;
 }

@@ -162,3 +162,21 @@ ROWS_INT(B_SAME, lcm, ({
     : sizeof(CT) < sizeof(int) ? (CT)abs((int)x / (int)g_ * (int)y)
                                : IABS(CT, IMUL(CT, g_ == -1 ? ISUB(CT, 0, x) : (CT)(x / g_), y));
 }))
+
+/* ---- complex64 / complex128 (c10's product and division, loops.h) ---- */
+ROWS_COMPLEX(B_SAME, add, KALPHA(CT) == 1 ? x + y : x + y * KALPHA(CT))
+ROWS_COMPLEX(B_SAME, sub, KALPHA(CT) == 1 ? x - y : x - y * KALPHA(CT))
+ROWS_COMPLEX(B_SAME, mul, CMUL(x, y))
+ROWS_COMPLEX(B_SAME, div, CDIV(x, y))
+ROWS_COMPLEX(B_SAME, pow, pow(x, y))
+ROWS_COMPLEX(B_BOOL, eq, x == y)
+ROWS_COMPLEX(B_BOOL, ne, x != y)
+ROWS_COMPLEX(B_BOOL, logical_and, (x != 0) && (y != 0))
+ROWS_COMPLEX(B_BOOL, logical_or, (x != 0) || (y != 0))
+ROWS_COMPLEX(B_BOOL, logical_xor, (x != 0) != (y != 0))
+/* PyTorch's tanh_backward / sigmoid_backward for complex: grad * conj(1 - y*y), grad * conj((1 - y) * y) */
+ROWS_COMPLEX(B_SAME, tanh_backward, CMUL(x, conj((CT)1 - CMUL(y, y))))
+ROWS_COMPLEX(B_SAME, sigmoid_backward, CMUL(x, conj(CMUL((CT)1 - y, y))))
+/* torch.complex(real, imag) and torch.polar(abs, angle): two reals make one complex */
+ROWS_F32F64(B_TOCOMPLEX, complex, CMAKE(CT, x, y))
+ROWS_F32F64(B_TOCOMPLEX, polar, CMAKE(CT, x * cos(y), x * sin(y)))

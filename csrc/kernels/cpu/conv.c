@@ -108,7 +108,8 @@ static void gemm(int f64, int ta, int tb, int64_t m, int64_t n, int64_t k, const
 static const char *cpp_type(int dt) {
     static const char *const n[] = {"bool", "unsigned char", "signed char", "short", "int", "long", "c10::Half",
                                     "c10::BFloat16", "float", "double", "c10::Float8_e5m2", "c10::Float8_e4m3fn",
-                                    "c10::Float8_e5m2fnuz", "c10::Float8_e4m3fnuz", "c10::Float8_e8m0fnu"};
+                                    "c10::Float8_e5m2fnuz", "c10::Float8_e4m3fnuz", "c10::Float8_e8m0fnu",
+                                    "c10::complex<float>", "c10::complex<double>"};
     MT_DTYPE_TABLE(n);
     return n[dt];
 }

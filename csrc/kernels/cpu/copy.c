@@ -1,7 +1,7 @@
 /* copy.c — the dtype conversion loops mt__cast_loops[dst][src]. Floats reach
  * int64 directly and narrower integers through int32 (as PyTorch's CPU casts do), float16 and
  * bfloat16 round to nearest even; float8 converts through float32 both ways (c10's Float8 types
- * have only a float constructor and a float conversion). */
+ * have only a float constructor and a float conversion); complex to real takes the real part. */
 #include "loops.h"
 
 /* load any dtype into the widest type of its kind */
@@ -20,6 +20,8 @@
 #define LD_f8e5m2fnuz(p) ((double)mt__fnuz_to_f32(*(const uint8_t *)(p), 5, 2))
 #define LD_f8e4m3fnuz(p) ((double)mt__fnuz_to_f32(*(const uint8_t *)(p), 4, 3))
 #define LD_f8e8m0fnu(p) ((double)mt__e8m0_to_f32(*(const uint8_t *)(p)))
+#define LD_c64(p) (*(const float _Complex *)(p))
+#define LD_c128(p) (*(const double _Complex *)(p))
 
 /* Float to int32 as x86's cvttsd2si does (INT32_MIN for NaN and out of range), which is what
  * PyTorch's casts to int32 and, truncating that, to int16/int8/uint8 give. */
@@ -27,14 +29,18 @@ static inline int32_t f2i32(double x) {
     return x > -2147483649.0 && x < 2147483648.0 ? (int32_t)x : INT32_MIN;
 }
 
-/* store from int64 (ints) or from double/float (floats): generic on the value type */
-#define ST_INT(T, v) _Generic((v), double: (T)f2i32(v), float: (T)f2i32(v), default: (T)(v))
+/* store from int64 (ints), double/float (floats) or complex (its real part, as PyTorch's casts to a
+ * real dtype take it): generic on the value type */
+#define ST_INT(T, v) _Generic((v), double: (T)f2i32(v), float: (T)f2i32(v), float _Complex: (T)f2i32(creal(v)), \
+                              double _Complex: (T)f2i32(creal(v)), default: (T)(v))
 #define ST_bool(p, v) (*(uint8_t *)(p) = (uint8_t)((v) != 0))
 #define ST_u8(p, v) (*(uint8_t *)(p) = ST_INT(uint8_t, v))
 #define ST_i8(p, v) (*(int8_t *)(p) = ST_INT(int8_t, v))
 #define ST_i16(p, v) (*(int16_t *)(p) = ST_INT(int16_t, v))
 #define ST_i32(p, v) (*(int32_t *)(p) = ST_INT(int32_t, v))
-#define ST_i64(p, v) (*(int64_t *)(p) = _Generic((v), double: mt__f2i(v), float: mt__f2i(v), default: (int64_t)(v)))
+#define ST_i64(p, v) (*(int64_t *)(p) = _Generic((v), double: mt__f2i(v), float: mt__f2i(v), \
+                                                   float _Complex: mt__f2i(creal(v)), double _Complex: mt__f2i(creal(v)), \
+                                                   default: (int64_t)(v)))
 #define ST_f16(p, v) (*(uint16_t *)(p) = mt__f32_to_f16((float)(v)))
 #define ST_bf16(p, v) (*(uint16_t *)(p) = mt__f32_to_bf16((float)(v)))
 #define ST_f32(p, v) (*(float *)(p) = (float)(v))
@@ -44,6 +50,8 @@ static inline int32_t f2i32(double x) {
 #define ST_f8e5m2fnuz(p, v) (*(uint8_t *)(p) = mt__f32_to_fnuz((float)(v), 5))
 #define ST_f8e4m3fnuz(p, v) (*(uint8_t *)(p) = mt__f32_to_fnuz((float)(v), 4))
 #define ST_f8e8m0fnu(p, v) (*(uint8_t *)(p) = mt__f32_to_e8m0((float)(v)))
+#define ST_c64(p, v) (*(float _Complex *)(p) = (float _Complex)(v))
+#define ST_c128(p, v) (*(double _Complex *)(p) = (double _Complex)(v))
 
 /* element sizes, so contiguous runs get a loop with constant strides that vectorises */
 #define SZ_bool 1
@@ -61,6 +69,8 @@ static inline int32_t f2i32(double x) {
 #define SZ_f8e5m2fnuz 1
 #define SZ_f8e4m3fnuz 1
 #define SZ_f8e8m0fnu 1
+#define SZ_c64 8
+#define SZ_c128 16
 
 #define CAST_DEF(DST, SRC)                                                             \
     MT_SIMD static void cast_##DST##_##SRC(char **d, const int64_t *s, int64_t n, const mt_kargs *k) { \
@@ -75,10 +85,11 @@ static inline int32_t f2i32(double x) {
     CAST_DEF(DST, bool) CAST_DEF(DST, u8) CAST_DEF(DST, i8) CAST_DEF(DST, i16) CAST_DEF(DST, i32) \
     CAST_DEF(DST, i64) CAST_DEF(DST, f16) CAST_DEF(DST, bf16) CAST_DEF(DST, f32) CAST_DEF(DST, f64) \
     CAST_DEF(DST, f8e5m2) CAST_DEF(DST, f8e4m3fn) CAST_DEF(DST, f8e5m2fnuz) CAST_DEF(DST, f8e4m3fnuz) \
-    CAST_DEF(DST, f8e8m0fnu)
+    CAST_DEF(DST, f8e8m0fnu) CAST_DEF(DST, c64) CAST_DEF(DST, c128)
 CAST_ROW(bool) CAST_ROW(u8) CAST_ROW(i8) CAST_ROW(i16) CAST_ROW(i32)
 CAST_ROW(i64) CAST_ROW(f16) CAST_ROW(bf16) CAST_ROW(f32) CAST_ROW(f64)
 CAST_ROW(f8e5m2) CAST_ROW(f8e4m3fn) CAST_ROW(f8e5m2fnuz) CAST_ROW(f8e4m3fnuz) CAST_ROW(f8e8m0fnu)
+CAST_ROW(c64) CAST_ROW(c128)
 
 /* same-dtype copies move bytes */
 #define COPY_DEF(W, T)                                                                 \
@@ -92,21 +103,22 @@ COPY_DEF(1, uint8_t)
 COPY_DEF(2, uint16_t)
 COPY_DEF(4, uint32_t)
 COPY_DEF(8, uint64_t)
+COPY_DEF(16, double _Complex)
 
 #define ROW_ENTRIES(DST)                                                               \
     {cast_##DST##_bool, cast_##DST##_u8, cast_##DST##_i8, cast_##DST##_i16, cast_##DST##_i32, \
      cast_##DST##_i64, cast_##DST##_f16, cast_##DST##_bf16, cast_##DST##_f32, cast_##DST##_f64,      \
      cast_##DST##_f8e5m2, cast_##DST##_f8e4m3fn, cast_##DST##_f8e5m2fnuz, cast_##DST##_f8e4m3fnuz,   \
-     cast_##DST##_f8e8m0fnu}
+     cast_##DST##_f8e8m0fnu, cast_##DST##_c64, cast_##DST##_c128}
 static const mt_loop_fn casts[][MT_NUM_DTYPES] = {
     ROW_ENTRIES(bool), ROW_ENTRIES(u8), ROW_ENTRIES(i8), ROW_ENTRIES(i16), ROW_ENTRIES(i32),
     ROW_ENTRIES(i64), ROW_ENTRIES(f16), ROW_ENTRIES(bf16), ROW_ENTRIES(f32), ROW_ENTRIES(f64),
     ROW_ENTRIES(f8e5m2), ROW_ENTRIES(f8e4m3fn), ROW_ENTRIES(f8e5m2fnuz), ROW_ENTRIES(f8e4m3fnuz),
-    ROW_ENTRIES(f8e8m0fnu)};
+    ROW_ENTRIES(f8e8m0fnu), ROW_ENTRIES(c64), ROW_ENTRIES(c128)};
 MT_DTYPE_TABLE(casts);
 
 static const mt_loop_fn copies[] = {copy_1, copy_1, copy_1, copy_2, copy_4, copy_8, copy_2, copy_2,
-                                    copy_4, copy_8, copy_1, copy_1, copy_1, copy_1, copy_1};
+                                    copy_4, copy_8, copy_1, copy_1, copy_1, copy_1, copy_1, copy_8, copy_16};
 MT_DTYPE_TABLE(copies);
 
 mt_loop_fn mt__cast_loop(int dst, int src) { return dst == src ? copies[dst] : casts[dst][src]; }

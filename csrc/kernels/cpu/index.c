@@ -241,7 +241,8 @@ static inline __attribute__((always_inline)) void gather_one(void *c, int64_t li
     case 1: ((uint8_t *)m->dst)[lin] = ((const uint8_t *)m->src)[off]; break;
     case 2: ((uint16_t *)m->dst)[lin] = ((const uint16_t *)m->src)[off]; break;
     case 4: ((uint32_t *)m->dst)[lin] = ((const uint32_t *)m->src)[off]; break;
-    default: ((uint64_t *)m->dst)[lin] = ((const uint64_t *)m->src)[off]; break;
+    case 8: ((uint64_t *)m->dst)[lin] = ((const uint64_t *)m->src)[off]; break;
+    default: ((mt_bytes16 *)m->dst)[lin] = ((const mt_bytes16 *)m->src)[off]; break;
     }
 }
 

@@ -32,6 +32,27 @@ static void gemm_blas(mt_tensor *A, mt_tensor *B, mt_tensor *C, double beta, dou
                   sb[0], sb[1], sb[2], beta, (double *)mt__data(C), sc[0], sc[1], sc[2]);
 }
 
+/* complex64/complex128 C[i] = beta*C[i] + alpha*A[i]@B[i] on OpenBLAS's cgemm/zgemm, one call per
+ * batch; A and B BLAS-addressable (a column-major one goes in transposed), C row-major */
+static void gemm_complex(mt_tensor *A, mt_tensor *B, mt_tensor *C, double beta, double alpha) {
+    int64_t nb = A->sizes[0], m = A->sizes[1], k = A->sizes[2], n = B->sizes[2], lda, ldb, ldc;
+    int ta = blas_layout(m, k, A->strides[1], A->strides[2], &lda), tb = blas_layout(k, n, B->strides[1], B->strides[2], &ldb);
+    blas_layout(m, n, C->strides[1], C->strides[2], &ldc);
+    int isz = mt_dtype_itemsize(C->dtype);
+    const double al[2] = {alpha, 0}, be[2] = {beta, 0};
+    const float alf[2] = {(float)alpha, 0}, bef[2] = {(float)beta, 0};
+    char *a = mt__data(A), *b = mt__data(B), *c = mt__data(C);
+    for (int64_t i = 0; i < nb; i++) {
+        void *ai = a + i * A->strides[0] * isz, *bi = b + i * B->strides[0] * isz, *ci = c + i * C->strides[0] * isz;
+        if (C->dtype == MT_C64)
+            cblas_cgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n,
+                        (int)k, alf, ai, (int)lda, bi, (int)ldb, bef, ci, (int)ldc);
+        else
+            cblas_zgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n,
+                        (int)k, al, ai, (int)lda, bi, (int)ldb, be, ci, (int)ldc);
+    }
+}
+
 /* integer GEMM with int64 accumulation and wrap-around (A, B, C int64 contiguous) */
 static void gemm_int(mt_tensor *A, mt_tensor *B, mt_tensor *C, int64_t beta, int64_t alpha) {
     int64_t nb = A->sizes[0], m = A->sizes[1], k = A->sizes[2], n = B->sizes[2];
@@ -64,7 +85,7 @@ static mt_status as_dtype_layout(mt_tensor *t, int dtype, int need_blas, mt_tens
 /* The core: C (3-D, already shaped [b,m,n]) = beta*C + alpha*A@B. */
 static mt_status gemm3(mt_tensor *A, mt_tensor *B, mt_tensor *C, double beta, double alpha) {
     int dt = C->dtype;
-    if (!mt__is_floating(dt)) /* integer GEMMs take beta/alpha as int64, checked as PyTorch's Scalar */
+    if (!mt__is_floating(dt) && !mt__is_complex(dt)) /* integer GEMMs take beta/alpha as int64, checked as PyTorch's Scalar */
         for (int i = 0; i < 2; i++) {
             double v = i ? alpha : beta;
             if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0))
@@ -74,7 +95,7 @@ static mt_status gemm3(mt_tensor *A, mt_tensor *B, mt_tensor *C, double beta, do
     if (A->sizes[2] == 0 || alpha == 0) { /* empty inner dimension: C = beta * C */
         if (beta == 0) return mt_fill(C, 0, 0, MT_SCALAR_INT);
         mt_tensor *r;
-        MT_TRY(mt_binary_scalar(MT_OP_MUL, C, beta, mt__f2i(beta), mt__is_floating(dt) ? MT_SCALAR_FLOAT : MT_SCALAR_INT, 0, 1, C, &r));
+        MT_TRY(mt_binary_scalar(MT_OP_MUL, C, beta, mt__f2i(beta), mt__is_floating(dt) || mt__is_complex(dt) ? MT_SCALAR_FLOAT : MT_SCALAR_INT, 0, 1, C, &r));
         mt_tensor_release(r);
         return MT_OK;
     }
@@ -84,14 +105,15 @@ static mt_status gemm3(mt_tensor *A, mt_tensor *B, mt_tensor *C, double beta, do
         if (st <= 0) { if (!st) mt_tensor_bump_version(C); return st; }
     }
     /* float16/bfloat16/float8 multiply and accumulate in float32, rounded once into C */
-    int work = (dt == MT_F32 || dt == MT_F64) ? dt : (mt__is_floating(dt) ? MT_F32 : MT_I64);
+    int work = (dt == MT_F32 || dt == MT_F64 || mt__is_complex(dt)) ? dt : (mt__is_floating(dt) ? MT_F32 : MT_I64);
     int blas = work != MT_I64;
     mt_tensor *a = NULL, *b = NULL, *c = NULL;
     mt_status st = as_dtype_layout(A, work, blas, &a);
     if (!st) st = as_dtype_layout(B, work, blas, &b);
     if (!st) {
         int64_t ld;
-        int direct = C->dtype == work && (!blas || blas_layout(C->sizes[1], C->sizes[2], C->strides[1], C->strides[2], &ld) >= 0)
+        int lay = blas_layout(C->sizes[1], C->sizes[2], C->strides[1], C->strides[2], &ld);
+        int direct = C->dtype == work && (!blas || (mt__is_complex(work) ? lay == 0 : lay >= 0)) /* complex: C row-major */
                      && (blas || mt_tensor_is_contiguous(C));
         if (direct) { c = C; mt_tensor_retain(c); }
         else if (!(st = mt__alloc(3, C->sizes, NULL, work, C->device, &c)) && beta != 0) st = mt_copy_(c, C);
@@ -104,7 +126,8 @@ static mt_status gemm3(mt_tensor *A, mt_tensor *B, mt_tensor *C, double beta, do
             if (!st) { mt_tensor_release(b); b = cb; }
         }
         if (!st) {
-            if (blas) gemm_blas(a, b, c, beta, alpha);
+            if (mt__is_complex(work)) gemm_complex(a, b, c, beta, alpha);
+            else if (blas) gemm_blas(a, b, c, beta, alpha);
             else gemm_int(a, b, c, (int64_t)beta, (int64_t)alpha);
             if (c != C) st = mt_copy_(C, c);
             else mt_tensor_bump_version(C);

@@ -11,6 +11,8 @@
 
 #include <math.h>
 #include <tgmath.h>
+#undef complex /* <complex.h>'s spelling of _Complex: "complex" is an op of the table (torch.complex) */
+#undef I
 
 #include "../../core/internal.h"
 
@@ -35,10 +37,67 @@
 #define ROWS_NUM(M, ...) ROWS_INT(M, __VA_ARGS__) ROWS_FLOAT(M, __VA_ARGS__)
 #define ROWS_ALL(M, ...) ROW_BOOL(M, __VA_ARGS__) ROWS_NUM(M, __VA_ARGS__)
 #define ROWS_INTBOOL(M, ...) ROW_BOOL(M, __VA_ARGS__) ROWS_INT(M, __VA_ARGS__)
+/* complex64 / complex128 compute in C's complex types (ops.tbl kernels "complex") */
+#define ROWS_COMPLEX(M, ...)                                                   \
+    M(c64, float _Complex, float _Complex, ID, ID, __VA_ARGS__)                 \
+    M(c128, double _Complex, double _Complex, ID, ID, __VA_ARGS__)
+/* the real type of a complex row (abs, angle, real, imag store it) and the complex type of a
+ * float row (torch.complex, polar) */
+#define MT_REALT_c64 float
+#define MT_REALT_c128 double
+#define MT_CPLXT_f32 float _Complex
+#define MT_CPLXT_f64 double _Complex
+
+/* PyTorch's c10::complex arithmetic, not C's Annex G forms (which call __mulsc3/__divsc3 and
+ * treat infinities apart): the plain product, and numpy's scaled division that c10 uses */
+#define MT_COMPLEX_FNS(SFX, R)                                                                    \
+    static inline R _Complex mt__cmul##SFX(R _Complex x, R _Complex y) {                          \
+        R a = __real__ x, b = __imag__ x, c = __real__ y, d = __imag__ y;                          \
+        R _Complex r;                                                                             \
+        __real__ r = a * c - b * d;                                                               \
+        __imag__ r = a * d + b * c;                                                               \
+        return r;                                                                                 \
+    }                                                                                             \
+    static inline R _Complex mt__cdiv##SFX(R _Complex x, R _Complex y) {                          \
+        R a = __real__ x, b = __imag__ x, c = __real__ y, d = __imag__ y, re, im;                  \
+        R ac = c < 0 ? -c : c, ad = d < 0 ? -d : d;                                               \
+        if (ac >= ad) {                                                                           \
+            if (ac == 0 && ad == 0) {                                                             \
+                re = a / ac;                                                                      \
+                im = b / ad;                                                                      \
+            } else {                                                                              \
+                R rat = d / c, scl = (R)1 / (c + d * rat);                                        \
+                re = (a + b * rat) * scl;                                                         \
+                im = (b - a * rat) * scl;                                                         \
+            }                                                                                     \
+        } else {                                                                                  \
+            R rat = c / d, scl = (R)1 / (d + c * rat);                                            \
+            re = (a * rat + b) * scl;                                                             \
+            im = (b * rat - a) * scl;                                                             \
+        }                                                                                         \
+        R _Complex r;                                                                             \
+        __real__ r = re;                                                                          \
+        __imag__ r = im;                                                                          \
+        return r;                                                                                 \
+    }                                                                                             \
+    static inline R _Complex mt__cmake##SFX(R re, R im) {                                         \
+        R _Complex r;                                                                             \
+        __real__ r = re;                                                                          \
+        __imag__ r = im;                                                                          \
+        return r;                                                                                 \
+    }
+MT_COMPLEX_FNS(f, float)
+MT_COMPLEX_FNS(, double)
+#define CMUL(x, y) _Generic((x), float _Complex: mt__cmulf, default: mt__cmul)((x), (y))
+#define CDIV(x, y) _Generic((x), float _Complex: mt__cdivf, default: mt__cdiv)((x), (y))
+/* re + im*i in the complex type of CT (a real or complex compute type) */
+#define CMAKE(CT, re, im) _Generic((CT)0, float: mt__cmakef, float _Complex: mt__cmakef, default: mt__cmake)((re), (im))
+#define ROWS_F32F64(M, ...) M(f32, float, float, ID, ID, __VA_ARGS__) M(f64, double, double, ID, ID, __VA_ARGS__)
 
 #define IS_FLOAT_CT(CT) _Generic((CT)0, float: 1, double: 1, default: 0)
 /* the scalar argument of the op in the compute type */
-#define KALPHA(CT) _Generic((CT)0, float: (float)k->alpha, double: k->alpha, default: (CT)k->ialpha)
+#define KALPHA(CT) _Generic((CT)0, float: (float)k->alpha, double: k->alpha, float _Complex: (float)k->alpha, \
+                                   double _Complex: k->alpha, default: (CT)k->ialpha)
 
 /* Each loop is compiled for AVX-512, AVX2+FMA and baseline x86-64; the
  * loader picks the best the CPU has (no -march=native in what ships). The
@@ -57,7 +116,7 @@
  * PyTorch kernels round intermediate results to the tensor dtype; a no-op elsewhere. Each loop
  * declares rnd_kind_ from its row tag. */
 enum { MT_RND_bool = 0, MT_RND_u8 = 0, MT_RND_i8 = 0, MT_RND_i16 = 0, MT_RND_i32 = 0, MT_RND_i64 = 0,
-       MT_RND_f16 = 1, MT_RND_bf16 = 2, MT_RND_f32 = 0, MT_RND_f64 = 0 };
+       MT_RND_f16 = 1, MT_RND_bf16 = 2, MT_RND_f32 = 0, MT_RND_f64 = 0, MT_RND_c64 = 0, MT_RND_c128 = 0 };
 static inline __attribute__((always_inline)) float mt__rnd_f(int kind, float v) {
     return kind == 1 ? mt__f16_to_f32(mt__f32_to_f16(v)) : kind == 2 ? mt__bf16_to_f32(mt__f32_to_bf16(v)) : v;
 }
@@ -93,6 +152,8 @@ static inline __attribute__((always_inline)) float mt__rnd_f(int kind, float v) 
     }
 #define U_SAME(TAG, T, CTY, LD, ST, NAME, ...) UNARY_DEF(NAME, TAG, T, CTY, LD, T, ST, (__VA_ARGS__))
 #define U_BOOL(TAG, T, CTY, LD, ST, NAME, ...) UNARY_DEF(NAME, TAG, T, CTY, LD, uint8_t, TOBOOL, (__VA_ARGS__))
+/* complex in, its real type out (abs, angle, real, imag) */
+#define U_TOREAL(TAG, T, CTY, LD, ST, NAME, ...) UNARY_DEF(NAME, TAG, T, CTY, LD, MT_REALT_##TAG, ID, (__VA_ARGS__))
 
 /* ---- binary: out = EXPR(x, y) ---- */
 #define BINARY_DEF(NAME, TAG, TI, CTY, LOAD, TO, STORE, EXPR)                         \
@@ -142,6 +203,8 @@ static inline __attribute__((always_inline)) float mt__rnd_f(int kind, float v) 
     }
 #define B_SAME(TAG, T, CTY, LD, ST, NAME, ...) BINARY_DEF(NAME, TAG, T, CTY, LD, T, ST, (__VA_ARGS__))
 #define B_BOOL(TAG, T, CTY, LD, ST, NAME, ...) BINARY_DEF(NAME, TAG, T, CTY, LD, uint8_t, TOBOOL, (__VA_ARGS__))
+/* two reals in, their complex type out (torch.complex, polar) */
+#define B_TOCOMPLEX(TAG, T, CTY, LD, ST, NAME, ...) BINARY_DEF(NAME, TAG, T, CTY, LD, MT_CPLXT_##TAG, ID, (__VA_ARGS__))
 
 /* ---- ternary: out = EXPR(x, y, z); operand 1 may be a bool mask (TM) ---- */
 #define TERNARY_DEF(NAME, TAG, TX, TY, CTY, LX, LOAD, TO, STORE, EXPR)                  \

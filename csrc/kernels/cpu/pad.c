@@ -157,7 +157,8 @@ mt_status mt__impl_pad(mt_tensor *x, int npad, const int64_t *pad, int mode, dou
         case 1: COPY(uint8_t)
         case 2: COPY(uint16_t)
         case 4: COPY(uint32_t)
-        default: COPY(uint64_t)
+        case 8: COPY(uint64_t)
+        default: COPY(mt_bytes16)
 #undef COPY
         }
         plan_free(&p);

@@ -264,12 +264,26 @@ static int row_uniform(void *vc, char **ptr, const int64_t *s, int64_t n) {
 
 static const double dtype_max[] = {1, 255, 127, 32767, 2147483647.0, 9223372036854775807.0, 65504.0,
                                    3.3895313892515355e+38, 3.4028234663852886e+38, 1.7976931348623157e+308,
-                                   57344.0, 448.0, 57344.0, 240.0, 1.7014118346046923e+38};
+                                   57344.0, 448.0, 57344.0, 240.0, 1.7014118346046923e+38,
+                                   3.4028234663852886e+38, 1.7976931348623157e+308};
 MT_DTYPE_TABLE(dtype_max);
+
+mt_status mt__impl_view_as_real(mt_tensor *t, mt_tensor **out);
+
+/* PyTorch fills a complex tensor through its real view: uniform_ as is, normal_ with std / sqrt(2)
+ * (each part carries half the variance) */
+static mt_status fill_real_view(mt_tensor *t, int normal, double a, double b, mt_generator *g) {
+    mt_tensor *r;
+    MT_TRY(mt__impl_view_as_real(t, &r));
+    mt_status st = normal ? mt_normal_(r, a, b / sqrt(2.0), g) : mt_uniform_(r, a, b, g);
+    mt_tensor_release(r);
+    return st;
+}
 
 mt_status mt_uniform_(mt_tensor *t, double from, double to, mt_generator *g) {
     MT_PROFILE("uniform_", t);
     int dt = t->dtype;
+    if (mt__is_complex(dt)) return fill_real_view(t, 0, from, to, g);
     if (!mt__is_float(dt)) return not_implemented("check_uniform_bounds", dt);
     double max = dtype_max[dt], min = -max;
     char b1[32], b2[32];
@@ -643,6 +657,7 @@ mt_status mt_normal_(mt_tensor *t, double mean, double std, mt_generator *g) {
     MT_PROFILE("normal_", t);
     MT_TRY(check_std(std));
     if (mt_tensor_numel(t) == 0) return MT_OK;
+    if (mt__is_complex(t->dtype)) return fill_real_view(t, 1, mean, std, g);
     if (!mt__is_float(t->dtype)) return not_implemented("normal_kernel_cpu", t->dtype);
     if (t->device != MT_CPU) return MT_OK;
     g = mt__gen_resolve(g);
@@ -843,6 +858,7 @@ static mt_status run_fill(mt_tensor *t, row_fn row, rctx *c) {
 /* random_(): [0, 2^digits] for floating dtypes, [0, max] for integers */
 mt_status mt_random_(mt_tensor *t, mt_generator *g) {
     MT_PROFILE("random_", t);
+    if (mt__is_complex(t->dtype)) return not_implemented("random_kernel_cpu", t->dtype);
     rctx c = {.g = g, .dt = t->dtype};
     return run_fill(t, row_random, &c);
 }
@@ -852,6 +868,8 @@ mt_status mt_random_(mt_tensor *t, mt_generator *g) {
 mt_status mt_random_from_to_(mt_tensor *t, int64_t from, int64_t to, int has_to, mt_generator *g) {
     MT_PROFILE("random_", t);
     int dt = t->dtype;
+    if (mt__is_complex(dt))
+        return mt__error(MT_ERR_RUNTIME, "check_random_bounds handles only integral, floating-point and boolean types");
     rctx c = {.g = g, .dt = dt};
     if (has_to) {
         if (!(from < to))
@@ -923,6 +941,7 @@ static int row_bernoulli_scalar(void *vc, char **ptr, const int64_t *s, int64_t 
 
 mt_status mt_bernoulli_(mt_tensor *t, double p, mt_generator *g) {
     MT_PROFILE("bernoulli_", t);
+    if (mt__is_complex(t->dtype)) return not_implemented("bernoulli_scalar_cpu_", t->dtype);
     char b[32];
     if (!(0 <= p && p <= 1))
         return mt__error(MT_ERR_RUNTIME, "bernoulli_ expects p to be in [0, 1], but got p=%s", fmt_double(b, 32, p));
@@ -950,11 +969,12 @@ static int row_bernoulli_tensor(void *vc, char **ptr, const int64_t *s, int64_t 
 static const char *const legacy_names[] = {
     "BoolTensor", "ByteTensor", "CharTensor", "ShortTensor", "IntTensor", "LongTensor", "HalfTensor", "BFloat16Tensor",
     "FloatTensor", "DoubleTensor", "Float8_e5m2Tensor", "Float8_e4m3fnTensor", "Float8_e5m2fnuzTensor",
-    "Float8_e4m3fnuzTensor", "Float8_e8m0fnuTensor"};
+    "Float8_e4m3fnuzTensor", "Float8_e8m0fnuTensor", "ComplexFloatTensor", "ComplexDoubleTensor"};
 MT_DTYPE_TABLE(legacy_names);
 
 mt_status mt_bernoulli_tensor_(mt_tensor *t, mt_tensor *p, mt_generator *g) {
     MT_PROFILE("bernoulli_", t, p);
+    if (mt__is_complex(t->dtype)) return not_implemented("bernoulli_tensor_cpu_self_", t->dtype);
     if (mt_tensor_numel(t) == 0) return MT_OK;
     /* expand_inplace(self, p): p must broadcast to self's shape */
     if (p->ndim > t->ndim) {
@@ -1088,7 +1108,7 @@ mt_status mt_randperm(int64_t n, int dtype, int device, mt_generator *g, mt_tens
     int64_t top = n > 0 ? n - 1 : n;
     static const char *const ctype[MT_NUM_DTYPES] = {"bool", "uint8_t", "int8_t", "int16_t", "int32_t", "int64_t",
                                                      "at::Half", "at::BFloat16", "float", "double"};
-    if (mt__is_float8(dtype)) return not_implemented("randperm", dtype);
+    if (mt__is_float8(dtype) || mt__is_complex(dtype)) return not_implemented("randperm", dtype);
     if (dtype != MT_BOOL && dtype != MT_I64 && !mt__is_float(dtype) && (double)top > dtype_max[dtype])
         return mt__error(MT_ERR_RUNTIME, "value cannot be converted to type %s without overflow", ctype[dtype]);
     if (dtype == MT_F16 && n > (1 << 11) + 1)

@@ -365,9 +365,105 @@ static void colsum_chunk(void *p, int64_t b, int64_t e) {
     }
 }
 
+mt_status mt__impl_view_as_real(mt_tensor *t, mt_tensor **out);
+mt_status mt__impl_view_as_complex(mt_tensor *t, mt_tensor **out);
+mt_status mt__impl_permute(mt_tensor *t, int ndim, const int64_t *dims, mt_tensor **out);
+mt_status mt__impl_contiguous(mt_tensor *t, mt_tensor **out);
+mt_status mt__impl_clone(mt_tensor *t, mt_tensor **out);
+mt_status mt__impl_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, int keepdim, int dtype,
+                          mt_tensor *out, mt_tensor **result);
+
+/* prod of complex rows: x permuted to kept dims first, reduced last, made contiguous; each output
+ * multiplies its row in order (c10's complex product) */
+static mt_status complex_prod(mt_tensor *x, const int *reduced, mt_tensor *buf) {
+    int64_t perm[MT_MAX_DIMS];
+    int k = 0;
+    for (int d = 0; d < x->ndim; d++) if (!reduced[d]) perm[k++] = d;
+    for (int d = 0; d < x->ndim; d++) if (reduced[d]) perm[k++] = d;
+    mt_tensor *p = NULL, *c = NULL;
+    MT_TRY(mt__impl_permute(x, x->ndim, perm, &p));
+    mt_status st = mt__impl_contiguous(p, &c);
+    mt_tensor_release(p);
+    if (st) return st;
+    int64_t nout = mt_tensor_numel(buf), count = nout ? mt_tensor_numel(c) / nout : 0;
+#define PROD_ROWS(T)                                                                                 \
+    do {                                                                                             \
+        const T *a = (const T *)mt__data(c);                                                         \
+        T *o = (T *)mt__data(buf);                                                                   \
+        for (int64_t i = 0; i < nout; i++) {                                                         \
+            T re = 1, im = 0;                                                                        \
+            for (int64_t j = 0; j < count; j++) {                                                    \
+                T br = a[2 * (i * count + j)], bi = a[2 * (i * count + j) + 1], t = re * br - im * bi; \
+                im = re * bi + im * br, re = t;                                                      \
+            }                                                                                        \
+            o[2 * i] = re, o[2 * i + 1] = im;                                                        \
+        }                                                                                            \
+    } while (0)
+    if (x->dtype == MT_C64) PROD_ROWS(float);
+    else PROD_ROWS(double);
+#undef PROD_ROWS
+    mt_tensor_release(c);
+    return MT_OK;
+}
+
+/* sum/mean/nansum of complex: the same reduction of the (..., 2) real view, viewed back; prod
+ * by complex_prod; the other reductions raise PyTorch's errors */
+static mt_status complex_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, int keepdim, int dtype,
+                                mt_tensor *out, mt_tensor **result) {
+    static const char *const kname[] = {NULL, NULL, NULL, "max_values_cpu", "min_values_cpu",
+                                        NULL, NULL, "nansum_cpu", NULL};
+    if (op == MT_RED_AMAX || op == MT_RED_AMIN || op == MT_RED_NANSUM) return mt__not_implemented(kname[op], x->dtype);
+    if (op != MT_RED_SUM && op != MT_RED_MEAN && op != MT_RED_PROD) { /* all, any, count_nonzero: z != 0 */
+        mt_tensor *b;
+        MT_TRY(mt__impl_to_dtype(x, MT_BOOL, 0, &b));
+        mt_status st = mt__impl_reduce(op, b, ndims, dims, keepdim, dtype, out, result);
+        mt_tensor_release(b);
+        return st;
+    }
+    if (dtype >= 0 && dtype != x->dtype) {
+        if (!mt__is_complex(dtype))
+            return mt__error(MT_ERR_NOT_IMPLEMENTED, "reducing a complex tensor to %s", mt_dtype_names[dtype]);
+        mt_tensor *c;
+        MT_TRY(mt__impl_to_dtype(x, dtype, 0, &c));
+        mt_status st = complex_reduce(op, c, ndims, dims, keepdim, -1, out, result);
+        mt_tensor_release(c);
+        return st;
+    }
+    if (out) return mt__error(MT_ERR_NOT_IMPLEMENTED, "%s of a complex tensor with out=", red_name(op));
+    int reduced[MT_MAX_DIMS];
+    MT_TRY(mt__reduce_dims(x, ndims, dims, reduced));
+    int64_t osz[MT_MAX_DIMS], rdims[MT_MAX_DIMS];
+    int ond = 0, nr = 0;
+    for (int d = 0; d < x->ndim; d++) {
+        if (!reduced[d]) osz[ond++] = x->sizes[d];
+        else {
+            rdims[nr++] = d;
+            if (keepdim) osz[ond++] = 1;
+        }
+    }
+    if (op == MT_RED_PROD) {
+        MT_TRY(mt__alloc(ond, osz, NULL, x->dtype, x->device, result));
+        if (x->device != MT_CPU) return MT_OK;
+        mt_status st = complex_prod(x, reduced, *result);
+        if (st) MT_DROP(*result);
+        return st;
+    }
+    mt_tensor *r = NULL, *s = NULL;
+    MT_TRY(mt__impl_view_as_real(x, &r));
+    mt_status st;
+    if (nr == 0) st = mt__impl_clone(r, &s); /* a 0-dim input, or no dim reduced: the pair dim stays */
+    else st = mt__impl_reduce(op, r, nr, rdims, keepdim, -1, NULL, &s);
+    mt_tensor_release(r);
+    if (st) return st;
+    st = mt__impl_view_as_complex(s, result);
+    mt_tensor_release(s);
+    return st;
+}
+
 mt_status mt__impl_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, int keepdim, int dtype,
                     mt_tensor *out, mt_tensor **result) {
     if ((unsigned)op > MT_RED_COUNT_NONZERO) return mt__error(MT_ERR_VALUE, "unknown reduction %d", op);
+    if (mt__is_complex(x->dtype)) return complex_reduce(op, x, ndims, dims, keepdim, dtype, out, result);
     if (mt__is_float8(x->dtype) && (dtype < 0 || mt__is_float8(dtype))) {
         /* PyTorch's CPU reduces float8 only in all/any: the truth of each element, exact in float32 */
         static const char *const kname[] = {"sum_cpu", "prod_out_cpu", "sum_cpu", "max_values_cpu", "min_values_cpu",

@@ -100,6 +100,7 @@ READ_LOOP(1, uint8_t)
 READ_LOOP(2, uint16_t)
 READ_LOOP(4, uint32_t)
 READ_LOOP(8, uint64_t)
+READ_LOOP(16, mt_bytes16)
 
 /* out[p] = self[p with p[dim] = index[p]]: out, self and index headers over one shape */
 static void run_read(mt_tensor *out, mt_tensor *self_h, mt_tensor *idx_h, int64_t dim_stride_bytes, int64_t wrap) {
@@ -112,7 +113,8 @@ static void run_read(mt_tensor *out, mt_tensor *self_h, mt_tensor *idx_h, int64_
     case 1: f = read_loop_1; break;
     case 2: f = read_loop_2; break;
     case 4: f = read_loop_4; break;
-    default: f = read_loop_8; break;
+    case 8: f = read_loop_8; break;
+    default: f = read_loop_16; break;
     }
     mt__iter_run(&it, f, &c.k);
 }

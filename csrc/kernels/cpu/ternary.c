@@ -6,6 +6,8 @@
 /* where(cond, a, b) and masked_fill(mask, self, value): operand 1 is a bool mask */
 ROWS_ALL(T_MASK, where, x ? y : z)
 ROWS_ALL(T_MASK, masked_fill, x ? z : y)
+ROWS_COMPLEX(T_MASK, where, x ? y : z)
+ROWS_COMPLEX(T_MASK, masked_fill, x ? z : y)
 
 /* clamp(x, lo, hi); k->ialpha bit 1: lo given, bit 2: hi given. A NaN bound gives NaN. */
 #define CLAMP(CT, x, lo, hi)                                                     \

@@ -82,3 +82,51 @@ ROWS_FLOAT(U_SAME, frac, x - trunc(x))
 ROWS_ALL(U_SAME, sgn, (CT)((x > 0) - (x < 0)))
 ROWS_INTBOOL(U_BOOL, signbit, x < 0)
 ROWS_FLOAT(U_BOOL, signbit, copysign((CT)1, x) < 0) /* signbit(x): a GCC 12 ICE when vectorised */
+
+/* ---- complex64 / complex128: C's complex functions (glibc's, which libstdc++'s std::complex
+ * functions that c10 calls forward to), c10's own forms where it has them ---- */
+ROWS_COMPLEX(U_TOREAL, abs, hypot(creal(x), cimag(x)))
+ROWS_COMPLEX(U_TOREAL, angle, atan2(cimag(x), creal(x)))
+ROWS_FLOAT(U_SAME, angle, x != x ? x : (x < 0 ? (CT)M_PI : (CT)0))
+ROWS_COMPLEX(U_TOREAL, real, creal(x))
+ROWS_COMPLEX(U_TOREAL, imag, cimag(x))
+ROWS_COMPLEX(U_SAME, conj, conj(x))
+ROWS_COMPLEX(U_SAME, conj_physical, conj(x))
+ROWS_ALL(U_SAME, conj_physical, x) /* reals: a copy into out= (without out=, the input itself) */
+ROWS_COMPLEX(U_SAME, neg, -x)
+ROWS_COMPLEX(U_SAME, sgn, x == 0 ? (CT)0 : x / hypot(creal(x), cimag(x)))
+ROWS_COMPLEX(U_SAME, sqrt, sqrt(x))
+ROWS_COMPLEX(U_SAME, rsqrt, CDIV((CT)1, sqrt(x)))
+ROWS_COMPLEX(U_SAME, exp, exp(x))
+/* c10's expm1: (expm1(a) cos(b) - 2 sin(b/2)^2) + i exp(a) sin(b), exact near 0 */
+ROWS_COMPLEX(U_SAME, expm1, CMAKE(CT, expm1(creal(x)) * cos(cimag(x)) - 2 * sin(cimag(x) / 2) * sin(cimag(x) / 2),
+                                  exp(creal(x)) * sin(cimag(x))))
+#define RT(x) __typeof__(creal(x)) /* the real type of a complex value */
+ROWS_COMPLEX(U_SAME, exp2, exp(x * (RT(x))M_LN2))
+ROWS_COMPLEX(U_SAME, log, log(x))
+/* c10's log1p: |z| < 0.5 from log1p(x(2 + x) + y^2) / 2, exact near 0 */
+ROWS_COMPLEX(U_SAME, log1p, ({
+    RT(x) a_ = creal(x), b_ = cimag(x), th_ = atan2(b_, a_ + 1), r_ = a_ * (2 + a_) + b_ * b_;
+    hypot(a_, b_) < 0.5 ? CMAKE(CT, r_ == 0 ? a_ : (RT(x))0.5 * log1p(r_), th_)
+                        : CMAKE(CT, log(hypot(a_ + 1, b_)), th_);
+}))
+ROWS_COMPLEX(U_SAME, log2, log(x) / (RT(x))M_LN2)
+ROWS_COMPLEX(U_SAME, log10, log(x) / (RT(x))M_LN10)
+ROWS_COMPLEX(U_SAME, sin, sin(x))
+ROWS_COMPLEX(U_SAME, cos, cos(x))
+ROWS_COMPLEX(U_SAME, tan, tan(x))
+ROWS_COMPLEX(U_SAME, tanh, tanh(x))
+ROWS_COMPLEX(U_SAME, sinh, sinh(x))
+ROWS_COMPLEX(U_SAME, cosh, cosh(x))
+ROWS_COMPLEX(U_SAME, asin, asin(x))
+ROWS_COMPLEX(U_SAME, acos, acos(x))
+ROWS_COMPLEX(U_SAME, atan, atan(x))
+ROWS_COMPLEX(U_SAME, asinh, asinh(x))
+ROWS_COMPLEX(U_SAME, acosh, acosh(x))
+ROWS_COMPLEX(U_SAME, atanh, atanh(x))
+ROWS_COMPLEX(U_SAME, sigmoid, CDIV((CT)1, (CT)1 + exp(-x)))
+ROWS_COMPLEX(U_SAME, reciprocal, CDIV((CT)1, x))
+ROWS_COMPLEX(U_BOOL, logical_not, x == 0)
+ROWS_COMPLEX(U_BOOL, isnan, x != x)
+ROWS_COMPLEX(U_BOOL, isinf, isinf(creal(x)) || isinf(cimag(x)))
+ROWS_COMPLEX(U_BOOL, isfinite, isfinite(creal(x)) && isfinite(cimag(x)))

@@ -286,7 +286,7 @@ static void misc(machine *m, bytes *b) {
     case 0: put(m, b, mt_to_dtype(x, dtype_arg(b), u8(b) & 1, &t), &t); break;
     case 1: put(m, b, mt_contiguous(x, &t), &t); break;
     case 2: put(m, b, mt_clone(x, &t), &t); break;
-    case 3: { double buf[257]; (void)mt_read(x, dtype_arg(b), buf, u8(b) % 257); break; } /* capacity: elements */
+    case 3: { double buf[2 * 257]; (void)mt_read(x, dtype_arg(b), buf, u8(b) % 257); break; } /* capacity: elements (complex128: 16 bytes) */
     case 4: { double f; int64_t i; (void)mt_item(x, &f, &i); break; }
     default: { int64_t d[4]; int n = dims_arg(b, d, 4);
                if (numel_of(n, d) >= 0) (void)mt_resize_(x, n, d); break; }
