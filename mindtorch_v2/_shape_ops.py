@@ -207,7 +207,14 @@ def combinations(input, r=2, with_replacement=False):
 # ---- flip / roll / repeat ----------------------------------------------------------------
 
 
-def flip(input, *dims):
+def flip(input, *dims, **kwargs):
+    if kwargs:  # flip(dims=...), as torch.flip and Tensor.flip take it
+        if dims or set(kwargs) != {"dims"}:
+            raise TypeError(f"flip() got an unexpected keyword argument '{next(k for k in kwargs if k != 'dims')}'"
+                            if set(kwargs) - {"dims"} else "flip() got multiple values for argument 'dims'")
+        dims = (kwargs["dims"],)
+    if not dims:
+        raise TypeError('flip() missing 1 required positional arguments: "dims"')
     dims = _ints(dims[0] if len(dims) == 1 else dims)
     return call(lib.mt_flip, input._h, len(dims), dims)
 
