@@ -34,8 +34,10 @@ def _run(case, tmp, proxy):
 
 CASES = {  # case: (packages, rtol, atol); empty tolerances mean bit-exact
     "ops": (("torchvision",), 1e-12, 1e-12),
+    "roi_ops": (("torchvision",), 1e-12, 1e-12),
     "resnet18": (("torchvision",), 1e-5, 1e-5),
     "transforms": (("torchvision",), 1e-5, 1e-5),
+    "resize": (("torchvision",), 1e-6, 1e-6),
     "timm_resnet18": (("torchvision", "timm"), 1e-5, 1e-5),
     "timm_vit": (("torchvision", "timm"), 1e-5, 1e-5),
 }
@@ -57,3 +59,15 @@ def test_case_equals_pytorch(case, tmp_path):
             np.testing.assert_array_equal(ours[k], ref[k], err_msg=k)
         else:
             np.testing.assert_allclose(ours[k], ref[k], rtol=rtol, atol=atol, err_msg=k)
+
+
+def test_gradcheck(tmp_path):
+    """torch.autograd.gradcheck in float64 of roi_align, roi_pool, ps_roi_align, ps_roi_pool and
+    deform_conv2d (with a mask, two geometries) under the proxy: our kernels' backwards against
+    finite differences of our forwards."""
+    if not _installed("torchvision"):
+        pytest.skip("torchvision is not installed")
+    ours = _run("gradcheck", tmp_path, proxy=True)
+    assert len(ours.files) == 6
+    for k in ours.files:
+        assert ours[k].item() is True, k
