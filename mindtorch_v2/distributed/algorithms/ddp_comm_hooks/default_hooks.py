@@ -1,67 +1,57 @@
-"""torch.distributed.algorithms.ddp_comm_hooks.default_hooks (PyTorch 2.13's code): allreduce and
-the fp16/bf16 compression hooks of DistributedDataParallel.register_comm_hook."""
-from __future__ import annotations  # torch.futures is not a module here: the annotations stay strings
-
-from collections.abc import Callable
-from typing import Any, cast
+"""torch.distributed.algorithms.ddp_comm_hooks.default_hooks: the communication hooks
+DistributedDataParallel.register_comm_hook takes. Each gets a GradBucket and returns a Future of
+the bucket's averaged gradients: plain all_reduce, or all_reduce in float16/bfloat16 (half the bytes)
+written back into the bucket's dtype."""
 import mindtorch_v2 as torch
 import mindtorch_v2.distributed as dist
-__all__ = ['allreduce_hook', 'fp16_compress_hook', 'bf16_compress_hook', 'fp16_compress_wrapper', 'bf16_compress_wrapper']
 
-def _allreduce_fut(process_group: dist.ProcessGroup, tensor: torch.Tensor) -> torch.futures.Future[torch.Tensor]:
-    group_to_use = process_group if process_group is not None else dist.group.WORLD
-    tensor.div_(group_to_use.size())
-    return dist.all_reduce(tensor, group=group_to_use, async_op=True).get_future().then(lambda fut: fut.value()[0])
+__all__ = ["allreduce_hook", "fp16_compress_hook", "bf16_compress_hook", "fp16_compress_wrapper",
+           "bf16_compress_wrapper"]
 
-def allreduce_hook(process_group: dist.ProcessGroup, bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
-    return _allreduce_fut(process_group, bucket.buffer())
 
-def _compress_hook(dtype: torch.dtype, process_group: dist.ProcessGroup, bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
-    group_to_use = process_group if process_group is not None else dist.group.WORLD
-    world_size = group_to_use.size()
-    buffer = cast(tuple[torch.Tensor, ...], bucket)[0] if isinstance(bucket, tuple) else bucket.buffer()
-    compressed_tensor = buffer.to(dtype).div_(world_size)
+def _group(process_group):
+    return dist.group.WORLD if process_group is None else process_group
 
-    def decompress(fut):
-        decompressed_tensor = buffer
-        value = fut if isinstance(fut, torch.Tensor) else fut.value()[0]
-        decompressed_tensor.copy_(value)
-        return decompressed_tensor
-    if torch.compiler.is_compiling():
-        grad = dist._functional_collectives.all_reduce(compressed_tensor, 'sum', group_to_use)
-        return decompress(grad)
-    else:
-        fut = dist.all_reduce(compressed_tensor, group=group_to_use, async_op=True).get_future()
-        return fut.then(decompress)
 
-def fp16_compress_hook(process_group: dist.ProcessGroup, bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
+def _averaged(tensor, group):
+    """A Future of tensor summed over the group after dividing it by the group's size (in place)."""
+    tensor.div_(group.size())
+    return dist.all_reduce(tensor, group=group, async_op=True).get_future()
+
+
+def allreduce_hook(process_group, bucket):
+    return _averaged(bucket.buffer(), _group(process_group)).then(lambda fut: fut.value()[0])
+
+
+def _compress_hook(dtype, process_group, bucket):
+    buffer = bucket[0] if isinstance(bucket, tuple) else bucket.buffer()
+
+    def write_back(fut):
+        return buffer.copy_(fut.value()[0])
+    return _averaged(buffer.to(dtype), _group(process_group)).then(write_back)
+
+
+def fp16_compress_hook(process_group, bucket):
     return _compress_hook(torch.float16, process_group, bucket)
 
-def bf16_compress_hook(process_group: dist.ProcessGroup, bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
+
+def bf16_compress_hook(process_group, bucket):
     return _compress_hook(torch.bfloat16, process_group, bucket)
 
-def fp16_compress_wrapper(hook: Callable[[Any, dist.GradBucket], torch.futures.Future[torch.Tensor]]) -> Callable[[Any, dist.GradBucket], torch.futures.Future[torch.Tensor]]:
 
-    def fp16_compress_wrapper_hook(hook_state, bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
-        bucket.set_buffer(bucket.buffer().to(torch.float16))
-        fut = hook(hook_state, bucket)
+def _compress_wrapper(dtype, hook):
+    """hook run on the bucket's buffer cast to dtype; its result written into that buffer (PyTorch's
+    in-place decompression), which the reducer copies into the gradients."""
+    def wrapped(hook_state, bucket):
+        bucket.set_buffer(bucket.buffer().to(dtype))
+        return hook(hook_state, bucket).then(lambda fut: bucket.buffer().copy_(fut.value()))
+    wrapped.__name__ = f"{'fp16' if dtype is torch.float16 else 'bf16'}_compress_wrapper_hook"
+    return wrapped
 
-        def decompress(fut):
-            decompressed_tensor = bucket.buffer()
-            decompressed_tensor.copy_(fut.value())
-            return decompressed_tensor
-        return fut.then(decompress)
-    return fp16_compress_wrapper_hook
 
-def bf16_compress_wrapper(hook: Callable[[Any, dist.GradBucket], torch.futures.Future[torch.Tensor]]) -> Callable[[Any, dist.GradBucket], torch.futures.Future[torch.Tensor]]:
+def fp16_compress_wrapper(hook):
+    return _compress_wrapper(torch.float16, hook)
 
-    def bf16_compress_wrapper_hook(hook_state, bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
-        bucket.set_buffer(bucket.buffer().to(torch.bfloat16))
-        fut = hook(hook_state, bucket)
 
-        def decompress(fut):
-            decompressed_tensor = bucket.buffer()
-            decompressed_tensor.copy_(fut.value())
-            return decompressed_tensor
-        return fut.then(decompress)
-    return bf16_compress_wrapper_hook
+def bf16_compress_wrapper(hook):
+    return _compress_wrapper(torch.bfloat16, hook)
