@@ -81,6 +81,30 @@ def _broadcast_coalesced(process_group, tensors, buffer_size, src=0):
                 at += t.numel()
 
 
+def _verify_param_shape_across_processes(process_group, params):
+    """PyTorch's check that every rank wraps the same model: the same number of parameters, then
+    each one's sizes as rank 0's (a rank that differs raises; the others see it leave)."""
+    me, n = c10d.get_rank(process_group), process_group.size()
+    counts = [_creation.zeros(1, dtype=_int64()) for _ in range(n)]
+    c10d.all_gather(counts, _creation.tensor([len(params)]), group=process_group)
+    for r, count in enumerate(counts):
+        if int(count) != len(params):
+            raise RuntimeError(f"DDP expects same model across all ranks, but Rank {me} has {len(params)} params, "
+                               f"while rank {r} has inconsistent {int(count)} params.")
+    meta = [d for p in params for d in (p.dim(), *p.shape)]
+    length = _creation.tensor([len(meta)])
+    c10d.broadcast(length, group_src=0, group=process_group)
+    theirs = _creation.tensor(meta if me == 0 else [0] * int(length), dtype=_int64())
+    c10d.broadcast(theirs, group_src=0, group=process_group)
+    theirs, at = theirs.tolist(), 0
+    for i, p in enumerate(params):
+        ndim = theirs[at] if at < len(theirs) else -1
+        if ndim != p.dim() or theirs[at + 1:at + 1 + ndim] != list(p.shape):
+            raise RuntimeError(f"[{me}]: params[{i}] in this process with sizes {list(p.shape)} appears not to match "
+                               "sizes of the same param in process 0.")
+        at += 1 + ndim
+
+
 class GradBucket:
     """What a communication hook receives: one bucket's flat gradient buffer and its parameters."""
 
