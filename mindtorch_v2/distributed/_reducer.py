@@ -161,7 +161,8 @@ class Reducer:
         self.expect_hooks = False  # set by prepare_for_backward, cleared when the reduction finished
         self.first_hook_seen = False
         self.unused = []  # this iteration's locally unused parameters (find_unused / static graph)
-        self.static_unused = None
+        self.static_unused = None  # static_graph: what the first iteration found
+        self.static_unused_everywhere = set()
         self.locally_used = _creation.zeros(len(params), dtype=_int32())
         self.used_work = None
         self.join_work, self.div_by_initial = None, True
@@ -201,7 +202,7 @@ class Reducer:
         self.next_bucket = 0
         if self.static_unused is not None:
             self.unused = self.static_unused
-        elif self.find_unused or self.static_graph:
+        elif self._search_unused():
             reached = _reachable_leaves(outputs)
             self.unused = [i for i, p in enumerate(self.params) if _key(p) not in reached]
         else:
@@ -251,9 +252,13 @@ class Reducer:
             bucket.future = self._run_comm_hook(GradBucket(b, len(self.buckets), bucket.buffer, bucket.views,
                                                            [self.params[i] for i in bucket.indices]))
             self.next_bucket += 1
-        if self.next_bucket == len(self.buckets) and self.find_unused and self.static_unused is None \
-                and not self.static_graph:
+        if self.next_bucket == len(self.buckets) and self._search_unused():
             self.used_work = c10d.all_reduce(self.locally_used, group=self.pg, async_op=True)
+
+    def _search_unused(self):
+        """Whether this iteration finds the unused parameters: every one with find_unused_parameters,
+        the first one with static_graph (later ones reuse what it found)."""
+        return self.static_unused is None if self.static_graph else self.find_unused
 
     def _div_factor(self):
         if self.join_work is not None:
@@ -278,13 +283,13 @@ class Reducer:
             result = result[0] if isinstance(result, list) else result
             if result is not bucket.buffer:
                 bucket.buffer.copy_(result.view(bucket.buffer.shape))
-        unused_everywhere = set()
+        unused_everywhere = self.static_unused_everywhere
         if self.used_work is not None:
             self.used_work.wait()
             unused_everywhere = {i for i, used in enumerate(self.locally_used.tolist()) if not used}
             self.used_work = None
         if self.static_graph and self.static_unused is None:
-            self.static_unused = list(self.unused)
+            self.static_unused, self.static_unused_everywhere = list(self.unused), unused_everywhere
         with no_grad():
             for bucket in self.buckets:
                 for i, view in zip(bucket.indices, bucket.views):

@@ -61,7 +61,7 @@ def models(rank, unused=False, bn=False):
 
 
 def train(rank, world, steps=6, rtol=1e-6, hook=None, accumulate=1, **ddp_kwargs):
-    unused = ddp_kwargs.get("find_unused_parameters", False)
+    unused = ddp_kwargs.get("find_unused_parameters", False) or ddp_kwargs.get("static_graph", False)
     model, local = models(rank, unused)
     ddp = DDP(model, **ddp_kwargs)
     if hook is not None:
