@@ -81,6 +81,30 @@ def _broadcast_coalesced(process_group, tensors, buffer_size, src=0):
                 at += t.numel()
 
 
+def _verify_param_shape_across_processes(process_group, params):
+    """PyTorch's check that every rank wraps the same model: the same number of parameters, then
+    each one's sizes as rank 0's (a rank that differs raises; the others see it leave)."""
+    me, n = c10d.get_rank(process_group), process_group.size()
+    counts = [_creation.zeros(1, dtype=_int64()) for _ in range(n)]
+    c10d.all_gather(counts, _creation.tensor([len(params)]), group=process_group)
+    for r, count in enumerate(counts):
+        if int(count) != len(params):
+            raise RuntimeError(f"DDP expects same model across all ranks, but Rank {me} has {len(params)} params, "
+                               f"while rank {r} has inconsistent {int(count)} params.")
+    meta = [d for p in params for d in (p.dim(), *p.shape)]
+    length = _creation.tensor([len(meta)])
+    c10d.broadcast(length, group_src=0, group=process_group)
+    theirs = _creation.tensor(meta if me == 0 else [0] * int(length), dtype=_int64())
+    c10d.broadcast(theirs, group_src=0, group=process_group)
+    theirs, at = theirs.tolist(), 0
+    for i, p in enumerate(params):
+        ndim = theirs[at] if at < len(theirs) else -1
+        if ndim != p.dim() or theirs[at + 1:at + 1 + ndim] != list(p.shape):
+            raise RuntimeError(f"[{me}]: params[{i}] in this process with sizes {list(p.shape)} appears not to match "
+                               "sizes of the same param in process 0.")
+        at += 1 + ndim
+
+
 class GradBucket:
     """What a communication hook receives: one bucket's flat gradient buffer and its parameters."""
 
@@ -137,7 +161,8 @@ class Reducer:
         self.expect_hooks = False  # set by prepare_for_backward, cleared when the reduction finished
         self.first_hook_seen = False
         self.unused = []  # this iteration's locally unused parameters (find_unused / static graph)
-        self.static_unused = None
+        self.static_unused = None  # static_graph: what the first iteration found
+        self.static_unused_everywhere = set()
         self.locally_used = _creation.zeros(len(params), dtype=_int32())
         self.used_work = None
         self.join_work, self.div_by_initial = None, True
@@ -177,7 +202,7 @@ class Reducer:
         self.next_bucket = 0
         if self.static_unused is not None:
             self.unused = self.static_unused
-        elif self.find_unused or self.static_graph:
+        elif self._search_unused():
             reached = _reachable_leaves(outputs)
             self.unused = [i for i, p in enumerate(self.params) if _key(p) not in reached]
         else:
@@ -227,9 +252,13 @@ class Reducer:
             bucket.future = self._run_comm_hook(GradBucket(b, len(self.buckets), bucket.buffer, bucket.views,
                                                            [self.params[i] for i in bucket.indices]))
             self.next_bucket += 1
-        if self.next_bucket == len(self.buckets) and self.find_unused and self.static_unused is None \
-                and not self.static_graph:
+        if self.next_bucket == len(self.buckets) and self._search_unused():
             self.used_work = c10d.all_reduce(self.locally_used, group=self.pg, async_op=True)
+
+    def _search_unused(self):
+        """Whether this iteration finds the unused parameters: every one with find_unused_parameters,
+        the first one with static_graph (later ones reuse what it found)."""
+        return self.static_unused is None if self.static_graph else self.find_unused
 
     def _div_factor(self):
         if self.join_work is not None:
@@ -254,13 +283,13 @@ class Reducer:
             result = result[0] if isinstance(result, list) else result
             if result is not bucket.buffer:
                 bucket.buffer.copy_(result.view(bucket.buffer.shape))
-        unused_everywhere = set()
+        unused_everywhere = self.static_unused_everywhere
         if self.used_work is not None:
             self.used_work.wait()
             unused_everywhere = {i for i, used in enumerate(self.locally_used.tolist()) if not used}
             self.used_work = None
         if self.static_graph and self.static_unused is None:
-            self.static_unused = list(self.unused)
+            self.static_unused, self.static_unused_everywhere = list(self.unused), unused_everywhere
         with no_grad():
             for bucket in self.buckets:
                 for i, view in zip(bucket.indices, bucket.views):

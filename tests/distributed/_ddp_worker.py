@@ -3,6 +3,7 @@
 PyTorch's own parity check: DDP on WORLD ranks, each on its slice of the batch, against one local
 model on the full batch, parameters compared after every step. Prints OK at the end."""
 import datetime
+import os
 import sys
 
 import mindtorch_v2 as torch
@@ -60,7 +61,7 @@ def models(rank, unused=False, bn=False):
 
 
 def train(rank, world, steps=6, rtol=1e-6, hook=None, accumulate=1, **ddp_kwargs):
-    unused = ddp_kwargs.get("find_unused_parameters", False)
+    unused = ddp_kwargs.get("find_unused_parameters", False) or ddp_kwargs.get("static_graph", False)
     model, local = models(rank, unused)
     ddp = DDP(model, **ddp_kwargs)
     if hook is not None:
@@ -250,6 +251,29 @@ def unfinished(rank, world):
         assert "Parameter indices which did not receive grad for rank" in str(e), e
     else:
         raise AssertionError("the unfinished reduction was not reported")
+
+
+def mismatch(rank, world):
+    """Ranks wrapping different models: PyTorch's errors (the count on every rank; a shape on the
+    rank that differs from rank 0, while rank 0 sees it leave)."""
+    try:
+        DDP(nn.Sequential(nn.Linear(2, 2), *([nn.Linear(2, 2)] if rank else [])))
+    except RuntimeError as e:
+        other = 1 - rank
+        assert str(e) == (f"DDP expects same model across all ranks, but Rank {rank} has {2 + 2 * rank} params, "
+                          f"while rank {other} has inconsistent {2 + 2 * other} params."), e
+    else:
+        raise AssertionError("different parameter counts were accepted")
+    try:
+        DDP(nn.Linear(2, 3 if rank else 2))
+    except RuntimeError as e:
+        if rank:
+            assert str(e) == ("[1]: params[0] in this process with sizes [3, 2] appears not to match sizes of the "
+                              "same param in process 0."), e
+    else:
+        raise AssertionError("different parameter shapes were accepted")
+    print("OK", flush=True)
+    os._exit(0)  # the group is broken: no destroy
 
 
 def main():

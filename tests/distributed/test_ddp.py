@@ -18,7 +18,8 @@ gloo = pytest.mark.skipif(not dist.is_gloo_available(), reason="built without li
 @gloo
 @pytest.mark.parametrize("scenario,world", [("parity", 2), ("parity", 4), ("buckets", 2), ("unused", 2),
                                             ("static", 2), ("hooks", 2), ("overlap", 2), ("uneven", 2),
-                                            ("uneven", 3), ("syncbn", 2), ("buffers", 2), ("unfinished", 2)])
+                                            ("uneven", 3), ("syncbn", 2), ("buffers", 2), ("unfinished", 2),
+                                            ("mismatch", 2)])
 def test_ddp(scenario, world, tmp_path):
     assert_ok(run(scenario, world, tmp_path, worker="_ddp_worker.py"))
 

@@ -115,5 +115,26 @@ def test_other_errors():
                 fn(L)
             msgs.append(str(e.value))
         assert msgs[0] == msgs[1]
-    with pytest.raises(NotImplementedError, match="SyncBatchNorm"):
-        mt.nn.SyncBatchNorm(3)
+
+
+
+def test_sync_batchnorm_without_a_process_group_is_batchnorm():
+    """No process group initialised: SyncBatchNorm is BatchNorm, as PyTorch's (the multi-rank
+    statistics are tested in tests/distributed/test_ddp.py)."""
+    x = np.random.default_rng(0).standard_normal((4, 3, 5)).astype(np.float32)
+    outs = []
+    for L in (mt, torch):
+        m = L.nn.SyncBatchNorm(3, momentum=None)
+        y = m(L.tensor(x))
+        outs.append((y.detach().numpy(), m.running_var.numpy(), repr(m)))
+    np.testing.assert_allclose(outs[0][0], outs[1][0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(outs[0][1], outs[1][1], rtol=1e-5)
+    assert outs[0][2] == outs[1][2]
+    msgs = []
+    for L in (mt, torch):
+        with pytest.raises(ValueError) as e:
+            L.nn.SyncBatchNorm(3)(L.zeros(3))
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]
+    seq = mt.nn.SyncBatchNorm.convert_sync_batchnorm(mt.nn.Sequential(mt.nn.BatchNorm2d(2), mt.nn.ReLU()))
+    assert type(seq[0]) is mt.nn.SyncBatchNorm

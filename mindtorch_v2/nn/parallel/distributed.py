@@ -128,6 +128,7 @@ class DistributedDataParallel(Module, Joinable):
             if p.requires_grad and all(p is not q for q in params):
                 params.append(p)
         if init_sync:
+            _reducer._verify_param_shape_across_processes(self.process_group, params)
             states = [p.detach() for p in self._module_parameters]
             if init_sync_buffers:
                 states += [b.detach() for b in self.modules_buffers]
