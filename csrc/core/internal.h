@@ -131,7 +131,7 @@ extern const char *const mt__prof_names_median[3];
 extern const char *const mt__prof_names_pointwise_loss[6];
 extern const char *const mt__prof_names_pool2d[4];
 extern const char *const mt__prof_names_pad[4];
-extern const char *const mt__prof_names_upsample[3];
+extern const char *const mt__prof_names_upsample[5];
 extern const char *const mt__prof_names_dropout[4];
 extern const char *const mt__prof_names_rand_new[7];
 extern const char *const mt__prof_names_rand_fill_[7];

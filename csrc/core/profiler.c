@@ -40,8 +40,9 @@ const char *const mt__prof_names_pool2d[4] = {
 const char *const mt__prof_names_pad[4] = {
     "constant_pad_nd", "reflection_pad", "replication_pad", "_pad_circular"
 };
-const char *const mt__prof_names_upsample[3] = {
-    "upsample_nearest", "_upsample_nearest_exact", "upsample_linear"
+const char *const mt__prof_names_upsample[5] = {
+    "upsample_nearest", "_upsample_nearest_exact", "upsample_linear", "_upsample_bilinear2d_aa",
+    "_upsample_bicubic2d_aa"
 };
 const char *const mt__prof_names_dropout[4] = {
     "dropout", "feature_dropout", "alpha_dropout", "feature_alpha_dropout"

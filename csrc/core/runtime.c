@@ -31,6 +31,14 @@ int mt__cpu_avx512f(void) {
 #endif
 }
 
+const char *mt_cpu_capability(void) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    if (mt__cpu_avx512f()) return "AVX512";
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "AVX2";
+#endif
+    return "DEFAULT";
+}
+
 void openblas_set_num_threads(int num_threads); /* from OpenBLAS */
 
 /* One setting for both pools: our OpenMP loops and OpenBLAS's GEMM threads. */

@@ -62,6 +62,9 @@ enum mt_scalar_kind {
 const char *mt_last_error(void);
 void mt_set_num_threads(int n);
 int mt_get_num_threads(void);
+/* the widest SIMD level the core's kernels select on this CPU: "AVX512", "AVX2" or "DEFAULT"
+ * (torch.backends.cpu.get_cpu_capability) */
+const char *mt_cpu_capability(void);
 void mt_set_default_dtype(int dtype);          /* process-wide, as in PyTorch */
 int mt_get_default_dtype(void);
 int64_t mt_live_tensors(void);                 /* for leak tests */
@@ -507,10 +510,13 @@ mt_status mt_vision_deform_col2im(mt_tensor *columns, mt_tensor *input, mt_tenso
 enum mt_upsample_mode {
     MT_UPSAMPLE_NEAREST = 0,
     MT_UPSAMPLE_NEAREST_EXACT = 1,
-    MT_UPSAMPLE_LINEAR = 2   /* linear (1-D), bilinear (2-D) */
+    MT_UPSAMPLE_LINEAR = 2,      /* linear (1-D), bilinear (2-D) */
+    MT_UPSAMPLE_BILINEAR_AA = 3, /* antialias=True (2-D only): PyTorch's separable filters */
+    MT_UPSAMPLE_BICUBIC_AA = 4
 };
 /* interpolate a [N, C, (H,) W] input to output_size (nspatial values); scales[i] > 0 is the
- * scale_factor PyTorch passes on (0: none) */
+ * scale_factor PyTorch passes on (0: none). float types; uint8 for nearest and 2-D (bi)linear and the
+ * antialiased modes, in PyTorch's int16 fixed point */
 mt_status mt_upsample(mt_tensor *input, int mode, int nspatial, const int64_t *output_size, const double *scales,
                       int align_corners, mt_tensor **out);
 

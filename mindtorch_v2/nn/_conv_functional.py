@@ -312,6 +312,7 @@ def pad(input, pad, mode="constant", value=None):
 # ---- interpolation ----------------------------------------------------------------------------
 
 _UPSAMPLE = {"nearest": 0, "nearest-exact": 1, "linear": 2, "bilinear": 2}
+_UPSAMPLE_AA = {"bilinear": lib.MT_UPSAMPLE_BILINEAR_AA, "bicubic": lib.MT_UPSAMPLE_BICUBIC_AA}
 
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None,
@@ -362,13 +363,13 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.ndim == 4):
         raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a 4-D "
                          "tensor as input")
-    if antialias:
-        raise NotImplementedError(f"interpolate(antialias=True) is not implemented (mode={mode})")
+    if antialias and mode == "lanczos":
+        raise NotImplementedError("interpolate(mode='lanczos', antialias=True) is not implemented")
     if mode == "area" and dim in (1, 2):
         return (adaptive_avg_pool1d if dim == 1 else adaptive_avg_pool2d)(input, output_size)
     supported = {("nearest", 1), ("nearest", 2), ("nearest-exact", 1), ("nearest-exact", 2), ("linear", 1),
                  ("bilinear", 2)}
-    if (mode, dim) not in supported:
+    if (mode, dim) not in supported and not antialias:
         if mode in ("bicubic", "trilinear", "lanczos", "area") or dim == 3:
             if (mode == "bicubic" and dim == 2) or (mode in ("trilinear", "nearest", "nearest-exact", "area") and dim == 3):
                 raise NotImplementedError(f"interpolate(mode='{mode}') on {input.dim()}-D input is not implemented")
@@ -382,8 +383,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if output_size is None:
         output_size = [int(input.shape[i + 2] * scale_factors[i]) for i in range(dim)]
     scales = scale_factors if scale_factors is not None else [0.0] * dim
-    return call(lib.mt_upsample, input._h, _UPSAMPLE[mode], dim, output_size, scales,
-                1 if align_corners else 0)
+    kind = _UPSAMPLE_AA[mode] if antialias else _UPSAMPLE[mode]
+    return call(lib.mt_upsample, input._h, kind, dim, output_size, scales, 1 if align_corners else 0)
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):

@@ -588,6 +588,62 @@ def test_interpolate(case, dtype):
     diff(lambda L, x: F(L).interpolate(x, **kw), x, dtype=dtype)
 
 
+INTERP_AA = [  # (input shape, kwargs) with antialias=True: PyTorch's separable filters
+    ((2, 3, 12, 10), dict(size=(5, 4), mode="bilinear")),
+    ((2, 3, 5, 6), dict(size=(9, 13), mode="bilinear")),
+    ((1, 2, 9, 7), dict(size=(9, 3), mode="bicubic")),  # the height stays: one pass
+    ((2, 3, 12, 10), dict(scale_factor=(0.45, 0.7), mode="bicubic")),
+    ((2, 3, 12, 10), dict(size=(4, 17), mode="bicubic", align_corners=True)),
+    ((1, 2, 7, 8), dict(scale_factor=0.3, mode="bilinear", align_corners=True)),
+    ((1, 2, 5, 5), dict(size=(5, 5), mode="bicubic")),
+    ((1, 1, 40, 3), dict(size=(3, 2), mode="bilinear")),  # wide filters
+]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("case", range(len(INTERP_AA)))
+def test_interpolate_antialias(case, dtype):
+    shape, kw = INTERP_AA[case]
+    x = Arg(rnd(*shape, seed=case), dtype, grad=True, noncontig=case % 2 == 0)
+    diff(lambda L, x: F(L).interpolate(x, antialias=True, **kw), x, dtype=dtype)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+def test_interpolate_antialias_gradcheck(mode):
+    x = mt.tensor(rnd(1, 2, 7, 6).tolist(), dtype=mt.float64, requires_grad=True)
+    for size in ((3, 9), (7, 2)):
+        fn = lambda x: MF.interpolate(x, size=size, mode=mode, antialias=True)  # noqa: E731
+        assert mt.autograd.gradcheck(fn, (x,))
+        assert mt.autograd.gradgradcheck(fn, (x,))
+
+
+UINT8 = [  # (input shape, kwargs): uint8 in PyTorch's int16 fixed point, equal to it exactly
+    ((1, 3, 20, 17), dict(size=(7, 9))),
+    ((2, 4, 6, 5), dict(size=(13, 11))),
+    ((1, 5, 16, 16), dict(scale_factor=0.37)),
+    ((1, 1, 10, 10), dict(size=(10, 4))),
+    ((1, 3, 9, 9), dict(size=(4, 5), align_corners=True)),
+    ((1, 3, 7, 11), dict(size=(30, 2))),
+]
+
+
+@pytest.mark.parametrize("mode, antialias", [("bilinear", False), ("bilinear", True), ("bicubic", True),
+                                             ("nearest", False), ("nearest-exact", False)])
+@pytest.mark.parametrize("case", range(len(UINT8)))
+def test_interpolate_uint8(case, mode, antialias):
+    shape, kw = UINT8[case]
+    if mode.startswith("nearest"):
+        kw = {k: v for k, v in kw.items() if k != "align_corners"}
+    a = np.random.default_rng(case).integers(0, 256, shape)
+    a[..., ::3, ::2] = 255 * (a[..., ::3, ::2] > 127)  # hard edges: the cubic's overshoot is clamped
+    for channels_last in (False, True):
+        def fn(L, x):
+            if channels_last:
+                x = x.contiguous(memory_format=L.channels_last)
+            return F(L).interpolate(x, mode=mode, antialias=antialias, **kw)
+        diff(fn, Arg(a, "uint8", noncontig=case % 2 == 0), dtype="uint8", grad=False)
+
+
 def test_upsample_aliases():
     x = Arg(rnd(1, 2, 3, 4), grad=True)
     diff(lambda L, x: F(L).upsample(x, scale_factor=2, mode="bilinear"), x)
@@ -610,6 +666,10 @@ def test_interpolate_errors():
         lambda L, x: F(L).interpolate(x, size=3, mode="nearest", antialias=True),
         lambda L, x: F(L).interpolate(x, size=0),
         lambda L, x: F(L).interpolate(x[:, :0], size=3),
+        lambda L, x: F(L).interpolate(x[0], size=3, mode="bilinear", antialias=True),
+        lambda L, x: F(L).interpolate(x.to(L.float16), size=3, mode="bilinear", antialias=True),
+        lambda L, x: F(L).interpolate(x.to(L.bfloat16), size=3, mode="bicubic", antialias=True),
+        lambda L, x: F(L).interpolate(x.to(L.int32), size=3, mode="bicubic", antialias=True),
     ]
     for fn in cases:
         errors_match(fn, x)
