@@ -609,29 +609,39 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
     return _finish(pg.enqueue(body, [output]), async_op)
 
 
-def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group_dst=None):
+def _rooted(name, tensor, tensors, root, group_root, group, list_name, role, io):
+    """gather's and scatter's checks (PyTorch's order and texts): the list only on the root rank,
+    group-size tensors like `tensor` there. (pg, root, tensors), or None off the group."""
     _check_single_tensor(tensor, "tensor")
-    if gather_list:
-        _check_tensor_list(gather_list, "gather_list")
+    if tensors:
+        _check_tensor_list(tensors, list_name)
     else:
-        gather_list = []
-    _ensure_same_dtype(tensor, gather_list)
+        tensors = []
+    _ensure_same_dtype(tensor, tensors)
     if _rank_not_in_group(group):
-        _warn_not_in_group("gather")
+        _warn_not_in_group(name)
         return None
     pg = _pg(group)
-    root = _canonical_group_rank(pg, dst, group_dst, default=0)
+    root = _canonical_group_rank(pg, root, group_root, default=0)
     if pg.rank() == root:
-        if not gather_list:
-            raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
-    elif gather_list:
-        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
-    _check_root("gather", pg, root)
+        if not tensors:
+            raise ValueError(f"Argument ``{list_name}`` must be specified on {role} rank.")
+    elif tensors:
+        raise ValueError(f"Argument ``{list_name}`` must NOT be specified on non-{role} ranks.")
+    _check_root(name, pg, root)
     if pg.rank() == root:
-        if len(gather_list) != pg.size():
-            raise RuntimeError(f"ProcessGroupGloo::gather: Incorrect output list size {len(gather_list)}. "
-                               f"Output list size should be {pg.size()}, same as size of the process group.")
-        _check_like("gather", gather_list, tensor)
+        if len(tensors) != pg.size():
+            raise RuntimeError(f"ProcessGroupGloo::{name}: Incorrect {io.lower()} list size {len(tensors)}. "
+                               f"{io} list size should be {pg.size()}, same as size of the process group.")
+        _check_like(name, tensors, tensor)
+    return pg, root, tensors
+
+
+def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group_dst=None):
+    checked = _rooted("gather", tensor, gather_list, dst, group_dst, group, "gather_list", "destination", "Output")
+    if checked is None:
+        return None
+    pg, root, gather_list = checked
     _dtype_code(tensor)
     inp = tensor.contiguous()
     out = _empty((pg.size(),) + tuple(tensor.shape), tensor.dtype) if pg.rank() == root else None
@@ -646,28 +656,10 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
 
 
 def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, group_src=None):
-    _check_single_tensor(tensor, "tensor")
-    if scatter_list:
-        _check_tensor_list(scatter_list, "scatter_list")
-    else:
-        scatter_list = []
-    _ensure_same_dtype(tensor, scatter_list)
-    if _rank_not_in_group(group):
-        _warn_not_in_group("scatter")
+    checked = _rooted("scatter", tensor, scatter_list, src, group_src, group, "scatter_list", "source", "Input")
+    if checked is None:
         return None
-    pg = _pg(group)
-    root = _canonical_group_rank(pg, src, group_src, default=0)
-    if pg.rank() == root:
-        if not scatter_list:
-            raise ValueError("Argument ``scatter_list`` must be specified on source rank.")
-    elif scatter_list:
-        raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
-    _check_root("scatter", pg, root)
-    if pg.rank() == root:
-        if len(scatter_list) != pg.size():
-            raise RuntimeError(f"ProcessGroupGloo::scatter: Incorrect input list size {len(scatter_list)}. "
-                               f"Input list size should be {pg.size()}, same as size of the process group.")
-        _check_like("scatter", scatter_list, tensor)
+    pg, root, scatter_list = checked
     _dtype_code(tensor)
     inputs = [t.contiguous() for t in scatter_list]
     buf, back = _contiguous(tensor)

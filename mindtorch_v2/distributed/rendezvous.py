@@ -68,21 +68,20 @@ def _rendezvous_error(msg):
     return ValueError("Error initializing torch.distributed using " + msg)
 
 
-def _file_rendezvous_handler(url, **kwargs):
-    def _error(msg):
-        return _rendezvous_error("file:// rendezvous: " + msg)
+def _rank_and_world_size(query_dict, scheme):
+    """The rank and world_size a file:// or tcp:// URL's query must carry (PyTorch's errors)."""
+    for key, what in (("rank", "rank"), ("world_size", "world size")):
+        if key not in query_dict:
+            raise _rendezvous_error(f"{scheme}:// rendezvous: {what} parameter missing")
+    return int(query_dict["rank"]), int(query_dict["world_size"])
 
+
+def _file_rendezvous_handler(url, **kwargs):
     result = urlparse(url)
     path = result.path
     if not path:
-        raise _error("path missing")
-    query_dict = _query_to_dict(result.query)
-    if "rank" not in query_dict:
-        raise _error("rank parameter missing")
-    if "world_size" not in query_dict:
-        raise _error("world size parameter missing")
-    rank = int(query_dict["rank"])
-    world_size = int(query_dict["world_size"])
+        raise _rendezvous_error("file:// rendezvous: path missing")
+    rank, world_size = _rank_and_world_size(_query_to_dict(result.query), "file")
     store = FileStore(path, world_size)
     yield (store, rank, world_size)
     raise RuntimeError("Unable to perform rerendezvous using file:// method")
@@ -107,20 +106,11 @@ def _create_c10d_store(hostname, port, rank, world_size, timeout, use_libuv=True
 
 
 def _tcp_rendezvous_handler(url, timeout=default_pg_timeout, **kwargs):
-    def _error(msg):
-        return _rendezvous_error("tcp:// rendezvous: " + msg)
-
     result = urlparse(url)
     if result.port is None:
-        raise _error("port number missing")
+        raise _rendezvous_error("tcp:// rendezvous: port number missing")
     query_dict = _query_to_dict(result.query)
-    if "rank" not in query_dict:
-        raise _error("rank parameter missing")
-    if "world_size" not in query_dict:
-        raise _error("world size parameter missing")
-
-    rank = int(query_dict["rank"])
-    world_size = int(query_dict["world_size"])
+    rank, world_size = _rank_and_world_size(query_dict, "tcp")
     use_libuv = _get_use_libuv_from_query_dict(query_dict)
     if result.hostname is None:
         raise AssertionError("hostname cannot be None")
