@@ -193,7 +193,7 @@ def is_conj(input):
 
 
 def resolve_conj(input):
-    return _tensor_arg("resolve_conj", input).clone() if is_conj(input) else input
+    return input.clone() if is_conj(_tensor_arg("resolve_conj", input)) else input
 
 
 def conj_physical(input, *, out=None):

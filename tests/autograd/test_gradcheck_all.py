@@ -291,6 +291,11 @@ OPS = {
     "interp_linear": Op(lambda L, x: L.nn.functional.interpolate(x, size=5, mode="linear"), (1, 2, 3), gg=True),
     "interp_bilinear": Op(lambda L, x: L.nn.functional.interpolate(x, size=(3, 3), mode="bilinear",
                                                                    align_corners=True), (1, 1, 2, 2), gg=True),
+    # antialiased downsampling (the AA kernels; their backward's own backward by gg)
+    "interp_bilinear_aa": Op(lambda L, x: L.nn.functional.interpolate(x, size=(2, 3), mode="bilinear",
+                                                                      antialias=True), (1, 1, 5, 6), gg=True),
+    "interp_bicubic_aa": Op(lambda L, x: L.nn.functional.interpolate(x, size=(3, 2), mode="bicubic",
+                                                                     antialias=True), (1, 2, 6, 5), gg=True),
     # ---- losses
     "mse_loss": Op(lambda L, a, b: L.nn.functional.mse_loss(a, b), (2, 3), (2, 3), gg=True),
     "l1_loss": Op(lambda L, a, b: L.nn.functional.l1_loss(a, b), (2, 3), (2, 3), gg=True),

@@ -88,9 +88,6 @@ def test_import_time_names():
 
     class Mine(mt.distributions.TransformedDistribution):  # subclassing at import time works
         pass
-    for name in ("StudentT", "CorrCholeskyTransform", "NegativeBinomial"):
-        with pytest.raises(NotImplementedError, match=f"torch.distributions.{name} is not implemented"):
-            getattr(mt.distributions, name)(1.0)
     assert set(torch.distributions.__all__) <= set(dir(mt.distributions))
 
 
