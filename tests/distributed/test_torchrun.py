@@ -32,7 +32,8 @@ WORKER = textwrap.dedent(r'''
         if rank == 0:
             store.set(f"greeting{attempt}", "hello from rank 0")
         got = store.get(f"greeting{attempt}").decode()
-        print("RESULT " + json.dumps({"env": env, "store_rank": srank, "world": world, "got": got}), flush=True)
+        line = "RESULT " + json.dumps({"env": env, "store_rank": srank, "world": world, "got": got}) + "\n"
+        os.write(1, line.encode())  # one write: the two workers share stdout, and print's text and newline can interleave
 
     main()
 ''')
