@@ -168,8 +168,15 @@ def subgroups(rank, world):
 
 def killed(rank, world):
     """The last rank dies; the others' collective raises (the peer's socket closes) well within the timeout."""
+    # Under Gloo it dies only once every rank has finished connecting (dying mid-handshake fails init instead);
+    # MPI's init is collective already.
+    ready = dist.FileStore(sys.argv[4] + ".ready", world) if dist.get_backend() == "gloo" else None
     if rank == world - 1:
+        if ready:
+            ready.wait([f"up{r}" for r in range(world - 1)])
         os._exit(3)
+    if ready:
+        ready.set(f"up{rank}", "1")
     start = time.monotonic()
     try:
         dist.all_reduce(torch.ones(1 << 16))
