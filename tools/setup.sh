@@ -6,12 +6,13 @@ set -eu
 cd "$(dirname "$0")/.."
 
 # gcc and OpenBLAS for the core; g++, Gloo and Open MPI for torch.distributed's engines (optional
-# extensions: without them the build skips them and is_gloo_available()/is_mpi_available() say False)
+# extensions: without them the build skips them and is_gloo_available()/is_mpi_available() say False);
+# FFTW's libraries for torch.fft (opened at run time, not linked)
 if ! command -v gcc >/dev/null || ! command -v g++ >/dev/null ||
-   ! dpkg -s libopenblas-dev libgloo-dev libopenmpi-dev openmpi-bin >/dev/null 2>&1; then
+   ! dpkg -s libopenblas-dev libgloo-dev libopenmpi-dev openmpi-bin libfftw3-double3 libfftw3-single3 >/dev/null 2>&1; then
     SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
     $SUDO apt-get update -qq
-    $SUDO apt-get install -y -qq gcc g++ libopenblas-dev libgloo-dev libopenmpi-dev openmpi-bin
+    $SUDO apt-get install -y -qq gcc g++ libopenblas-dev libgloo-dev libopenmpi-dev openmpi-bin libfftw3-double3 libfftw3-single3
 fi
 
 python -m pip install --upgrade "setuptools>=61" wheel cffi

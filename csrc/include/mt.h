@@ -351,6 +351,15 @@ enum mt_qr_mode {
 };
 mt_status mt_linalg_qr(mt_tensor *a, int mode, mt_tensor **Q, mt_tensor **R);
 
+/* ---- discrete Fourier transforms (kernels/cpu/fft.c on FFTW, opened at first use; autograd/formulas_fft.c) ----
+ * PyTorch's _fft_c2c, _fft_r2c and _fft_c2r. normalization: 0 none, 1 by 1/sqrt(n), 2 by 1/n, n being
+ * the signal's number of points. r2c's and c2r's halved dimension is the last of dims; c2r reads the
+ * first last_dim_size/2+1 entries of it. */
+mt_status mt_fft_c2c(mt_tensor *x, int ndims, const int64_t *dims, int normalization, int forward, mt_tensor **out);
+mt_status mt_fft_r2c(mt_tensor *x, int ndims, const int64_t *dims, int normalization, int onesided, mt_tensor **out);
+mt_status mt_fft_c2r(mt_tensor *x, int ndims, const int64_t *dims, int normalization, int64_t last_dim_size,
+                     mt_tensor **out);
+
 /* ---- NN kernels (kernels/cpu/softmax.c norm.c activation.c embedding.c dropout.c
  *      attention.c; their autograd in autograd/formulas_nn.c) ------------------- */
 /* softmax (log = 0) or log_softmax (log = 1) along dim; dtype >= 0 converts the input first */
