@@ -454,6 +454,9 @@ def linearize(func, *primals):
     output = func(*primals)
     _, out_spec = tree_flatten(output)
     flat_primals, primals_spec = tree_flatten(primals)
+    for p in flat_primals:
+        if not isinstance(p, Tensor):  # where PyTorch's first tensor method call on it fails
+            raise AttributeError(f"'{type(p).__name__}' object has no attribute 'new_empty'")
     lv = _Level()
     with enable_grad():
         flat_in = [lv.differentiable(p) for p in flat_primals]
