@@ -46,7 +46,7 @@ class _Level:
         self.outer = is_grad_enabled()  # plain autograd outside sees through the transform only then
         self._own = []  # kept alive, so their addresses stay theirs
         self._own_addresses = set()
-        self._inside = set()  # ids of graph nodes known to reach own leaves only
+        self._inside = {}  # id -> graph node known to reach own leaves only (held: ids stay theirs)
 
     def leaf(self, t):
         t = t.requires_grad_()
@@ -83,7 +83,7 @@ class _Level:
             node = todo.pop()
             if node is None or id(node) in seen or id(node) in self._inside:
                 continue
-            seen[id(node)] = node  # held, so ids stay unique during the walk
+            seen[id(node)] = node
             if hasattr(node, "variable"):  # AccumulateGrad: a leaf
                 v = node.variable
                 if v is not None and _address(v) not in self._own_addresses:
@@ -409,13 +409,14 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     @functools.wraps(func)
     def wrapper_fn(*args):
         from .. import _random
+        from .._creation import zeros
         from .._shape_ops import equal, stack
         _error_if_complex("jacfwd", args, is_input=True)
         primals = _slice_argnums(args, argnums)
         flat_primals, primals_spec = tree_flatten(primals)
         basis = _basis(flat_primals)
         _check_randomness(randomness)
-        if randomness == "different":
+        if randomness == "different" and basis:
             runs = [_forward(func, args, [ts], argnums, False, has_aux) for ts in basis]
             outs, spec, _, aux = runs[0]
             columns = [r[2][0] for r in runs]
@@ -429,7 +430,8 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         _error_if_complex("jacfwd", outs, is_input=False)
         per_output = []
         for j, o in enumerate(outs):
-            jac = stack([c[j] for c in columns], dim=-1)  # out.shape + (total input numel,)
+            jac = (stack([c[j] for c in columns], dim=-1) if columns  # out.shape + (total input numel,)
+                   else zeros(tuple(o.shape) + (0,), dtype=o.dtype, device=o.device))
             pieces, start = [], 0
             for p in flat_primals:
                 piece = jac.narrow(-1, start, p.numel())

@@ -157,6 +157,9 @@ def test_argnums_has_aux_and_pytrees():
     check(lambda lib: lib.func.jacrev(lambda x: x.double() * 2)(t(lib, X)))  # dtypes: the input's
     check(lambda lib: lib.func.jacfwd(lambda x: x.double() * 2)(t(lib, X)))  # the output's
     check(lambda lib: lib.func.hessian(lambda x, y: (x * x * y).sum(), argnums=(0, 1))(t(lib, X), t(lib, Y)))
+    for jac in ("jacrev", "jacfwd"):  # empty inputs and 0-dim ones
+        check(lambda lib: getattr(lib.func, jac)(lambda x: (x * 2, x.sum()))(t(lib, X[:0])))
+        check(lambda lib: getattr(lib.func, jac)(lambda x: x * x)(t(lib, 1.5)))
 
 
 @pytest.mark.parametrize("chunk_size", [None, 1, 2, 100])
