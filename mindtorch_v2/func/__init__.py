@@ -1,10 +1,11 @@
 """torch.func: the autograd transforms (_transforms.py: grad, grad_and_value, vjp, jvp, jacrev, jacfwd,
-hessian, linearize), functionalize (_functionalize.py), vmap (mindtorch_v2/_vmap.py), functional_call and
+hessian, linearize), functionalize (_functionalize.py), rearrange (_rearrange.py), vmap (mindtorch_v2/_vmap.py), functional_call and
 stack_module_state (over nn.utils.stateless), replace_all_batch_norm_modules_ and debug_unwrap."""
 from collections.abc import Sequence
 
 from .._vmap import vmap  # noqa: F401
 from ._functionalize import functionalize  # noqa: F401
+from ._rearrange import rearrange  # noqa: F401
 from ._transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, vjp  # noqa: F401
 
 

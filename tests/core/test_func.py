@@ -308,6 +308,29 @@ def vjp_twice(lib):
     return fn(t(lib, X))
 
 
+REARRANGE = ["a b c -> c a b", "a b c -> a (b c)", "a b c -> (c b a)", "... c -> c ...", "a ... -> (a ...)",
+             "a ... c -> c (... a)", "b ... -> ... b 1", "a b c -> a b () c", "a (b 1) c -> a b c", "... -> ...",
+             "a b c -> a b c", "a 1 c -> a c", "a b -> a b", "a b c -> a b", "a b c", "a 2 c -> a c", "a 0 c -> a c",
+             "(a ...) -> a", "a b c -> ...", "a b b -> a b", "a (b (c)) -> a", "a b) c -> a", "a (b c -> a",
+             "a b$ c -> a", "a _b c -> a", "a .. c -> a", "a ... ... -> a", "... a b c d -> a b c d ..."]
+REARRANGE_SIZES = [("a (h w) c -> a h w c", {"h": 3}), ("a (h w) c -> a h w c", {"h": 2}),
+                   ("a (h w) c -> a h w c", {}), ("a (h w) c -> a h w c", {"h": 3, "w": 2}),
+                   ("a b (c d) -> (d a) c b", {"d": 2}), ("a b (c d e) -> a b c d e", {"c": 2}),
+                   ("a b c -> a b c", {"d": 2}), ("a b c -> a b c", {"a": 3}), ("a b c -> a b c", {"a": 2.0})]
+
+
+@pytest.mark.parametrize("pattern,sizes", [(p, {}) for p in REARRANGE] + REARRANGE_SIZES)
+def test_rearrange(pattern, sizes):
+    def run(lib):
+        x = t(lib, np.arange(24, dtype=np.float32).reshape(2, 3, 4))
+        r = lib.func.rearrange(x, pattern, **sizes)
+        return r, r is x
+    check(run)
+    check(lambda lib: lib.func.rearrange([t(lib, X), t(lib, Y)], "a b -> b a"))
+    check(lambda lib: lib.func.rearrange(t(lib, np.ones((2, 1, 3), np.float32)), "a () c -> c a"))
+    check(lambda lib: lib.func.rearrange(t(lib, 5.0), "-> 1"))
+
+
 ERRORS = {
     "non-scalar": lambda lib: lib.func.grad(lambda x: x * 2)(t(lib, X)),
     "non-tensor": lambda lib: lib.func.grad(lambda x: 3.0)(t(lib, X)),
