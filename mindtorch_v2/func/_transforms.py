@@ -18,6 +18,7 @@ import functools
 from .._C import ffi
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad, is_grad_enabled
+from ..autograd.graph import _AccumulateGrad
 from ..utils._pytree import tree_flatten, tree_map, tree_unflatten, treespec_pprint
 
 JVP = "jvp(f, primals, tangents)"
@@ -84,7 +85,7 @@ class _Level:
             if node is None or id(node) in seen or id(node) in self._inside:
                 continue
             seen[id(node)] = node
-            if hasattr(node, "variable"):  # AccumulateGrad: a leaf
+            if isinstance(node, _AccumulateGrad):  # a leaf
                 v = node.variable
                 if v is not None and _address(v) not in self._own_addresses:
                     return True
