@@ -1,13 +1,12 @@
-"""torch.func: vmap (see mindtorch_v2/_vmap.py), functional_call and stack_module_state (PyTorch's
-_functorch/functional_call.py); the other transforms are not implemented."""
+"""torch.func: the autograd transforms (_transforms.py: grad, grad_and_value, vjp, jvp, jacrev, jacfwd,
+hessian, linearize), functionalize (_functionalize.py), rearrange (_rearrange.py), vmap (mindtorch_v2/_vmap.py), functional_call and
+stack_module_state (over nn.utils.stateless), replace_all_batch_norm_modules_ and debug_unwrap."""
 from collections.abc import Sequence
 
-from .._missing import missing_function
 from .._vmap import vmap  # noqa: F401
-
-grad, grad_and_value, vjp, jvp, jacrev, jacfwd, hessian, functionalize = (
-    missing_function(f"torch.func.{n}")
-    for n in ("grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "functionalize"))
+from ._functionalize import functionalize  # noqa: F401
+from ._rearrange import rearrange  # noqa: F401
+from ._transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, vjp  # noqa: F401
 
 
 def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *, tie_weights=True, strict=False):
@@ -57,3 +56,24 @@ def _stacked_leaf(tensors, name):
         raise RuntimeError(f"Expected {name} from each model to have the same .requires_grad")
     result = stack(tensors)
     return result.detach().requires_grad_() if all_requires_grad else result
+
+
+def replace_all_batch_norm_modules_(root):
+    """Stop every batch-norm module under root (root included) from tracking running statistics, in place."""
+    from ..nn.modules.batchnorm import _BatchNorm
+    for m in root.modules():
+        if isinstance(m, _BatchNorm) and m.track_running_stats:
+            m.running_mean = m.running_var = m.num_batches_tracked = None
+            m.track_running_stats = False
+    return root
+
+
+def debug_unwrap(tensor, *, recurse=True):
+    """The tensor inside a vmap BatchedTensor (every level with recurse, else the innermost one only);
+    any other tensor is returned as it is."""
+    from .._vmap import BatchedTensor, _wrap
+    if not isinstance(tensor, BatchedTensor):
+        return tensor
+    if recurse:
+        return tensor._phys
+    return _wrap(tensor._phys, tensor._lv[:-1])

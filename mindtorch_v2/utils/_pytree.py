@@ -463,6 +463,16 @@ def tree_structure(tree, is_leaf=None):
     return tree_flatten(tree, is_leaf)[1]
 
 
+class _Star:
+    def __repr__(self):
+        return "*"
+
+
+def treespec_pprint(treespec):
+    """The structure as Python would print it, with * for each leaf: "(*, {'a': *})"."""
+    return repr(treespec.unflatten([_Star()] * treespec.num_leaves))
+
+
 def tree_map(func, tree, *rests, is_leaf=None):
     leaves, spec = tree_flatten(tree, is_leaf)
     flat = [leaves] + [spec.flatten_up_to(r) for r in rests]
