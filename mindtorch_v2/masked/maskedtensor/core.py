@@ -11,7 +11,7 @@ Supported, as in PyTorch 2.13: the unary and binary elementwise ops of its table
 must match), the reductions sum/mean/amin/amax/argmin/argmax/prod/all/norm/var/std (all elements, or
 dims), the view-like ops that apply to data and mask alike (select, transpose, t, indexing, expand, view,
 reshape, cat, stack, unsqueeze, split, unfold), where, softmax, to/type conversions, detach, clone,
-contiguous, ones_like, copy_, item and the metadata queries. Other ops warn and raise TypeError, as
+contiguous, copy_, item and the metadata queries. Other ops warn and raise TypeError, as
 PyTorch's __torch_dispatch__ returning NotImplemented does. Sparse layouts are not available here.
 """
 import warnings
@@ -174,10 +174,13 @@ def _reduce(name, args, kwargs):
     if not is_masked_tensor(self):
         raise TypeError("Input to reduce_dim must be a MaskedTensor")
     mask = self._masked_mask
+    if name == "norm":  # PyTorch's Tensor.norm and torch.norm pass p by keyword, which this table refuses
+        kwargs = {"p": "fro", **dict(zip(("p", "dim", "keepdim", "dtype"), args[1:])), **kwargs}
+        args = args[:1]
     if len(args) == 1 and not kwargs:  # over every element
         data = fn(_plain(self), mask=mask) if name == "all" else fn(self, mask=mask)
         return as_masked_tensor(data, torch.any(mask))
-    dim, keepdim, dtype = _dim_args(*args[1:], **kwargs)
+    dim, keepdim, dtype = _reduce_dim_args(*args[1:], **kwargs)
     if name == "all":
         data = fn(_plain(self), dim=dim, keepdim=keepdim, mask=mask)
     else:
@@ -185,7 +188,7 @@ def _reduce(name, args, kwargs):
     return as_masked_tensor(data, _multidim_any(mask, dim, keepdim))
 
 
-def _dim_args(dim, keepdim=False, dtype=None):
+def _reduce_dim_args(dim, keepdim=False, dtype=None):
     return dim, keepdim, dtype
 
 
@@ -202,6 +205,8 @@ def _where(name, args, kwargs):
                          if len(args) != 3 else "__torch_function__, torch.where: len(kwargs) must be 0 but got "
                          f"{len(kwargs)}")
     cond, x, y = args
+    like = x if isinstance(x, Tensor) else y
+    x, y = (v if isinstance(v, Tensor) else torch.full((), v, dtype=like.dtype) for v in (x, y))  # scalars
     x = x if is_masked_tensor(x) else MaskedTensor(x, torch.ones_like(x, dtype=torch.bool))
     y = y if is_masked_tensor(y) else MaskedTensor(y, torch.ones_like(y, dtype=torch.bool))
     data = torch.where(cond, _plain(x), _plain(y))
@@ -233,12 +238,17 @@ def _convert(name, args, kwargs):
 
 
 def _on_data(name, args, kwargs):
-    """detach, clone, contiguous, ones_like, to_dense: the op on the data, the mask kept (a copy when the op
+    """detach, clone, contiguous, to_dense: the op on the data, the mask kept (a copy when the op
     copies)."""
     self = args[0]
     data = _method(name)(_plain(self), *args[1:], **kwargs)
     mask = self._masked_mask
     return _wrap(data, mask.contiguous() if name == "contiguous" else mask)
+
+
+def _same(name, args, kwargs):
+    """conj and friends: MaskedTensor data is never complex, so they return the tensor itself (as PyTorch)."""
+    return args[0]
 
 
 def _copy_(name, args, kwargs):
@@ -253,7 +263,7 @@ def _copy_(name, args, kwargs):
 def _item(name, args, kwargs):
     self = args[0]
     if not self._masked_mask:
-        raise ValueError("__torch_dispatch__, aten._local_scalar_dense.default: expected a mask tensor")
+        raise ValueError("__torch_dispatch__, aten._local_scalar_dense: expected a mask tensor")  # (PyTorch names the op packet)
     return _plain(self).item()
 
 
@@ -261,8 +271,8 @@ _HANDLERS = {}
 for _names, _fn in ((UNARY_NAMES | INPLACE_UNARY_NAMES, _unary), (BINARY_NAMES | INPLACE_BINARY_NAMES, _binary),
                     (REDUCE_NAMES, _reduce), (PASSTHROUGH_NAMES, _passthrough), (("where",), _where),
                     (("softmax",), _softmax), (("to", *_CONVERSIONS), _convert),
-                    (("detach", "clone", "contiguous", "ones_like", "to_dense"), _on_data),
-                    (("copy_",), _copy_), (("item",), _item)):
+                    (("detach", "clone", "contiguous", "to_dense"), _on_data),
+                    (("copy_",), _copy_), (("conj", "resolve_conj", "resolve_neg"), _same), (("item",), _item)):
     for _n in _names:
         _HANDLERS[_n] = _fn
 
