@@ -97,7 +97,7 @@ cfloat, cdouble, chalf = complex64, complex128, complex32
 globals().update(storage.LEGACY_CLASSES)  # FloatStorage, BFloat16Storage, ... (legacy storage types)
 
 # ---- the layer users train with: nn, optim, utils (data, hooks), testing ----
-from . import nn, optim, utils, testing, special, fft, _logging  # noqa: E402,F401
+from . import nn, optim, utils, testing, special, fft, masked, _logging  # noqa: E402,F401
 from . import multiprocessing  # noqa: E402  (registers the tensor reductions, as torch does)
 
 # ---- torch.* names of nn ops (ATen's signatures where they differ from nn.functional's) ----

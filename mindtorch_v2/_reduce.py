@@ -12,7 +12,7 @@ from ._C import ffi, lib
 from . import _dtype
 from ._core import new_out, raise_status, rename_grad_fn
 from ._dispatch import call, finish
-from ._tensor import Tensor, wrap
+from ._tensor import Tensor, _wrap_dim, wrap
 
 
 def _dims(dim):
@@ -141,13 +141,15 @@ def min(input, dim=None, keepdim=False, *, other=None, out=None):
 
 def _arg(is_min, input, dim, keepdim):
     name = "argmin" if is_min else "argmax"
+    if input.dtype is _dtype.bool:
+        raise RuntimeError(f"{name}(): does not support bool input")
     if dim is None:
         if input.numel() == 0:
-            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
+            raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
         flat = input.reshape(-1)
         r = _extreme(is_min, flat, 0, False, None).indices
         return r.reshape([1] * input.dim()) if keepdim else r
-    if input.dim() and input.shape[dim] == 0:
+    if input.dim() and input.shape[_wrap_dim(dim.__index__(), input.dim())] == 0:
         raise IndexError(f"{name}(): Expected reduction dim {dim % input.dim()} to have non-zero size.")
     return _extreme(is_min, input, dim, keepdim, None).indices
 
@@ -377,6 +379,9 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
 def _scan(op, input, dim, dtype, out):
     if dim is None or not hasattr(dim, "__index__"):
         raise TypeError(f"argument 'dim' must be int, not {type(dim).__name__}")
+    if dtype is _dtype.bool and op != lib.MT_SCAN_LOGCUMSUMEXP and input.dim() and input.numel():  # no bool kernel
+        name = "cumsum" if op == lib.MT_SCAN_CUMSUM else "cumprod"
+        raise NotImplementedError(f"\"{name}_out_cpu\" not implemented for 'Bool'")
     res = new_out()
     st = lib.mt_scan(op, input._h, dim.__index__(), -1 if dtype is None else dtype._id,
                      ffi.NULL if out is None else out._h, res)

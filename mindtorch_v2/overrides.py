@@ -13,13 +13,15 @@ anything, a plain subclass's results stay Tensors, and a non-Tensor class defini
 not consulted (see docs/ARCHITECTURE.md). References taken before the installation (`from torch import
 add`, a default argument `activation=F.relu`) stay the plain functions, so an identity test against the
 namespace's (now wrapped) function is False after it: the known cost of doing this check in Python."""
+import contextlib
 import functools
 import threading
 from types import FunctionType
 
 __all__ = ["get_ignored_functions", "get_overridable_functions", "get_testing_overrides", "handle_torch_function",
            "has_torch_function", "has_torch_function_unary", "has_torch_function_variadic", "is_tensor_like",
-           "is_tensor_method_or_property", "wrap_torch_function", "enable_torch_function"]
+           "is_tensor_method_or_property", "wrap_torch_function", "enable_torch_function", "enable_reentrant_dispatch",
+           "redispatch_function", "resolve_name"]
 
 
 def _disabled_torch_function_impl(func, types, args=(), kwargs=None):
@@ -135,6 +137,34 @@ def has_torch_function_unary(arg):
 
 def has_torch_function_variadic(*args):
     return has_torch_function(args)
+
+
+def redispatch_function(func, types, args, kwargs):
+    """Run func's own implementation on args, skipping __torch_function__ for this call only (the ops inside
+    it dispatch as usual): a torch function or Tensor method runs the function it wraps; any other callable
+    is called again, as PyTorch's one-hop skip does not reach Python-level handle_torch_function either."""
+    impl = getattr(func, "__wrapped__", func) if getattr(func, "__name__", None) else func
+    return impl(*args, **(kwargs or {}))
+
+
+@contextlib.contextmanager
+def enable_reentrant_dispatch():
+    """PyTorch restores the dispatch state saved on entering __torch_dispatch__; mindtorch_v2 has no
+    __torch_dispatch__, so it is always outside one, where PyTorch raises this."""
+    raise RuntimeError("Accessing torch dispatch state outside of '__torch_dispatch__' is not allowed.")
+    yield
+
+
+def resolve_name(f):
+    """The qualified name of an overridable function ("torch.add", "torch.Tensor.add", ...), else None."""
+    import mindtorch_v2 as torch
+    spaces = {torch: "torch", torch.Tensor: "torch.Tensor", torch.nn.functional: "torch.nn.functional",
+              torch.special: "torch.special", torch.linalg: "torch.linalg", torch.fft: "torch.fft"}
+    for ns, fns in get_overridable_functions().items():
+        for name, v in vars(ns).items():
+            if v is f and any(v is g for g in fns):
+                return f"{spaces[ns]}.{name}"
+    return None
 
 
 def is_tensor_like(inp):

@@ -3,8 +3,8 @@ import threading
 
 from .._C import ffi, lib
 from . import _callback
-from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
-                        set_grad_enabled, set_multithreading_enabled)
+from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
+                        is_multithreading_enabled, no_grad, set_grad_enabled, set_multithreading_enabled)
 from . import graph
 from .function import Function, FunctionCtx, InplaceFunction, NestedIOFunction, once_differentiable
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
@@ -12,6 +12,14 @@ from .gradcheck import gradcheck, gradgradcheck
 from . import functional
 from . import forward_ad
 from . import profiler, profiler_util
+from .profiler import kineto_available
+from ..profiler.profiler import ProfilerActivity  # torch._C._profiler's enum, which torch.autograd re-exports
+from ..overrides import handle_torch_function, has_torch_function, is_tensor_like
+
+
+def is_view_replay_enabled():
+    """False: views of a tensor are never replayed here (PyTorch's default; there is no switch to turn it on)."""
+    return False
 
 
 def _tensors(x):

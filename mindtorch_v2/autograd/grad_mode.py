@@ -145,16 +145,27 @@ def _exit_inference_mode(m):
     m.__exit__(None, None, None)
 
 
+_multithreading = [True]  # the setting is_multithreading_enabled reports (process-wide, as PyTorch's)
+
+
+def is_multithreading_enabled():
+    """Whether set_multithreading_enabled is on (the engine here always runs on the calling thread)."""
+    return _multithreading[0]
+
+
 class set_multithreading_enabled(_DecoratorContextManager):
-    """The engine runs on the calling thread; the setting is accepted and has no effect."""
+    """Sets the flag on construction and restores the previous one on exit, as PyTorch; the engine runs on
+    the calling thread either way."""
 
     def __init__(self, mode):
-        self.mode = bool(mode)
+        self.prev = _multithreading[0]
+        self.mode = _multithreading[0] = bool(mode)
 
     def __enter__(self):
         return None
 
     def __exit__(self, *exc):
+        _multithreading[0] = self.prev
         return False
 
     def clone(self):

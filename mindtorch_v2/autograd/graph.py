@@ -298,6 +298,15 @@ def register_tensor_hook(t, hook):
     return h
 
 
+def tensor_hooks(t):
+    """{handle id: hook} of t's register_hook hooks (PyTorch's Tensor._backward_hooks); {} if none."""
+    fn = node_of(lib.mt_tensor_grad_fn(t._h))
+    if fn is not None:
+        return dict(fn._state()._tensor_pre_hooks(lib.mt_tensor_output_nr(t._h)))
+    st = _callback.state_of(lib.mt_tensor_handle(t._h))
+    return dict(st.hooks) if st is not None else {}
+
+
 def register_post_accumulate_grad_hook(t, hook):
     """hook(tensor) after the leaf's .grad was accumulated."""
     if not t.requires_grad:

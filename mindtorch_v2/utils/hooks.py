@@ -163,3 +163,13 @@ class BackwardHook:
         self.n_outputs = len(args)
         self.output_tensors_index = output_idx
         return res if is_tuple else res[0]
+
+
+def warn_if_has_hooks(tensor):
+    """Warn for each backward hook of tensor that pickling will drop (unless marked unserializable_hook)."""
+    from ..autograd.graph import tensor_hooks
+    for hook in tensor_hooks(tensor).values():
+        if not hasattr(hook, "__torch_unserializable__"):
+            warnings.warn(f"backward hook {hook!r} on tensor will not be serialized.  If this is expected, you can "
+                          "decorate the function with @torch.utils.hooks.unserializable_hook to suppress this "
+                          "warning", stacklevel=2)
