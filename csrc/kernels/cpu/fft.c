@@ -135,25 +135,42 @@ typedef struct {
     mt_status st;
 } fft_job;
 
+/* one plan's run over in/out */
+static mt_status run_plan(const plan_key *k, char *in, char *out) {
+    fftw_api *a = &apis[k->dbl];
+    plan_key key = *k;
+    key.align_in = a->alignment_of(in);
+    key.align_out = a->alignment_of(out);
+    void *uncached;
+    plan_entry *e = get_plan(&key, in, out, &uncached);
+    void *p = e ? e->plan : uncached;
+    if (!p) return MT_ERR_RUNTIME;
+    if (k->kind == K_R2C) a->exec_r2c(p, in, out);
+    else if (k->kind == K_C2R) a->exec_c2r(p, in, out);
+    else a->exec_dft(p, in, out);
+    put_plan(k->dbl, e, uncached);
+    return MT_OK;
+}
+
 static void run_range(void *ctx, int64_t begin, int64_t end) {
     fft_job *j = ctx;
     plan_key k = j->key;
     char *in = j->in + begin * j->in_step, *out = j->out + begin * j->out_step;
-    fftw_api *a = &apis[k.dbl];
-    if (k.hrank) k.hdims[0].n = end - begin;
-    k.align_in = a->alignment_of(in);
-    k.align_out = a->alignment_of(out);
-    void *uncached;
-    plan_entry *e = get_plan(&k, in, out, &uncached);
-    void *p = e ? e->plan : uncached;
-    if (!p) {
-        __atomic_store_n(&j->st, MT_ERR_RUNTIME, __ATOMIC_RELAXED);
+    mt_status st = MT_OK;
+    if (k.hrank && k.rank > 1) {
+        /* multi-dimensional transforms one index of the split dimension at a time: FFTW_ESTIMATE's plans
+         * for a batch of them are slower (a 16x256x256 fft2: 29 ms against 19 ms, measured) */
+        memmove(k.hdims, k.hdims + 1, (--k.hrank) * sizeof *k.hdims);
+        for (int64_t i = begin; i < end && !st; i++, in += j->in_step, out += j->out_step) st = run_plan(&k, in, out);
+        in = j->in + begin * j->in_step, out = j->out + begin * j->out_step;
+    } else {
+        if (k.hrank) k.hdims[0].n = end - begin;
+        st = run_plan(&k, in, out);
+    }
+    if (st) {
+        __atomic_store_n(&j->st, st, __ATOMIC_RELAXED);
         return;
     }
-    if (k.kind == K_R2C) a->exec_r2c(p, in, out);
-    else if (k.kind == K_C2R) a->exec_c2r(p, in, out);
-    else a->exec_dft(p, in, out);
-    put_plan(k.dbl, e, uncached);
     if (j->scale != 1) { /* the output block of this range is dense */
         int64_t n = (end - begin) * j->out_block;
         if (k.dbl)
