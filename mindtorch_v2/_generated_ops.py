@@ -64,40 +64,43 @@ OP_MINIMUM = 58
 OP_BITWISE_AND = 59
 OP_BITWISE_OR = 60
 OP_BITWISE_XOR = 61
-OP_EQ = 62
-OP_NE = 63
-OP_LT = 64
-OP_LE = 65
-OP_GT = 66
-OP_GE = 67
-OP_LOGICAL_AND = 68
-OP_LOGICAL_OR = 69
-OP_LOGICAL_XOR = 70
-OP_ATAN2 = 71
-OP_HYPOT = 72
-OP_COPYSIGN = 73
-OP_FMAX = 74
-OP_FMIN = 75
-OP_LOGADDEXP = 76
-OP_LOGADDEXP2 = 77
-OP_GCD = 78
-OP_LCM = 79
-OP_TANH_BACKWARD = 80
-OP_SIGMOID_BACKWARD = 81
-OP_CONJ = 82
-OP_CONJ_PHYSICAL = 83
-OP_REAL = 84
-OP_IMAG = 85
-OP_ANGLE = 86
-OP_COMPLEX = 87
-OP_POLAR = 88
-OP_WHERE = 89
-OP_CLAMP = 90
-OP_LERP = 91
-OP_ADDCMUL = 92
-OP_ADDCDIV = 93
-OP_MASKED_FILL = 94
-OP_NAN_TO_NUM = 95
+OP_BITWISE_LEFT_SHIFT = 62
+OP_BITWISE_RIGHT_SHIFT = 63
+OP_EQ = 64
+OP_NE = 65
+OP_LT = 66
+OP_LE = 67
+OP_GT = 68
+OP_GE = 69
+OP_LOGICAL_AND = 70
+OP_LOGICAL_OR = 71
+OP_LOGICAL_XOR = 72
+OP_ATAN2 = 73
+OP_HYPOT = 74
+OP_NEXTAFTER = 75
+OP_COPYSIGN = 76
+OP_FMAX = 77
+OP_FMIN = 78
+OP_LOGADDEXP = 79
+OP_LOGADDEXP2 = 80
+OP_GCD = 81
+OP_LCM = 82
+OP_TANH_BACKWARD = 83
+OP_SIGMOID_BACKWARD = 84
+OP_CONJ = 85
+OP_CONJ_PHYSICAL = 86
+OP_REAL = 87
+OP_IMAG = 88
+OP_ANGLE = 89
+OP_COMPLEX = 90
+OP_POLAR = 91
+OP_WHERE = 92
+OP_CLAMP = 93
+OP_LERP = 94
+OP_ADDCMUL = 95
+OP_ADDCDIV = 96
+OP_MASKED_FILL = 97
+OP_NAN_TO_NUM = 98
 
 FUNCTIONS = {}   # torch.<name>
 METHODS = {}     # Tensor.<name> and Tensor.<name>_
@@ -825,6 +828,32 @@ FUNCTIONS['bitwise_xor'] = bitwise_xor
 METHODS['bitwise_xor'] = _m_bitwise_xor
 METHODS['bitwise_xor_'] = _i_bitwise_xor
 
+def bitwise_left_shift(input, other, *, out=None):
+    return _binary(OP_BITWISE_LEFT_SHIFT, input, other, out)
+
+def _m_bitwise_left_shift(self, other):
+    return _binary(OP_BITWISE_LEFT_SHIFT, self, other, None)
+
+def _i_bitwise_left_shift(self, other):
+    return _binary(OP_BITWISE_LEFT_SHIFT, self, other, self)
+
+FUNCTIONS['bitwise_left_shift'] = bitwise_left_shift
+METHODS['bitwise_left_shift'] = _m_bitwise_left_shift
+METHODS['bitwise_left_shift_'] = _i_bitwise_left_shift
+
+def bitwise_right_shift(input, other, *, out=None):
+    return _binary(OP_BITWISE_RIGHT_SHIFT, input, other, out)
+
+def _m_bitwise_right_shift(self, other):
+    return _binary(OP_BITWISE_RIGHT_SHIFT, self, other, None)
+
+def _i_bitwise_right_shift(self, other):
+    return _binary(OP_BITWISE_RIGHT_SHIFT, self, other, self)
+
+FUNCTIONS['bitwise_right_shift'] = bitwise_right_shift
+METHODS['bitwise_right_shift'] = _m_bitwise_right_shift
+METHODS['bitwise_right_shift_'] = _i_bitwise_right_shift
+
 def eq(input, other, *, out=None):
     if not isinstance(input, Tensor):
         _no_number_input('eq', input, other)
@@ -1009,6 +1038,25 @@ def _i_hypot(self, other):
 FUNCTIONS['hypot'] = hypot
 METHODS['hypot'] = _m_hypot
 METHODS['hypot_'] = _i_hypot
+
+def nextafter(input, other, *, out=None):
+    if type(input) is not Tensor or type(other) is not Tensor:
+        _only_tensors('nextafter', input, other)
+    return _binary(OP_NEXTAFTER, input, other, out)
+
+def _m_nextafter(self, other):
+    if type(other) is not Tensor:
+        _only_tensors('nextafter', self, other, 1)
+    return _binary(OP_NEXTAFTER, self, other, None)
+
+def _i_nextafter(self, other):
+    if type(other) is not Tensor:
+        _only_tensors('nextafter_', self, other, 1)
+    return _binary(OP_NEXTAFTER, self, other, self)
+
+FUNCTIONS['nextafter'] = nextafter
+METHODS['nextafter'] = _m_nextafter
+METHODS['nextafter_'] = _i_nextafter
 
 def copysign(input, other, *, out=None):
     if not isinstance(input, Tensor):
@@ -1322,6 +1370,8 @@ OPS = {
     'bitwise_and': ('binary', 'intbool', 'same', 'fmi', '-', None),
     'bitwise_or': ('binary', 'intbool', 'same', 'fmi', '-', None),
     'bitwise_xor': ('binary', 'intbool', 'same', 'fmi', '-', None),
+    'bitwise_left_shift': ('binary', 'int', 'same', 'fmi', '-', None),
+    'bitwise_right_shift': ('binary', 'int', 'same', 'fmi', '-', None),
     'eq': ('binary', 'all+complex', 'bool', 'fmin', '-', None),
     'ne': ('binary', 'all+complex', 'bool', 'fmin', '-', None),
     'lt': ('binary', 'all', 'bool', 'fmin', '-', None),
@@ -1333,6 +1383,7 @@ OPS = {
     'logical_xor': ('binary', 'all+complex', 'bool', 'fmit', '-', None),
     'atan2': ('binary', 'float', 'float', 'fmit', 'real', 'Atan2Backward0'),
     'hypot': ('binary', 'float', 'same', 'fmit', 'real', 'HypotBackward0'),
+    'nextafter': ('binary', 'float', 'same', 'fmit', '-', None),
     'copysign': ('binary', 'float', 'float', 'fmin', 'distinct', 'CopysignBackward0'),
     'fmax': ('binary', 'all', 'same', 'fmt', 'distinct', 'FmaxBackward0'),
     'fmin': ('binary', 'all', 'same', 'fmt', 'distinct', 'FminBackward0'),

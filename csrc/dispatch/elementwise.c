@@ -220,6 +220,8 @@ static const char *kernel_name(int op, char *buf, size_t cap) {
     case MT_OP_DIGAMMA: return "digamma";
     case MT_OP_POW: return "pow";
     case MT_OP_ADDCMUL: return "addcmul_cpu_out";
+    case MT_OP_BITWISE_LEFT_SHIFT: return "lshift_cpu";
+    case MT_OP_BITWISE_RIGHT_SHIFT: return "rshift_cpu";
     }
     snprintf(buf, cap, "%s_cpu", mt_ops[op].name);
     return buf;

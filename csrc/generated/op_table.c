@@ -453,6 +453,16 @@ void mt_cpu_bitwise_xor_i8(char **d, const int64_t *s, int64_t n, const mt_kargs
 void mt_cpu_bitwise_xor_i16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_bitwise_xor_i32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_bitwise_xor_i64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_bitwise_left_shift_u8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_bitwise_left_shift_i8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_bitwise_left_shift_i16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_bitwise_left_shift_i32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_bitwise_left_shift_i64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_bitwise_right_shift_u8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_bitwise_right_shift_i8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_bitwise_right_shift_i16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_bitwise_right_shift_i32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_bitwise_right_shift_i64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_eq_bool(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_eq_u8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_eq_i8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
@@ -561,6 +571,10 @@ void mt_cpu_hypot_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_hypot_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_hypot_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_hypot_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_nextafter_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_nextafter_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_nextafter_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_nextafter_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_copysign_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_copysign_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_copysign_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
@@ -761,6 +775,8 @@ const mt_op_desc mt_ops[MT_NUM_OPS] = {
     [MT_OP_BITWISE_AND] = {"bitwise_and", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_BOOL] = mt_cpu_bitwise_and_bool, [MT_U8] = mt_cpu_bitwise_and_u8, [MT_I8] = mt_cpu_bitwise_and_i8, [MT_I16] = mt_cpu_bitwise_and_i16, [MT_I32] = mt_cpu_bitwise_and_i32, [MT_I64] = mt_cpu_bitwise_and_i64}},
     [MT_OP_BITWISE_OR] = {"bitwise_or", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_BOOL] = mt_cpu_bitwise_or_bool, [MT_U8] = mt_cpu_bitwise_or_u8, [MT_I8] = mt_cpu_bitwise_or_i8, [MT_I16] = mt_cpu_bitwise_or_i16, [MT_I32] = mt_cpu_bitwise_or_i32, [MT_I64] = mt_cpu_bitwise_or_i64}},
     [MT_OP_BITWISE_XOR] = {"bitwise_xor", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_BOOL] = mt_cpu_bitwise_xor_bool, [MT_U8] = mt_cpu_bitwise_xor_u8, [MT_I8] = mt_cpu_bitwise_xor_i8, [MT_I16] = mt_cpu_bitwise_xor_i16, [MT_I32] = mt_cpu_bitwise_xor_i32, [MT_I64] = mt_cpu_bitwise_xor_i64}},
+    [MT_OP_BITWISE_LEFT_SHIFT] = {"bitwise_left_shift", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_U8] = mt_cpu_bitwise_left_shift_u8, [MT_I8] = mt_cpu_bitwise_left_shift_i8, [MT_I16] = mt_cpu_bitwise_left_shift_i16, [MT_I32] = mt_cpu_bitwise_left_shift_i32, [MT_I64] = mt_cpu_bitwise_left_shift_i64}},
+    [MT_OP_BITWISE_RIGHT_SHIFT] = {"bitwise_right_shift", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_U8] = mt_cpu_bitwise_right_shift_u8, [MT_I8] = mt_cpu_bitwise_right_shift_i8, [MT_I16] = mt_cpu_bitwise_right_shift_i16, [MT_I32] = mt_cpu_bitwise_right_shift_i32, [MT_I64] = mt_cpu_bitwise_right_shift_i64}},
     [MT_OP_EQ] = {"eq", MT_KIND_BINARY, MT_RESULT_BOOL, {[MT_BOOL] = mt_cpu_eq_bool, [MT_U8] = mt_cpu_eq_u8, [MT_I8] = mt_cpu_eq_i8, [MT_I16] = mt_cpu_eq_i16, [MT_I32] = mt_cpu_eq_i32, [MT_I64] = mt_cpu_eq_i64, [MT_F16] = mt_cpu_eq_f16, [MT_BF16] = mt_cpu_eq_bf16, [MT_F32] = mt_cpu_eq_f32, [MT_F64] = mt_cpu_eq_f64, [MT_C64] = mt_cpu_eq_c64, [MT_C128] = mt_cpu_eq_c128}},
     [MT_OP_NE] = {"ne", MT_KIND_BINARY, MT_RESULT_BOOL, {[MT_BOOL] = mt_cpu_ne_bool, [MT_U8] = mt_cpu_ne_u8, [MT_I8] = mt_cpu_ne_i8, [MT_I16] = mt_cpu_ne_i16, [MT_I32] = mt_cpu_ne_i32, [MT_I64] = mt_cpu_ne_i64, [MT_F16] = mt_cpu_ne_f16, [MT_BF16] = mt_cpu_ne_bf16, [MT_F32] = mt_cpu_ne_f32, [MT_F64] = mt_cpu_ne_f64, [MT_C64] = mt_cpu_ne_c64, [MT_C128] = mt_cpu_ne_c128}},
     [MT_OP_LT] = {"lt", MT_KIND_BINARY, MT_RESULT_BOOL, {[MT_BOOL] = mt_cpu_lt_bool, [MT_U8] = mt_cpu_lt_u8, [MT_I8] = mt_cpu_lt_i8, [MT_I16] = mt_cpu_lt_i16, [MT_I32] = mt_cpu_lt_i32, [MT_I64] = mt_cpu_lt_i64, [MT_F16] = mt_cpu_lt_f16, [MT_BF16] = mt_cpu_lt_bf16, [MT_F32] = mt_cpu_lt_f32, [MT_F64] = mt_cpu_lt_f64}},
@@ -772,6 +788,7 @@ const mt_op_desc mt_ops[MT_NUM_OPS] = {
     [MT_OP_LOGICAL_XOR] = {"logical_xor", MT_KIND_BINARY, MT_RESULT_BOOL, {[MT_BOOL] = mt_cpu_logical_xor_bool, [MT_U8] = mt_cpu_logical_xor_u8, [MT_I8] = mt_cpu_logical_xor_i8, [MT_I16] = mt_cpu_logical_xor_i16, [MT_I32] = mt_cpu_logical_xor_i32, [MT_I64] = mt_cpu_logical_xor_i64, [MT_F16] = mt_cpu_logical_xor_f16, [MT_BF16] = mt_cpu_logical_xor_bf16, [MT_F32] = mt_cpu_logical_xor_f32, [MT_F64] = mt_cpu_logical_xor_f64, [MT_C64] = mt_cpu_logical_xor_c64, [MT_C128] = mt_cpu_logical_xor_c128}},
     [MT_OP_ATAN2] = {"atan2", MT_KIND_BINARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_atan2_f16, [MT_BF16] = mt_cpu_atan2_bf16, [MT_F32] = mt_cpu_atan2_f32, [MT_F64] = mt_cpu_atan2_f64}},
     [MT_OP_HYPOT] = {"hypot", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_hypot_f16, [MT_BF16] = mt_cpu_hypot_bf16, [MT_F32] = mt_cpu_hypot_f32, [MT_F64] = mt_cpu_hypot_f64}},
+    [MT_OP_NEXTAFTER] = {"nextafter", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_nextafter_f16, [MT_BF16] = mt_cpu_nextafter_bf16, [MT_F32] = mt_cpu_nextafter_f32, [MT_F64] = mt_cpu_nextafter_f64}},
     [MT_OP_COPYSIGN] = {"copysign", MT_KIND_BINARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_copysign_f16, [MT_BF16] = mt_cpu_copysign_bf16, [MT_F32] = mt_cpu_copysign_f32, [MT_F64] = mt_cpu_copysign_f64}},
     [MT_OP_FMAX] = {"fmax", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_BOOL] = mt_cpu_fmax_bool, [MT_U8] = mt_cpu_fmax_u8, [MT_I8] = mt_cpu_fmax_i8, [MT_I16] = mt_cpu_fmax_i16, [MT_I32] = mt_cpu_fmax_i32, [MT_I64] = mt_cpu_fmax_i64, [MT_F16] = mt_cpu_fmax_f16, [MT_BF16] = mt_cpu_fmax_bf16, [MT_F32] = mt_cpu_fmax_f32, [MT_F64] = mt_cpu_fmax_f64}},
     [MT_OP_FMIN] = {"fmin", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_BOOL] = mt_cpu_fmin_bool, [MT_U8] = mt_cpu_fmin_u8, [MT_I8] = mt_cpu_fmin_i8, [MT_I16] = mt_cpu_fmin_i16, [MT_I32] = mt_cpu_fmin_i32, [MT_I64] = mt_cpu_fmin_i64, [MT_F16] = mt_cpu_fmin_f16, [MT_BF16] = mt_cpu_fmin_bf16, [MT_F32] = mt_cpu_fmin_f32, [MT_F64] = mt_cpu_fmin_f64}},

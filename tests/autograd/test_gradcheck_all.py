@@ -87,6 +87,10 @@ OPS = {
     "view_as_complex": Op(lambda L, x: L.view_as_real(L.view_as_complex(x.contiguous()) * L.view_as_complex(x.flip(0).contiguous())),
                           (2, 3, 2), **E),
     "conj": Op(lambda L, a, b: L.view_as_real(L.complex(a, b).conj() * L.complex(b, a)), (2, 3), (2, 3), **E),
+    # ---- Fourier transforms (tests/core/test_fft.py has more): c2c, onesided r2c, c2r ----
+    "fft_c2c": Op(lambda L, a, b: L.view_as_real(L.fft.fftn(L.complex(a, b), norm="ortho")), (3, 4), (3, 4), **E),
+    "fft_r2c": Op(lambda L, x: L.view_as_real(L.fft.rfft2(x, norm="forward")), (3, 5), **E),
+    "fft_c2r": Op(lambda L, a, b: L.fft.irfft(L.complex(a, b), n=5), (3, 3), (3, 3), **E),
     "conj_physical_complex": Op(lambda L, a, b: L.view_as_real(L.conj_physical(L.complex(a, b)) * L.complex(b, a)),
                                 (2, 3), (2, 3), **E),
     # ---- ternary elementwise

@@ -118,6 +118,12 @@ ROWS_FLOAT(B_SAME, minimum, (x != x || y != y) ? x + y : (x < y ? x : y))
 ROWS_INTBOOL(B_SAME, bitwise_and, x & y)
 ROWS_INTBOOL(B_SAME, bitwise_or, x | y)
 ROWS_INTBOOL(B_SAME, bitwise_xor, x ^ y)
+/* PyTorch's shifts: a shift past the width (or negative) gives 0 to the left, the sign to the right */
+#define SIGNED_T(x) ((__typeof__(x))-1 < 0)
+#define WIDTH_T(x) ((int64_t)sizeof(x) * 8)
+ROWS_INT(B_SAME, bitwise_left_shift, ((int64_t)y < 0 || (int64_t)y >= WIDTH_T(x)) ? (CT)0 : (CT)((uint64_t)x << y))
+ROWS_INT(B_SAME, bitwise_right_shift, ((int64_t)y < 0 || (int64_t)y >= WIDTH_T(x) - SIGNED_T(x))
+                                           ? (CT)(x >> (WIDTH_T(x) - SIGNED_T(x))) : (CT)(x >> y))
 
 ROWS_ALL(B_BOOL, eq, x == y)
 ROWS_ALL(B_BOOL, ne, x != y)
@@ -128,6 +134,19 @@ ROWS_ALL(B_BOOL, ge, x >= y)
 ROWS_ALL(B_BOOL, logical_and, (x != 0) && (y != 0))
 ROWS_ALL(B_BOOL, logical_or, (x != 0) || (y != 0))
 ROWS_ALL(B_BOOL, logical_xor, (x != 0) != (y != 0))
+
+/* the next float16/bfloat16 after x towards y, stepping the bits (x and y hold values of that type) */
+static inline float next_half(float x, float y, int bf16) {
+    if (x != x || y != y) return x + y;
+    if (x == y) return y;
+    uint16_t h = bf16 ? mt__f32_to_bf16(x) : mt__f32_to_f16(x);
+    if (x == 0) h = y > 0 ? 1 : 0x8001; /* the smallest subnormal towards y */
+    else h += (x < y) == (x > 0) ? 1 : -1;
+    return bf16 ? mt__bf16_to_f32(h) : mt__f16_to_f32(h);
+}
+ROWS_FLOAT(B_SAME, nextafter, rnd_row_ == MT_RND_f16    ? next_half(x, y, 0)
+                              : rnd_row_ == MT_RND_bf16 ? next_half(x, y, 1)
+                                                        : _Generic((CT)0, float: nextafterf, default: nextafter)(x, y))
 
 /* atan2, hypot, copysign, the NaN-ignoring extremes and log-sum-exp of two */
 ROWS_FLOAT(B_SAME, atan2, atan2(x, y))
