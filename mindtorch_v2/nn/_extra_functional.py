@@ -59,7 +59,8 @@ def _unpool(input, indices, kernel, stride, padding, output_size, nd, name):
         for d in range(nd):
             lo, hi = default[d] - stride[d], default[d] + stride[d]
             if not lo < out[d] < hi:
-                raise ValueError(f"invalid output_size \"{list(output_size)}\" (dim {d} must be between {lo} and "
+                shown = output_size[2:] if len(output_size) == nd + 2 else output_size  # as PyTorch shows it
+                raise ValueError(f"invalid output_size \"{shown}\" (dim {d} must be between {lo} and "
                                  f"{hi})")
     lead = tuple(input.shape[:-nd])
     flat_in = input.reshape(*lead, -1)

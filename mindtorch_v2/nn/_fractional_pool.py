@@ -54,10 +54,10 @@ def _check_3d(input, pool, out):
         if input.size(d) <= 0:
             raise RuntimeError(f"fractional_max_pool3d_out(): Expected input to have non-zero size for non-batch "
                                f"dimensions, but got{list(input.shape)} with dimension {d} being empty.")
-    # time, width, height: PyTorch's order, and its strict bound (the pool must leave room for a step)
+    # time, width, height: PyTorch's order; unlike 2-D the bound is strict (out + k - 1 == size is refused)
     for a, name in ((0, "time"), (2, "width"), (1, "height")):
         k, size = pool[a], input.shape[-3 + a]
-        if not (k <= size and out[a] + k - 1 < size):
+        if out[a] + k - 1 >= size:
             raise RuntimeError(f"fractional_max_pool3d_out(): pool {name} {k} too large relative to input {name} {size}")
 
 
@@ -84,7 +84,8 @@ def _fractional_max_pool(nd, input, kernel_size, output_size, output_ratio, _ran
     if samples.dtype != input.dtype:
         raise RuntimeError("Expect _random_samples to have the same dtype as input")
     if samples.dim() != 3:
-        raise RuntimeError(f"Expect _random samples to have 3 dimensions, got {samples.dim()}")
+        raise RuntimeError(f"Expect {'_random samples' if nd == 2 else '_random_samples'} to have 3 dimensions, "
+                           f"got {samples.dim()}")
     N = 1 if input.dim() == nd + 1 else input.size(0)
     C = input.size(-nd - 1)
     if samples.size(0) < N:

@@ -59,7 +59,7 @@ CASES = [
     ("adaptive_max", lambda F, x: F.adaptive_max_pool3d(x, (2, 3, 4), return_indices=True)),
     ("adaptive_max", lambda F, x: F.adaptive_max_pool3d(x, (5, None, 1), return_indices=True)),
     ("avg", lambda F, x: F.lp_pool3d(x.abs() + 0.1, 2, 2)),
-    ("avg", lambda F, x: F.lp_pool3d(x.abs() + 0.1, 3.0, (2, 3, 2), stride=1, ceil_mode=True)),
+    ("avg", lambda F, x: F.lp_pool3d(x.abs() + 0.1, 4.0, (2, 3, 2), stride=1, ceil_mode=True)),
     ("max", lambda F, x: F.lp_pool3d(x, float("inf"), 2)),
 ]
 # PyTorch's CPU dtypes per kind (avg_pool3d: float32/float64 only)
@@ -74,7 +74,10 @@ def test_values_indices_gradients(case, shape):
     kind, fn = CASES[case]
     x = np.random.default_rng(case).standard_normal(shape)
     for dtype in DTYPES[kind]:
-        tol = 0.0 if kind.endswith("max") else {"float32": 1e-5, "float64": 1e-12}.get(dtype, 1e-2)
+        # float16/bfloat16 gradients: PyTorch adds overlapping windows' gradients in the dtype, we in float32
+        tol = {"float32": 1e-5, "float64": 1e-12}.get(dtype, 2e-2)
+        if kind.endswith("max") and dtype in ("float32", "float64"):
+            tol = 0.0
         equal(run(mt, fn, x, dtype), run(torch, fn, x, dtype), tol)
 
 
@@ -179,6 +182,7 @@ ERRORS = [
     lambda F, x: F.fractional_max_pool3d(x[:, :0], 2, output_size=2),
     lambda F, x: F.fractional_max_pool3d(x[:0], 2, output_size=2).shape,
     lambda F, x: F.fractional_max_pool3d(x, 5, output_size=2),
+    lambda F, x: F.fractional_max_pool3d(x, 1, output_size=5),
     lambda F, x: F.fractional_max_pool3d(x, (2, 6, 2), output_size=2),
     lambda F, x: F.fractional_max_pool3d(x, (2, 2, 7), output_size=2),
     lambda F, x: F.fractional_max_pool3d(x, 2, output_size=2, _random_samples=torch.rand(2, 3, 3).double()
@@ -188,6 +192,7 @@ ERRORS = [
     lambda F, x: F.fractional_max_pool3d(x, 2, output_size=2, _random_samples=x[:, :2, 0, 0, :3]),
     lambda F, x: F.fractional_max_pool3d(x, 2, output_size=2, _random_samples=x[:, :, 0, 0, :2]),
     lambda F, x: F.max_unpool3d(x, x.long(), 2, output_size=(1, 1, 1)),
+    lambda F, x: F.max_unpool3d(x, x.long(), 2, output_size=[2, 3, 1, 1, 1]),
 ]
 
 
@@ -199,7 +204,7 @@ def test_errors(case):
 
 
 @pytest.mark.parametrize("shape,k,osz", [((2, 3, 7, 8, 9), 2, (3, 4, 5)), ((3, 6, 7, 8), (2, 3, 1), 4),
-                                         ((1, 2, 5, 5, 5), 1, 5), ((1, 2, 6, 6, 6), 2, 1)])
+                                         ((1, 2, 5, 5, 5), 1, 4), ((1, 2, 6, 6, 6), 2, 1)])
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
 def test_fractional_values_indices_gradients(shape, k, osz, dtype):
     rng = np.random.default_rng(0)
@@ -243,7 +248,7 @@ def test_max_unpool3d_inverts_max_pool3d(shape):
         out, idx = lib.nn.functional.max_pool3d(xt, 2, stride=2, padding=1, return_indices=True)
         up = lib.nn.MaxUnpool3d(2, stride=2, padding=1)(out, idx, output_size=xt.shape[-3:])
         up.sum().backward()
-        res.append((up.detach(), lib.nn.functional.max_unpool3d(out, idx, (2, 2, 2), 2, 1), xt.grad))
+        res.append((up.detach(), lib.nn.functional.max_unpool3d(out, idx, (2, 2, 2), 2, 1, list(xt.shape[-3:])), xt.grad))
     equal(res[0], res[1])
 
 

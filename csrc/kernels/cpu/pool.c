@@ -198,11 +198,10 @@ static mt_status check_window3d(int kind, mt_tensor *x, const pool_job *j) {
         return mt__error(MT_ERR_RUNTIME, "input image (T: %lld H: %lld W: %lld) smaller than kernel size (kT: %lld "
                          "kH: %lld kW: %lld)", (long long)I[0], (long long)I[1], (long long)I[2], (long long)k[0],
                          (long long)k[1], (long long)k[2]);
-    if (k[0] / 2 < p[0] || k[2] / 2 < p[2] || k[1] / 2 < p[1]) /* PyTorch's own text; it tests k / 2 */
-        return mt__error(MT_ERR_RUNTIME, "pad should be smaller than or equal to half of effective kernel size, but "
-                         "got padT: %lld padW: %lld padH: %lld effectiveKT: %lld effectiveKW: %lld effectiveKH: %lld",
-                         (long long)p[0], (long long)p[2], (long long)p[1], (long long)((k[0] - 1) * d[0] + 1),
-                         (long long)((k[2] - 1) * d[2] + 1), (long long)((k[1] - 1) * d[1] + 1));
+    if (k[0] / 2 < p[0] || k[2] / 2 < p[2] || k[1] / 2 < p[1])
+        return mt__error(MT_ERR_RUNTIME, "pad should be smaller than or equal to half of kernel size, but got kT: %lld "
+                         "kW: %lld kH: %lld padT: %lld padW: %lld padH: %lld", (long long)k[0], (long long)k[2],
+                         (long long)k[1], (long long)p[0], (long long)p[2], (long long)p[1]);
     if (O[0] < 1 || O[1] < 1 || O[2] < 1) {
         long long c = (long long)x->sizes[nd - 4];
         return mt__error(MT_ERR_RUNTIME, "Given input size: (%lldx%lldx%lldx%lld). Calculated output size: "
