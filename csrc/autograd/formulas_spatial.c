@@ -587,29 +587,34 @@ mt_status mt_col2im(mt_tensor *x, const int64_t *osz, const int64_t *k, const in
 
 /* ---- pooling ---------------------------------------------------------------------- */
 
-/* t with its last two dims (a plane) flattened into one */
-static mt_tensor *FLAT_PLANE(F *c, mt_tensor *t) {
+/* t with its last n dims (a plane) flattened into one */
+static mt_tensor *FLAT_PLANE(F *c, mt_tensor *t, int n) {
     if (!OK2(t, 1)) return NULL;
     int64_t s[MT_MAX_DIMS];
     memcpy(s, t->sizes, t->ndim * sizeof(int64_t));
-    s[t->ndim - 2] *= s[t->ndim - 1];
+    for (int i = 1; i < n; i++) s[t->ndim - n] *= s[t->ndim - n + i];
     mt_tensor *r = NULL;
-    return KEEP(c, mt_reshape(t, t->ndim - 1, s, &r), r);
+    return KEEP(c, mt_reshape(t, t->ndim - n + 1, s, &r), r);
 }
+
+/* a pooling node's integers: iv[0] spatial dims, then 3 slots each for kernel, stride, padding and
+ * dilation, then ceil_mode, count_include_pad, divisor_override */
+enum { POOL_IV_K = 1, POOL_IV_S = 4, POOL_IV_P = 7, POOL_IV_D = 10, POOL_IV_FLAGS = 13 };
 
 /* pooling backward is linear in the gradient: avg kinds pool it again (derivatives.yaml), max kinds
  * gather it by the saved indices (max_pool_double_backward) */
 static mt_status pool_double_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
     F c0 = {0}, *c = &c0;
-    int kind = n->op;
-    const int64_t *v = n->iv;
+    int kind = n->op, nsp = (int)n->iv[0];
+    const int64_t *v = n->iv, *f = v + POOL_IV_FLAGS;
     mt_tensor *r = NULL, *gg = grads[0];
     if (needs(n, 0) && (kind == MT_POOL_MAX || kind == MT_POOL_ADAPTIVE_MAX)) {
-        mt_tensor *ind = SAVED(c, n, 0), *fi = FLAT_PLANE(c, ind), *fg = FLAT_PLANE(c, gg);
+        mt_tensor *ind = SAVED(c, n, 0), *fi = FLAT_PLANE(c, ind, nsp), *fg = FLAT_PLANE(c, gg, nsp);
         if (OK2(fi, fg)) r = KEEP(c, mt_gather(fg, -1, fi, &r), r);
         if (OK2(r, ind)) r = KEEP(c, mt_reshape(r, ind->ndim, ind->sizes, &r), r);
     } else if (needs(n, 0)) {
-        r = KEEP(c, mt_pool2d(kind, gg, v, v + 2, v + 4, v + 6, (int)v[8], (int)v[9], v[10], &r, NULL), r);
+        r = KEEP(c, mt_pool(kind, nsp, gg, v + POOL_IV_K, v + POOL_IV_S, v + POOL_IV_P, v + POOL_IV_D, (int)f[0],
+                            (int)f[1], f[2], &r, NULL), r);
     }
     GIVE(c, out, 0, r);
     return END(c, out, 2);
@@ -617,44 +622,54 @@ static mt_status pool_double_backward(mt_node *n, mt_tensor *const *grads, mt_te
 
 static mt_status pool_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
     F c0 = {0}, *c = &c0;
-    int kind = n->op;
+    int kind = n->op, nsp = (int)n->iv[0];
     int is_max = kind == MT_POOL_MAX || kind == MT_POOL_ADAPTIVE_MAX;
     mt_tensor *x = SAVED(c, n, 0), *ind = is_max ? SAVED(c, n, 1) : NULL, *r = NULL;
-    const int64_t *v = n->iv;
+    const int64_t *v = n->iv, *f = v + POOL_IV_FLAGS;
     if (!c->st) {
         int prev = mt__grad_push(0);
-        mt_status st = mt__impl_pool2d_backward(kind, grads[0], x, ind, v, v + 2, v + 4, v + 6, (int)v[8], (int)v[9],
-                                                v[10], &r);
+        mt_status st = mt__impl_pool_backward(kind, nsp, grads[0], x, ind, v + POOL_IV_K, v + POOL_IV_S, v + POOL_IV_P,
+                                              v + POOL_IV_D, (int)f[0], (int)f[1], f[2], &r);
         mt__grad_pop(prev);
-        static const char *names[] = {"MaxPool2DWithIndicesBackwardBackward0", "AvgPool2DBackwardBackward0",
-                                      "AdaptiveMaxPool2DBackwardBackward0", "AdaptiveAvgPool2DBackwardBackward0"};
+        static const char *names[2][4] = {
+            {"MaxPool2DWithIndicesBackwardBackward0", "AvgPool2DBackwardBackward0", "AdaptiveMaxPool2DBackwardBackward0",
+             "AdaptiveAvgPool2DBackwardBackward0"},
+            {"MaxPool3DWithIndicesBackwardBackward0", "AvgPool3DBackwardBackward0", "AdaptiveMaxPool3DBackwardBackward0",
+             "AdaptiveAvgPool3DBackwardBackward0"}};
         mt_tensor *ins[2] = {grads[0], x};
-        GIVE(c, out, 0, BWD(c, st, r, names[kind], pool_double_backward, n, 2, ins, is_max, &ind));
+        GIVE(c, out, 0, BWD(c, st, r, names[nsp == 3][kind], pool_double_backward, n, 2, ins, is_max, &ind));
     }
     return END(c, out, 1);
 }
 
-mt_status mt_pool2d(int kind, mt_tensor *x, const int64_t *k, const int64_t *s, const int64_t *p, const int64_t *d,
-                    int ceil, int count_include_pad, int64_t divisor, mt_tensor **out, mt_tensor **indices) {
-    MT_PROFILE(MT_PROF_NAME(mt__prof_names_pool2d, kind), x);
-    static const char *names[] = {"MaxPool2DWithIndicesBackward0", "AvgPool2DBackward0", "AdaptiveMaxPool2DBackward0",
-                                  "AdaptiveAvgPool2DBackward0"};
+mt_status mt_pool(int kind, int nsp, mt_tensor *x, const int64_t *k, const int64_t *s, const int64_t *p,
+                  const int64_t *d, int ceil, int count_include_pad, int64_t divisor, mt_tensor **out,
+                  mt_tensor **indices) {
+    MT_PROFILE(MT_PROF_NAME(mt__prof_names_pool, (nsp == 3) * 4 + kind), x);
+    static const char *names[2][4] = {
+        {"MaxPool2DWithIndicesBackward0", "AvgPool2DBackward0", "AdaptiveMaxPool2DBackward0", "AdaptiveAvgPool2DBackward0"},
+        {"MaxPool3DWithIndicesBackward0", "AvgPool3DBackward0", "AdaptiveMaxPool3DBackward0", "AdaptiveAvgPool3DBackward0"}};
+    if ((unsigned)kind > MT_POOL_ADAPTIVE_AVG) return mt__error(MT_ERR_VALUE, "unknown pooling %d", kind);
+    if (nsp != 2 && nsp != 3) return mt__error(MT_ERR_VALUE, "pooling over %d dims: 2 or 3 expected", nsp);
     int grad = mt__grad_enabled() && mt__requires_grad(x);
-    int64_t zero[2] = {0, 0}, one[2] = {1, 1};
+    int64_t zero[3] = {0, 0, 0}, one[3] = {1, 1, 1};
     int adaptive = kind == MT_POOL_ADAPTIVE_MAX || kind == MT_POOL_ADAPTIVE_AVG;
     if (adaptive) s = one, p = zero, d = one;
     if (kind == MT_POOL_AVG) d = one;
     mt_tensor *ind = NULL;
     int prev = mt__grad_push(0);
-    mt_status st = mt__impl_pool2d(kind, x, k, s, p, d, ceil, count_include_pad, divisor, out, &ind);
+    mt_status st = mt__impl_pool(kind, nsp, x, k, s, p, d, ceil, count_include_pad, divisor, out, &ind);
     mt__grad_pop(prev);
     if (st) return st;
     if (grad) {
         mt_node *n;
-        if (!(st = mt__record(names[kind], pool_backward, 1, &x, 1, out, &n)) && n) {
+        if (!(st = mt__record(names[nsp == 3][kind], pool_backward, 1, &x, 1, out, &n)) && n) {
             n->op = kind;
-            for (int i = 0; i < 2; i++) n->iv[i] = k[i], n->iv[2 + i] = s[i], n->iv[4 + i] = p[i], n->iv[6 + i] = d[i];
-            n->iv[8] = ceil, n->iv[9] = count_include_pad, n->iv[10] = divisor;
+            n->iv[0] = nsp;
+            for (int i = 0; i < nsp; i++)
+                n->iv[POOL_IV_K + i] = k[i], n->iv[POOL_IV_S + i] = s[i], n->iv[POOL_IV_P + i] = p[i],
+                n->iv[POOL_IV_D + i] = d[i];
+            n->iv[POOL_IV_FLAGS] = ceil, n->iv[POOL_IV_FLAGS + 1] = count_include_pad, n->iv[POOL_IV_FLAGS + 2] = divisor;
             st = mt__save(n, 0, x, 0);
             if (!st && ind) st = mt__save(n, 1, ind, 0);
         }

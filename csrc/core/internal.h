@@ -129,7 +129,7 @@ extern const char *const mt__prof_names_activation[16];
 extern const char *const mt__prof_names_scan[3];
 extern const char *const mt__prof_names_median[3];
 extern const char *const mt__prof_names_pointwise_loss[6];
-extern const char *const mt__prof_names_pool2d[4];
+extern const char *const mt__prof_names_pool[8];
 extern const char *const mt__prof_names_pad[4];
 extern const char *const mt__prof_names_upsample[5];
 extern const char *const mt__prof_names_dropout[4];

@@ -34,8 +34,9 @@ const char *const mt__prof_names_pointwise_loss[6] = {
     "mse_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "soft_margin_loss"
 };
-const char *const mt__prof_names_pool2d[4] = {
-    "max_pool2d", "avg_pool2d", "adaptive_max_pool2d", "adaptive_avg_pool2d"
+const char *const mt__prof_names_pool[8] = {
+    "max_pool2d", "avg_pool2d", "adaptive_max_pool2d", "adaptive_avg_pool2d",
+    "max_pool3d", "avg_pool3d", "adaptive_max_pool3d", "adaptive_avg_pool3d"
 };
 const char *const mt__prof_names_pad[4] = {
     "constant_pad_nd", "reflection_pad", "replication_pad", "_pad_circular"

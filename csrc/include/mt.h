@@ -480,10 +480,11 @@ enum mt_pool_kind {
     MT_POOL_ADAPTIVE_MAX = 2, /* kernel_size is the output size */
     MT_POOL_ADAPTIVE_AVG = 3
 };
-/* 2-D pooling of a [N,] C, H, W input; indices (int64, max kinds only) may be NULL */
-mt_status mt_pool2d(int kind, mt_tensor *input, const int64_t *kernel_size, const int64_t *stride,
-                    const int64_t *padding, const int64_t *dilation, int ceil_mode, int count_include_pad,
-                    int64_t divisor_override, mt_tensor **out, mt_tensor **indices);
+/* pooling of a [N,] C, H, W (nspatial = 2) or [N,] C, D, H, W (nspatial = 3) input, nspatial values per
+ * argument; indices (int64, flat within the spatial volume, max kinds only) may be NULL */
+mt_status mt_pool(int kind, int nspatial, mt_tensor *input, const int64_t *kernel_size, const int64_t *stride,
+                  const int64_t *padding, const int64_t *dilation, int ceil_mode, int count_include_pad,
+                  int64_t divisor_override, mt_tensor **out, mt_tensor **indices);
 enum mt_pad_mode {
     MT_PAD_CONSTANT = 0,
     MT_PAD_REFLECT = 1,

@@ -14,8 +14,9 @@ from .._core import new_out, optional_handle
 __all__ = ["conv1d", "conv2d", "conv_tbc", "conv_transpose1d", "conv_transpose2d", "unfold", "fold", "max_pool1d", "max_pool2d",
            "max_pool1d_with_indices", "max_pool2d_with_indices", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
            "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool1d_with_indices",
-           "adaptive_max_pool2d_with_indices", "lp_pool1d", "lp_pool2d", "pad", "interpolate", "upsample", "upsample_nearest",
-           "upsample_bilinear"]
+           "adaptive_max_pool2d_with_indices", "lp_pool1d", "lp_pool2d", "max_pool3d", "max_pool3d_with_indices",
+           "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices", "lp_pool3d",
+           "pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]
 
 _NULL = ffi.NULL
 
@@ -128,34 +129,34 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
 
 # ---- pooling (the 1-D ops run the 2-D kernels on input.unsqueeze(-2), as PyTorch does) -----------
 
-def _pool_arg(fn, name, v, allow_none=False):
+def _pool_arg(fn, name, v, nd=2, allow_none=False):
+    """kernel_size, stride, padding or dilation: an int or nd ints (stride may also be None or empty)."""
     if v is None and allow_none:
         return []
     v = list(v) if isinstance(v, (list, tuple)) else [v]
-    if len(v) not in ((0, 1, 2) if allow_none else (1, 2)):
-        if name == "kernel_size":
-            raise RuntimeError(f"{fn}: kernel_size must either be a single int, or a tuple of two ints")
-        if name == "stride":
-            raise RuntimeError(f"{fn}: stride must either be omitted, a single int, or a tuple of two ints")
-        if name == "dilation":
-            raise RuntimeError(f"{fn}: dilation must be either a single int, or a tuple of two ints")
-        raise RuntimeError(f"{fn}: {name} must either be a single int, or a tuple of two ints")
-    return [x.__index__() for x in v] * (2 if len(v) == 1 else 1)
+    if len(v) not in ((0, 1, nd) if allow_none else (1, nd)):
+        what = {"kernel_size": "must either be a single int", "stride": "must either be omitted, a single int",
+                "dilation": "must be either a single int"}.get(name, "must either be a single int")
+        if fn == "avg_pool3d":  # its texts drop "either"
+            what = what.replace("must either be", "must be")
+        raise RuntimeError(f"{fn}: {name} {what}, or a tuple of {'two' if nd == 2 else 'three'} ints")
+    return [x.__index__() for x in v] * (nd if len(v) == 1 else 1)
 
 
-def _pool2d(kind, fn, input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-            count_include_pad=True, divisor_override=None):
-    k = _pool_arg(fn, "kernel_size", kernel_size)
-    s = _pool_arg(fn, "stride", stride, allow_none=True) or k
-    p = _pool_arg(fn, "padding", padding)
-    d = _pool_arg(fn, "dilation", dilation)
+def _pool(kind, fn, nd, input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+          count_include_pad=True, divisor_override=None):
+    """One core pooling call over the last nd = 2 or 3 dims: (output, indices or None)."""
+    k = _pool_arg(fn, "kernel_size", kernel_size, nd)
+    s = _pool_arg(fn, "stride", stride, nd, allow_none=True) or k
+    p = _pool_arg(fn, "padding", padding, nd)
+    d = _pool_arg(fn, "dilation", dilation, nd)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     out, ind = new_out(), new_out()
     from .._core import raise_status
     from .._tensor import wrap
-    st = lib.mt_pool2d(kind, input._h, k, s, p, d, 1 if ceil_mode else 0, 1 if count_include_pad else 0,
-                       divisor_override or 0, out, ind)
+    st = lib.mt_pool(kind, nd, input._h, k, s, p, d, 1 if ceil_mode else 0, 1 if count_include_pad else 0,
+                     divisor_override or 0, out, ind)
     if st:
         raise_status(st)
     return wrap(out[0]), (wrap(ind[0]) if ind[0] != _NULL else None)
@@ -178,7 +179,7 @@ def _one(fn, name, v, allow_none=False):
 
 def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                             return_indices=False):
-    return _pool2d(lib.MT_POOL_MAX, "max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode)
+    return _pool(lib.MT_POOL_MAX, "max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
@@ -193,7 +194,7 @@ def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation
                            f"input, but got:{list(input.shape)}")
     k = _one("max_pool1d", "kernel_size", kernel_size)
     s = _one("max_pool1d", "stride", stride, allow_none=True)
-    out, ind = _pool2d(lib.MT_POOL_MAX, "max_pool2d", input.unsqueeze(-2), (1, k), None if s is None else (1, s),
+    out, ind = _pool(lib.MT_POOL_MAX, "max_pool2d", 2, input.unsqueeze(-2), (1, k), None if s is None else (1, s),
                        (0, _one("max_pool1d", "padding", padding)), (1, _one("max_pool1d", "dilation", dilation)),
                        ceil_mode)
     return out.squeeze(-2), ind.squeeze(-2)
@@ -206,7 +207,7 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
-    return _pool2d(lib.MT_POOL_AVG, "avg_pool2d", input, kernel_size, stride, padding, 1, ceil_mode,
+    return _pool(lib.MT_POOL_AVG, "avg_pool2d", 2, input, kernel_size, stride, padding, 1, ceil_mode,
                    count_include_pad, divisor_override)[0]
 
 
@@ -214,17 +215,18 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     _check_1d("avg_pool1d", input)
     k = _one("avg_pool1d", "kernel_size", kernel_size)
     s = _one("avg_pool1d", "stride", stride, allow_none=True)
-    out = _pool2d(lib.MT_POOL_AVG, "avg_pool2d", input.unsqueeze(-2), (1, k), None if s is None else (1, s),
+    out = _pool(lib.MT_POOL_AVG, "avg_pool2d", 2, input.unsqueeze(-2), (1, k), None if s is None else (1, s),
                   (0, _one("avg_pool1d", "padding", padding)), 1, ceil_mode, count_include_pad)[0]
     return out.squeeze(-2)
 
 
-def _output_size(output_size, input):
+def _output_size(output_size, input, nd=2):
+    """output_size as a list; None entries keep the input's size there."""
     if isinstance(output_size, (list, tuple)):
-        if len(output_size) != 2:
+        if len(output_size) != nd:
             return list(output_size)
-        return [s if v is None else v for v, s in zip(output_size, input.shape[-2:])]
-    return [output_size, output_size]
+        return [s if v is None else v for v, s in zip(output_size, input.shape[-nd:])]
+    return [output_size] * nd
 
 
 def adaptive_avg_pool2d(input, output_size):
@@ -233,14 +235,14 @@ def adaptive_avg_pool2d(input, output_size):
         raise RuntimeError("adaptive_avg_pool2d: output_size must be 2")
     if size == [1, 1]:  # PyTorch takes the mean here
         return input.mean((-1, -2), keepdim=True)
-    return _pool2d(lib.MT_POOL_ADAPTIVE_AVG, "adaptive_avg_pool2d", input, size, None, 0, 1)[0]
+    return _pool(lib.MT_POOL_ADAPTIVE_AVG, "adaptive_avg_pool2d", 2, input, size, None, 0, 1)[0]
 
 
 def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
     size = _output_size(output_size, input)
     if len(size) != 2:
         raise RuntimeError("adaptive_max_pool2d(): internal error: output_size.size() must be 2")
-    return _pool2d(lib.MT_POOL_ADAPTIVE_MAX, "adaptive_max_pool2d", input, size, None, 0, 1)
+    return _pool(lib.MT_POOL_ADAPTIVE_MAX, "adaptive_max_pool2d", 2, input, size, None, 0, 1)
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
@@ -270,6 +272,43 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
     return (out, ind) if return_indices else out
 
 
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    return _pool(lib.MT_POOL_MAX, "max_pool3d", 3, input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    out, ind = max_pool3d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return (out, ind) if return_indices else out
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    return _pool(lib.MT_POOL_AVG, "avg_pool3d", 3, input, kernel_size, stride, padding, 1, ceil_mode,
+                 count_include_pad, divisor_override)[0]
+
+
+def adaptive_avg_pool3d(input, output_size):
+    size = _output_size(output_size, input, 3)
+    if len(size) != 3:
+        raise RuntimeError("adaptive_avg_pool3d: output_size must be 3")
+    if size == [1, 1, 1]:  # PyTorch takes the mean here (after its negative-size check, which 1s pass)
+        return input.mean((-1, -2, -3), keepdim=True)
+    return _pool(lib.MT_POOL_ADAPTIVE_AVG, "adaptive_avg_pool3d", 3, input, size, None, 0, 1)[0]
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
+    size = _output_size(output_size, input, 3)
+    if len(size) != 3:
+        raise RuntimeError("adaptive_max_pool3d(): internal error: output_size.size() must be 3")
+    return _pool(lib.MT_POOL_ADAPTIVE_MAX, "adaptive_max_pool3d", 3, input, size, None, 0, 1)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    out, ind = adaptive_max_pool3d_with_indices(input, output_size)
+    return (out, ind) if return_indices else out
+
+
 def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     # composed as PyTorch composes it: (sum over the window of x^p)^(1/p)
     kw, kh = _ints("kernel_size", kernel_size, 2, "lp_pool2d")
@@ -288,6 +327,16 @@ def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
         return -max_pool1d(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
     out = avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
     return (out.sign() * out.abs().relu()).mul(kernel_size).pow(1.0 / norm_type)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    kd, kw, kh = _ints("kernel_size", kernel_size, 3, "lp_pool3d")
+    if isinstance(norm_type, (int, float)) and abs(norm_type) == float("inf"):
+        if norm_type > 0:
+            return max_pool3d(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+        return -max_pool3d(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    out = avg_pool3d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return (out.sign() * out.abs().relu()).mul(kd * kw * kh).pow(1.0 / norm_type)
 
 
 # ---- padding --------------------------------------------------------------------------------

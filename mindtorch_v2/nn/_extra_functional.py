@@ -1,4 +1,4 @@
-"""bilinear, gumbel_softmax, channel_shuffle, pdist, max_unpool1d/2d and the multi-class margin
+"""bilinear, gumbel_softmax, channel_shuffle, pdist, max_unpool1d/2d/3d and the multi-class margin
 losses, composed of core ops as PyTorch defines them (its formulas; gradients through the ops)."""
 import mindtorch_v2 as _mt
 
@@ -6,7 +6,7 @@ from ._loss_functional import _reduction
 from .._nn_ops import bilinear, pdist  # noqa: F401  (torch.bilinear / torch.pdist too)
 
 __all__ = ["bilinear", "gumbel_softmax", "channel_shuffle", "native_channel_shuffle", "pdist", "max_unpool1d",
-           "max_unpool2d", "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss",
+           "max_unpool2d", "max_unpool3d", "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss",
            "triplet_margin_with_distance_loss"]
 
 
@@ -59,7 +59,8 @@ def _unpool(input, indices, kernel, stride, padding, output_size, nd, name):
         for d in range(nd):
             lo, hi = default[d] - stride[d], default[d] + stride[d]
             if not lo < out[d] < hi:
-                raise ValueError(f"invalid output_size \"{list(output_size)}\" (dim {d} must be between {lo} and "
+                shown = output_size[2:] if len(output_size) == nd + 2 else output_size  # as PyTorch shows it
+                raise ValueError(f"invalid output_size \"{shown}\" (dim {d} must be between {lo} and "
                                  f"{hi})")
     lead = tuple(input.shape[:-nd])
     flat_in = input.reshape(*lead, -1)
@@ -79,6 +80,10 @@ def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_siz
 
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     return _unpool(input, indices, kernel_size, stride, padding, output_size, 2, "max_unpool2d")
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    return _unpool(input, indices, kernel_size, stride, padding, output_size, 3, "max_unpool3d")
 
 
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,

@@ -72,11 +72,13 @@ mt_status mt__impl_col2im(mt_tensor *x, const int64_t *osz, const int64_t *k, co
                           const int64_t *s, mt_tensor **out);
 
 /* ---- pooling (pool.c) ---------------------------------------------------------- */
-mt_status mt__impl_pool2d(int kind, mt_tensor *x, const int64_t *k, const int64_t *s, const int64_t *p, const int64_t *d,
-                          int ceil, int count_include_pad, int64_t divisor, mt_tensor **out, mt_tensor **indices);
-mt_status mt__impl_pool2d_backward(int kind, mt_tensor *g, mt_tensor *x, mt_tensor *indices, const int64_t *k,
-                                   const int64_t *s, const int64_t *p, const int64_t *d, int ceil, int count_include_pad,
-                                   int64_t divisor, mt_tensor **out);
+/* nsp = 2 or 3 spatial dims, nsp values per argument */
+mt_status mt__impl_pool(int kind, int nsp, mt_tensor *x, const int64_t *k, const int64_t *s, const int64_t *p,
+                        const int64_t *d, int ceil, int count_include_pad, int64_t divisor, mt_tensor **out,
+                        mt_tensor **indices);
+mt_status mt__impl_pool_backward(int kind, int nsp, mt_tensor *g, mt_tensor *x, mt_tensor *indices, const int64_t *k,
+                                 const int64_t *s, const int64_t *p, const int64_t *d, int ceil, int count_include_pad,
+                                 int64_t divisor, mt_tensor **out);
 
 /* ---- padding (pad.c) ------------------------------------------------------------- */
 mt_status mt__impl_pad(mt_tensor *x, int npad, const int64_t *pad, int mode, double value, mt_tensor **out);

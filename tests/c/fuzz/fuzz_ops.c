@@ -239,13 +239,13 @@ static void nn_ops(machine *m, bytes *b) {
     mt_tensor *x = get(m, b), *w = get(m, b), *bias = get(m, b), *t = NULL;
     if (!x) return;
     int64_t a[3] = {i64(b), i64(b), i64(b)}, c[3] = {i64(b), i64(b), i64(b)}, e[3] = {i64(b), i64(b), i64(b)};
-    int64_t o[2] = {i64(b), i64(b)};
+    int64_t o[3] = {i64(b), i64(b), i64(b)};
     mt_status st;
     switch (u8(b) % 9) {
     case 0: if (!w) return; st = mt_convolution(x, w, bias, 1 + (u8(b) & 1), a, c, u8(b) % 4 == 0, e, u8(b) & 1, o,
                                                i64(b), &t); break;
-    case 1: { mt_tensor *ix = NULL; st = mt_pool2d(u8(b) % 4, x, a, c, e, o, u8(b) & 1, u8(b) & 1, i64(b), &t,
-                                                    u8(b) & 1 ? &ix : NULL); mt_tensor_release(ix); break; }
+    case 1: { mt_tensor *ix = NULL; st = mt_pool(u8(b) % 4, 2 + (u8(b) & 1), x, a, c, e, o, u8(b) & 1, u8(b) & 1, i64(b),
+                                                  &t, u8(b) & 1 ? &ix : NULL); mt_tensor_release(ix); break; }
     case 2: { int64_t p[6]; int n = dims_arg(b, p, 6); st = mt_pad(x, n, p, u8(b) % 5, f64(b), &t); break; }
     case 3: { double sc[2] = {f64(b), f64(b)}; st = mt_upsample(x, u8(b) % 4, 1 + (u8(b) & 1), a, sc, u8(b) & 1, &t); break; }
     case 4: { int64_t s[3]; int n = dims_arg(b, s, 3); st = mt_layer_norm(x, n, s, w, bias, f64(b), &t); break; }
