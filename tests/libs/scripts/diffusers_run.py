@@ -10,7 +10,8 @@ import warnings
 warnings.filterwarnings("ignore")
 import torch
 import diffusers
-from diffusers import AutoencoderKL, DDIMScheduler, DDPMScheduler, UNet2DModel
+from diffusers import (AutoencoderKL, DDIMScheduler, DDPMScheduler, DiTTransformer2DModel, EulerDiscreteScheduler,
+                       UNet2DConditionModel, UNet2DModel)
 from safetensors.torch import load_file, save_file
 
 shared = sys.argv[3]
@@ -28,8 +29,14 @@ if sys.argv[2] == "save":
     AutoencoderKL(in_channels=3, out_channels=3, block_out_channels=(16, 32), layers_per_block=1, latent_channels=4,
                   down_block_types=("DownEncoderBlock2D",) * 2, up_block_types=("UpDecoderBlock2D",) * 2,
                   norm_num_groups=8, sample_size=16).save_pretrained(os.path.join(shared, "vae"))
-    save_file({"x": torch.randn(2, 3, 16, 16), "noise": torch.randn(2, 3, 16, 16),
-               "t": torch.tensor([10, 700])}, os.path.join(shared, "inputs.safetensors"))
+    UNet2DConditionModel(sample_size=8, in_channels=4, out_channels=4, layers_per_block=1, block_out_channels=(16, 32),
+                         down_block_types=("CrossAttnDownBlock2D", "DownBlock2D"),
+                         up_block_types=("UpBlock2D", "CrossAttnUpBlock2D"), cross_attention_dim=24,
+                         attention_head_dim=4, norm_num_groups=8).save_pretrained(os.path.join(shared, "cond"))
+    DiTTransformer2DModel(num_attention_heads=2, attention_head_dim=8, in_channels=4, out_channels=4, num_layers=2,
+                          sample_size=8, patch_size=2, norm_num_groups=4).save_pretrained(os.path.join(shared, "dit"))
+    save_file({"x": torch.randn(2, 3, 16, 16), "noise": torch.randn(2, 3, 16, 16), "t": torch.tensor([10, 700]),
+               "latents": torch.randn(2, 4, 8, 8), "text": torch.randn(2, 5, 24)}, os.path.join(shared, "inputs.safetensors"))
 
 inputs = load_file(os.path.join(shared, "inputs.safetensors"))
 x, noise, t = inputs["x"], inputs["noise"], inputs["t"]
@@ -59,6 +66,18 @@ with torch.no_grad():
     posterior = vae.encode(x).latent_dist
     result["vae"] = {"mean": values(posterior.mean), "std": values(posterior.std),
                      "decoded": values(vae.decode(posterior.mean).sample), "forward": values(vae(x).sample)}
+
+    # text-conditioned (cross-attention) UNet in a 4-step Euler loop, and a class-conditioned DiT
+    cond = UNet2DConditionModel.from_pretrained(os.path.join(shared, "cond")).eval()
+    euler = EulerDiscreteScheduler(num_train_timesteps=1000)
+    euler.set_timesteps(4)
+    latents = inputs["latents"] * euler.init_noise_sigma
+    for step_t in euler.timesteps:
+        eps = cond(euler.scale_model_input(latents, step_t), step_t, inputs["text"]).sample
+        latents = euler.step(eps, step_t, latents).prev_sample
+    dit = DiTTransformer2DModel.from_pretrained(os.path.join(shared, "dit")).eval()
+    result["conditional"] = {"euler": values(latents), "dit": values(dit(inputs["latents"], timestep=t,
+                                                                         class_labels=torch.tensor([1, 2])).sample)}
 
 # one training step: the DDPM noise-prediction loss, backward, AdamW
 unet.train()
