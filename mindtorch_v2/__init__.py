@@ -10,7 +10,7 @@ from . import _c_namespace  # noqa: F401  (torch._C.Graph, ... for annotations)
 from ._C import ScriptModule, ScriptMethod  # noqa: F401
 from ._dtype import (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
                      float8_e5m2, float8_e4m3fn, float8_e5m2fnuz, float8_e4m3fnuz, float8_e8m0fnu, complex64, complex128, dtype, finfo, iinfo, get_default_dtype, set_default_dtype, promote_types, can_cast)
-from ._device import device, get_default_device, set_default_device
+from ._device import Event, Stream, device, get_default_device, set_default_device
 from ._size import Size
 from ._tensor import Tensor
 from . import _methods  # noqa: F401  (attaches ops to Tensor)
@@ -92,7 +92,8 @@ from ._asarray import asarray  # noqa: E402
 from ._legacy_types import TYPES as _LEGACY_TYPES  # noqa: E402
 globals().update(_LEGACY_TYPES)  # FloatTensor, LongTensor, ...
 from ._dlpack import from_dlpack  # noqa: E402
-from ._unsupported_dtypes import complex32, uint16, uint32, uint64  # noqa: E402  (names only)
+from ._unsupported_dtypes import (complex32, uint16, uint32, uint64, int1, int2, int3, int4, int5, int6, int7,  # noqa: E402
+                                  uint1, uint2, uint3, uint4, uint5, uint6, uint7, bit)  # (names only)
 cfloat, cdouble, chalf = complex64, complex128, complex32
 globals().update(storage.LEGACY_CLASSES)  # FloatStorage, BFloat16Storage, ... (legacy storage types)
 

@@ -49,6 +49,24 @@ def parse_size(args, name="size", required=False):
     return [s.__index__() for s in seq]
 
 
+def sizes_or_keyword(name, arg, args, keyword):
+    """The sizes of a method that takes them as varargs or by keyword, as PyTorch's parser does
+    (x.reshape(2, 3), x.reshape((2, 3)), x.reshape(shape=(2, 3))); returned as varargs."""
+    if keyword is None:
+        if args:
+            return args
+        raise TypeError(f'{name}() missing 1 required positional arguments: "{arg}"')
+    if args:
+        raise TypeError(f"{name}() got multiple values for argument '{arg}'")
+    return (keyword,)
+
+
+def one_positional(name, args):
+    """torch.reshape(input, shape)-style functions take their sizes as one argument, not as varargs."""
+    if len(args) > 1:
+        raise TypeError(f"{name}() takes 2 positional arguments but {len(args) + 1} were given")
+
+
 def _empty(sizes, dtype_id, dev, strides=None):
     for s in sizes:
         if s < 0:

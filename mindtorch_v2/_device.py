@@ -92,3 +92,94 @@ def core_id(dev):
     except KeyError:
         raise RuntimeError(f"device '{dev}' is not available: mindtorch_v2 runs on cpu and meta "
                            "(Torch not compiled with CUDA enabled)") from None
+
+
+def _stream_device(dev):
+    """The device of a torch.Stream/torch.Event: cpu or meta, without an index (as PyTorch keeps it)."""
+    if isinstance(dev, int) and not isinstance(dev, bool):  # an index names an accelerator
+        raise RuntimeError("Cannot access accelerator device when none is available.")
+    if dev is not None and not isinstance(dev, (str, device)):
+        raise TypeError(f"Stream(): argument 'device' must be torch.device, not {type(dev).__name__}")
+    dev = get_default_device() if dev is None else device(dev)
+    if dev.type not in _CORE_ID:
+        raise RuntimeError(f"PyTorch is not linked with support for {dev.type} devices")
+    return device(dev.type)
+
+
+_DEVICE_TYPE_ENUM = {"cpu": 0, "meta": 14}  # c10::DeviceType, which Stream.device_type reports
+
+
+class Stream:
+    """torch.Stream: the one stream of a synchronous device (stream_id 0; cpu and meta run every op
+    in order, so waiting never blocks)."""
+    __slots__ = ("device",)
+
+    def __init__(self, device=None, *, priority=0):
+        self.device = _stream_device(device)
+
+    device_type = property(lambda self: _DEVICE_TYPE_ENUM[self.device.type])
+    device_index = property(lambda self: -1)
+    stream_id = property(lambda self: 0)
+
+    def query(self):
+        return True
+
+    def synchronize(self):
+        pass
+
+    def wait_event(self, event):
+        pass
+
+    def record_event(self, event=None):
+        raise RuntimeError(f"{self.device.type} backend doesn't support events.")
+
+    def wait_stream(self, stream):  # PyTorch waits through an event recorded on `stream`
+        stream.record_event()
+
+    def is_capturing(self):
+        return False
+
+    @property
+    def native_handle(self):
+        raise RuntimeError("Backend doesn't support getting stream native handle.")
+
+    def __eq__(self, other):
+        return isinstance(other, Stream) and self.device == other.device
+
+    def __hash__(self):
+        return hash((self.device, 0))
+
+    def __repr__(self):
+        return f"torch.Stream device_type={self.device.type}, device_index=-1, stream_id=0"
+
+
+class Event:
+    """torch.Event: on cpu it can be made and queried (nothing is pending) but not recorded, as in PyTorch."""
+    __slots__ = ("device", "_timing")
+
+    def __init__(self, device=None, *, enable_timing=False, blocking=False, interprocess=False):
+        self.device = _stream_device(device)
+        self._timing = bool(enable_timing)
+
+    event_id = property(lambda self: 0)
+
+    def query(self):
+        return True
+
+    def synchronize(self):
+        pass
+
+    def wait(self, stream=None):
+        pass
+
+    def record(self, stream=None):
+        raise RuntimeError(f"{self.device.type} backend doesn't support events.")
+
+    def elapsed_time(self, end_event):
+        if not (self._timing and end_event._timing):
+            raise ValueError("Both events must be created with argument 'enable_timing=True'.")
+        raise ValueError("Both events must be recorded before calculating elapsed time.")  # record() cannot
+
+    def __repr__(self):
+        return (f"torch.Event device_type={self.device.type}, device_index=-1, "
+                f"event_flag={int(self._timing)}, event_id=0")

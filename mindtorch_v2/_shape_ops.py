@@ -7,7 +7,7 @@ from ._C import ffi, lib
 from . import _dtype
 from . import _creation, _views
 from ._core import new_out, raise_status
-from ._creation import parse_size
+from ._creation import parse_size, sizes_or_keyword
 from ._dispatch import as_tensor_operand, call
 from ._reduce import _return_type, return_types
 from ._tensor import Tensor, _wrap_dim, wrap
@@ -249,8 +249,8 @@ def rot90(input, k=1, dims=(0, 1)):
     return call(lib.mt_rot90, input._h, k.__index__(), dims[0], dims[1])
 
 
-def repeat(self, *sizes):
-    sizes = parse_size(sizes, "repeat")
+def repeat(self, *sizes, repeats=None):
+    sizes = parse_size(sizes_or_keyword("repeat", "repeats", sizes, repeats), "repeat")
     return call(lib.mt_repeat, self._h, len(sizes), sizes)
 
 

@@ -8,7 +8,7 @@ import operator
 import warnings
 
 from . import _creation, _dtype
-from ._creation import parse_size
+from ._creation import parse_size, sizes_or_keyword
 from ._missing import missing_function, no_kernel_text
 from ._tensor import Tensor
 
@@ -170,8 +170,8 @@ def resize_as_(self, the_template, *, memory_format=None):
     return self.resize_(the_template.shape, memory_format=memory_format)
 
 
-def sum_to_size(self, *size):
-    size = parse_size(size, "sum_to_size", required=True)
+def sum_to_size(self, *sizes, size=None):
+    size = parse_size(sizes_or_keyword("sum_to_size", "size", sizes, size), "sum_to_size")
     shape = list(self.shape)
     lead = len(shape) - len(size)
     if lead < 0 or any(s != 1 and s != d for s, d in zip(size, shape[lead:])):

@@ -2,7 +2,7 @@
 from ._C import ffi, lib
 from . import _dtype
 from ._core import check, new_out, raise_status, rename_grad_fn
-from ._creation import parse_size
+from ._creation import one_positional, parse_size, sizes_or_keyword
 from ._dispatch import call
 from ._tensor import Tensor, _wrap_dim, wrap
 
@@ -37,6 +37,9 @@ def view(self, *shape, dtype=None, size=None):
             raise_status(st)
     if dtype is not None or size is not None:  # the keyword forms view(dtype=...) / view(size=...)
         shape = shape + ((dtype,) if dtype is not None else (size,))
+    elif not shape:
+        raise TypeError("view() received an invalid combination of arguments - got (), but expected one of:\n"
+                        " * (torch.dtype dtype)\n * (tuple of ints size)\n")
     if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
         return call(lib.mt_view_dtype, self._h, shape[0]._id)
     return _shaped(lib.mt_view, "view", self, shape)
@@ -46,8 +49,15 @@ def view_as(self, other):
     return view(self, other.shape)
 
 
-def reshape(input, *shape):
-    return _shaped(lib.mt_reshape, "reshape", input, shape)
+def reshape(input, *args, shape=None):
+    if shape is not None or not args:
+        args = sizes_or_keyword("reshape", "shape", args, shape)
+    return _shaped(lib.mt_reshape, "reshape", input, args)
+
+
+def reshape_function(input, *args, shape=None):  # torch.reshape(input, shape)
+    one_positional("reshape", args)
+    return reshape(input, *args, shape=shape)
 
 
 def reshape_as(self, other):
@@ -58,10 +68,13 @@ def transpose(input, dim0, dim1):
     return call(lib.mt_transpose, input._h, dim0, dim1)
 
 
-def permute(input, *dims):
-    if not dims:
-        raise TypeError('permute() missing 1 required positional arguments: "dims"')
-    return _shaped(lib.mt_permute, "permute", input, dims)
+def permute(input, *args, dims=None):
+    return _shaped(lib.mt_permute, "permute", input, sizes_or_keyword("permute", "dims", args, dims))
+
+
+def permute_function(input, *args, dims=None):  # torch.permute(input, dims)
+    one_positional("permute", args)
+    return permute(input, *args, dims=dims)
 
 
 def t(input, _name="t"):
@@ -93,10 +106,8 @@ def mT(self):
     return transpose(self, -2, -1)
 
 
-def expand(self, *sizes, implicit=False):
-    if not sizes:
-        raise TypeError('expand() missing 1 required positional arguments: "size"')
-    return _shaped(lib.mt_expand, "expand", self, sizes)
+def expand(self, *sizes, size=None, implicit=False):
+    return _shaped(lib.mt_expand, "expand", self, sizes_or_keyword("expand", "size", sizes, size))
 
 
 def expand_as(self, other):
@@ -482,8 +493,8 @@ def named(r, name, src):
     return r
 
 
-def resize_(self, *sizes, memory_format=None):
-    sizes = parse_size(sizes, "resize_")
+def resize_(self, *sizes, size=None, memory_format=None):
+    sizes = parse_size(sizes_or_keyword("resize_", "size", sizes, size), "resize_")
     from ._core import check
     check(lib.mt_resize_(self._h, len(sizes), sizes))
     self._shape = None
@@ -570,6 +581,8 @@ FUNCTIONS = {
 METHODS = {name: fn for name, fn in FUNCTIONS.items()
            if name not in ("is_complex", "view_as_real", "view_as_complex", "real", "imag", "complex", "polar")}
 FUNCTIONS.update(COPIES)  # torch.* only
+FUNCTIONS.update({"reshape": reshape_function, "permute": permute_function})  # one sizes argument there
+reshape_function.__name__, permute_function.__name__ = "reshape", "permute"
 METHODS.update({
     "view": view, "view_as": view_as, "reshape_as": reshape_as, "expand": expand, "expand_as": expand_as,
     "unfold": unfold, "contiguous": contiguous, "is_contiguous": is_contiguous, "resize_": resize_,

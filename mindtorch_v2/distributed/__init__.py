@@ -27,4 +27,4 @@ def _unavailable(name):
     return fn
 
 
-init_device_mesh = _unavailable("init_device_mesh")
+from .device_mesh import DeviceMesh, init_device_mesh  # noqa: E402,F401  (PyTorch exports both here)

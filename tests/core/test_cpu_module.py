@@ -53,3 +53,26 @@ def test_amp_aliases_warn_and_work():
         msgs.append(([(x.category.__name__, str(x.message)) for x in w], str(y.dtype), scaler.get_scale()))
     assert msgs[0] == msgs[1]
     assert issubclass(mt.cpu.amp.autocast, mt.amp.autocast)
+
+
+def _outcome(fn):
+    try:
+        return repr(fn())
+    except Exception as e:  # the same exception type and text as PyTorch
+        return f"{type(e).__name__}: {e}"
+
+
+def test_generic_stream_and_event():
+    """torch.Stream/torch.Event (device-generic): made on cpu and meta, queried, waited on; recording an
+    event raises as on PyTorch's CPU backend; accelerator devices raise PyTorch's texts."""
+    def cases(lib):
+        s, e = lib.Stream(), lib.Event()
+        return [lambda: (s, s.device, s.device_type, s.device_index, s.stream_id, e, e.device, e.event_id),
+                lambda: (s.query(), s.synchronize(), s.wait_event(e), s.is_capturing(), e.query(), e.synchronize(), e.wait()),
+                lambda: (lib.Stream("cpu:0"), lib.Stream(device="meta", priority=-1).device_type, s == lib.Stream(),
+                         s == lib.Stream("meta"), lib.Event(enable_timing=True)),
+                lambda: s.record_event(), lambda: s.wait_stream(s), lambda: e.record(), lambda: lib.Event("meta").record(),
+                lambda: e.elapsed_time(e), lambda: lib.Event(enable_timing=True).elapsed_time(lib.Event(enable_timing=True)),
+                lambda: s.native_handle, lambda: lib.Stream("cuda"), lambda: lib.Event("mps"), lambda: lib.Stream(1),
+                lambda: lib.Stream(device=1.5)]
+    assert [_outcome(f) for f in cases(mt)] == [_outcome(f) for f in cases(torch)]

@@ -375,6 +375,38 @@ def test_view_errors(case):
     same(lambda: fn(mt, m), lambda: fn(torch, t))
 
 
+SIZE_KEYWORD_CASES = [  # sizes by keyword, as PyTorch's parser takes them (diffusers' DiT: x.reshape(shape=...))
+    ("reshape shape=", lambda L, x: x.reshape(shape=(3, 2))),
+    ("torch.reshape shape=", lambda L, x: L.reshape(x, shape=[6])),
+    ("torch.reshape input=", lambda L, x: L.reshape(input=x, shape=(-1,))),
+    ("permute dims=", lambda L, x: x.permute(dims=(1, 0))),
+    ("torch.permute dims=", lambda L, x: L.permute(x, dims=[1, 0])),
+    ("expand size=", lambda L, x: x[:1].expand(size=(4, 3))),
+    ("repeat repeats=", lambda L, x: x.repeat(repeats=(2, 1))),
+    ("sum_to_size size=", lambda L, x: x.sum_to_size(size=(1, 3))),
+    ("resize_ size=", lambda L, x: x.clone().resize_(size=(3, 2))),
+    ("reshape none", lambda L, x: x.reshape()),
+    ("reshape twice", lambda L, x: x.reshape((2, 3), shape=(2, 3))),
+    ("torch.reshape varargs", lambda L, x: L.reshape(x, 3, 2)),
+    ("torch.reshape none", lambda L, x: L.reshape(x)),
+    ("permute twice", lambda L, x: x.permute(1, dims=0)),
+    ("torch.permute varargs", lambda L, x: L.permute(x, 1, 0)),
+    ("expand none", lambda L, x: x.expand()),
+    ("expand twice", lambda L, x: x.expand((2, 3), size=(2, 3))),
+    ("repeat none", lambda L, x: x.repeat()),
+    ("sum_to_size none", lambda L, x: x.sum_to_size()),
+    ("resize_ none", lambda L, x: x.clone().resize_()),
+    ("view none", lambda L, x: x.view()),
+]
+
+
+@pytest.mark.parametrize("case", SIZE_KEYWORD_CASES, ids=[c[0] for c in SIZE_KEYWORD_CASES])
+def test_sizes_by_keyword(case):
+    _, fn = case
+    m, t = pair(torch, [2, 3])
+    same(lambda: fn(mt, m), lambda: fn(torch, t))
+
+
 def test_reshape_of_transposed_gives_right_data():
     m, t = pair(torch, [3, 4, 5])
     for f in (lambda x: x.transpose(0, 2).reshape(-1), lambda x: x.permute(1, 2, 0).reshape(4, 15),
