@@ -227,3 +227,102 @@ def test_linear_cross_entropy_loss_module():
         a, b = run(mt, **kw), run(torch, **kw)
         close(a[0], b[0], 1e-10)
         assert a[1] == b[1]
+
+
+# ---- nn.utils ------------------------------------------------------------------------------------
+
+def test_parametrize_names():
+    P, TP = mt.nn.utils.parametrize, torch.nn.utils.parametrize
+    assert not isinstance(3, P.OpaqueBase) and not isinstance(3, TP.OpaqueBase)
+    assert P.is_opaque_reference_type(int) == TP.is_opaque_reference_type(int) is False
+    assert P.get_swap_module_params_on_conversion() is TP.get_swap_module_params_on_conversion() is False
+    assert P.is_traceable_wrapper_subclass(mt.ones(1)) is TP.is_traceable_wrapper_subclass(torch.ones(1)) is False
+
+    class Sub(P.OpaqueBase):
+        pass
+    assert isinstance(Sub(), Sub) and not isinstance(Sub(), P.OpaqueBase)
+
+
+def test_overwrite_module_params_on_conversion():
+    def run(L):
+        L.__future__.set_overwrite_module_params_on_conversion(True)
+        try:
+            m = L.nn.Linear(2, 3)
+            m.weight.grad = L.ones(3, 2)
+            w = m.weight
+            m.double()
+            first = (m.weight is w, m.weight.dtype, m.weight.grad.dtype, type(m.weight).__name__)
+        finally:
+            L.__future__.set_overwrite_module_params_on_conversion(False)
+        w = m.weight
+        m.float()
+        return first, m.weight is w, L.__future__.get_overwrite_module_params_on_conversion()
+    import mindtorch_v2.__future__  # noqa: F401
+    import torch.__future__  # noqa: F401
+    assert repr(run(mt)) == repr(run(torch)).replace("torch.", "torch.")
+    with pytest.raises(NotImplementedError, match="set_swap_module_params_on_conversion"):
+        mt.__future__.set_swap_module_params_on_conversion(True)
+
+
+def test_copy_method_params():
+    def f(self, a, b=1):
+        return a + b
+    for L in (mt, torch):
+        g = L.nn.utils.rnn.copy_method_params(f)(lambda self, *a, **k: 7)
+        assert g(None, 1) == 7
+
+
+# ---- autograd ------------------------------------------------------------------------------------
+
+def test_autograd_enums():
+    for name in ("DeviceType", "ProfilerState"):
+        ours, theirs = getattr(mt.autograd, name), getattr(torch.autograd, name)
+        assert {k: int(v) for k, v in ours.__members__.items()} == {k: int(v) for k, v in theirs.__members__.items()}
+        for member in theirs.__members__:
+            assert (str(getattr(ours, member)), repr(getattr(ours, member))) == \
+                (str(getattr(theirs, member)), repr(getattr(theirs, member)))
+
+
+@pytest.mark.parametrize("call", [
+    lambda L: L.autograd.ProfilerEvent(),
+    lambda L: L.autograd.SavedTensor(),
+    lambda L: type(L.autograd.ProfilerConfig(L.autograd.ProfilerState.CPU, False, False, False, False, False,
+                                             None if L is mt else L._C._profiler._ExperimentalConfig())).__name__,
+    # the output held while its node is read (PyTorch crashes reading a dead output's saved result)
+    lambda L: (lambda y: y.grad_fn._raw_saved_result.data.tolist())(L.ones(2, requires_grad=True).exp()),
+    lambda L: (lambda y: y.grad_fn._raw_saved_self.data.tolist())(L.full((2,), 3.0, requires_grad=True) * 2.0),
+    lambda L: (repr(L.autograd.profiler_legacy.profile()), str(L.autograd.profiler_legacy.profile()),
+               L.autograd.profiler_legacy.profile(enabled=False).__enter__()),
+    lambda L: L.autograd.profiler_legacy.MEMORY_EVENT_NAME,
+])
+def test_autograd_names(call):
+    assert outcome(lambda: call(mt)) == outcome(lambda: call(torch))
+
+
+def test_profiler_legacy_records():
+    with mt.autograd.profiler_legacy.profile(record_shapes=True) as p:
+        mt.ones(3, 4).add(1).sum()
+    names = [e.name for e in p.function_events]
+    assert "aten::add" in names and "aten::sum" in names
+    add = next(e for e in p.function_events if e.name == "aten::add")
+    assert add.input_shapes[0] == [3, 4] and add.cpu_time_total >= 0
+    assert "aten::add" in p.table()
+
+
+def test_enforce_grad_layout_policy():
+    def run(L):
+        p = L.zeros(2, 3, 4).permute(2, 0, 1).requires_grad_()
+        from_torch = L.autograd.grad_mode if L is mt else L._C
+        getter = getattr(from_torch, "_is_grad_layout_enforcement_enabled")
+        seen = [getter()]
+        with L.autograd.enforce_grad_layout_policy(False):
+            seen.append(getter())
+            (p * 2).sum().backward()
+        seen.append(getter())
+
+        @L.autograd.enforce_grad_layout_policy(False)
+        def f():
+            return getter()
+        seen += [f(), getter()]
+        return seen, p.grad.tolist()
+    assert run(mt) == run(torch)
