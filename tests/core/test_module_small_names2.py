@@ -326,3 +326,10 @@ def test_enforce_grad_layout_policy():
         seen += [f(), getter()]
         return seen, p.grad.tolist()
     assert run(mt) == run(torch)
+
+
+def test_library_effect_type():
+    assert {k: v.value for k, v in mt.library.EffectType.__members__.items()} == \
+        {k: v.value for k, v in torch.library.EffectType.__members__.items()}
+    assert repr(mt.library.EffectType.ORDERED) == repr(torch.library.EffectType.ORDERED)
+    assert mt.library.EffectType("Ordered") is mt.library.EffectType.ORDERED
