@@ -25,17 +25,17 @@ class AdaptiveLogSoftmaxWithLoss(Module):
             raise ValueError("cutoffs should be a sequence of unique, positive integers sorted in an increasing "
                              "order, where each value is between 1 and n_classes-1")
         self.in_features, self.n_classes, self.div_value, self.head_bias = in_features, n_classes, div_value, head_bias
-        self.cutoffs = cutoffs + [n_classes]
-        self.shortlist_size = self.cutoffs[0]
-        self.n_clusters = len(self.cutoffs) - 1
-        self.head_size = self.shortlist_size + self.n_clusters
+        self.cutoffs = [*cutoffs, n_classes]
+        # the head scores the shortlist (classes below cutoffs[0]) and one token per tail cluster
+        self.shortlist_size, self.n_clusters = cutoffs[0], len(cutoffs)
+        self.head_size = cutoffs[0] + len(cutoffs)
         kw = {"device": device, "dtype": dtype}
         self.head = Linear(in_features, self.head_size, bias=head_bias, **kw)
         self.tail = ModuleList()
-        for i in range(self.n_clusters):
-            hidden = int(in_features // (div_value ** (i + 1)))  # each cluster's projection is div_value times smaller
+        for depth, (low, high) in enumerate(zip(self.cutoffs, self.cutoffs[1:]), 1):
+            hidden = int(in_features // (div_value ** depth))  # each cluster's projection is div_value times smaller
             self.tail.append(Sequential(Linear(in_features, hidden, bias=False, **kw),
-                                        Linear(hidden, self.cutoffs[i + 1] - self.cutoffs[i], bias=False, **kw)))
+                                        Linear(hidden, high - low, bias=False, **kw)))
 
     def reset_parameters(self):
         self.head.reset_parameters()
@@ -80,10 +80,10 @@ class AdaptiveLogSoftmaxWithLoss(Module):
         return _ASMoutput(output if batched else output.squeeze(0), loss)
 
     def _get_full_log_prob(self, input, head_output):
-        head_logprob = F.log_softmax(head_output, dim=1)
-        parts = [head_logprob[:, :self.shortlist_size]]
+        head = F.log_softmax(head_output, dim=1)
+        parts = [head[:, :self.shortlist_size]]
         for i, tail in enumerate(self.tail):
-            parts.append(F.log_softmax(tail(input), dim=1) + head_logprob[:, self.shortlist_size + i].unsqueeze(1))
+            parts.append(F.log_softmax(tail(input), dim=1) + head[:, self.shortlist_size + i].unsqueeze(1))
         return cat(parts, 1)
 
     def log_prob(self, input):
