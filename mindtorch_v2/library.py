@@ -15,6 +15,7 @@ per sample, which gives the same values).
 """
 import collections.abc
 import dataclasses
+import enum
 import inspect
 import re
 import sys
@@ -32,6 +33,15 @@ __all__ = ["Library", "impl", "define", "fallthrough_kernel", "impl_abstract", "
            "wrap_triton", "infer_schema", "opcheck", "register_autograd", "register_kernel"]
 
 _reserved_namespaces = ["prim"]
+
+
+class EffectType(enum.Enum):
+    """torch._library.effects.EffectType: the side effects an operator can declare (for graph capture, which
+    keeps ORDERED ops in program order; eager calls run in order anyway)."""
+    ORDERED = "Ordered"
+
+
+EffectType.__module__ = "torch._library.effects"
 _keep_alive = []   # the Libraries the function forms create: they live as long as the process
 _impls = set()     # "ns/name/key" of every Python kernel
 _defs = set()

@@ -33,6 +33,7 @@ MODULES = ("optim", "optim.lr_scheduler", "optim.swa_utils", "distributions", "n
 
 _QUANT = "quantization (torch.ao)"
 _BACKEND = "backend-specific (CUDA/Triton/oneDNN kernels)"
+_CALLGRIND = "Callgrind instruction counts (Timer.collect_callgrind runs valgrind on a worker built against libtorch)"
 # "module.name" -> why it is out of the project's scope (the issue's list: quantization, nested tensors,
 # ONNX export, TorchScript compilation; and, as for the op surface, other backends' entry points)
 OUT_OF_SCOPE = {
@@ -41,6 +42,8 @@ OUT_OF_SCOPE = {
     "ops.mkldnn": _BACKEND, "ops.onednn": _BACKEND, "ops.mkl": _BACKEND, "ops.inductor": _BACKEND,
     "library.triton_op": _BACKEND, "library.wrap_triton": _BACKEND,
     "sparse.SparseSemiStructuredTensorCUSPARSELT": _BACKEND, "sparse.SparseSemiStructuredTensorCUTLASS": _BACKEND,
+    **{f"utils.benchmark.{n}": _CALLGRIND for n in ("CallgrindStats", "CopyIfCallgrind", "FunctionCount",
+                                                    "FunctionCounts")},
 }
 # classes that are the public API of the module they come from, not of every module importing them
 _HOMES = ("torch", "torch.nn", "torch.optim", "torch.optim.lr_scheduler")

@@ -3,15 +3,20 @@ import threading
 
 from .._C import ffi, lib
 from . import _callback
-from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
-                        is_multithreading_enabled, no_grad, set_grad_enabled, set_multithreading_enabled)
+from .grad_mode import (enable_grad, enforce_grad_layout_policy, inference_mode, is_grad_enabled,
+                        is_inference_mode_enabled, is_multithreading_enabled, no_grad, set_grad_enabled,
+                        set_multithreading_enabled)
 from . import graph
 from .function import Function, FunctionCtx, InplaceFunction, NestedIOFunction, once_differentiable
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .gradcheck import gradcheck, gradgradcheck
 from . import functional
 from . import forward_ad
-from . import profiler, profiler_util
+from . import profiler, profiler_util, profiler_legacy
+from ._saved import SavedTensor  # noqa: F401  (torch._C._autograd's classes, which torch.autograd re-exports)
+from .profiler_legacy import ProfilerEvent  # noqa: F401
+from .profiler_util import DeviceType  # noqa: F401
+from ..profiler.profiler import ProfilerConfig, ProfilerState  # noqa: F401
 from .profiler import kineto_available
 from ..profiler.profiler import ProfilerActivity  # torch._C._profiler's enum, which torch.autograd re-exports
 from ..overrides import handle_torch_function, has_torch_function, is_tensor_like

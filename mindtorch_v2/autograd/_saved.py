@@ -118,3 +118,35 @@ def get(p, node_name, attr):
         iv, _ = _ints(p)
         return tuple(_sizes(lib.mt_node_output_sizes, p, i)[iv[0]] for i in range(lib.mt_node_num_outputs(p)))
     raise AssertionError(kind)
+
+
+class SavedTensor:
+    """torch._C._autograd.SavedTensor: a tensor a node saved for backward, as grad_fn._raw_saved_<name>
+    gives it. Its value is .data; per-tensor pack/unpack hooks are not supported here."""
+    __slots__ = ("_value",)
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError("Trying to create a SavedTensor object from Python is forbidden.")
+
+    @classmethod
+    def _of(cls, value):
+        obj = object.__new__(cls)
+        obj._value = value
+        return obj
+
+    @property
+    def data(self):
+        return self._value
+
+    def register_hooks(self, pack_hook, unpack_hook):
+        raise NotImplementedError("torch._C._autograd.SavedTensor.register_hooks is not implemented (use "
+                                  "torch.autograd.graph.saved_tensors_hooks)")
+
+
+def get_raw(p, node_name, attr):
+    """grad_fn._raw_saved_<attr>: the saved tensor as a SavedTensor (its data None when nothing was saved)."""
+    value = get(p, node_name, attr)
+    from .._tensor import Tensor
+    if value is not None and not isinstance(value, Tensor):
+        raise AttributeError(f"'{node_name}' object has no attribute '_raw_saved_{attr}'")
+    return SavedTensor._of(value)

@@ -1,5 +1,6 @@
 """Grad modes: no_grad, enable_grad, set_grad_enabled, inference_mode (thread-local, in the core)."""
 import functools
+import threading
 
 from .._C import lib
 
@@ -166,6 +167,37 @@ class set_multithreading_enabled(_DecoratorContextManager):
 
     def __exit__(self, *exc):
         _multithreading[0] = self.prev
+        return False
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+
+_layout = threading.local()  # enforce_grad_layout_policy's setting, per thread (True unless changed)
+
+
+def _is_grad_layout_enforcement_enabled():
+    return getattr(_layout, "on", True)
+
+
+class enforce_grad_layout_policy(_DecoratorContextManager):
+    """Sets, per thread, whether accumulated gradients must follow the gradient layout contract (a dense
+    leaf's .grad has the leaf's strides). False only allows the engine to keep a gradient's own layout:
+    the engine here always gives the contract's layout, which False permits too (values are the same)."""
+
+    def __init__(self, enable=True):
+        self.prev = _is_grad_layout_enforcement_enabled()
+        _layout.on = self.mode = enable
+
+    def __call__(self, orig_func):
+        _layout.on = self.prev
+        return super().__call__(orig_func)
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        _layout.on = self.prev
         return False
 
     def clone(self):

@@ -189,6 +189,9 @@ class _CNode(Node):
         if name.startswith("_saved_"):
             from . import _saved
             return _saved.get(self._ptr, type(self).__name__, name[7:])
+        if name.startswith("_raw_saved_"):
+            from . import _saved
+            return _saved.get_raw(self._ptr, type(self).__name__, name[11:])
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __dir__(self):

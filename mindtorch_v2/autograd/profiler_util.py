@@ -10,9 +10,27 @@ from collections import defaultdict
 __all__ = ["EventList", "FunctionEvent", "FunctionEventAvg", "Interval"]
 
 
-class DeviceType(enum.IntEnum):
-    CPU = 0
-    CUDA = 1
+MEMORY_EVENT_NAME = "[memory]"
+
+
+class _BoundEnum(enum.IntEnum):
+    """The repr and str of PyTorch's C++-bound enums: <Name.MEMBER: 1> and Name.MEMBER."""
+
+    def __repr__(self):
+        return f"<{type(self).__name__}.{self.name}: {self.value}>"
+
+    def __str__(self):
+        return f"{type(self).__name__}.{self.name}"
+
+    def __format__(self, spec):
+        return format(str(self), spec)
+
+
+# torch._C._autograd.DeviceType (c10's device types; events here are all CPU)
+DeviceType = _BoundEnum("DeviceType", [
+    ("CPU", 0), ("CUDA", 1), ("MKLDNN", 2), ("OPENGL", 3), ("OPENCL", 4), ("IDEEP", 5), ("HIP", 6), ("FPGA", 7),
+    ("MAIA", 8), ("XLA", 9), ("Vulkan", 10), ("Metal", 11), ("XPU", 12), ("MPS", 13), ("MTIA", 19), ("Meta", 14),
+    ("HPU", 15), ("VE", 16), ("Lazy", 17), ("IPU", 18), ("PrivateUse1", 20)], module=__name__)
 
 
 def _format_time(time_us):

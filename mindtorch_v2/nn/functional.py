@@ -355,3 +355,5 @@ from ._embedding_bag import *  # noqa: E402,F401,F403
 from ._extra_functional import *  # noqa: E402,F401,F403  (bilinear, pdist, unpooling, margin losses...)
 from ._ctc import ctc_loss  # noqa: E402,F401
 from ._fractional_pool import *  # noqa: E402,F401,F403
+from ._linear_cross_entropy import linear_cross_entropy  # noqa: E402,F401
+from . import grad  # noqa: E402,F401  (torch.nn.functional.grad is torch.nn.grad)

@@ -10,7 +10,7 @@ from functools import partial
 from warnings import warn
 
 from ..autograd.profiler import _Session, record_function
-from ..autograd.profiler_util import EventList, _write_chrome_trace
+from ..autograd.profiler_util import EventList, _BoundEnum, _write_chrome_trace
 
 __all__ = ["ProfilerAction", "ProfilerActivity", "_KinetoProfile", "profile", "schedule", "supported_activities",
            "tensorboard_trace_handler", "ExecutionTraceObserver"]
@@ -30,6 +30,24 @@ class ProfilerActivity(enum.Enum):
 
     def __str__(self):
         return f"ProfilerActivity.{self.name}"
+
+
+# torch._C._profiler.ProfilerState: which profiler a session runs (here only CPU ones record)
+ProfilerState = _BoundEnum("ProfilerState", [
+    ("Disabled", 0), ("CPU", 1), ("CUDA", 2), ("NVTX", 3), ("ITT", 4), ("PRIVATEUSE1", 5), ("KINETO", 6),
+    ("KINETO_GPU_FALLBACK", 7), ("KINETO_PRIVATEUSE1_FALLBACK", 8), ("KINETO_PRIVATEUSE1", 9)], module=__name__)
+
+
+class ProfilerConfig:
+    """torch._C._profiler.ProfilerConfig: the settings a legacy profiling session starts with."""
+
+    def __init__(self, state, report_input_shapes, profile_memory, with_stack, with_flops, with_modules,
+                 experimental_config, trace_id=""):
+        if not isinstance(state, ProfilerState):
+            raise TypeError(f"ProfilerConfig(): state must be a ProfilerState, not {type(state).__name__}")
+        self.state, self.report_input_shapes, self.profile_memory = state, report_input_shapes, profile_memory
+        self.with_stack, self.with_flops, self.with_modules = with_stack, with_flops, with_modules
+        self.experimental_config, self.trace_id = experimental_config, trace_id
 
 
 def supported_activities():

@@ -22,3 +22,5 @@ from .batchnorm import *  # noqa: F401,F403
 from .instancenorm import *  # noqa: F401,F403
 from .pixelshuffle import *  # noqa: F401,F403
 from .distance import *  # noqa: F401,F403
+from .adaptive import *  # noqa: F401,F403
+from .linear_cross_entropy_options import LinearCrossEntropyOptions  # noqa: F401

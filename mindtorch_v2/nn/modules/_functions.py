@@ -70,3 +70,47 @@ class SyncBatchNorm(Function):
             scale = invstd if weight is None else invstd * weight
             grad_input = (gy - mean_dy.view(shape) - xmu * (invstd * invstd * mean_dy_xmu).view(shape)) * scale.view(shape)
         return grad_input, grad_weight, grad_bias, None, None, None, None, None, None
+
+
+def _channel_window_sums(t, lo, hi):
+    """For each channel c, the sum of t[:, lo[c]:hi[c]] over channels (lo, hi: lists of ints)."""
+    from ..._creation import tensor
+    from ..._shape_ops import cat
+    cs = cat([t.new_zeros((t.shape[0], 1, *t.shape[2:])), t.cumsum(1)], 1)
+    return cs.index_select(1, tensor(hi)) - cs.index_select(1, tensor(lo))
+
+
+class CrossMapLRN2d(Function):
+    """Legacy cross-channel LRN. Forward keeps Lua Torch's running window, which (past the first pre_pad
+    channels) never drops channel 0's square; backward is Lua Torch's formula over a window of `size`
+    channels. Both are reproduced as they are, since PyTorch keeps them so."""
+
+    @staticmethod
+    def forward(ctx, input, size, alpha=1e-4, beta=0.75, k=1):
+        if input.dim() != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D instead.")
+        channels = input.size(1)
+        pre_pad = int((size - 1) / 2 + 1)
+        hi = [min(c + pre_pad, channels) for c in range(channels)]
+        lo = [c - pre_pad + 1 if c > pre_pad else 0 for c in range(channels)]
+        square = input * input
+        scale = _channel_window_sums(square, lo, hi)
+        if channels > pre_pad + 1:
+            scale[:, pre_pad + 1:] += square[:, :1]
+        scale = scale.mul_(alpha / size).add_(k)
+        output = scale.pow(-beta).mul_(input)
+        ctx.size, ctx.alpha, ctx.beta, ctx.scale = size, alpha, beta, scale
+        ctx.save_for_backward(input, output)
+        return output
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        input, output = ctx.saved_tensors
+        size, channels = ctx.size, input.size(1)
+        before = int(size - (size - 1) / 2)  # the channel window of c is [c - before, c + size - before)
+        ratio = grad_output * output / ctx.scale
+        lo = [max(c - before, 0) for c in range(channels)]
+        hi = [min(max(c + size - before, 0), channels) for c in range(channels)]
+        accum = _channel_window_sums(ratio, lo, hi)
+        grad_input = ctx.scale.pow(-ctx.beta) * grad_output - (2 * ctx.alpha * ctx.beta / size) * input * accum
+        return grad_input, None, None, None, None

@@ -4,9 +4,10 @@ from ... import _creation
 from ..._dtype import int64
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ...autograd.grad_mode import no_grad
+from ..parameter import Parameter, UninitializedBuffer, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
-from ..._missing import missing_class
 
 __all__ = ["BatchNorm1d", "LazyBatchNorm1d", "BatchNorm2d", "LazyBatchNorm2d", "BatchNorm3d", "LazyBatchNorm3d",
            "SyncBatchNorm"]
@@ -108,9 +109,47 @@ class BatchNorm3d(_BatchNorm):
     _check_input_dim = _dims_check("5D", (5,))
 
 
-LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d = (
-    missing_class(f"torch.nn.{n}", _BatchNorm, " in mindtorch_v2", __name__)
-    for n in ("LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d"))
+class _LazyNormBase(LazyModuleMixin, _NormBase):
+    """num_features is read off dim 1 of the first input (also for unbatched input, as PyTorch does)."""
+
+    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None, *,
+                 bias=True):
+        # built empty (0 features, no affine, no stats), then given uninitialized tensors
+        super().__init__(0, eps, momentum, False, False, device=device, dtype=dtype, bias=False)
+        self.affine, self.track_running_stats = affine, track_running_stats
+        if affine:
+            self.weight = UninitializedParameter(device=device, dtype=dtype)
+            if bias:
+                self.bias = UninitializedParameter(device=device, dtype=dtype)
+        if track_running_stats:
+            self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
+            self.running_var = UninitializedBuffer(device=device, dtype=dtype)
+            self.num_batches_tracked = _creation.tensor(0, dtype=int64, device=device)
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input):
+        if not self.has_uninitialized_params():
+            return
+        self.num_features = n = input.shape[1]
+        with no_grad():
+            for t in (self.weight, self.bias, self.running_mean, self.running_var):
+                if t is not None:
+                    t.materialize((n,))
+        self.reset_parameters()
+
+
+def _lazy_form(base, norm_base):
+    """Lazy<base>: becomes base once the first input has fixed num_features."""
+    own = {k: base.__dict__[k] for k in ("_check_input_dim", "_no_batch_dim") if k in base.__dict__}
+    return type(f"Lazy{base.__name__}", (_LazyNormBase, norm_base),
+                {"cls_to_become": base, "__module__": base.__module__, **own})
+
+
+LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d = (_lazy_form(b, _BatchNorm)
+                                                     for b in (BatchNorm1d, BatchNorm2d, BatchNorm3d))
 
 
 class SyncBatchNorm(_BatchNorm):

@@ -2,9 +2,10 @@
 import warnings
 
 from .. import functional as F
-from .batchnorm import _NormBase, _dims_check
+from .batchnorm import _NormBase, _dims_check, _lazy_form
 
-__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
+__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
+           "LazyInstanceNorm3d"]
 
 
 class _InstanceNorm(_NormBase):
@@ -67,3 +68,8 @@ class InstanceNorm2d(_InstanceNorm):
 class InstanceNorm3d(_InstanceNorm):
     _no_batch_dim = 4
     _check_input_dim = _dims_check("4D or 5D", (4, 5))
+
+
+
+LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d = (_lazy_form(b, _InstanceNorm)
+                                                              for b in (InstanceNorm1d, InstanceNorm2d, InstanceNorm3d))

@@ -1,5 +1,7 @@
 """Loss modules over nn.functional (PyTorch's torch/nn/modules/loss.py): each holds its options
 (reduction from the legacy size_average/reduce as PyTorch derives it) and calls its F."""
+import math
+
 from .. import functional as F
 from .._loss_functional import _reduction
 from .module import Module
@@ -8,7 +10,7 @@ __all__ = ["BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss", "CrossEntropyL
            "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss", "L1Loss", "MSELoss", "MarginRankingLoss", "NLLLoss",
            "PoissonNLLLoss", "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss", "MultiMarginLoss",
            "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "TripletMarginWithDistanceLoss", "NLLLoss2d",
-           "CTCLoss"]
+           "CTCLoss", "LinearCrossEntropyLoss"]
 
 
 class _Loss(Module):
@@ -242,3 +244,36 @@ class NLLLoss2d(NLLLoss):
 class CTCLoss(_Loss):
     def __init__(self, *args, **kwargs):
         raise NotImplementedError("torch.nn.CTCLoss is not implemented in mindtorch_v2")
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """cross entropy of a Linear layer's logits (F.linear_cross_entropy); the layer's weight is stored flat,
+    (C * prod(out_features), in_features), and reshaped to (C, *out_features, in_features) in forward."""
+    __constants__ = ["num_classes", "out_features", "reduction", "ignore_index", "label_smoothing"]
+
+    def __init__(self, in_features, num_classes, *, out_features=(), bias=False, device=None, dtype=None,
+                 reduction="mean", weight=None, ignore_index=None, label_smoothing=0.0, options=None):
+        from .linear import Linear
+        if weight is not None and weight.shape != (num_classes,):
+            raise RuntimeError(f"expected weight shape to be {(num_classes,)}, got {tuple(weight.shape)}")
+        if label_smoothing < 0 or label_smoothing > 1.0:
+            raise RuntimeError(f"expected label_smoothing to be in range [0, 1], got {label_smoothing}")
+        super().__init__(weight=weight, reduction=reduction)
+        self.num_classes, self.out_features = num_classes, out_features
+        self.ignore_index, self.label_smoothing, self.options = ignore_index, label_smoothing, options
+        self.linear = Linear(in_features, math.prod(out_features, start=num_classes), bias=bias, device=device,
+                             dtype=dtype)
+
+    def forward(self, input, target):
+        shape = (self.num_classes, *self.out_features)
+        bias = self.linear.bias
+        return F.linear_cross_entropy(input, self.linear.weight.reshape(*shape, self.linear.in_features), target,
+                                      linear_bias=None if bias is None else bias.reshape(shape), weight=self.weight,
+                                      reduction=self.reduction, ignore_index=self.ignore_index,
+                                      label_smoothing=self.label_smoothing, options=self.options)
+
+    def extra_repr(self):
+        return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+                f"out_features={self.out_features}, bias={self.linear.bias is not None}, "
+                f"reduction={self.reduction}, ignore_index={self.ignore_index}, "
+                f"label_smoothing={self.label_smoothing}, options={self.options}")

@@ -12,6 +12,7 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 from typing import TypeVar
 
+from ... import __future__ as _future
 from ... import _C
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
@@ -397,6 +398,12 @@ class Module:
             with no_grad():
                 param_applied = fn(param)
             param_grad = param.grad
+            if _future.get_overwrite_module_params_on_conversion():  # torch.__future__: new Parameter objects
+                out_param = self._parameters[key] = Parameter(param_applied, param.requires_grad)
+                if param_grad is not None:
+                    with no_grad():
+                        out_param.grad = fn(param_grad).requires_grad_(param_grad.requires_grad)
+                continue
             # every tensor here is dense: PyTorch's "compatible shallow copy" path, set .data in place
             # so the Parameter object (and an optimizer holding it) stays the same
             param.data = param_applied

@@ -7,6 +7,11 @@ import copyreg
 import copy
 
 from ... import _tensor
+from ... import __future__ as _future
+from ..._opaque_base import OpaqueBase, is_opaque_reference_type  # noqa: F401
+from ...utils._python_dispatch import is_traceable_wrapper_subclass  # noqa: F401
+
+get_swap_module_params_on_conversion = _future.get_swap_module_params_on_conversion  # PyTorch's module binds it
 from ...autograd.grad_mode import no_grad
 from ..modules.container import ModuleDict, ModuleList
 from ..parameter import Parameter

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from ... import _creation, _dtype
 from ..._shape_ops import cat, sort
 from ..._tensor import Tensor
+from ...utils._typing_utils import copy_method_params  # noqa: F401  (PyTorch's module binds it)
 
 __all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence", "pad_packed_sequence", "pad_sequence",
            "unpad_sequence", "pack_sequence", "unpack_sequence"]
