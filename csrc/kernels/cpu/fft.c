@@ -180,7 +180,10 @@ static void run_range(void *ctx, int64_t begin, int64_t end) {
     }
 }
 
-static mt_status check_dims(const char *name, mt_tensor *x, int ndims, const int64_t *dims, int64_t *wrapped) {
+/* dims wrapped and checked into wrapped; the first nsort of them then ordered by decreasing input
+ * stride, as PyTorch orders them (the order changes no value, only the output's layout) */
+static mt_status check_dims(const char *name, mt_tensor *x, int ndims, const int64_t *dims, int nsort,
+                            int64_t *wrapped) {
     if (ndims < 0 || ndims > x->ndim) return mt__error(MT_ERR_RUNTIME, "%s: got %d dims for a %d-dimensional tensor", name, ndims, x->ndim);
     for (int i = 0; i < ndims; i++) {
         wrapped[i] = dims[i];
@@ -188,6 +191,11 @@ static mt_status check_dims(const char *name, mt_tensor *x, int ndims, const int
         for (int k = 0; k < i; k++)
             if (wrapped[k] == wrapped[i]) return mt__error(MT_ERR_RUNTIME, "FFT dims must be unique");
     }
+    for (int i = 1; i < nsort; i++)
+        for (int at = i; at > 0 && x->strides[wrapped[at - 1]] < x->strides[wrapped[at]]; at--) {
+            int64_t t = wrapped[at];
+            wrapped[at] = wrapped[at - 1], wrapped[at - 1] = t;
+        }
     return MT_OK;
 }
 
@@ -254,13 +262,8 @@ mt_status mt__impl_fft_c2c(mt_tensor *x, int ndims, const int64_t *dims, int nor
     *out = NULL;
     int64_t d[MT_MAX_DIMS], n[MT_MAX_DIMS];
     if (!mt__is_complex(x->dtype)) return mt__error(MT_ERR_RUNTIME, "_fft_c2c expects a complex input tensor");
-    MT_TRY(check_dims("_fft_c2c", x, ndims, dims, d));
+    MT_TRY(check_dims("_fft_c2c", x, ndims, dims, ndims, d));
     if (ndims == 0) return mt__impl_clone(x, out);
-    /* PyTorch sorts the transformed dims by decreasing input stride (the order changes no value) */
-    for (int i = 1; i < ndims; i++)
-        for (int at = i; at > 0 && x->strides[d[at - 1]] < x->strides[d[at]]; at--) {
-            int64_t t = d[at]; d[at] = d[at - 1], d[at - 1] = t;
-        }
     for (int i = 0; i < ndims; i++) n[i] = x->sizes[d[i]];
     return execute(forward ? K_FORWARD : K_BACKWARD, x, ndims, d, n, x->sizes, x->dtype, normalization, out);
 }
@@ -303,12 +306,8 @@ mt_status mt__impl_fft_r2c(mt_tensor *x, int ndims, const int64_t *dims, int nor
     int64_t d[MT_MAX_DIMS], n[MT_MAX_DIMS], sizes[MT_MAX_DIMS];
     if (x->dtype != MT_F32 && x->dtype != MT_F64)
         return mt__error(MT_ERR_RUNTIME, "Only supports floating-point dtypes, but found: %s", mt_dtype_names[x->dtype]);
-    MT_TRY(check_dims("_fft_r2c", x, ndims, dims, d));
+    MT_TRY(check_dims("_fft_r2c", x, ndims, dims, ndims - 1, d)); /* the halved last one stays last */
     if (ndims == 0) return mt__error(MT_ERR_RUNTIME, "_fft_r2c must transform at least one dimension");
-    for (int i = 1; i < ndims - 1; i++) /* sorted as c2c's, the halved last one kept last */
-        for (int at = i; at > 0 && x->strides[d[at - 1]] < x->strides[d[at]]; at--) {
-            int64_t t = d[at]; d[at] = d[at - 1], d[at - 1] = t;
-        }
     memcpy(sizes, x->sizes, x->ndim * sizeof(int64_t));
     for (int i = 0; i < ndims; i++) n[i] = x->sizes[d[i]];
     int last = (int)d[ndims - 1];
@@ -326,7 +325,7 @@ mt_status mt__impl_fft_c2r(mt_tensor *x, int ndims, const int64_t *dims, int nor
     *out = NULL;
     int64_t d[MT_MAX_DIMS], sizes[MT_MAX_DIMS];
     if (!mt__is_complex(x->dtype)) return mt__error(MT_ERR_RUNTIME, "_fft_c2r expects a complex input tensor");
-    MT_TRY(check_dims("_fft_c2r", x, ndims, dims, d));
+    MT_TRY(check_dims("_fft_c2r", x, ndims, dims, 0, d)); /* c2c sorts the others */
     if (ndims == 0) return mt__error(MT_ERR_RUNTIME, "_fft_c2r must transform at least one dimension");
     if (last_dim_size < 1) return mt__error(MT_ERR_RUNTIME, "Invalid number of data points (%lld) specified", (long long)last_dim_size);
     int last = (int)d[ndims - 1];
