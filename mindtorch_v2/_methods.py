@@ -245,6 +245,8 @@ METHODS = {
     "bfloat16": _caster(_dtype.bfloat16), "long": _caster(_dtype.int64), "int": _caster(_dtype.int32),
     "short": _caster(_dtype.int16), "char": _caster(_dtype.int8), "byte": _caster(_dtype.uint8),
     "bool": _caster(_dtype.bool), "cpu": lambda self, memory_format=None: to(self, "cpu"),
+    "cfloat": _caster(_dtype.complex64), "cdouble": _caster(_dtype.complex128),
+    "chalf": lambda self, memory_format=None: to(self, _dtype.float16.to_complex()),  # complex32: raises naming itself
 }
 
 

@@ -560,6 +560,7 @@ _COPIES = {
     "split_copy": lambda input, split_size, dim=0: split(input, split_size.__index__(), dim),
     "split_with_sizes_copy": split_with_sizes, "squeeze_copy": squeeze, "t_copy": t, "transpose_copy": transpose,
     "unbind_copy": unbind, "unfold_copy": unfold, "unsqueeze_copy": unsqueeze,
+    "view_as_real_copy": lambda input: view_as_real(input), "view_as_complex_copy": lambda input: view_as_complex(input),
     "view_copy": lambda input, size: view(input, dtype=size) if not isinstance(size, (list, tuple)) and
     not hasattr(size, "__index__") else view(input, size),
 }
@@ -573,7 +574,8 @@ FUNCTIONS = {
     "tensor_split": tensor_split, "movedim": movedim, "moveaxis": movedim, "as_strided": as_strided,
     "broadcast_to": broadcast_to, "ravel": ravel, "adjoint": adjoint, "conj": conj, "resolve_conj": resolve_conj,
     "resolve_neg": resolve_neg, "conj_physical": conj_physical, "conj_physical_": conj_physical_, "is_complex": is_complex, "is_conj": is_conj,
-    "is_neg": is_neg, "view_as_real": view_as_real, "view_as_complex": view_as_complex, "real": real, "imag": imag,
+    "is_neg": is_neg, "view_as_real": view_as_real, "view_as_complex": view_as_complex,
+ "real": real, "imag": imag,
     "complex": complex_, "polar": polar, "split_with_sizes": split_with_sizes, "unsafe_split": unsafe_split,
     "unsafe_split_with_sizes": unsafe_split_with_sizes, "unsafe_chunk": unsafe_chunk,
 }

@@ -514,3 +514,19 @@ def test_gradcheck_complex_leaves(name):
         y = complex_fn(name, lib)(zz, ww)
         return lib.autograd.grad(y, (zz, ww), lib.ones_like(y), allow_unused=True)
     check(grads_of, 1e-10)
+
+
+def test_complex_casts_and_view_copies():
+    """Tensor.cfloat/cdouble (chalf names complex32, which raises naming itself) and view_as_real_copy /
+    view_as_complex_copy: the views' values in new contiguous tensors."""
+    check(lambda L: L.tensor([1.5, -2.0]).cfloat())
+    check(lambda L: L.tensor([1, 2]).cdouble())
+    check(lambda L: L.view_as_real_copy(L.view_as_complex(L.tensor([[1.0, 2.0], [3.0, 4.0]]))))
+    check(lambda L: L.view_as_complex_copy(L.tensor([[1.0, 2.0], [3.0, 4.0]]).t().contiguous()))
+    check(lambda L: L.view_as_real_copy(L.ones(2)))
+    c = mt.view_as_complex(mt.tensor([[1.0, 2.0]]))
+    r = mt.view_as_real_copy(c)
+    r[0, 0] = 9.0
+    assert c[0].real.item() == 1.0 and r.is_contiguous()
+    with pytest.raises(NotImplementedError, match="complex32"):
+        mt.ones(2).chalf()
