@@ -62,30 +62,39 @@ def _outs(schema):
     return [a.name for a in schema.arguments if a.kwarg_only and a.alias_info is not None and a.alias_info.is_write]
 
 
-def _call_args(schema, values, method):
-    """(first positional value, {name: value}) of a call of the public binding: the tensor a method is
-    bound to (or the first argument), the other arguments given and not at their default by name
-    (self -> input, as PyTorch's binding names it), several out tensors as one out= tuple."""
+def _call_args(schema, values, method, accepts):
+    """(first positional value, {name: value}) of a call of the public binding, or None when it does not
+    take an argument the call needs. The first value is the tensor a method is bound to, or the first
+    argument; every other argument goes by name (self -> input, as PyTorch's binding names it), at its
+    schema default when not given (a binding's default can differ: torch.kl_div's reduction), unless
+    the function has no such parameter and the value is the default; several outs go as one out= tuple."""
     from ._ops import _same_default
     first = "self" if method else schema.arguments[0].name
     outs = _outs(schema)
     kw = {}
     for a in schema.arguments:
-        if a.name == first or a.name not in values or len(outs) > 1 and a.name in outs:
+        if a.name == first or len(outs) > 1 and a.name in outs:
             continue
-        v = values[a.name]
-        if a.has_default_value() and _same_default(v, a.default_value):
-            continue
-        kw["input" if a.name == "self" else a.name] = v
+        if a.name not in values and not a.has_default_value():
+            continue  # an out= not given
+        v = values.get(a.name, a.default_value)
+        name = "input" if a.name == "self" else a.name
+        if v is None and a.default_value is None:
+            continue  # absent
+        if accepts(name):
+            kw[name] = v
+        elif not (a.has_default_value() and _same_default(v, a.default_value)):
+            return None
     if len(outs) > 1 and any(o in values for o in outs):
+        if not accepts("out"):
+            return None
         kw["out"] = tuple(values[o] for o in outs)
     return values.get(first), kw
 
 
 def _auto(op, values):
     """Our public function of the op's binding that takes the call's arguments, with them; or None."""
-    names = op._entry.builtin[1].get("python", ())
-    for name in names:
+    for name in op._entry.builtin[1].get("python", ()):
         method = name.startswith("Tensor.")
         if method and not any(a.name == "self" for a in op._schema.arguments):
             continue
@@ -94,9 +103,9 @@ def _auto(op, values):
         if not got:
             continue
         accepted, var_kw = got
-        first, kw = _call_args(op._schema, values, method)
-        if var_kw or all(k in accepted for k in kw):
-            return fn, first, kw
+        call = _call_args(op._schema, values, method, lambda n: var_kw or n in accepted)
+        if call is not None:
+            return (fn,) + call
     return None
 
 
@@ -119,12 +128,37 @@ def run_builtin(op, values):
         full = {a.name: values.get(a.name, a.default_value) for a in schema.arguments}
         return fn(**full)
     row, entry = op._entry.builtin
+    if op._namespace == "aten" and op._opname.startswith("_foreach_") and row[0] not in entry.get("jit_only", ()):
+        return _foreach(op, values)
     if row[0] not in entry.get("jit_only", ()):
         found = _auto(op, values)
         if found is not None:
             fn, first, kw = found
             return _plain(fn(first, **kw), schema)
     raise NotImplementedError(f"{qual}.{op._overloadname} is not implemented in mindtorch_v2")
+
+
+# arguments of a _foreach_ op that the per-tensor method takes by position (the rest go by name)
+_FOREACH_POSITIONAL = {"other", "scalar", "scalars", "tensor1", "tensor2", "exponent", "weight", "tensors1",
+                       "tensors2", "end", "src"}
+
+
+def _foreach(op, values):
+    """_foreach_<op>[_]: the per-tensor method over the lists (a list argument is zipped, others shared)."""
+    name = op._opname[len("_foreach_"):]
+    args = [a for a in op._schema.arguments if a.name != "self" and a.name in values]
+    selves = values["self"]
+    if not isinstance(selves, (list, tuple)):
+        raise NotImplementedError(f"aten::{op._opname}.{op._overloadname} is not implemented in mindtorch_v2")
+    out = []
+    for i, t in enumerate(selves):
+        pick = [(a, values[a.name][i] if a.type.endswith("[]") else values[a.name]) for a in args]
+        fn = getattr(t, name, None)
+        if fn is None:
+            raise NotImplementedError(f"aten::{op._opname}.{op._overloadname} is not implemented in mindtorch_v2")
+        out.append(fn(*[v for a, v in pick if a.name in _FOREACH_POSITIONAL],
+                      **{a.name: v for a, v in pick if a.name not in _FOREACH_POSITIONAL}))
+    return None if name.endswith("_") else out
 
 
 # ---- kernels: ops whose arguments no public function takes as they are ----
@@ -331,6 +365,152 @@ def _log_sigmoid(self):
 @kernel("aten::glu.default")
 def _glu(self, dim=-1):
     return _F().glu(self, dim)
+
+
+@kernel("aten::relu6.default")
+def _relu6(self):
+    return _F().relu6(self)
+
+
+def _inplace_of(fn):
+    def run(self, **kw):
+        return self.copy_(fn(self, **kw))
+    return run
+
+
+kernel("aten::relu6_.default")(_inplace_of(_relu6))
+kernel("aten::hardswish_.default")(_inplace_of(_hardswish))
+kernel("aten::hardsigmoid_.default")(_inplace_of(_hardsigmoid))
+kernel("aten::mish_.default")(_inplace_of(_mish))
+
+
+@kernel("aten::gelu_.default")
+def _gelu_(self, approximate="none"):
+    return self.copy_(_F().gelu(self, approximate=approximate))
+
+
+_REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}  # at::Reduction
+
+
+def _loss(name):
+    def run(self, target, reduction=1, **kw):
+        return getattr(_F(), name)(self, target, **kw, reduction=_REDUCTIONS[reduction])
+    return run
+
+
+for _loss_name in ("l1_loss", "mse_loss", "huber_loss", "smooth_l1_loss", "soft_margin_loss",
+                   "binary_cross_entropy", "multilabel_margin_loss"):
+    kernel(f"aten::{_loss_name}.default")(_loss(_loss_name))
+
+
+@kernel("aten::norm.Scalar", "aten::norm.ScalarOpt_dim", "aten::norm.ScalarOpt_dtype", "aten::norm.ScalarOpt_dim_dtype")
+def _norm(self, p=2, dim=None, keepdim=False, dtype=None):
+    return _torch().linalg.vector_norm(self, 2 if p is None else p, dim or None, keepdim, dtype=dtype)
+
+
+@kernel("aten::sigmoid_backward.default")
+def _sigmoid_backward(grad_output, output):
+    return grad_output * (1 - output) * output
+
+
+@kernel("aten::tanh_backward.default")
+def _tanh_backward(grad_output, output):
+    return grad_output * (1 - output * output)
+
+
+@kernel("aten::zero.default")
+def _zero(self):
+    return _torch().zeros_like(self)
+
+
+@kernel("aten::complex.default")
+def _complex(real, imag):
+    return _torch().complex(real, imag)
+
+
+@kernel("aten::polar.default")
+def _polar(abs, angle):
+    return _torch().polar(abs, angle)
+
+
+@kernel("aten::cdist.default")
+def _cdist(x1, x2, p=2.0, compute_mode=None):
+    mode = {None: "use_mm_for_euclid_dist_if_necessary", 0: "use_mm_for_euclid_dist_if_necessary",
+            1: "use_mm_for_euclid_dist", 2: "donot_use_mm_for_euclid_dist"}[compute_mode]
+    return _torch().cdist(x1, x2, p, mode)
+
+
+for _nd in (1, 2, 3):
+    kernel(f"aten::atleast_{_nd}d.default")(lambda self, _nd=_nd: getattr(_torch(), f"atleast_{_nd}d")(self))
+
+
+@kernel("aten::result_type.Tensor")
+def _result_type(tensor, other):
+    return _torch().result_type(tensor, other)
+
+
+@kernel("aten::mT.default")
+def _mT(self):
+    return self.mT
+
+
+@kernel("aten::mH.default", "aten::adjoint.default")
+def _mH(self):
+    return self.mH
+
+
+@kernel("aten::matrix_H.default")
+def _matrix_H(self):
+    return self.mH
+
+
+@kernel("aten::numpy_T.default")
+def _numpy_T(self):
+    return self.permute(*range(self.dim() - 1, -1, -1))
+
+
+@kernel("aten::is_leaf.default")
+def _is_leaf(self):
+    return self.is_leaf
+
+
+@kernel("aten::output_nr.default")
+def _output_nr(self):
+    return self.output_nr
+
+
+@kernel("aten::retains_grad.default")
+def _retains_grad(self):
+    return self.retains_grad
+
+
+@kernel("aten::data.default")
+def _data(self):
+    return self.data
+
+
+@kernel("aten::to.dtype_layout")
+def _to_dtype_layout(self, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, copy=False,
+                     memory_format=None):
+    if layout is not None and str(layout) != "torch.strided":
+        raise NotImplementedError("aten::to.dtype_layout: only the strided layout is implemented in mindtorch_v2")
+    return self.to(device=device, dtype=dtype, non_blocking=non_blocking, copy=copy,
+                   **({} if memory_format is None else {"memory_format": memory_format}))
+
+
+@kernel("aten::to.device")
+def _to_device(self, device, dtype, non_blocking=False, copy=False, memory_format=None):
+    return _to_dtype_layout(self, dtype, None, device, None, non_blocking, copy, memory_format)
+
+
+@kernel("aten::to.dtype")
+def _to_dtype(self, dtype, non_blocking=False, copy=False, memory_format=None):
+    return _to_dtype_layout(self, dtype, None, None, None, non_blocking, copy, memory_format)
+
+
+@kernel("aten::to.other")
+def _to_other(self, other, non_blocking=False, copy=False, memory_format=None):
+    return _to_dtype_layout(self, other.dtype, None, other.device, None, non_blocking, copy, memory_format)
 
 
 @kernel("prims::convert_element_type.default")
