@@ -79,7 +79,7 @@ def _call_args(schema, values, method, accepts):
             continue  # an out= not given
         v = values.get(a.name, a.default_value)
         name = "input" if a.name == "self" else a.name
-        if v is None and a.default_value is None:
+        if v is None and a.has_default_value() and a.default_value is None:
             continue  # absent
         if accepts(name):
             kw[name] = v

@@ -1,7 +1,8 @@
 """torch._ops / torch.ops: the operator registry for operators defined from Python (torch.library).
 
-mindtorch_v2's built-in ops are plain functions over the C core, so this registry holds only the
-operators torch.library defines: a parsed schema per overload and its kernels by dispatch key. A
+mindtorch_v2's built-in ops are plain functions over the C core; PyTorch's own operators (aten, prims, ...)
+are served from a schema table (_op_schemas.json, run by _aten.py). The registry holds the operators
+torch.library defines: a parsed schema per overload and its kernels by dispatch key. A
 call parses the arguments against the schema (PyTorch's errors), then dispatches as PyTorch's
 dispatcher does for eager CPU use:
   Autograd kernel, when grad mode is on and a tensor argument requires grad;
@@ -11,6 +12,7 @@ An operator without an Autograd kernel runs its backend kernel with grad mode as
 inside record (PyTorch's default autograd fallback does the same, and warns on backward).
 """
 import ast
+import numbers
 import enum
 import re
 import threading
@@ -248,7 +250,7 @@ def _matches(type_, v):
     if type_ == "str":
         return isinstance(v, str)
     if type_ == "Scalar":
-        return isinstance(v, (bool, int, float, complex)) or isinstance(v, Tensor) and v.dim() == 0
+        return isinstance(v, numbers.Number) or isinstance(v, Tensor) and v.dim() == 0
     if type_ == "complex":
         return isinstance(v, (int, float, complex))
     if type_ == "ScalarType":
@@ -278,34 +280,31 @@ def _same_default(v, d):
     return v is d or (type(v) is type(d) and v == d)
 
 
-def _bind_values(schema, args, kwargs, numbers_as_tensors=False):
-    """{argument name: value} of the arguments given, checked against the schema with PyTorch's errors.
-    numbers_as_tensors: a built-in operator takes a Python number for a Tensor (a wrapped scalar)."""
+def _bind_values(schema, args, kwargs, builtin=False):
+    """{argument name: value} of the arguments given, checked against the schema with PyTorch's errors
+    (in schema order, as PyTorch checks them). builtin: an operator of PyTorch's table, which takes a
+    Python number for a Tensor (a wrapped scalar) and words a doubled argument as the JIT does."""
     name, decl = f"{schema.name}()", f"Declaration: {schema}"
     positional = [a for a in schema.arguments if not a.kwarg_only]
     if len(args) > len(positional):
-        if len(positional) < len(schema.arguments):
+        if len(positional) < len(schema.arguments) and len(args) <= len(schema.arguments):
             raise RuntimeError(f"{name} takes {len(positional)} positional argument(s) but {len(args)} "
                                f"was/were given.  {decl}")
-        raise RuntimeError(f"{name} expected at most {len(positional)} argument(s) but received {len(args)} "
+        raise RuntimeError(f"{name} expected at most {len(schema.arguments)} argument(s) but received {len(args)} "
                            f"argument(s). {decl}")
     values = dict(zip((a.name for a in positional), args))
-    known = {a.name for a in schema.arguments}
     for k, v in kwargs.items():
         if k in values:
-            raise RuntimeError(f"{name} got multiple values for argument '{k}'. {decl}")
+            raise RuntimeError(f"Argument '{k}' specified both as positional and keyword argument. Schema: {schema}"
+                               if builtin else f"{name} got multiple values for argument '{k}'. {decl}")
         values[k] = v
-    for a in schema.arguments:
-        if a.name not in values and not a.has_default_value():
-            raise RuntimeError(f"{name} is missing value for argument '{a.name}'. {decl}")
-    for k in kwargs:
-        if k not in known:
-            raise RuntimeError(f"Unknown keyword argument '{k}' for operator '{schema.name}'. Schema: {schema}")
     for i, a in enumerate(schema.arguments):
         if a.name not in values:
+            if not a.has_default_value():
+                raise RuntimeError(f"{name} is missing value for argument '{a.name}'. {decl}")
             continue
         v = values[a.name]
-        if numbers_as_tensors and a.type.rstrip("?") == "Tensor" and isinstance(v, (bool, int, float, complex)):
+        if builtin and a.type.rstrip("?") == "Tensor" and isinstance(v, numbers.Number):
             continue
         if not _matches(a.type, v):
             shown = repr(v) if isinstance(v, str) else v
@@ -319,7 +318,18 @@ def _bind_values(schema, args, kwargs, numbers_as_tensors=False):
             raise RuntimeError(f"{name} Expected a value of type '{_type_text(a.type)}' for argument '{a.name}' but "
                                f"instead found type '{_py_type_name(v)}'.\nPosition: {i}\nValue: {shown}\n{decl}\n"
                                f"Cast error details: {detail}")
+    known = {a.name for a in schema.arguments}
+    for k in kwargs:
+        if k not in known:
+            raise RuntimeError(f"Unknown keyword argument '{k}' for operator '{schema.name}'. Schema: {schema}")
     return values
+
+
+def _given(schema, args, kwargs):
+    """(argument, value) pairs of a call, by position and by name."""
+    by_name = {a.name: a for a in schema.arguments}
+    return [(a, v) for a, v in zip([a for a in schema.arguments if not a.kwarg_only], args)] + \
+        [(by_name[k], v) for k, v in kwargs.items() if k in by_name]
 
 
 def _bind(schema, args, kwargs):
@@ -538,9 +548,12 @@ class OpOverload:
     def name(self):
         return self._qualname
 
-    def _bind(self, args, kwargs):
+    def _bind(self, args, kwargs, strict=False):
         if self._entry.builtin is not None:
-            return _bind_values(self._schema, args, kwargs, numbers_as_tensors=True)
+            if strict and any(isinstance(v, numbers.Number) for a, v in _given(self._schema, args, kwargs)
+                              if a.type.rstrip("?") == "Tensor"):
+                raise RuntimeError(f"{self._schema.name}() takes no number for a Tensor when overloads are matched")
+            return _bind_values(self._schema, args, kwargs, builtin=True)
         return _bind(self._schema, args, kwargs)
 
     def _run(self, bound):
@@ -607,7 +620,7 @@ class OpOverloadPacket:
         for o in names:  # the first overload whose schema accepts the arguments
             ov = getattr(self, o or "default")
             try:
-                bound = ov._bind(args, kwargs)
+                bound = ov._bind(args, kwargs, strict=True)
             except RuntimeError as e:
                 errors.append(str(e))
                 continue
@@ -674,12 +687,13 @@ class _OpNamespace(types.ModuleType):
         self.__file__ = "torch.ops"
 
     def __getattr__(self, op):
-        if op.startswith("__"):
+        if op.startswith("__") and op not in _table().get(self.name, {}):  # aten::__and__ is an operator
             raise AttributeError(op)
         if not _overload_names(self.name, op):
             raise AttributeError(f"'_OpNamespace' '{self.name}' object has no attribute '{op}'")
         packet = OpOverloadPacket(self.name, op)
-        setattr(self, op, packet)
+        if op != "name":  # prim::name: .name stays the namespace's name, as in PyTorch
+            setattr(self, op, packet)
         return packet
 
 
