@@ -1,7 +1,8 @@
 """torch._ops / torch.ops: the operator registry for operators defined from Python (torch.library).
 
-mindtorch_v2's built-in ops are plain functions over the C core, so this registry holds only the
-operators torch.library defines: a parsed schema per overload and its kernels by dispatch key. A
+mindtorch_v2's built-in ops are plain functions over the C core; PyTorch's own operators (aten, prims, ...)
+are served from a schema table (_op_schemas.json, run by _aten.py). The registry holds the operators
+torch.library defines: a parsed schema per overload and its kernels by dispatch key. A
 call parses the arguments against the schema (PyTorch's errors), then dispatches as PyTorch's
 dispatcher does for eager CPU use:
   Autograd kernel, when grad mode is on and a tensor argument requires grad;
@@ -11,6 +12,7 @@ An operator without an Autograd kernel runs its backend kernel with grad mode as
 inside record (PyTorch's default autograd fallback does the same, and warns on backward).
 """
 import ast
+import numbers
 import enum
 import re
 import threading
@@ -134,8 +136,10 @@ def _parse_default(text):
         return text  # an enum name such as contiguous_format or Mean
 
 
-def _parse_type(text, full, where):
+def _parse_type(text, full, where, lenient=False):
     m = _TYPE.fullmatch(text)
+    if lenient and (m is None or m.group(1) not in _BASE_TYPES):
+        return text, None  # a TorchScript type (Dict(str, t), Future(t), "a -> *" aliases): kept as text
     if m is None or m.group(1) not in _BASE_TYPES:
         at = full.find(text, where)
         raise _schema_error("\nunknown type specifier. Common valid schema types include Tensor, SymInt, int, "
@@ -145,23 +149,34 @@ def _parse_type(text, full, where):
     return m.group(1) + m.group(5), alias
 
 
-def _parse_arg(text, full, kwarg_only, ret=False):
+def _parse_arg(text, full, kwarg_only, ret=False, lenient=False):
     at = full.find(text)
-    type_text, _, rest = text.partition(" ")
-    type_, alias = _parse_type(type_text, full, at)
+    type_text, rest = _split_type(text) if lenient else text.partition(" ")[::2]
+    type_, alias = _parse_type(type_text, full, at, lenient)
     name, has_default, default = rest.strip(), False, None
     if "=" in name:
         name, _, d = name.partition("=")
         name, has_default, default = name.strip(), True, _parse_default(d.strip())
-    if not name and not ret:
+    if not name and not ret and not lenient:
         raise _schema_error("expected ident but found ')' here:", full, at + len(text))
     return Argument(name, type_, default, has_default, kwarg_only, alias)
 
 
-class FunctionSchema:
-    """A parsed operator schema "ns::name.overload(args) -> returns"."""
+def _split_type(text):
+    """(type, rest) of an argument whose type may hold spaces inside brackets: "Dict(str, t) d"."""
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += ch in "([" and 1 or ch in ")]" and -1 or 0
+        if ch == " " and depth == 0:
+            return text[:i], text[i + 1:]
+    return text, ""
 
-    def __init__(self, text):
+
+class FunctionSchema:
+    """A parsed operator schema "ns::name.overload(args) -> returns". lenient: a schema of PyTorch's
+    operator table, whose TorchScript-only types are kept as text; it prints as PyTorch printed it."""
+
+    def __init__(self, text, lenient=False):
         m = re.fullmatch(r"\s*([\w:]*)(?:\.(\w+))?\s*\((.*)\)\s*->\s*(.*?)\s*", text, re.S)
         if m is None:
             at = len(re.match(r"[\w:.]*", text).group(0))
@@ -175,12 +190,13 @@ class FunctionSchema:
             if part == "*":
                 kwarg_only = True
                 continue
-            self.arguments.append(_parse_arg(part, text, kwarg_only))
+            self.arguments.append(_parse_arg(part, text, kwarg_only, lenient=lenient))
         rets = m.group(4)
-        if rets.startswith("("):
-            self.returns = [_parse_arg(p, text, False, ret=True) for p in _split_top(rets[1:-1])]
+        if rets.startswith("(") and rets.endswith(")"):
+            self.returns = [_parse_arg(p, text, False, True, lenient) for p in _split_top(rets[1:-1])]
         else:
-            self.returns = [_parse_arg(rets, text, False, ret=True)]
+            self.returns = [_parse_arg(rets, text, False, True, lenient)]
+        self._text = text if lenient else None
 
     @property
     def is_mutable(self):
@@ -190,6 +206,8 @@ class FunctionSchema:
         return any(a.alias_info is not None and not a.alias_info.is_write for a in self.arguments)
 
     def __str__(self):
+        if self._text is not None:
+            return self._text
         name = self.name + (f".{self.overload_name}" if self.overload_name else "")
         args, star = [], False
         for a in self.arguments:
@@ -198,7 +216,7 @@ class FunctionSchema:
                 star = True
             args.append(str(a))
         rets = [str(r) for r in self.returns]
-        ret = rets[0] if len(rets) == 1 and self.returns[0].name == "" else "(" + ", ".join(rets) + ")"
+        ret = rets[0] if len(rets) == 1 else "(" + ", ".join(rets) + ")"
         return f"{name}({', '.join(args)}) -> {ret}"
 
     __repr__ = __str__
@@ -232,14 +250,24 @@ def _matches(type_, v):
     if type_ == "str":
         return isinstance(v, str)
     if type_ == "Scalar":
-        return isinstance(v, (bool, int, float, complex)) or isinstance(v, Tensor) and v.dim() == 0
+        return isinstance(v, numbers.Number) or isinstance(v, Tensor) and v.dim() == 0
     if type_ == "complex":
         return isinstance(v, (int, float, complex))
     if type_ == "ScalarType":
-        return isinstance(v, _dtype)
+        return isinstance(v, _dtype) or isinstance(v, int) and not isinstance(v, bool)
     if type_ == "Device":
         return isinstance(v, (_device, str, int))
     return True
+
+
+def _type_text(type_):
+    """A schema type as PyTorch's argument errors name it: int[1]? -> Optional[List[int]]."""
+    if type_.endswith("?"):
+        return f"Optional[{_type_text(type_[:-1])}]"
+    m = re.fullmatch(r"(.*)\[\d*\]", type_)
+    if m:
+        return f"List[{_type_text(m.group(1))}]"
+    return {"Scalar": "number", "SymInt": "int", "SymFloat": "float", "SymBool": "bool"}.get(type_, type_)
 
 
 def _int_tensor(v):
@@ -252,43 +280,64 @@ def _same_default(v, d):
     return v is d or (type(v) is type(d) and v == d)
 
 
-def _bind(name, schema, args, kwargs):
+def _bind_values(schema, args, kwargs, builtin=False):
+    """{argument name: value} of the arguments given, checked against the schema with PyTorch's errors
+    (in schema order, as PyTorch checks them). builtin: an operator of PyTorch's table, which takes a
+    Python number for a Tensor (a wrapped scalar) and words a doubled argument as the JIT does."""
+    name, decl = f"{schema.name}()", f"Declaration: {schema}"
+    positional = [a for a in schema.arguments if not a.kwarg_only]
+    if len(args) > len(positional):
+        if len(positional) < len(schema.arguments) and len(args) <= len(schema.arguments):
+            raise RuntimeError(f"{name} takes {len(positional)} positional argument(s) but {len(args)} "
+                               f"was/were given.  {decl}")
+        raise RuntimeError(f"{name} expected at most {len(schema.arguments)} argument(s) but received {len(args)} "
+                           f"argument(s). {decl}")
+    values = dict(zip((a.name for a in positional), args))
+    for k, v in kwargs.items():
+        if k in values:
+            raise RuntimeError(f"Argument '{k}' specified both as positional and keyword argument. Schema: {schema}"
+                               if builtin else f"{name} got multiple values for argument '{k}'. {decl}")
+        values[k] = v
+    for i, a in enumerate(schema.arguments):
+        if a.name not in values:
+            if not a.has_default_value():
+                raise RuntimeError(f"{name} is missing value for argument '{a.name}'. {decl}")
+            continue
+        v = values[a.name]
+        if builtin and a.type.rstrip("?") == "Tensor" and isinstance(v, numbers.Number):
+            continue
+        if not _matches(a.type, v):
+            shown = repr(v) if isinstance(v, str) else v
+            if a.type.startswith("Tensor"):
+                detail = f"Unable to cast {v} to Tensor"
+            elif a.type.rstrip("?") == "Scalar":
+                detail = f"Cannot cast {v} to number"
+            else:
+                detail = ("Unable to cast Python instance of type " f"{type(v)} to C++ type '?' (#define "
+                          "PYBIND11_DETAILED_ERROR_MESSAGES or compile in debug mode for details)")
+            raise RuntimeError(f"{name} Expected a value of type '{_type_text(a.type)}' for argument '{a.name}' but "
+                               f"instead found type '{_py_type_name(v)}'.\nPosition: {i}\nValue: {shown}\n{decl}\n"
+                               f"Cast error details: {detail}")
+    known = {a.name for a in schema.arguments}
+    for k in kwargs:
+        if k not in known:
+            raise RuntimeError(f"Unknown keyword argument '{k}' for operator '{schema.name}'. Schema: {schema}")
+    return values
+
+
+def _given(schema, args, kwargs):
+    """(argument, value) pairs of a call, by position and by name."""
+    by_name = {a.name: a for a in schema.arguments}
+    return [(a, v) for a, v in zip([a for a in schema.arguments if not a.kwarg_only], args)] + \
+        [(by_name[k], v) for k, v in kwargs.items() if k in by_name]
+
+
+def _bind(schema, args, kwargs):
     """(positional args, keyword-only kwargs) as the dispatcher hands them to a Python kernel: checked
     against the schema, keyword arguments moved to their positions, and arguments equal to their
     default dropped from the end (PyTorch's dispatcher strips them)."""
-    decl = f"Declaration: {schema}"
+    values = _bind_values(schema, args, kwargs)
     positional = [a for a in schema.arguments if not a.kwarg_only]
-    if len(args) > len(positional):
-        if len(positional) < len(schema.arguments):
-            raise RuntimeError(f"{name}() takes {len(positional)} positional argument(s) but {len(args)} "
-                               f"was/were given.  {decl}")
-        raise RuntimeError(f"{name}() expected at most {len(positional)} argument(s) but received {len(args)} "
-                           f"argument(s). {decl}")
-    values = dict(zip((a.name for a in positional), args))
-    known = {a.name for a in schema.arguments}
-    for k, v in kwargs.items():
-        if k in values:
-            raise RuntimeError(f"{name}() got multiple values for argument '{k}'. {decl}")
-        values[k] = v
-    for a in schema.arguments:
-        if a.name not in values and not a.has_default_value():
-            raise RuntimeError(f"{name}() is missing value for argument '{a.name}'. {decl}")
-    for k in kwargs:
-        if k not in known:
-            raise RuntimeError(f"Unknown keyword argument '{k}' for operator '{name}'. Schema: {schema}")
-    for i, a in enumerate(schema.arguments):
-        if a.name not in values:
-            continue
-        v = values[a.name]
-        if not _matches(a.type, v):
-            where = f"Position: {i}\n" if i < len(args) else ""
-            shown = re.sub(r"^Sym(Int|Float|Bool)", lambda m: m.group(1).lower(), a.type)
-            detail = (f"Unable to cast {v} to Tensor" if a.type.startswith("Tensor") else
-                      f"Unable to cast Python instance of type {type(v)} to C++ type '?' (#define "
-                      "PYBIND11_DETAILED_ERROR_MESSAGES or compile in debug mode for details)")
-            raise RuntimeError(f"{name}() Expected a value of type '{shown}' for argument '{a.name}' but "
-                               f"instead found type '{_py_type_name(v)}'.\n{where}Value: {v}\n{decl}\n"
-                               f"Cast error details: {detail}")
     pos = [values.get(a.name, a.default_value) for a in positional]
     while pos and positional[len(pos) - 1].has_default_value() and _same_default(pos[-1], positional[len(pos) - 1]
                                                                                   .default_value):
@@ -334,6 +383,7 @@ class _Entry:
 
     def __init__(self, schema, tags, where):
         self.schema, self.tags, self.where = schema, tuple(tags), where
+        self.builtin = None  # for an operator of PyTorch's table: (its row, the op's table entry)
         self.kernels = {}   # dispatch key -> (fn, with_keyset)
         self.fake = None    # the fake impl (register_fake), used for meta tensors without a Meta kernel
 
@@ -498,12 +548,29 @@ class OpOverload:
     def name(self):
         return self._qualname
 
+    def _bind(self, args, kwargs, strict=False):
+        if self._entry.builtin is not None:
+            if strict and any(isinstance(v, numbers.Number) for a, v in _given(self._schema, args, kwargs)
+                              if a.type.rstrip("?") == "Tensor"):
+                raise RuntimeError(f"{self._schema.name}() takes no number for a Tensor when overloads are matched")
+            return _bind_values(self._schema, args, kwargs, builtin=True)
+        return _bind(self._schema, args, kwargs)
+
+    def _run(self, bound):
+        if self._entry.builtin is not None:
+            from ._aten import run_builtin
+            return run_builtin(self, bound)
+        return dispatch(self._qualname, *bound)
+
     def __call__(self, *args, **kwargs):
-        args, kwargs = _bind(self._qualname, self._schema, args, kwargs)
-        return dispatch(self._qualname, args, kwargs)
+        return self._run(self._bind(args, kwargs))
 
     def redispatch(self, keyset, *args, **kwargs):
-        return redispatch_below_autograd(self._qualname, *_bind(self._qualname, self._schema, args, kwargs))
+        if self._entry.builtin is not None:  # our built-in ops record autograd themselves
+            from .autograd.grad_mode import no_grad
+            with no_grad():
+                return self(*args, **kwargs)
+        return redispatch_below_autograd(self._qualname, *_bind(self._schema, args, kwargs))
 
     def __repr__(self):
         return f"<OpOverload(op='{self._namespace}.{self._opname}', overload='{self._overloadname}')>"
@@ -539,6 +606,8 @@ class OpOverloadPacket:
             raise AttributeError(key)
         entry = _DEFS.get(self._qualified_op_name + ("" if key == "default" else f".{key}"))
         if entry is None:
+            entry = _builtin_entry(self._ns, self._op, key)
+        if entry is None:
             raise AttributeError(f"The underlying op of '{self}' has no overload name '{key}'")
         cached = self._overload_cache.get(key)
         if cached is None or cached._entry is not entry:
@@ -551,11 +620,11 @@ class OpOverloadPacket:
         for o in names:  # the first overload whose schema accepts the arguments
             ov = getattr(self, o or "default")
             try:
-                bound = _bind(ov._qualname, ov._schema, args, kwargs)
+                bound = ov._bind(args, kwargs, strict=True)
             except RuntimeError as e:
                 errors.append(str(e))
                 continue
-            return dispatch(ov._qualname, *bound)
+            return ov._run(bound)
         if len(errors) == 1:
             raise RuntimeError(errors[0])
         raise RuntimeError("Overloaded torch operator invoked from Python failed to match any schema:\n"
@@ -569,8 +638,44 @@ class OpOverloadPacket:
 
 
 def _overload_names(ns, op):
+    """Overload names of ns::op, "" for the default one: PyTorch's table's in its order, then torch.library's."""
     prefix = f"{ns}::{op}"
-    return [k[len(prefix) + 1:] for k in _DEFS if k == prefix or k.startswith(prefix + ".")]
+    row = _table().get(ns, {}).get(op)
+    names = [] if row is None else ["" if o[0] == "default" else o[0] for o in row["overloads"]]
+    return names + [k[len(prefix) + 1:] for k in _DEFS if k == prefix or k.startswith(prefix + ".")]
+
+
+# ---- PyTorch's operators (aten, prim, prims, ...): schemas from _op_schemas.json ----
+
+_TABLE = None
+_BUILTINS = {}  # "ns::op.overload" -> _Entry, made on first access
+
+
+def _table():
+    """{namespace: {op: {"overloads": [[overload, schema after the name, tags?]], "jit_only": [...],
+    "python": [public names]}}}, written from live PyTorch by tools/gen_op_schemas.py."""
+    global _TABLE
+    if _TABLE is None:
+        import json
+        import os
+        with open(os.path.join(os.path.dirname(__file__), "_op_schemas.json")) as f:
+            _TABLE = json.load(f)["namespaces"]
+    return _TABLE
+
+
+def _builtin_entry(ns, op, overload):
+    key = f"{ns}::{op}.{overload}"
+    entry = _BUILTINS.get(key)
+    if entry is None:
+        row = _table().get(ns, {}).get(op)
+        found = [o for o in (row or {"overloads": ()})["overloads"] if o[0] == overload]
+        if not found:
+            return None
+        text = f"{ns}::{op}" + ("" if overload == "default" else f".{overload}") + found[0][1]
+        entry = _BUILTINS[key] = _Entry(FunctionSchema(text, lenient=True),
+                                        [Tag[t] for t in (found[0][2] if len(found[0]) > 2 else ())], "")
+        entry.builtin = (found[0], row)
+    return entry
 
 
 class _OpNamespace(types.ModuleType):
@@ -582,12 +687,13 @@ class _OpNamespace(types.ModuleType):
         self.__file__ = "torch.ops"
 
     def __getattr__(self, op):
-        if op.startswith("__"):
+        if op.startswith("__") and op not in _table().get(self.name, {}):  # aten::__and__ is an operator
             raise AttributeError(op)
         if not _overload_names(self.name, op):
             raise AttributeError(f"'_OpNamespace' '{self.name}' object has no attribute '{op}'")
         packet = OpOverloadPacket(self.name, op)
-        setattr(self, op, packet)
+        if op != "name":  # prim::name: .name stays the namespace's name, as in PyTorch
+            setattr(self, op, packet)
         return packet
 
 
@@ -639,9 +745,17 @@ class _Ops(types.ModuleType):
                 raise OSError(f"Could not load this library: {path}") from e
         self.loaded_libraries.add(path)
 
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | set(_table()) | {"higher_order"})
+
     def __getattr__(self, ns):
         if ns.startswith("__"):
             raise AttributeError(ns)
+        if ns == "higher_order":
+            from ._aten import HigherOrderNamespace
+            space = HigherOrderNamespace()
+            setattr(self, ns, space)
+            return space
         space = _OpNamespace(ns)
         setattr(self, ns, space)
         return space

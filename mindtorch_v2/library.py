@@ -9,8 +9,8 @@ register_autograd / register_vmap), and opcheck's eager checks.
 Autograd through an operator is an autograd.Function generated per operator (named
 GeneratedBackwardFor_<ns>_<op>_<overload>, as PyTorch's), registered as its Autograd kernel: forward
 runs the operator below autograd, then setup_context; backward is the registered backward.
-What is absent: overriding built-in operators (aten::...), since mindtorch_v2's own ops do not go
-through this registry; torch_dispatch rules; register_vmap is recorded (vmap runs an operator
+What is absent: overriding built-in operators (aten::..., which torch.ops serves from PyTorch's
+schema table in _aten.py, not from this registry); torch_dispatch rules; register_vmap is recorded (vmap runs an operator
 per sample, which gives the same values).
 """
 import collections.abc
