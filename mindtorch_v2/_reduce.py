@@ -98,6 +98,8 @@ def _pair_type(name, fields):
 class return_types:
     max = _return_type("max")
     min = _return_type("min")
+    max_out = _return_type("max_out")
+    min_out = _return_type("min_out")
     median = _return_type("median")
     nanmedian = _return_type("nanmedian")
     mode = _return_type("mode")
@@ -131,12 +133,30 @@ def _extreme(is_min, input, dim, keepdim, other):
     return cls(wrap(vals[0]), wrap(idx[0]))
 
 
+def _extreme_out(name, input, r, out):
+    """max/min with out=: a (values, indices) pair for the dim form, one tensor otherwise; PyTorch's checks."""
+    if out is None:
+        return r
+    from . import is_grad_enabled
+    if is_grad_enabled() and input.requires_grad:
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
+                           "but one of the arguments requires grad.")
+    pairs = list(zip(out, r)) if isinstance(r, tuple) else [(out, r)]
+    for o, v in pairs:
+        if o.dtype != v.dtype:
+            raise RuntimeError(f"Expected out tensor to have dtype {_dtype.CPP_NAMES[v.dtype._name]}, but got "
+                               f"{_dtype.CPP_NAMES[o.dtype._name]} instead")
+    for o, v in pairs:
+        o.resize_(v.shape).copy_(v)
+    return getattr(return_types, name + "_out")(*out) if isinstance(r, tuple) else out
+
+
 def max(input, dim=None, keepdim=False, *, other=None, out=None):
-    return _extreme(False, input, dim, keepdim, other)
+    return _extreme_out("max", input, _extreme(False, input, dim, keepdim, other), out)
 
 
 def min(input, dim=None, keepdim=False, *, other=None, out=None):
-    return _extreme(True, input, dim, keepdim, other)
+    return _extreme_out("min", input, _extreme(True, input, dim, keepdim, other), out)
 
 
 def _arg(is_min, input, dim, keepdim):

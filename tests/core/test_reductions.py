@@ -327,3 +327,30 @@ def test_stat_errors():
     agree(lambda L, x: L.mode(x, 0), make((0, 3), "float32"))
     with pytest.warns(UserWarning, match="degrees of freedom is <= 0"):
         mt.var(mt.ones(1))
+
+
+def test_max_min_write_out():
+    """max/min with out=: the (values, indices) pair for the dim form (PyTorch's max_out/min_out return types),
+    one tensor otherwise, and PyTorch's dtype and autograd errors (out= used to be ignored)."""
+    torch = pytest.importorskip("torch")
+
+    def outcome(L, f):
+        try:
+            return repr(f(L))
+        except Exception as e:  # noqa: BLE001  (the error is the result compared)
+            return type(e).__name__, str(e)
+    x = [[1.0, 5.0], [3.0, 2.0]]
+    cases = [
+        lambda L: L.max(L.tensor(x), 0, out=(L.empty(0), L.empty(0, dtype=L.int64))),
+        lambda L: L.min(L.tensor(x), 1, True, out=(L.empty(0), L.empty(0, dtype=L.int64))),
+        lambda L: L.max(L.tensor(x, requires_grad=True), 0, out=(L.empty(0), L.empty(0, dtype=L.int64))),
+        lambda L: L.max(L.tensor(x), 0, out=(L.empty(0, dtype=L.int64), L.empty(0, dtype=L.int64))),
+        lambda L: L.min(L.tensor(x), 0, out=(L.empty(0), L.empty(0))),
+        lambda L: L.max(L.tensor(x), out=L.empty(0)),
+        lambda L: L.min(L.tensor(x), L.tensor([2.0, 2.0]), out=L.empty(0)),
+    ]
+    for case in cases:
+        assert outcome(mt, case) == outcome(torch, case)
+    v, i = mt.empty(0), mt.empty(0, dtype=mt.int64)
+    r = mt.max(mt.tensor(x), 0, out=(v, i))
+    assert r.values is v and r.indices is i and v.tolist() == [3.0, 5.0]
