@@ -283,7 +283,8 @@ static mt_status scan_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **
     switch (n->op) {
     case MT_SCAN_CUMSUM: r = SCAN(c, MT_SCAN_CUMSUM, g, dim, back); break;
     case MT_SCAN_CUMPROD: {
-        mt_tensor *x = SAVED(c, n, 0), *y = SAVED(c, n, 1);
+        /* complex: the conjugates (PyTorch's cumprod_backward; conj: the identity on reals) */
+        mt_tensor *x = U(c, MT_OP_CONJ, SAVED(c, n, 0)), *y = U(c, MT_OP_CONJ, SAVED(c, n, 1));
         if (n->iv[1]) { c->st = mt__error(MT_ERR_NOT_IMPLEMENTED, "reversed cumprod backward"); break; }
         if (!any_true(c, BS(c, MT_OP_EQ, x, 0.0))) {
             r = B(c, MT_OP_DIV, SCAN(c, MT_SCAN_CUMSUM, B(c, MT_OP_MUL, g, y), dim, 1), x);
