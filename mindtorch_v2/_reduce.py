@@ -268,7 +268,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     if A.dim() < 2:
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
-    if not A.dtype.is_floating_point:
+    if not (A.dtype.is_floating_point or A.is_complex()):
         raise RuntimeError(f"linalg.matrix_norm: Expected a floating point or complex tensor as input. Got "
                            f"{_dtype_name(A.dtype)}")
     dim = tuple(_dims(dim))
@@ -346,7 +346,7 @@ def dist(input, other, p=2):
     if not isinstance(other, Tensor):
         raise TypeError(f"dist(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
     d = input - other
-    if not d.dtype.is_floating_point:
+    if not (d.dtype.is_floating_point or d.is_complex()):
         raise RuntimeError(f"norm(): input dtype should be either floating point or complex. Got "
                            f"{_dtype_name(d.dtype)} instead.")
     return vector_norm(d, p)
@@ -786,7 +786,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
                       "observations.", UserWarning, stacklevel=2)
         norm_factor = norm_factor * 0
     x = x - avg.unsqueeze(1)
-    c = mm(x, (x * w if w is not None else x).t())
+    c = mm(x, (x * w if w is not None else x).t().conj())
     return (c / norm_factor).squeeze()
 
 
@@ -800,6 +800,9 @@ def corrcoef(input):
     stddev = c.diagonal().sqrt()
     c = c / stddev.view(-1, 1)
     c = c / stddev.view(1, -1)
+    if c.is_complex():  # each part clipped, as PyTorch does
+        from ._views import complex_
+        return complex_(c.real.clip(-1, 1), c.imag.clip(-1, 1))
     return c.clip(-1, 1)
 
 

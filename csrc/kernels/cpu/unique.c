@@ -11,11 +11,12 @@
 
 #define SZ(buf, nd, s) mt__fmt_sizes(buf, sizeof buf, nd, s)
 
-/* t (any layout) as a new contiguous int64 (integers, bool) or double (floats) array; row-major */
+/* t (any layout) as a new contiguous int64 (integers, bool) or double (floats; complex: the real part,
+ * as bincount's weights are cast) array; row-major */
 typedef struct { int is_f; int64_t n; int64_t *i; double *f; mt_tensor *hold; } keys_t;
 
 static mt_status keys_of(const mt_tensor *t, keys_t *k) {
-    k->is_f = mt__is_float(t->dtype);
+    k->is_f = mt__is_float(t->dtype) || mt__is_complex(t->dtype);
     k->n = mt_tensor_numel(t);
     MT_TRY(mt__alloc(t->ndim, t->sizes, NULL, k->is_f ? MT_F64 : MT_I64, MT_CPU, &k->hold));
     if (k->n) mt__strided_copy(k->hold, t);
