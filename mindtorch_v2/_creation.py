@@ -428,8 +428,36 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
     return call(lib.mt_arange, float(start), float(end), float(step), dt, core_id(device))
 
 
+def _complex_space(name, start, end, steps, dtype, device):
+    """linspace of complex endpoints or into a complex dtype (None when neither): PyTorch's complex step
+    scales both parts by the same real index, so it is the real linspace of each part."""
+    from ._dispatch import is_complex_number
+    cplx = any(is_complex_number(v) for v in (start, end))
+    if not cplx and (dtype is None or not dtype.is_complex):
+        return None
+    if dtype is None:
+        dtype = _dtype.get_default_dtype().to_complex()
+    elif cplx and not dtype.is_complex:
+        inferred = _dtype.CPP_NAMES[_dtype.get_default_dtype().to_complex()._name]
+        raise RuntimeError(f"torch.{name}(): inferred dtype {inferred} can't be safely cast to passed dtype "
+                           f"{_dtype.scalar_name(dtype)}")
+    start, end = complex(start), complex(end)
+    for v in (start, end) if steps > 1 else (start,) if steps == 1 else ():
+        _dtype.check_scalar(v, dtype)
+    part = _dtype.float32 if dtype is _dtype.complex64 else _dtype.float64
+    re, im = (call(lib.mt_linspace, a, b, int(steps), part._id, core_id(device))
+              for a, b in ((start.real, end.real), (start.imag, end.imag)))
+    from ._views import complex_
+    return complex_(re, im)
+
+
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     start, end = _number(start), _number(end)
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    r = _complex_space("linspace", start, end, steps, dtype, device)
+    if r is not None:
+        return r
     dt = dtype_id(dtype, lib.mt_get_default_dtype(), "linspace")
     for v in (start, end) if steps > 1 else (start,) if steps == 1 else ():
         _dtype.check_scalar(v, _dtype.BY_ID[dt])
@@ -442,6 +470,11 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
     start, end = _number(start), _number(end)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
+    lin = _complex_space("logspace", start, end, steps, out.dtype if out is not None and dtype is None else dtype,
+                         device)
+    if lin is not None:  # complex: the base raised to each point, in the complex dtype
+        r = tensor(complex(base), dtype=lin.dtype) ** lin
+        return r if out is None else out.resize_(r.shape).copy_(r)
     dt = _dtype.BY_ID[dtype_id(out.dtype if out is not None and dtype is None else dtype,
                                 lib.mt_get_default_dtype(), "logspace")]
     for v in (start, end) if steps > 1 else (start,) if steps == 1 else ():

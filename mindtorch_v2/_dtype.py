@@ -180,7 +180,8 @@ def scalar_name(d):
 
 # ---- Python scalars stored into a dtype: PyTorch's c10::checked_convert --------------------
 _C_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
-            "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double"}
+            "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
+            "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 _FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e+38, "float32": 3.4028234663852886e+38}
 
 
@@ -189,6 +190,19 @@ def check_scalar(value, d, name=None):
     tensor(data, dtype=...)). Integers may wrap into unsigned types from as low as -max; NaN and
     infinities only fit floating types. name overrides the C type name in the message."""
     if d is bool or isinstance(value, builtins.bool):
+        return
+    if isinstance(value, builtins.complex) or d.is_complex:
+        # c10's checked conversion: each part within the real type's range; a nonzero imaginary
+        # part never fits a real type
+        value = builtins.complex(value)
+        if not d.is_complex and value.imag != 0:
+            raise RuntimeError(f"value cannot be converted to type {name or _C_NAMES[d._name]} without overflow")
+        part = _TO_REAL.get(d._name, d)
+        try:
+            for v in (value.real, value.imag) if d.is_complex else (value.real,):
+                check_scalar(v, part)
+        except RuntimeError:
+            raise RuntimeError(f"value cannot be converted to type {name or _C_NAMES[d._name]} without overflow") from None
         return
     if d.is_floating_point:
         lim = _FLOAT_MAX.get(d._name)

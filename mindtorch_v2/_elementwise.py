@@ -5,7 +5,7 @@ from ._C import lib
 from . import _dtype
 from . import _generated_ops as g
 from ._core import rename_grad_fn
-from ._dispatch import _binary, _ternary, _unary, as_tensor_operand
+from ._dispatch import _binary, _ternary, _unary, as_tensor_operand, is_complex_number
 from ._tensor import Tensor
 
 
@@ -81,16 +81,23 @@ def pow(input, exponent, *, out=None):
     return _binary(g.OP_POW, input, exponent, out)
 
 
+def _float_power_dtype(*args):
+    """double, or complex double when either operand is complex"""
+    cplx = any(a.is_complex() if isinstance(a, Tensor) else is_complex_number(a) for a in args)
+    return _dtype.complex128 if cplx else _dtype.float64
+
+
 def float_power(input, exponent, *, out=None):
-    x = input.to(_dtype.float64) if isinstance(input, Tensor) else float(input)
-    e = exponent.to(_dtype.float64) if isinstance(exponent, Tensor) else float(exponent)
+    dt = _float_power_dtype(input, exponent)
+    x, e = (v.to(dt) if isinstance(v, Tensor) else complex(v) if dt.is_complex else float(v) for v in (input, exponent))
     return _binary(g.OP_POW, x, e, out)
 
 
 def float_power_(self, exponent):
-    if self.dtype is not _dtype.float64:
+    dt = _float_power_dtype(self, exponent)
+    if self.dtype is not dt:
         raise RuntimeError(f"the base given to float_power_ has dtype {_dtype.scalar_name(self)} but the operation's "
-                           "result requires dtype Double")
+                           f"result requires dtype {_dtype.scalar_name(dt)}")
     return float_power(self, exponent, out=self)
 
 
@@ -204,8 +211,10 @@ isposinf, isneginf = _isinf_signed("isposinf", float("inf")), _isinf_signed("isn
 
 
 def isreal(input):
+    if input.is_complex():
+        return input.imag == 0
     from ._creation import ones_like
-    return ones_like(input, dtype=_dtype.bool)  # every dtype we have is real
+    return ones_like(input, dtype=_dtype.bool)
 
 
 def result_type(tensor1, tensor2):
@@ -243,6 +252,8 @@ def heaviside(input, values, *, out=None):
     for i, (name, v) in enumerate((("input", input), ("values", values))):
         if not isinstance(v, Tensor):
             raise TypeError(f"heaviside(): argument '{name}' (position {i + 1}) must be Tensor, not {type(v).__name__}")
+    if input.is_complex() or values.is_complex():
+        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
     if input.dtype is not values.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
     r = _Heaviside.apply(input, values)

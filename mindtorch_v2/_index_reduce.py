@@ -41,6 +41,16 @@ def _index_reduce_checks(self, dim, index, source, reduce, include_self):
         raise NotImplementedError("\"index_func_\" not implemented for 'Bool'")
     if self.dtype is _dtype.bool and not include_self:
         raise NotImplementedError("\"index_reduce_func_exclude_input_init\" not implemented for 'Bool'")
+    if self.is_complex():
+        if not include_self:
+            raise NotImplementedError(f"\"index_reduce_func_exclude_input_init\" not implemented for "
+                                      f"'{_dtype.scalar_name(self.dtype)}'")
+        if reduce in ("amax", "amin"):
+            raise NotImplementedError(f"\"{'maximum' if reduce == 'amax' else 'minimum'}_cpu\" not implemented for "
+                                      f"'{_dtype.scalar_name(self.dtype)}'")
+        from .autograd.grad_mode import is_grad_enabled
+        if is_grad_enabled() and (self.requires_grad or source.requires_grad):
+            raise RuntimeError("index_reduce does not support automatic differentiation for outputs with complex dtype.")
     if self.dtype is _dtype.bool and reduce == "mean":
         raise NotImplementedError("\"div_floor_cpu\" not implemented for 'Bool'")
     limit = self.shape[dim] if self.dim() else 1

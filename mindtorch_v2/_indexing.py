@@ -264,9 +264,11 @@ def _value(self, value):
         value = int(value)
         if not -(1 << 63) <= value < (1 << 63):
             raise ValueError("Overflow when unpacking long long")
-    elif isinstance(value, complex) and d.is_complex:
-        from ._dispatch import complex_operand
-        return complex_operand(value)
+    elif isinstance(value, complex):
+        _dtype.check_scalar(value, d)  # a real x takes only a zero imaginary part
+        if d.is_complex:
+            return call(lib.mt_scalar_complex, value.real, value.imag, d._id, 0)
+        value = value.real
     elif not isinstance(value, float):
         from ._methods import _LEGACY_NAMES
         raise TypeError(f"can't assign a {_type_name(value)} to a torch.{_LEGACY_NAMES[d._name]}")

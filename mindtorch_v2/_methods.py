@@ -3,7 +3,7 @@ from ._C import ffi, lib
 from . import _creation, _lapack, _dtype, _elementwise as ew, _generated_ops as g, _indexing, _linalg, _nn_ops, _random, _reduce, _views as v
 from ._core import check, new_out, raise_status
 from ._device import core_id
-from ._dispatch import NotANumber, _binary, _unary, as_tensor_operand, call, scalar_kind
+from ._dispatch import NotANumber, _binary, _unary, as_tensor_operand, call, is_complex_number, scalar_kind
 from ._tensor import Tensor, wrap
 from . import _index_reduce, _linalg_utils, _shape_ops, _special, _special_gamma
 from ._registry import TENSOR, TORCH
@@ -41,6 +41,12 @@ def fill_(self, value):
         value = value.item()
     else:  # Python numbers are converted with PyTorch's overflow checks (tensor values are not)
         _dtype.check_scalar(value, self.dtype)
+    if is_complex_number(value):
+        value = complex(value)
+        if value.imag and self.dtype.is_complex:  # mt_fill carries a real number: copy the complex one
+            from ._dispatch import complex_operand
+            return self.copy_(complex_operand(value).expand(self.shape))
+        value = value.real
     f, i, kind = scalar_kind(value)
     check(lib.mt_fill(self._h, f, i, kind))
     return self

@@ -161,8 +161,8 @@ def min(input, dim=None, keepdim=False, *, other=None, out=None):
 
 def _arg(is_min, input, dim, keepdim):
     name = "argmin" if is_min else "argmax"
-    if input.dtype is _dtype.bool:
-        raise RuntimeError(f"{name}(): does not support bool input")
+    if input.dtype is _dtype.bool or input.is_complex():
+        raise RuntimeError(f"{name}(): does not support {'bool' if input.dtype is _dtype.bool else 'complex'} input")
     if dim is None:
         if input.numel() == 0:
             raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
@@ -288,7 +288,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     if A.dim() < 2:
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
-    if not A.dtype.is_floating_point:
+    if not (A.dtype.is_floating_point or A.is_complex()):
         raise RuntimeError(f"linalg.matrix_norm: Expected a floating point or complex tensor as input. Got "
                            f"{_dtype_name(A.dtype)}")
     dim = tuple(_dims(dim))
@@ -366,7 +366,7 @@ def dist(input, other, p=2):
     if not isinstance(other, Tensor):
         raise TypeError(f"dist(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
     d = input - other
-    if not d.dtype.is_floating_point:
+    if not (d.dtype.is_floating_point or d.is_complex()):
         raise RuntimeError(f"norm(): input dtype should be either floating point or complex. Got "
                            f"{_dtype_name(d.dtype)} instead.")
     return vector_norm(d, p)
@@ -383,13 +383,27 @@ _DT_NAMES = list(_dtype.SCALAR_NAMES.values())
 # ---- logsumexp, scans, counts -------------------------------------------------------------
 
 
+def _complex_logsumexp(x, dims, keepdim):
+    """PyTorch's composition for complex: shifted by the largest real part (0 where it is infinite)"""
+    from . import _generated_ops as g
+    if x.numel() == 0:
+        return g.log(sum(g.exp(x), dims, keepdim))
+    m = amax(x.real, dims, True)
+    m = m.masked_fill(g.abs(m) == float("inf"), 0)
+    shift = m if keepdim else m.squeeze(tuple(dims))
+    return g.log(sum(g.exp(x - m), dims, keepdim)) + shift
+
+
 def logsumexp(input, dim, keepdim=False, *, out=None):
     if dim is None:
         raise TypeError("logsumexp(): argument 'dim' must be tuple of ints, not NoneType")
     dims = _dims(dim)
     if not dims and input.dim():
         dims = list(range(input.dim()))
-    r = call(lib.mt_logsumexp, input._h, len(dims), dims, 1 if keepdim else 0)
+    if input.is_complex():
+        r = _complex_logsumexp(input, dims, keepdim)
+    else:
+        r = call(lib.mt_logsumexp, input._h, len(dims), dims, 1 if keepdim else 0)
     if out is not None:
         out.resize_(r.shape).copy_(r)
         return out
@@ -444,7 +458,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
 
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
-    if not input.dtype.is_floating_point:
+    if not (input.dtype.is_floating_point or input.is_complex()):  # (complex: nansum's error)
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
                            f"{_DT_NAMES[input.dtype._id]}")
     from . import _generated_ops as g
@@ -465,6 +479,8 @@ def aminmax(input, *, dim=None, keepdim=False):
             raise IndexError(f"aminmax: Expected reduction dim {d % input.dim()} to have non-zero size.")
     elif input.numel() == 0:
         raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.")
+    if input.is_complex():
+        raise NotImplementedError(f"\"aminmax_cpu\" not implemented for '{_dtype.scalar_name(input.dtype)}'")
     dims = () if dim is None else dim
     return return_types.aminmax(amin(input, dims, keepdim), amax(input, dims, keepdim))
 
@@ -790,7 +806,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
                       "observations.", UserWarning, stacklevel=2)
         norm_factor = norm_factor * 0
     x = x - avg.unsqueeze(1)
-    c = mm(x, (x * w if w is not None else x).t())
+    c = mm(x, (x * w if w is not None else x).t().conj())
     return (c / norm_factor).squeeze()
 
 
@@ -804,6 +820,9 @@ def corrcoef(input):
     stddev = c.diagonal().sqrt()
     c = c / stddev.view(-1, 1)
     c = c / stddev.view(1, -1)
+    if c.is_complex():  # each part clipped, as PyTorch does
+        from ._views import complex_
+        return complex_(c.real.clip(-1, 1), c.imag.clip(-1, 1))
     return c.clip(-1, 1)
 
 
@@ -851,6 +870,9 @@ def _histogram_counts(input, edges, weight, exact_edges):
 def histc(input, bins=100, min=0, max=0, *, out=None):
     if input.dtype is _dtype.bool:
         raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
+    if input.is_complex():  # the bounds come from aminmax unless both are given
+        kernel = "aminmax_cpu" if min == max and input.numel() else "histogram_cpu"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype.scalar_name(input.dtype)}'")
     if not input.dtype.is_floating_point:
         # the edges are made by linspace in the input's dtype first (the bounds as doubles: no wrapping)
         for v in (min, max, *_outer_edges(input, float(min), float(max), True)):

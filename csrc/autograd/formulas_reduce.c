@@ -153,9 +153,26 @@ static mt_status var_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **o
     return END(c, out, 1);
 }
 
+/* complex: the variances of the real and imaginary parts summed (PyTorch's definition), composed of
+ * recorded ops so the gradient follows; the mean is the complex mean */
+static mt_status complex_var(mt_tensor *x, int ndims, const int64_t *dims, double correction, int keepdim,
+                             int take_sqrt, mt_tensor **result, mt_tensor **mean) {
+    mt_tensor *re = NULL, *im = NULL, *vr = NULL, *vi = NULL, *v = NULL;
+    mt_status st = mt_unary(MT_OP_REAL, x, NULL, &re);
+    if (!st) st = mt_unary(MT_OP_IMAG, x, NULL, &im);
+    if (!st) st = mt_var(re, ndims, dims, correction, keepdim, 0, &vr, NULL);
+    if (!st) st = mt_var(im, ndims, dims, correction, keepdim, 0, &vi, NULL);
+    if (!st) st = mt_binary(MT_OP_ADD, vr, vi, 1, NULL, take_sqrt ? &v : result);
+    if (!st && take_sqrt) st = mt_unary(MT_OP_SQRT, v, NULL, result);
+    if (!st && mean && (st = mt_reduce(MT_RED_MEAN, x, ndims, dims, keepdim, -1, NULL, mean))) MT_DROP(*result);
+    mt_tensor_release(re); mt_tensor_release(im); mt_tensor_release(vr); mt_tensor_release(vi); mt_tensor_release(v);
+    return st;
+}
+
 mt_status mt_var(mt_tensor *x, int ndims, const int64_t *dims, double correction, int keepdim, int take_sqrt,
                  mt_tensor **result, mt_tensor **mean) {
     MT_PROFILE(mean ? (take_sqrt ? "std_mean" : "var_mean") : take_sqrt ? "std" : "var", x);
+    if (mt__is_complex(x->dtype)) return complex_var(x, ndims, dims, correction, keepdim, take_sqrt, result, mean);
     int grad = mt__grad_enabled() && mt__requires_grad(x);
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_var(x, ndims, dims, correction, keepdim, take_sqrt, result, mean);
@@ -210,6 +227,19 @@ static mt_status norm_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **
 mt_status mt_vector_norm(mt_tensor *x, double ord, int ndims, const int64_t *dims, int keepdim, int dtype,
                          mt_tensor **result) {
     MT_PROFILE("linalg_vector_norm", x);
+    if (mt__is_complex(x->dtype)) { /* the norm of |x|, in the real dtype of dtype= */
+        if (dtype >= 0 && !mt__is_complex(dtype))
+            return mt__error(MT_ERR_RUNTIME, "linalg.vector_norm: dtype should be complex for complex inputs, but got %s",
+                             mt_dtype_names[dtype]);
+        mt_tensor *a;
+        MT_TRY(mt_unary(MT_OP_ABS, x, NULL, &a));
+        mt_status st = mt_vector_norm(a, ord, ndims, dims, keepdim, dtype >= 0 ? mt__complex_to_real(dtype) : -1, result);
+        mt_tensor_release(a);
+        return st;
+    }
+    if (dtype >= 0 && mt__is_complex(dtype))
+        return mt__error(MT_ERR_RUNTIME, "linalg.vector_norm: dtype should be real for real inputs, but got %s",
+                         mt_dtype_names[dtype]);
     int grad = mt__grad_enabled() && mt__requires_grad(x);
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_vector_norm(x, ord, ndims, dims, keepdim, dtype, result);
@@ -283,7 +313,8 @@ static mt_status scan_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **
     switch (n->op) {
     case MT_SCAN_CUMSUM: r = SCAN(c, MT_SCAN_CUMSUM, g, dim, back); break;
     case MT_SCAN_CUMPROD: {
-        mt_tensor *x = SAVED(c, n, 0), *y = SAVED(c, n, 1);
+        /* complex: the conjugates (PyTorch's cumprod_backward; conj: the identity on reals) */
+        mt_tensor *x = U(c, MT_OP_CONJ, SAVED(c, n, 0)), *y = U(c, MT_OP_CONJ, SAVED(c, n, 1));
         if (n->iv[1]) { c->st = mt__error(MT_ERR_NOT_IMPLEMENTED, "reversed cumprod backward"); break; }
         if (!any_true(c, BS(c, MT_OP_EQ, x, 0.0))) {
             r = B(c, MT_OP_DIV, SCAN(c, MT_SCAN_CUMSUM, B(c, MT_OP_MUL, g, y), dim, 1), x);

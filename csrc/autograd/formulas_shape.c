@@ -475,6 +475,9 @@ mt_status mt_scatter(int kind, mt_tensor *self, int64_t dim, mt_tensor *index, m
     mt_tensor *ins[2] = {self, is_value ? NULL : src};
     int grad = any_grad(2, ins);
     static const char *const inames[3] = {"scatter_", "scatter_add_", "scatter_reduce_"};
+    if (grad && kind == MT_SCATTER_REDUCE && mt__is_complex(self->dtype)) /* PyTorch has no complex formula */
+        return mt__error(MT_ERR_RUNTIME, "scatter_reduce does not support automatic differentiation for outputs with "
+                         "complex dtype.");
     if (inplace && grad) { /* computed out of place, then copied in: the kernel's overlap checks are here */
         MT_TRY(mt__assert_no_overlap(self, index));
         if (!is_value) MT_TRY(mt__assert_no_overlap(self, src));

@@ -654,7 +654,7 @@ mt_status mt__impl_ternary(int op, mt_tensor *a, mt_tensor *b, mt_tensor *c, dou
         mt_tensor *ins[3] = {a, b, c};
         int dt = result_type(3, ins);
         if (dt < 0) return MT_ERR_RUNTIME;
-        if (op == MT_OP_ADDCDIV && !mt__is_float(b->dtype) && !mt__is_float(c->dtype))
+        if (op == MT_OP_ADDCDIV && !mt__is_float(b->dtype) && !mt__is_float(c->dtype) && !mt__is_complex(dt))
             return mt__error(MT_ERR_RUNTIME,
                              "Integer division with addcdiv is no longer supported, and in a future  release "
                              "addcdiv will perform a true division of tensor1 and tensor2. The historic "

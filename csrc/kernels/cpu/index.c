@@ -288,7 +288,8 @@ static mt_status masked_gather(mt_tensor *t, mt_tensor *mask, mt_tensor **out) {
         for (int64_t i = 0; i < n; i++)                                                    \
             if (m[i]) *(T *)dst = ((const T *)src)[i], dst += sizeof(T);                   \
     } while (0)
-        if (es == 8) MASKED_COPY(uint64_t);
+        if (es == 16) MASKED_COPY(mt_bytes16); /* complex128 */
+        else if (es == 8) MASKED_COPY(uint64_t);
         else if (es == 4) MASKED_COPY(uint32_t);
         else if (es == 2) MASKED_COPY(uint16_t);
         else MASKED_COPY(uint8_t);

@@ -29,7 +29,8 @@ static void isel_last(void *p, int64_t b, int64_t e) {
         case 1: GATHER_ROW(uint8_t); break;
         case 2: GATHER_ROW(uint16_t); break;
         case 4: GATHER_ROW(uint32_t); break;
-        default: GATHER_ROW(uint64_t); break;
+        case 8: GATHER_ROW(uint64_t); break;
+        default: GATHER_ROW(mt_bytes16); break; /* complex128 */
         }
     }
 }

@@ -257,7 +257,7 @@ mt_status mt__impl_dot(mt_tensor *a, mt_tensor *b, mt_tensor **result) {
 }
 
 mt_status mt__impl_mv(mt_tensor *m, mt_tensor *v, mt_tensor **result) {
-    MT_NO_FLOAT8(m->dtype, "addmv_impl_cpu");
+    if (mt__is_float8(m->dtype)) return mt__not_implemented("addmv_impl_cpu", m->dtype); /* complex: mm's cgemm */
     if (m->ndim != 2 || v->ndim != 1 || m->sizes[1] != v->sizes[0])
         return mt__error(MT_ERR_RUNTIME, "size mismatch, got input (%lld), mat (%lldx%lld), vec (%lld)",
                          (long long)(m->ndim ? m->sizes[0] : 0), (long long)(m->ndim ? m->sizes[0] : 0),

@@ -90,7 +90,14 @@ mt_status mt__impl_addbmm(mt_tensor *self, mt_tensor *b1, mt_tensor *b2, double 
     return st ? st : finish_out(r, out, result);
 }
 
-mt_status mt__impl_vdot(mt_tensor *a, mt_tensor *b, mt_tensor **result) { return mt__impl_dot(a, b, result); }
+/* dot(conj(a), b): conj is the identity (no copy) on real dtypes */
+mt_status mt__impl_vdot(mt_tensor *a, mt_tensor *b, mt_tensor **result) {
+    mt_tensor *ac;
+    MT_TRY(mt_unary(MT_OP_CONJ, a, NULL, &ac));
+    mt_status st = mt__impl_dot(ac, b, result);
+    mt_tensor_release(ac);
+    return st;
+}
 
 /* linalg.cross: three whole-tensor multiply-subtracts over the broadcast views */
 mt_status mt__impl_cross(mt_tensor *a, mt_tensor *b, int64_t dim, mt_tensor **result) {

@@ -410,9 +410,9 @@ static mt_status complex_prod(mt_tensor *x, const int *reduced, mt_tensor *buf) 
  * by complex_prod; the other reductions raise PyTorch's errors */
 static mt_status complex_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, int keepdim, int dtype,
                                 mt_tensor *out, mt_tensor **result) {
-    static const char *const kname[] = {NULL, NULL, NULL, "max_values_cpu", "min_values_cpu",
-                                        NULL, NULL, "nansum_cpu", NULL};
-    if (op == MT_RED_AMAX || op == MT_RED_AMIN || op == MT_RED_NANSUM) return mt__not_implemented(kname[op], x->dtype);
+    static const char *const kname[] = {NULL, NULL, NULL, "max_values_cpu", "min_values_cpu"};
+    if (op == MT_RED_AMAX || op == MT_RED_AMIN) return mt__not_implemented(kname[op], x->dtype);
+    if (op == MT_RED_NANSUM) return mt__error(MT_ERR_RUNTIME, "nansum on CPU does not support complex inputs");
     if (op != MT_RED_SUM && op != MT_RED_MEAN && op != MT_RED_PROD) { /* all, any, count_nonzero: z != 0 */
         mt_tensor *b;
         MT_TRY(mt__impl_to_dtype(x, MT_BOOL, 0, &b));
@@ -571,6 +571,8 @@ mt_status mt__impl_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, 
 /* max/min along one dim with the index of the first extreme (NaN counts as extreme). */
 mt_status mt__impl_max_dim(int is_min, mt_tensor *x, int64_t dim, int keepdim, mt_tensor **values, mt_tensor **indices) {
     MT_TRY(mt__wrap_dim(&dim, x->ndim));
+    if (mt__is_complex(x->dtype))
+        return mt__error(MT_ERR_RUNTIME, "%s(): does not support complex input", is_min ? "min" : "max");
     MT_NO_FLOAT8(x->dtype, is_min ? "min_cpu" : "max_cpu");
     int64_t n = x->ndim ? x->sizes[dim] : 1, st_d = x->ndim ? x->strides[dim] : 0;
     const char *name = is_min ? "min" : "max";

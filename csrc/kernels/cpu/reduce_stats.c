@@ -680,6 +680,8 @@ mt_status mt__impl_median(int op, mt_tensor *x, int has_dim, int64_t dim, int ke
     static const char *names[] = {"median", "median", "mode"}; /* PyTorch says median() for nanmedian too */
     static const char *kernels[] = {"median_cpu", "median_out"};
     if ((unsigned)op > MT_SEL_MODE) return mt__error(MT_ERR_VALUE, "unknown order statistic %d", op);
+    if (mt__is_complex(x->dtype)) /* PyTorch's CPU kernels have no complex instance */
+        return mt__not_implemented(op == MT_SEL_MODE ? "mode_cpu" : kernels[has_dim], x->dtype);
     int bool_err = x->dtype == MT_BOOL && op != MT_SEL_MODE; /* after the dim checks; median() of empty is NaN */
     if (bool_err && !has_dim && mt_tensor_numel(x) > 0)
         return mt__error(MT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for 'Bool'", kernels[0]);
@@ -832,49 +834,61 @@ static void line_walk(mt_tensor *t, int64_t dim, int64_t o, int64_t *off) {
     }
 }
 
+/* one line kernel per accumulation type: double for real dtypes, double _Complex (c10's product and
+ * quotient) for complex ones, whose gradients are these same polynomials in conj(x) */
+#define RMUL(a, b) ((a) * (b))
+#define RDIV(a, b) ((a) / (b))
+#define LINES_CHUNK(NAME, T, ACC_DT, MUL, DIV)                                                                    \
+    static void NAME(const line_ctx *c, int64_t b, int64_t e) {                                                  \
+        int64_t n = c->x->ndim ? c->x->sizes[c->dim] : 1;                                                        \
+        T *xv = malloc((size_t)n * sizeof(T) * 3);                                                               \
+        if (!xv) return;                                                                                         \
+        T *gv = xv + n, *res = xv + 2 * n;                                                                       \
+        mt_loop_fn lx = mt__cast_loop(ACC_DT, c->x->dtype), st = mt__cast_loop(c->out->dtype, ACC_DT);           \
+        int xs = mt_dtype_itemsize(c->x->dtype), os = mt_dtype_itemsize(c->out->dtype);                          \
+        for (int64_t o = b; o < e; o++) {                                                                        \
+            int64_t xo, oo, go = 0;                                                                              \
+            line_walk(c->x, c->dim, o, &xo);                                                                     \
+            line_walk(c->out, c->dim, o, &oo);                                                                   \
+            int64_t sx = c->x->ndim ? c->x->strides[c->dim] : 0, so = c->out->ndim ? c->out->strides[c->dim] : 0; \
+            lx((char *[]){(char *)xv, mt__data(c->x) + xo * xs}, (const int64_t[]){sizeof(T), sx * xs}, n, NULL); \
+            if (c->cumprod) {                                                                                    \
+                line_walk(c->g, c->dim, o, &go);                                                                 \
+                int64_t sg = c->g->ndim ? c->g->strides[c->dim] : 0, gs = mt_dtype_itemsize(c->g->dtype);        \
+                mt__cast_loop(ACC_DT, c->g->dtype)((char *[]){(char *)gv, mt__data(c->g) + go * gs},             \
+                                                   (const int64_t[]){sizeof(T), sg * gs}, n, NULL);              \
+                /* d/dx_k of sum_j g_j prod_{i<=j} x_i, exact around the first zero z */                         \
+                int64_t z = 0;                                                                                   \
+                while (z < n && xv[z] != 0) z++;                                                                 \
+                T pre = 1, acc = 0;                                                                              \
+                for (int64_t k = 0; k < n; k++) res[k] = 0;                                                      \
+                T *P = malloc((size_t)(z + 1) * sizeof(T));                                                      \
+                if (!P) { free(xv); return; }                                                                    \
+                for (int64_t k = 0; k < z; k++) { pre = MUL(pre, xv[k]); P[k] = pre; }                           \
+                for (int64_t k = z - 1; k >= 0; k--) { acc += MUL(gv[k], P[k]); res[k] = DIV(acc, xv[k]); }     \
+                if (z < n) {                                                                                     \
+                    T before = z ? P[z - 1] : 1, q = 1, s = 0;                                                   \
+                    for (int64_t j = z; j < n; j++) { if (j > z) q = MUL(q, xv[j]); s += MUL(gv[j], q); }        \
+                    res[z] = MUL(before, s);                                                                     \
+                }                                                                                                \
+                free(P);                                                                                         \
+            } else {                                                                                             \
+                T pre = 1;                                                                                       \
+                for (int64_t k = 0; k < n; k++) { res[k] = pre; pre = MUL(pre, xv[k]); }                         \
+                T suf = 1;                                                                                       \
+                for (int64_t k = n - 1; k >= 0; k--) { res[k] = MUL(res[k], suf); suf = MUL(suf, xv[k]); }      \
+            }                                                                                                    \
+            st((char *[]){mt__data(c->out) + oo * os, (char *)res}, (const int64_t[]){so * os, sizeof(T)}, n, NULL); \
+        }                                                                                                        \
+        free(xv);                                                                                                \
+    }
+LINES_CHUNK(lines_real, double, MT_F64, RMUL, RDIV)
+LINES_CHUNK(lines_complex, double _Complex, MT_C128, CMUL, CDIV)
+
 static void lines_chunk(void *p, int64_t b, int64_t e) {
     const line_ctx *c = p;
-    int64_t n = c->x->ndim ? c->x->sizes[c->dim] : 1;
-    double *xv = malloc((size_t)n * 8 * 3);
-    if (!xv) return;
-    double *gv = xv + n, *res = xv + 2 * n;
-    mt_loop_fn lx = mt__cast_loop(MT_F64, c->x->dtype), st = mt__cast_loop(c->out->dtype, MT_F64);
-    int xs = mt_dtype_itemsize(c->x->dtype), os = mt_dtype_itemsize(c->out->dtype);
-    for (int64_t o = b; o < e; o++) {
-        int64_t xo, oo, go = 0;
-        line_walk(c->x, c->dim, o, &xo);
-        line_walk(c->out, c->dim, o, &oo);
-        int64_t sx = c->x->ndim ? c->x->strides[c->dim] : 0, so = c->out->ndim ? c->out->strides[c->dim] : 0;
-        lx((char *[]){(char *)xv, mt__data(c->x) + xo * xs}, (const int64_t[]){8, sx * xs}, n, NULL);
-        if (c->cumprod) {
-            line_walk(c->g, c->dim, o, &go);
-            int64_t sg = c->g->ndim ? c->g->strides[c->dim] : 0, gs = mt_dtype_itemsize(c->g->dtype);
-            mt__cast_loop(MT_F64, c->g->dtype)((char *[]){(char *)gv, mt__data(c->g) + go * gs},
-                                               (const int64_t[]){8, sg * gs}, n, NULL);
-            /* d/dx_k of sum_j g_j prod_{i<=j} x_i, exact around the first zero z */
-            int64_t z = 0;
-            while (z < n && xv[z] != 0) z++;
-            double pre = 1, acc = 0;
-            for (int64_t k = 0; k < n; k++) res[k] = 0;
-            double *P = malloc((size_t)(z + 1) * 8);
-            if (!P) { free(xv); return; }
-            for (int64_t k = 0; k < z; k++) { pre *= xv[k]; P[k] = pre; }
-            for (int64_t k = z - 1; k >= 0; k--) { acc += gv[k] * P[k]; res[k] = acc / xv[k]; }
-            if (z < n) {
-                double before = z ? P[z - 1] : 1, q = 1, s = 0;
-                for (int64_t j = z; j < n; j++) { if (j > z) q *= xv[j]; s += gv[j] * q; }
-                res[z] = before * s;
-            }
-            free(P);
-        } else {
-            double pre = 1;
-            for (int64_t k = 0; k < n; k++) { res[k] = pre; pre *= xv[k]; }
-            double suf = 1;
-            for (int64_t k = n - 1; k >= 0; k--) { res[k] *= suf; suf *= xv[k]; }
-        }
-        st((char *[]){mt__data(c->out) + oo * os, (char *)res}, (const int64_t[]){so * os, 8}, n, NULL);
-    }
-    free(xv);
+    if (mt__is_complex(c->x->dtype)) lines_complex(c, b, e);
+    else lines_real(c, b, e);
 }
 
 static mt_status run_lines(mt_tensor *x, mt_tensor *g, int64_t dim, int cumprod, mt_tensor **out) {

@@ -63,6 +63,11 @@ static void scan_chunk(void *p, int64_t b, int64_t e) {
         case MT_BF16: SCAN_LINE(uint16_t, float, mt__bf16_to_f32, mt__f32_to_bf16) break;
         case MT_F32: SCAN_LINE(float, double, ID, (float)) break;
         case MT_F64: SCAN_LINE(double, double, ID, ID) break;
+#undef MUL
+#define MUL CMUL
+        /* complex: complex<double> accumulation as PyTorch's acc_type; logcumsumexp refused before */
+        case MT_C64: SCAN_LINE(float _Complex, double _Complex, ID, (float _Complex)) break;
+        case MT_C128: SCAN_LINE(double _Complex, double _Complex, ID, ID) break;
 #undef ADD
 #undef MUL
 #define ADD WADD
@@ -84,7 +89,7 @@ static const char *scan_kernel(int op) {
 /* the result dtype of a scan (PyTorch: integral inputs give int64 unless dtype= says otherwise) */
 int mt__scan_dtype(int op, int xdt, int dtype) {
     if (dtype >= 0) return dtype;
-    if (op != MT_SCAN_LOGCUMSUMEXP && !mt__is_float(xdt)) return MT_I64;
+    if (op != MT_SCAN_LOGCUMSUMEXP && !mt__is_float(xdt) && !mt__is_complex(xdt)) return MT_I64;
     return xdt;
 }
 
@@ -92,7 +97,7 @@ mt_status mt__impl_scan(int op, mt_tensor *x, int64_t dim, int dtype, int revers
     if ((unsigned)op > MT_SCAN_LOGCUMSUMEXP) return mt__error(MT_ERR_VALUE, "unknown scan %d", op);
     MT_TRY(mt__wrap_dim(&dim, x->ndim));
     int rdt = mt__scan_dtype(op, x->dtype, dtype);
-    MT_NO_FLOAT8(rdt, scan_kernel(op));
+    if (mt__is_float8(rdt) || (op == MT_SCAN_LOGCUMSUMEXP && mt__is_complex(rdt))) return mt__not_implemented(scan_kernel(op), rdt);
     if (out && out->dtype != rdt && dtype < 0 && op != MT_SCAN_LOGCUMSUMEXP) rdt = out->dtype; /* out= picks the dtype */
     if (op == MT_SCAN_LOGCUMSUMEXP && !mt__is_float(rdt))
         return mt__error(MT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", scan_kernel(op), mt_dtype_names[rdt]);

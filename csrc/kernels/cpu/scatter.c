@@ -17,6 +17,11 @@ mt_status mt__impl_expand(mt_tensor *t, int ndim, const int64_t *sizes, mt_tenso
 int mt__index_select_contig(const mt_tensor *t, int dim, const mt_tensor *index, mt_tensor *out); /* index_select_fast.c */
 
 #define SZ(buf, nd, s) mt__fmt_sizes(buf, sizeof buf, nd, s)
+/* these kernels move, add or multiply elements: complex is computed, only float8 has no kernel */
+#define NO_FLOAT8_ONLY(dt, kernel)                                       \
+    do {                                                                 \
+        if (mt__is_float8(dt)) return mt__not_implemented(kernel, dt); \
+    } while (0)
 
 /* ---- helpers ------------------------------------------------------------------------- */
 
@@ -121,7 +126,7 @@ static void run_read(mt_tensor *out, mt_tensor *self_h, mt_tensor *idx_h, int64_
 
 mt_status mt__impl_gather(mt_tensor *t, int64_t dim, mt_tensor *index, mt_tensor **out) {
     MT_TRY(mt__wrap_dim(&dim, t->ndim));
-    MT_NO_FLOAT8(t->dtype, "scatter_gather_tensor_cpu");
+    NO_FLOAT8_ONLY(t->dtype, "scatter_gather_tensor_cpu");
     MT_TRY(mt__same_device(t, index));
     int64_t n = mt_tensor_numel(index);
     if (n && index->dtype != MT_I64 && index->dtype != MT_I32)
@@ -197,7 +202,7 @@ mt_status mt__impl_index_select(mt_tensor *t, int64_t dim, mt_tensor *index, mt_
 }
 
 mt_status mt__impl_take(mt_tensor *t, mt_tensor *index, mt_tensor **out) {
-    MT_NO_FLOAT8(t->dtype, "take_cpu");
+    NO_FLOAT8_ONLY(t->dtype, "take_cpu");
     if (index->dtype != MT_I64)
         return mt__error(MT_ERR_RUNTIME, "take(): Expected a long tensor for index, but got %s",
                          mt_dtype_names[index->dtype]);
@@ -237,12 +242,20 @@ enum { R_ASSIGN = 0, R_SUM = 1, R_PROD = 2, R_MEAN = 3, R_AMAX = 4, R_AMIN = 5 }
         *(T *)dp = STORE(v);                                                                   \
     }
 ROWS_ALL(COMBINE, 0)
+/* complex: sum, prod (c10's product) and assign; PyTorch has no amax/amin (refused before the walk) */
+#define COMBINE_C(TAG, T, ...)                                                                    \
+    static void combine_##TAG(int r, char *dp, const char *sp) {                              \
+        T a = *(T *)dp, b = *(const T *)sp;                                                    \
+        *(T *)dp = r == R_SUM || r == R_MEAN ? a + b : r == R_PROD ? CMUL(a, b) : b;           \
+    }
+ROWS_COMPLEX(COMBINE_C, 0)
 
 typedef void (*combine_fn)(int r, char *dp, const char *sp);
 static combine_fn combiner(int dt) {
     /* float8: NULL, the callers' "not implemented" */
     static const combine_fn f[MT_NUM_DTYPES] = {combine_bool, combine_u8, combine_i8, combine_i16, combine_i32,
-                                                combine_i64, combine_f16, combine_bf16, combine_f32, combine_f64};
+                                                combine_i64, combine_f16, combine_bf16, combine_f32, combine_f64,
+                                                [MT_C64] = combine_c64, [MT_C128] = combine_c128};
     return f[dt];
 }
 
@@ -301,7 +314,7 @@ mt_status mt__impl_scatter(int kind, mt_tensor *self, int64_t dim, mt_tensor *in
     MT_TRY(mt__wrap_dim(&dim, self->ndim));
     int64_t n = mt_tensor_numel(index);
     (void)scatter_names;
-    if (mt__is_float8(self->dtype)) {
+    if (mt__is_float8(self->dtype) || (mt__is_complex(self->dtype) && (reduce == R_AMAX || reduce == R_AMIN))) {
         static const char *const kname[] = {"scatter_gather_tensor_cpu", "scatter_gather_tensor_cpu_reduce_sum",
                                             "scatter_gather_tensor_cpu_reduce_prod", "scatter_gather_tensor_cpu_reduce_mean",
                                             "scatter_gather_tensor_cpu_reduce_amax", "scatter_gather_tensor_cpu_reduce_amin"};
@@ -398,7 +411,10 @@ mt_status mt__impl_scatter(int kind, mt_tensor *self, int64_t dim, mt_tensor *in
             for (int64_t i = 0; i < m; i++) {
                 int64_t cn = count[i] ? count[i] : 1;
                 if (cn == 1) continue;
-                if (mt__is_float(self->dtype)) {
+                if (mt__is_complex(self->dtype)) { /* both parts by the count, in the dtype's precision */
+                    if (self->dtype == MT_C64) *(float _Complex *)(p + i * isz) /= (float)cn;
+                    else *(double _Complex *)(p + i * isz) /= (double)cn;
+                } else if (mt__is_float(self->dtype)) {
                     double v;
                     mt__cast_loop(MT_F64, self->dtype)((char *[]){(char *)&v, p + i * isz}, z, 1, NULL);
                     if (self->dtype == MT_F32 || self->dtype == MT_F16 || self->dtype == MT_BF16) v = (float)v / (float)cn;
@@ -436,7 +452,7 @@ mt_status mt__impl_index_op(int kind, mt_tensor *self, int64_t dim, mt_tensor *i
                             int inplace, mt_tensor **out) {
     static const char *const names[3] = {"index_add_", "index_copy_", "index_fill_"};
     static const char *const knames[3] = {"index_add_", "index_copy_cpu", "index_fill_cpu"};
-    if ((unsigned)kind < 3) MT_NO_FLOAT8(self->dtype, knames[kind]);
+    if ((unsigned)kind < 3) NO_FLOAT8_ONLY(self->dtype, knames[kind]);
     const char *name = names[kind];
     MT_TRY(mt__wrap_dim(&dim, self->ndim));
     int64_t n = mt_tensor_numel(index), size = nonempty_size(self, (int)dim), bad;
@@ -593,7 +609,7 @@ mt_status mt__impl_masked_select(mt_tensor *t, mt_tensor *mask, mt_tensor **out)
 
 /* self's masked positions take source's elements in order (self already broadcast for out of place) */
 mt_status mt__impl_masked_scatter(mt_tensor *t, mt_tensor *mask, mt_tensor *source, int inplace, mt_tensor **out) {
-    MT_NO_FLOAT8(t->dtype, "masked_scatter");
+    NO_FLOAT8_ONLY(t->dtype, "masked_scatter");
     if (mask->dtype != MT_BOOL)
         return mt__error(MT_ERR_RUNTIME, "masked_scatter_ only supports boolean masks, but got mask with dtype %s",
                          mt_dtype_names[mask->dtype]);
@@ -648,7 +664,7 @@ mt_status mt__impl_masked_scatter(mt_tensor *t, mt_tensor *mask, mt_tensor *sour
 
 /* put_(index, source, accumulate) on a contiguous t (take's backward) */
 mt_status mt__impl_put_(mt_tensor *t, mt_tensor *index, mt_tensor *source, int accumulate) {
-    MT_NO_FLOAT8(t->dtype, "put_");
+    NO_FLOAT8_ONLY(t->dtype, "put_");
     int64_t numel = mt_tensor_numel(t), n = mt_tensor_numel(index), bad;
     if (index->dtype != MT_I64)
         return mt__error(MT_ERR_RUNTIME, "put_(): Expected a long tensor for index, but got %s",
@@ -684,7 +700,7 @@ mt_status mt__impl_put_(mt_tensor *t, mt_tensor *index, mt_tensor *source, int a
 
 /* nonzero: int64 [count, ndim] laid out column-major as PyTorch's */
 mt_status mt__impl_nonzero(mt_tensor *t, mt_tensor **out) {
-    MT_NO_FLOAT8(t->dtype, "nonzero_count_cpu");
+    NO_FLOAT8_ONLY(t->dtype, "nonzero_count_cpu");
     if (!t->storage->data)
         return mt__error(MT_ERR_NOT_IMPLEMENTED, "nonzero on meta tensors: the result shape depends on the values");
     int64_t total = mt_tensor_numel(t), count = 0, isz = mt_dtype_itemsize(t->dtype);
@@ -703,6 +719,8 @@ mt_status mt__impl_nonzero(mt_tensor *t, mt_tensor **out) {
         if (t->dtype == MT_F16 || t->dtype == MT_BF16) v = (*(const uint16_t *)q & 0x7FFF) != 0;
         if (t->dtype == MT_F32) v = *(const float *)q != 0;
         if (t->dtype == MT_F64) v = *(const double *)q != 0;
+        if (t->dtype == MT_C64) v = ((const float *)q)[0] != 0 || ((const float *)q)[1] != 0; /* -0.0 is zero */
+        if (t->dtype == MT_C128) v = ((const double *)q)[0] != 0 || ((const double *)q)[1] != 0;
         nz[i] = (uint8_t)v;
         count += v;
     }

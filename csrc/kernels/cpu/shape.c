@@ -336,14 +336,21 @@ mt_status mt__impl_rot90(mt_tensor *t, int64_t k, int64_t d0, int64_t d1, mt_ten
 mt_status mt__impl_trace(mt_tensor *t, mt_tensor **out) {
     if (t->ndim != 2) return mt__error(MT_ERR_RUNTIME, "trace: expected a matrix, but got tensor with dim %d", t->ndim);
     if (t->dtype == MT_BOOL) return mt__error(MT_ERR_NOT_IMPLEMENTED, "\"trace\" not implemented for 'Bool'");
-    int dt = mt__is_float(t->dtype) ? t->dtype : MT_I64;
+    int dt = mt__is_float(t->dtype) || mt__is_complex(t->dtype) ? t->dtype : MT_I64;
     MT_TRY(mt__alloc(0, NULL, NULL, dt, t->device, out));
     if (!t->storage->data) return MT_OK;
     int64_t n = t->sizes[0] < t->sizes[1] ? t->sizes[0] : t->sizes[1];
     int64_t step = (t->strides[0] + t->strides[1]) * mt_dtype_itemsize(t->dtype);
     const char *p = mt__data(t);
     static const int64_t z[2] = {0, 0};
-    if (dt == MT_I64) {
+    if (mt__is_complex(dt)) { /* complex<double> accumulation, as real floats sum in double */
+        double _Complex acc = 0, v;
+        for (int64_t i = 0; i < n; i++) {
+            mt__cast_loop(MT_C128, dt)((char *[]){(char *)&v, (char *)p + i * step}, z, 1, NULL);
+            acc += v;
+        }
+        mt__cast_loop(dt, MT_C128)((char *[]){mt__data(*out), (char *)&acc}, z, 1, NULL);
+    } else if (dt == MT_I64) {
         uint64_t acc = 0;
         for (int64_t i = 0; i < n; i++) {
             int64_t v;

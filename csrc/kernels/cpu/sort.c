@@ -325,6 +325,7 @@ static void sort_row(const row_job *j, void *buf, const char *in, char *vals, ch
 
 mt_status mt__impl_sort(mt_tensor *t, int64_t dim, int descending, int stable, mt_tensor **values, mt_tensor **indices) {
     MT_TRY(mt__wrap_dim(&dim, t->ndim));
+    if (mt__is_complex(t->dtype)) return mt__error(MT_ERR_RUNTIME, " Sort does not support complex dtypes on CPU");
     MT_NO_FLOAT8(t->dtype, "sorting_kernel_method_name");
     int64_t strides[MT_MAX_DIMS];
     mt__like_strides(t, strides);
@@ -368,6 +369,7 @@ static void topk_row(const row_job *j, void *buf, const char *in, char *vals, ch
 mt_status mt__impl_topk(mt_tensor *t, int64_t k, int64_t dim, int largest, int sorted, mt_tensor **values,
                         mt_tensor **indices) {
     MT_TRY(mt__wrap_dim(&dim, t->ndim));
+    if (mt__is_complex(t->dtype)) return mt__error(MT_ERR_RUNTIME, " topk does not support complex dtypes on CPU");
     MT_NO_FLOAT8(t->dtype, "topk_cpu");
     int64_t n = t->ndim ? t->sizes[dim] : 1;
     if (k < 0 || k > n) return mt__error(MT_ERR_RUNTIME, "selected index k out of range");

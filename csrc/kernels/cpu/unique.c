@@ -11,11 +11,12 @@
 
 #define SZ(buf, nd, s) mt__fmt_sizes(buf, sizeof buf, nd, s)
 
-/* t (any layout) as a new contiguous int64 (integers, bool) or double (floats) array; row-major */
+/* t (any layout) as a new contiguous int64 (integers, bool) or double (floats; complex: the real part,
+ * as bincount's weights are cast) array; row-major */
 typedef struct { int is_f; int64_t n; int64_t *i; double *f; mt_tensor *hold; } keys_t;
 
 static mt_status keys_of(const mt_tensor *t, keys_t *k) {
-    k->is_f = mt__is_float(t->dtype);
+    k->is_f = mt__is_float(t->dtype) || mt__is_complex(t->dtype);
     k->n = mt_tensor_numel(t);
     MT_TRY(mt__alloc(t->ndim, t->sizes, NULL, k->is_f ? MT_F64 : MT_I64, MT_CPU, &k->hold));
     if (k->n) mt__strided_copy(k->hold, t);
@@ -253,7 +254,7 @@ mt_status mt_searchsorted(mt_tensor *boundaries, mt_tensor *input, int out_int32
     }
     int dt = mt_promote_types(boundaries->dtype, input->dtype);
     if (dt < 0) return MT_ERR_RUNTIME;
-    if (dt == MT_BOOL) return mt__error(MT_ERR_NOT_IMPLEMENTED, "\"searchsorted_out_cpu\" not implemented for 'Bool'");
+    if (dt == MT_BOOL || mt__is_complex(dt)) return mt__not_implemented("searchsorted_out_cpu", dt);
     MT_TRY(mt__alloc(input->ndim, input->sizes, NULL, out_int32 ? MT_I32 : MT_I64, input->device, out));
     if (!input->storage->data) return MT_OK;
     int64_t len = boundaries->sizes[boundaries->ndim - 1];
@@ -303,8 +304,11 @@ mt_status mt_isin(mt_tensor *elements, mt_tensor *test, int invert, mt_tensor **
     MT_TRY(mt__same_device(elements, test));
     int dt = mt_promote_types(elements->dtype, test->dtype);
     if (dt < 0) return MT_ERR_RUNTIME;
-    if (elements->dtype == MT_BOOL || test->dtype == MT_BOOL)
-        return mt__error(MT_ERR_RUNTIME, "Unsupported input type encountered for isin(): Bool");
+    for (int k = 0; k < 2; k++) { /* elements first, then test_elements */
+        int d = k ? test->dtype : elements->dtype;
+        if (d == MT_BOOL || mt__is_complex(d))
+            return mt__error(MT_ERR_RUNTIME, "Unsupported input type encountered for isin(): %s", mt_dtype_names[d]);
+    }
     MT_TRY(mt__alloc(elements->ndim, elements->sizes, NULL, MT_BOOL, elements->device, out));
     if (!elements->storage->data) return MT_OK;
     keys_t ke = {0}, kt = {0};
