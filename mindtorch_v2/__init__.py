@@ -55,6 +55,8 @@ class memory_format(_Named):
 
 
 strided = layout("strided")
+sparse_coo, sparse_csr, sparse_csc = layout("sparse_coo"), layout("sparse_csr"), layout("sparse_csc")
+sparse_bsr, sparse_bsc = layout("sparse_bsr"), layout("sparse_bsc")  # (names: no BSR/BSC/CSC tensors yet)
 contiguous_format = memory_format("contiguous_format")
 preserve_format = memory_format("preserve_format")
 channels_last = memory_format("channels_last")
@@ -66,7 +68,7 @@ newaxis = None
 
 # ---- submodules torch.* exposes, and the functions they back (torch_proxy maps torch.X to these) ----
 from . import (accelerator, amp, backends, compiler, cpu, cuda, distributed, distributions, export, func, fx,  # noqa: E402
-               hub, jit, library, mps, mtia, onnx, overrides, profiler, signal, types, utils, version, xpu, _dynamo)
+               hub, jit, library, mps, mtia, onnx, overrides, profiler, signal, sparse, types, utils, version, xpu, _dynamo)
 from .nn import attention as _nn_attention  # noqa: E402,F401
 from ._compile import compile  # noqa: E402
 from ._vmap import vmap  # noqa: E402

@@ -114,8 +114,9 @@ def hardshrink(input, lambd=0.5):
 # ---- embedding, dropout, linear ---------------------------------------------------------------
 
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
-    if sparse:
-        raise NotImplementedError("embedding(sparse=True) is not implemented: mindtorch_v2 has no sparse tensors")
+    if sparse and weight.requires_grad:
+        from .sparse._grad import EmbeddingSparse
+        return EmbeddingSparse.apply(weight, indices, int(padding_idx), bool(scale_grad_by_freq))
     return call(lib.mt_embedding, weight._h, indices._h, int(padding_idx), 1 if scale_grad_by_freq else 0)
 
 

@@ -102,6 +102,7 @@ class Tensor:
 
     is_cuda = False
     is_sparse = False
+    is_sparse_csr = False
     is_quantized = False
     is_mps = False
     is_nested = False
@@ -194,15 +195,23 @@ class Tensor:
     @property
     def grad(self):
         h = lib.mt_tensor_grad(self._h)
-        return None if h == ffi.NULL else wrap(h)
+        if h == ffi.NULL:  # or a sparse gradient (nn.Embedding(sparse=True)), kept beside the core's slot
+            return None if lib.mt_tensor_handle(self._h) == ffi.NULL else _sparse_grad(self)
+        return wrap(h)
 
     @grad.setter
     def grad(self, value):
+        if value is not None and value.layout is not _strided():
+            from .sparse._grad import set_sparse_grad
+            set_sparse_grad(self, value)
+            return
+        if lib.mt_tensor_handle(self._h) != ffi.NULL:
+            _set_sparse_grad(self, None)
         _check(lib.mt_tensor_set_grad(self._h, ffi.NULL if value is None else value._h))
 
     @grad.deleter
     def grad(self):
-        _check(lib.mt_tensor_set_grad(self._h, ffi.NULL))
+        self.grad = None
 
     @property
     def grad_fn(self):
@@ -384,6 +393,23 @@ class Tensor:
 
     def __dir__(self):
         return sorted(set(object.__dir__(self)))
+
+
+def _strided():
+    from . import strided
+    return strided
+
+
+def _sparse_grad(t):
+    from .autograd import _callback
+    return getattr(_callback.state_of(lib.mt_tensor_handle(t._h)), "sparse_grad", None)
+
+
+def _set_sparse_grad(t, value):
+    from .autograd import _callback
+    st = _callback.state_of(lib.mt_tensor_handle(t._h))
+    if getattr(st, "sparse_grad", None) is not None:
+        st.sparse_grad = value
 
 
 def wrap(h, cls=Tensor):

@@ -132,7 +132,17 @@ def _not_supported(name, what):
 
 
 _rebuild_qtensor = _not_supported("_rebuild_qtensor", "quantized tensors")
-_rebuild_sparse_tensor = _not_supported("_rebuild_sparse_tensor", "sparse tensors")
+
+
+def _rebuild_sparse_tensor(layout, data):
+    """A COO tensor from its pickled (indices, values, size[, is_coalesced])."""
+    import mindtorch_v2 as torch
+    if layout is not torch.sparse_coo:
+        raise NotImplementedError(f"rebuilding sparse tensor for layout {layout}")
+    indices, values, size, *rest = data
+    return torch.sparse_coo_tensor(indices, values, size, check_invariants=False,
+                                   is_coalesced=rest[0] if rest else None)
+
 _rebuild_nested_tensor = _not_supported("_rebuild_nested_tensor", "nested tensors")
 _rebuild_wrapper_subclass = _not_supported("_rebuild_wrapper_subclass", "wrapper tensor subclasses")
 

@@ -27,7 +27,10 @@ NAMESPACES = ("torch", "Tensor", "nn.functional", "linalg", "special", "fft")
 
 # (pattern over "namespace.name", reason): the families outside the project's scope
 OUT_OF_SCOPE = [
-    (r".*(sparse|_coo|_csr|_csc|_bsr|_bsc|crow_|ccol_|row_indices|col_indices|coalesce|"
+    # (the COO/CSR names mindtorch_v2.sparse implements are in scope)
+    (r"(?!(torch\.sparse_(coo|csr)_tensor|Tensor\.(to_sparse(_coo|_csr)?|coalesce|is_coalesced|indices|values|"
+     r"crow_indices|col_indices|sparse_dim|dense_dim|sparse_mask))$)"
+     r".*(sparse|_coo|_csr|_csc|_bsr|_bsc|crow_|ccol_|row_indices|col_indices|coalesce|"
      r"smm$|hspmm|sspaddmm|saddmm|dense_dim|indices$|values$|_nnz).*", "sparse layouts"),
     (r"torch\.(native_norm|spmm)$", "sparse layouts"),  # CPU kernels for sparse tensors only
     (r".*(quantize|q_per_channel|q_scale|q_zero_point|qscheme|int_repr|fake_quant|quantized_|"

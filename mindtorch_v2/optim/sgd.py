@@ -40,10 +40,13 @@ class SGD(Optimizer):
     def step(self, closure=None):
         loss = _closure_loss(closure)
         for group in self.param_groups:
-            params = [p for p in group["params"] if p.grad is not None]
-            for p in params:
-                if p.grad.is_sparse:
-                    raise RuntimeError("SGD does not support sparse gradients")
+            params = [p for p in group["params"] if p.grad is not None and not p.grad.is_sparse]
+            for p in group["params"]:
+                if p.grad is not None and p.grad.is_sparse:
+                    self.state[p]["momentum_buffer"] = _sparse_sgd(
+                        p, p.grad, self.state[p].get("momentum_buffer"), weight_decay=group["weight_decay"],
+                        momentum=group["momentum"], lr=group["lr"], dampening=group["dampening"],
+                        nesterov=group["nesterov"], maximize=group["maximize"])
             bufs = [self.state[p].get("momentum_buffer") for p in params] if group["momentum"] != 0 else None
             sgd(params, [p.grad for p in params], bufs, weight_decay=group["weight_decay"],
                 momentum=group["momentum"], lr=group["lr"], dampening=group["dampening"],
@@ -52,6 +55,22 @@ class SGD(Optimizer):
                 for p, buf in zip(params, bufs):
                     self.state[p]["momentum_buffer"] = buf
         return loss
+
+
+def _sparse_sgd(p, g, buf, *, weight_decay, momentum, lr, dampening, nesterov, maximize):
+    """PyTorch's unfused update for a sparse gradient, with the sparse ops (weight decay adds a dense
+    parameter to the sparse gradient, which raises PyTorch's error)."""
+    g = -g if maximize else g
+    if weight_decay != 0:
+        g = g.add(p, alpha=weight_decay)
+    if momentum != 0:
+        if buf is None:
+            buf = g.detach().clone()
+        else:
+            buf.mul_(momentum).add_(g, alpha=1 - dampening)
+        g = g.add(buf, alpha=momentum) if nesterov else buf
+    p.add_(g, alpha=-float(lr))
+    return buf
 
 
 def sgd(params, d_p_list, momentum_buffer_list, has_sparse_grad=False, foreach=None, fused=None, grad_scale=None,
