@@ -10,6 +10,7 @@ from .._C import ffi, lib
 from .._dispatch import call
 from .._tensor import Tensor
 from .._core import new_out, optional_handle
+from .._dtype import CPP_NAMES
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_tbc", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "unfold", "fold", "max_pool1d", "max_pool2d",
            "max_pool1d_with_indices", "max_pool2d_with_indices", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
@@ -48,6 +49,9 @@ def _check_len(name, v, n):
 def _conv(fn, nd, input, weight, bias, stride, padding, dilation, groups, transposed=False, output_padding=0):
     if not isinstance(input, Tensor):
         raise TypeError(f"{fn}() received an invalid combination of arguments - got ({type(input).__name__}, ...)")
+    if not transposed and isinstance(bias, Tensor) and bias.dtype != input.dtype:  # convNd's first check
+        raise RuntimeError(f"Input type ({CPP_NAMES[input.dtype._name]}) and bias type ({CPP_NAMES[bias.dtype._name]}) "
+                           "should be the same")
     if input.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {fn}, but got input of "
                            f"size: {list(input.shape)}")

@@ -74,12 +74,6 @@ def test_conv_errors(kw, msg):
             L.nn.ConvTranspose2d(4, 6, 3, padding_mode="reflect")
 
 
-def test_conv3d_absent():
-    for name in ("Conv3d", "ConvTranspose3d", "LazyConv3d"):
-        with pytest.raises(NotImplementedError, match=name):
-            getattr(mt.nn, name)(2, 2, 3) if "Conv" in name else getattr(mt.nn, name)(2)
-
-
 def test_conv_state_dict_pickle_roundtrip():
     m = mt.nn.Conv2d(4, 6, 3, padding="same", padding_mode="reflect")
     m2 = pickle.loads(pickle.dumps(m))

@@ -119,7 +119,7 @@ static void gemm(int f64, int ta, int tb, int64_t m, int64_t n, int64_t k, const
 /* ---- argument checks and shapes (PyTorch's check_shape_forward) ---------------- */
 
 static const char *cpp_type(int dt) {
-    static const char *const n[] = {"bool", "unsigned char", "signed char", "short", "int", "long", "c10::Half",
+    static const char *const n[] = {"bool", "unsigned char", "signed char", "short int", "int", "long int", "c10::Half",
                                     "c10::BFloat16", "float", "double", "c10::Float8_e5m2", "c10::Float8_e4m3fn",
                                     "c10::Float8_e5m2fnuz", "c10::Float8_e4m3fnuz", "c10::Float8_e8m0fnu",
                                     "c10::complex<float>", "c10::complex<double>"};
@@ -217,13 +217,34 @@ static mt_status conv_check(mt_tensor *x, mt_tensor *w, mt_tensor *b, const mt_c
     return MT_OK;
 }
 
+/* Whether PyTorch 2.13 runs this convolution on oneDNN (its use_mkldnn: bfloat16 always, float32 unless
+ * small and single-threaded), whose checks word some errors differently. */
+static int onednn(mt_tensor *x, mt_tensor *w, const mt_conv_args *a) {
+    if (x->dtype == MT_BF16) return 1;
+    if (x->dtype != MT_F32) return 0;
+    int64_t kw = w->sizes[w->ndim - 1], kh = a->nd > 1 ? w->sizes[w->ndim - 2] : 1, N = x->sizes[0], big = 1;
+    int spaced = 0;
+    for (int i = 0; i < a->nd; i++) spaced |= a->stride[i] != 1 || a->dilation[i] != 1;
+    for (int i = 0; i < 4; i++) big = mt__wmul(big, a->nd == 1 && i == 2 ? 1 : x->sizes[i]); /* 1-D as N, C, 1, W */
+    return (spaced || N >= 16 || kw != 1 || kh != 1 || mt_get_num_threads() > 1) &&
+           (a->groups > 1 || (kw > 3 && kh > 3) || N > 1 || big > 20480);
+}
+
+/* a tensor's type as PyTorch's toString() prints it */
+static const char *type_str(char *buf, size_t cap, int dt) {
+    snprintf(buf, cap, dt == MT_BF16 ? "CPU%sType" : "torch.%sTensor", mt_dtype_names[dt]);
+    return buf;
+}
+
 /* The checks of PyTorch's CPU kernels (slow_conv2d/3d, the dilated and transposed ones), which an
  * empty input never reaches (it takes PyTorch's empty path): a zero dilation, then the transposed
  * kernels' weight and output padding. */
-static mt_status conv_kernel_check(mt_tensor *w, const mt_conv_args *a) {
+static mt_status conv_kernel_check(mt_tensor *x, mt_tensor *w, const mt_conv_args *a) {
     char s[512];
     int nd = a->nd, zero = 0, n = 0;
     for (int i = 0; i < nd; i++) zero |= a->dilation[i] == 0;
+    if (zero && onednn(x, w, a))
+        return mt__error(MT_ERR_RUNTIME, a->transposed ? "dimensions are invalid" : "non-positive dilation is not supported");
     if (zero && !a->transposed) {
         int64_t e[3];
         int m = kernel_dims(a->dilation, nd, 1, e);
@@ -256,16 +277,17 @@ static mt_status conv_kernel_check(mt_tensor *w, const mt_conv_args *a) {
     return MT_OK;
 }
 
-/* the kernels' dtype checks, after the output sizes: bfloat16 goes to oneDNN in PyTorch, whose text differs */
+/* the kernels' dtype checks, after the output sizes */
 static mt_status conv_dtype_check(mt_tensor *x, mt_tensor *w, mt_tensor *b, const mt_conv_args *a) {
     mt_tensor *other[2] = {w, a->transposed ? b : NULL};
     for (int i = 0; i < 2; i++) {
         mt_tensor *t = other[i];
+        char s1[64], s2[64];
         if (!t || t->dtype == x->dtype) continue;
-        if (x->dtype == MT_BF16)
-            return mt__error(MT_ERR_RUNTIME, "Input type (CPUBFloat16Type) and %s type (torch.%sTensor) should be the "
-                             "same or input should be a MKLDNN tensor and %s is a dense tensor", i ? "bias" : "weight",
-                             MT_DTNAME(t), i ? "bias" : "weight");
+        if (onednn(x, w, a))
+            return mt__error(MT_ERR_RUNTIME, "Input type (%s) and %s type (%s) should be the same or input should be a "
+                             "MKLDNN tensor and %s is a dense tensor", type_str(s1, sizeof s1, x->dtype),
+                             i ? "bias" : "weight", type_str(s2, sizeof s2, t->dtype), i ? "bias" : "weight");
         return mt__error(MT_ERR_RUNTIME, "expected scalar type %s but found %s", MT_DTNAME(x), MT_DTNAME(t));
     }
     if (!mt__is_float(x->dtype))
@@ -370,7 +392,7 @@ static void add_bias(const plan *pp, void *out, const void *b) {
 mt_status mt__impl_convolution(mt_tensor *x, mt_tensor *w, mt_tensor *b, const mt_conv_args *a, mt_tensor **out) {
     MT_TRY(conv_check(x, w, b, a));
     int empty = mt_tensor_numel(x) == 0;
-    if (!empty) MT_TRY(conv_kernel_check(w, a));
+    if (!empty) MT_TRY(conv_kernel_check(x, w, a));
     int64_t osz[3], shape[5];
     MT_TRY(conv_out_sizes(x, w, a, osz));
     if (!empty) MT_TRY(conv_dtype_check(x, w, b, a));
