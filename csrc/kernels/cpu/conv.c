@@ -28,6 +28,7 @@ static int direct(const geom *g) {
     static void im2col_##T(const T *img, T *col, const geom *g, int64_t r0, int64_t r1) {                       \
         const int64_t D = g->in[0], H = g->in[1], W = g->in[2], od = g->o[0], oh = g->o[1], ow = g->o[2];       \
         const int64_t kd = g->k[0], kh = g->k[1], kw = g->k[2], sw = g->s[2], plane = oh * ow;                  \
+        const int64_t sd = g->s[0], sh = g->s[1], pd = g->p[0], ph = g->p[1], dd = g->d[0], dh = g->d[1];       \
         for (int64_t r = r0; r < r1; r++) {                                                                     \
             int64_t c = r / (kd * kh * kw), kz = r / (kh * kw) % kd, ky = r / kw % kh, kx = r % kw;             \
             T *dst = col + r * od * plane;                                                                      \
@@ -37,11 +38,11 @@ static int direct(const geom *g) {
             if (hi > ow) hi = ow;                                                                               \
             if (lo > hi) lo = hi;                                                                               \
             for (int64_t oz = 0; oz < od; oz++) {                                                               \
-                int64_t iz = oz * g->s[0] - g->p[0] + kz * g->d[0];                                             \
+                int64_t iz = oz * sd - pd + kz * dd;                                                            \
                 T *dz = dst + oz * plane;                                                                       \
                 if (iz < 0 || iz >= D) { memset(dz, 0, plane * sizeof(T)); continue; }                          \
                 for (int64_t oy = 0; oy < oh; oy++) {                                                           \
-                    int64_t iy = oy * g->s[1] - g->p[1] + ky * g->d[1];                                         \
+                    int64_t iy = oy * sh - ph + ky * dh;                                                        \
                     T *d = dz + oy * ow;                                                                        \
                     if (iy < 0 || iy >= H) { memset(d, 0, ow * sizeof(T)); continue; }                          \
                     const T *src = img + ((c * D + iz) * H + iy) * W;                                           \
@@ -55,22 +56,23 @@ static int direct(const geom *g) {
     }                                                                                                           \
     static void col2im_##T(const T *col, T *img, const geom *g, int64_t c0, int64_t c1) {                       \
         const int64_t D = g->in[0], H = g->in[1], W = g->in[2], od = g->o[0], oh = g->o[1], ow = g->o[2];       \
-        const int64_t K = g->k[0] * g->k[1] * g->k[2], L = od * oh * ow;                                        \
+        const int64_t K = g->k[0] * g->k[1] * g->k[2], L = od * oh * ow, sw = g->s[2];                          \
+        const int64_t sd = g->s[0], sh = g->s[1], pd = g->p[0], ph = g->p[1], dd = g->d[0], dh = g->d[1];       \
         for (int64_t c = c0; c < c1; c++)                                                                       \
             for (int64_t kk = 0; kk < K; kk++) {                                                                \
                 int64_t kz = kk / (g->k[1] * g->k[2]), ky = kk / g->k[2] % g->k[1], kx = kk % g->k[2];          \
                 const T *s = col + (c * K + kk) * L;                                                            \
                 int64_t x0 = kx * g->d[2] - g->p[2];                                                            \
                 for (int64_t oz = 0; oz < od; oz++) {                                                           \
-                    int64_t iz = oz * g->s[0] - g->p[0] + kz * g->d[0];                                         \
+                    int64_t iz = oz * sd - pd + kz * dd;                                                        \
                     if (iz < 0 || iz >= D) continue;                                                            \
                     for (int64_t oy = 0; oy < oh; oy++) {                                                       \
-                        int64_t iy = oy * g->s[1] - g->p[1] + ky * g->d[1];                                     \
+                        int64_t iy = oy * sh - ph + ky * dh;                                                    \
                         if (iy < 0 || iy >= H) continue;                                                        \
                         T *dst = img + ((c * D + iz) * H + iy) * W;                                             \
                         const T *sr = s + (oz * oh + oy) * ow;                                                  \
                         for (int64_t ox = 0; ox < ow; ox++) {                                                   \
-                            int64_t ix = x0 + ox * g->s[2];                                                     \
+                            int64_t ix = x0 + ox * sw;                                                          \
                             if (ix >= 0 && ix < W) dst[ix] += sr[ox];                                           \
                         }                                                                                       \
                     }                                                                                           \
