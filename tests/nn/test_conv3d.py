@@ -1,7 +1,8 @@
-"""3-D convolution (F.conv3d, F.conv_transpose3d, torch.conv3d, nn.Conv3d and friends) against live
-PyTorch: values, dtypes, gradients (gradcheck and gradgradcheck in float64), every option, non-contiguous,
-channels_last_3d and empty inputs, modules with each padding mode, and error texts in PyTorch's
-order (including the kernel checks that an empty input skips, in 1-D and 2-D too)."""
+"""3-D convolution against live PyTorch, beside the shared cases (F.conv3d/conv_transpose3d values and
+gradients in test_functional_conv_loss.py, the modules in test_conv_pool_modules.py): torch.conv3d and
+torch.convolution, channels_last_3d, gradcheck and gradgradcheck in float64, double backward,
+ConvTranspose3d's output_size, and error texts in PyTorch's order (with the kernel checks that an
+empty input skips, in 1-D and 2-D too)."""
 import numpy as np
 import pytest
 
@@ -12,41 +13,6 @@ torch = pytest.importorskip("torch")
 
 from fdiff import Arg, F, diff, errors_match, rnd  # noqa: E402
 from modcmp import compare, randn, tensor  # noqa: E402
-
-CONVS = [  # (op, input shape, weight shape, kwargs)
-    ("conv3d", (2, 3, 5, 6, 4), (4, 3, 3, 2, 3), {}),
-    ("conv3d", (2, 4, 7, 6, 5), (6, 2, 3, 2, 2), dict(stride=(2, 1, 3), padding=(1, 0, 2), dilation=(1, 2, 1), groups=2)),
-    ("conv3d", (1, 3, 5, 5, 5), (4, 3, 2, 3, 4), dict(padding="same")),
-    ("conv3d", (1, 3, 6, 5, 5), (4, 3, 3, 3, 3), dict(padding="same", dilation=2)),
-    ("conv3d", (2, 3, 6, 6, 6), (4, 3, 2, 2, 2), dict(padding="valid", stride=2)),
-    ("conv3d", (2, 3, 3, 4, 5), (5, 3, 1, 1, 1), {}),  # 1x1x1: no im2col
-    ("conv3d", (2, 4, 4, 4, 4), (4, 1, 3, 3, 3), dict(groups=4, padding=1)),  # depthwise
-    ("conv3d", (3, 4, 5, 6), (4, 3, 2, 2, 2), dict(stride=2)),  # unbatched
-    ("conv3d", (0, 3, 4, 4, 4), (4, 3, 2, 2, 2), {}),  # empty batch
-    ("conv3d", (1, 3, 2, 14, 14), (8, 3, 2, 7, 7), dict(stride=(2, 7, 7))),  # a video patch embedding
-    ("conv_transpose3d", (2, 4, 3, 4, 3), (4, 3, 3, 2, 3), dict(stride=2, padding=1, output_padding=1, groups=2,
-                                                                dilation=(1, 2, 1))),
-    ("conv_transpose3d", (2, 3, 3, 4, 2), (3, 5, 1, 1, 1), {}),
-    ("conv_transpose3d", (3, 2, 3, 2), (3, 2, 2, 3, 2), dict(stride=(1, 2, 3), output_padding=(0, 1, 2))),
-    ("conv_transpose3d", (0, 3, 2, 2, 2), (3, 2, 2, 2, 2), dict(stride=2)),
-]
-
-
-@pytest.mark.parametrize("dtype", ["float64", "float32", "bfloat16", "float16"])
-@pytest.mark.parametrize("case", range(len(CONVS)))
-def test_conv3d(case, dtype):
-    op, xs, ws, kw = CONVS[case]
-    groups = kw.get("groups", 1)
-    cout = ws[1] * groups if op.startswith("conv_t") else ws[0]
-    fan_in = int(np.prod(ws[1:])) * (groups if op.startswith("conv_t") else 1)
-    positions = int(np.prod(xs)) // max(xs[-4], 1)  # the weight gradient sums these
-    x = Arg(rnd(*xs, seed=1) * min(1.0, 4 / np.sqrt(max(positions, 1))), dtype, grad=True, noncontig=case % 2 == 0)
-    w = Arg(rnd(*ws, seed=2) * 2.5 / np.sqrt(fan_in), dtype, grad=True, noncontig=case % 3 == 0)
-    b = Arg(rnd(cout, seed=3), dtype, grad=True)
-    ref = "float32" if dtype == "float16" else None  # as in test_functional_conv_loss.py: PyTorch's half rounds more
-    diff(lambda L, x, w, b: getattr(F(L), op)(x, w, b, **kw), x, w, b, dtype=dtype, ref=ref)
-    diff(lambda L, x, w: getattr(F(L), op)(x, w, **kw), x, w, dtype=dtype, ref=ref)
-
 
 def test_torch_namespace_and_convolution():
     x, w, wt = Arg(rnd(2, 3, 4, 5, 4), grad=True), Arg(rnd(4, 3, 2, 2, 2), grad=True), Arg(rnd(3, 2, 2, 2, 2), grad=True)
@@ -107,32 +73,9 @@ def test_double_backward_against_pytorch():
 
 
 X3 = randn((2, 4, 5, 6, 5))
-MODULES = [
-    ("Conv3d", (4, 6, 3), {}, X3),
-    ("Conv3d", (4, 6, (3, 2, 1)), dict(stride=(2, 1, 2), padding=(1, 2, 0), dilation=(1, 2, 1), groups=2,
-                                         bias=False), X3),
-    ("Conv3d", (4, 4, 2), dict(padding="same", padding_mode="circular"), X3),
-    ("Conv3d", (4, 8, 3), dict(padding="same", padding_mode="reflect", groups=4), X3),
-    ("Conv3d", (4, 6, 3), dict(padding=(1, 2, 1), padding_mode="replicate"), X3[0]),  # unbatched
-    ("Conv3d", (4, 6, 3), dict(padding=2, padding_mode="circular", stride=2), X3),
-    ("ConvTranspose3d", (4, 6, 3), dict(stride=2, padding=1, output_padding=1, groups=2), X3),
-    ("ConvTranspose3d", (4, 2, (3, 2, 2)), dict(stride=(2, 3, 1), padding=(1, 0, 0), dilation=2, bias=False), X3[0]),
-]
 
 
-@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
-@pytest.mark.parametrize("name,args,kw,x", MODULES, ids=[f"{c[0]}-{i}" for i, c in enumerate(MODULES)])
-def test_modules(name, args, kw, x, dtype):
-    m, t, _, _ = compare(torch, lambda L: getattr(L.nn, name)(*args, **kw), [x], dtype=dtype)
-    assert repr(m) == repr(t)
-    assert list(m.state_dict()) == list(t.state_dict())
-
-
-def test_lazy_modules_and_output_size():
-    for name in ("LazyConv3d", "LazyConvTranspose3d"):
-        m, t, _, _ = compare(torch, lambda L: getattr(L.nn, name)(6, 3, groups=2), [X3])
-        assert type(m).__name__ == type(t).__name__ == name.replace("Lazy", "")
-        assert m.in_channels == t.in_channels == 4
+def test_conv_transpose3d_output_size():
     ctor = lambda L: L.nn.ConvTranspose3d(4, 3, 3, stride=2)  # noqa: E731
     for size in ([11, 13, 11], [2, 3, 12, 14, 12]):
         compare(torch, ctor, [X3], fwd=lambda mod, x, s=size: mod(x, output_size=s))
