@@ -525,7 +525,7 @@ mt_status mt_convolution(mt_tensor *x, mt_tensor *w, mt_tensor *b, int nd, const
                          int pad_same, const int64_t *dilation, int transposed, const int64_t *output_padding,
                          int64_t groups, mt_tensor **out) {
     MT_PROFILE("convolution", x, w, b);
-    if (nd < 1 || nd > 2) return mt__error(MT_ERR_NOT_IMPLEMENTED, "convolution over %d spatial dims is not implemented", nd);
+    if (nd < 1 || nd > 3) return mt__error(MT_ERR_NOT_IMPLEMENTED, "convolution over %d spatial dims is not implemented", nd);
     mt_conv_args a;
     memset(&a, 0, sizeof a);
     a.nd = nd, a.transposed = transposed, a.groups = groups;

@@ -464,7 +464,7 @@ enum mt_loss_kind {
 /* the losses with a fused backward in PyTorch (MseLossBackward0, ...) */
 mt_status mt_pointwise_loss(int kind, mt_tensor *input, mt_tensor *target, mt_tensor *weight, mt_tensor *pos_weight,
                             double param, int reduction, mt_tensor **out);
-/* convolution (transposed = 0) or transposed convolution over nspatial = 1 or 2 dims of a
+/* convolution (transposed = 0) or transposed convolution over nspatial = 1, 2 or 3 dims of a
  * batched input; pad_same: PyTorch's padding='same' (padding is then ignored) */
 mt_status mt_convolution(mt_tensor *input, mt_tensor *weight, mt_tensor *bias, int nspatial, const int64_t *stride,
                          const int64_t *padding, int pad_same, const int64_t *dilation, int transposed,

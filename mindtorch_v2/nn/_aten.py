@@ -69,14 +69,13 @@ def constant_pad_nd(input, pad, value=0):
 
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
     spatial = weight.dim() - 2
-    if spatial not in (1, 2):
+    if spatial not in (1, 2, 3):
         raise NotImplementedError(f"torch.convolution with {spatial} spatial dimensions is not implemented "
                                   "in mindtorch_v2")
     if transposed:
-        conv = F.conv_transpose1d if spatial == 1 else F.conv_transpose2d
+        conv = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[spatial - 1]
         return conv(input, weight, bias, stride, padding, output_padding, groups, dilation)
-    conv = F.conv1d if spatial == 1 else F.conv2d
-    return conv(input, weight, bias, stride, padding, dilation, groups)
+    return (F.conv1d, F.conv2d, F.conv3d)[spatial - 1](input, weight, bias, stride, padding, dilation, groups)
 
 
 # ---- the recurrent layers' ATen forms: .input (input, hx, params, ...) and .data (packed data, batch_sizes,
@@ -283,7 +282,7 @@ FUNCTIONS = {
                                                             ("rnn_tanh", "RNN_TANH"), ("rnn_relu", "RNN_RELU"))}, "instance_norm": instance_norm, "group_norm": group_norm,
     # the same signature as nn.functional's
     **{name: getattr(F, name) for name in (
-        "conv1d", "conv2d", "conv_tbc", "conv_transpose1d", "conv_transpose2d", "avg_pool1d", "adaptive_avg_pool1d",
+        "conv1d", "conv2d", "conv3d", "conv_tbc", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "avg_pool1d", "adaptive_avg_pool1d",
         "channel_shuffle", "native_channel_shuffle", "pixel_shuffle", "pixel_unshuffle", "cosine_similarity",
         "pairwise_distance", "rms_norm", "prelu", "rrelu", "rrelu_")},
 }

@@ -10,8 +10,9 @@ from .._C import ffi, lib
 from .._dispatch import call
 from .._tensor import Tensor
 from .._core import new_out, optional_handle
+from .._dtype import CPP_NAMES
 
-__all__ = ["conv1d", "conv2d", "conv_tbc", "conv_transpose1d", "conv_transpose2d", "unfold", "fold", "max_pool1d", "max_pool2d",
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_tbc", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "unfold", "fold", "max_pool1d", "max_pool2d",
            "max_pool1d_with_indices", "max_pool2d_with_indices", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
            "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool1d_with_indices",
            "adaptive_max_pool2d_with_indices", "lp_pool1d", "lp_pool2d", "max_pool3d", "max_pool3d_with_indices",
@@ -48,6 +49,9 @@ def _check_len(name, v, n):
 def _conv(fn, nd, input, weight, bias, stride, padding, dilation, groups, transposed=False, output_padding=0):
     if not isinstance(input, Tensor):
         raise TypeError(f"{fn}() received an invalid combination of arguments - got ({type(input).__name__}, ...)")
+    if not transposed and isinstance(bias, Tensor) and bias.dtype != input.dtype:  # convNd's first check
+        raise RuntimeError(f"Input type ({CPP_NAMES[input.dtype._name]}) and bias type ({CPP_NAMES[bias.dtype._name]}) "
+                           "should be the same")
     if input.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {fn}, but got input of "
                            f"size: {list(input.shape)}")
@@ -66,6 +70,8 @@ def _conv(fn, nd, input, weight, bias, stride, padding, dilation, groups, transp
     padding = _ints("padding", padding, nd, fn)
     dilation = _ints("dilation", dilation, nd, fn)
     output_padding = _ints("output_padding", output_padding, nd, fn)
+    if weight.dim() < 3:
+        raise RuntimeError("weight should have at least three dimensions")
     k = weight.dim() - 2  # the spatial dims the convolution runs over, as PyTorch reads them off the weight
     for name, v in (("stride", stride), ("padding", padding), ("dilation", dilation)):
         _check_len(name, v, k)
@@ -96,6 +102,12 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    if _ac.ACTIVE[0]:
+        input, weight, bias = _ac.lower(input, weight, bias)
+    return _conv("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+
+
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     if _ac.ACTIVE[0]:
         input, weight, bias = _ac.lower(input, weight, bias)
@@ -106,6 +118,12 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     if _ac.ACTIVE[0]:
         input, weight, bias = _ac.lower(input, weight, bias)
     return _conv("conv_transpose2d", 2, input, weight, bias, stride, padding, dilation, groups, True, output_padding)
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    if _ac.ACTIVE[0]:
+        input, weight, bias = _ac.lower(input, weight, bias)
+    return _conv("conv_transpose3d", 3, input, weight, bias, stride, padding, dilation, groups, True, output_padding)
 
 
 def _pair(name, v, fn):

@@ -1,7 +1,6 @@
 """torch.nn.grad: the gradients of convolution with respect to its input and its weight, computed by
-differentiating F.conv1d/conv2d (convolution is linear in each, so one backward pass gives them)."""
+differentiating F.conv1d/conv2d/conv3d (convolution is linear in each, so one backward pass gives them)."""
 from .. import autograd
-from .._missing import missing_function
 from . import functional as F
 
 __all__ = ["conv1d_input", "conv1d_weight", "conv2d_input", "conv2d_weight", "conv3d_input", "conv3d_weight"]
@@ -32,5 +31,5 @@ conv1d_input = _named(_grad_of(F.conv1d, True), "conv1d_input")
 conv1d_weight = _named(_grad_of(F.conv1d, False), "conv1d_weight")
 conv2d_input = _named(_grad_of(F.conv2d, True), "conv2d_input")
 conv2d_weight = _named(_grad_of(F.conv2d, False), "conv2d_weight")
-conv3d_input = missing_function("torch.nn.grad.conv3d_input", " (the core has no 3-D convolution)")
-conv3d_weight = missing_function("torch.nn.grad.conv3d_weight", " (the core has no 3-D convolution)")
+conv3d_input = _named(_grad_of(F.conv3d, True), "conv3d_input")
+conv3d_weight = _named(_grad_of(F.conv3d, False), "conv3d_weight")

@@ -13,6 +13,7 @@ DTYPES = ["float32", "bfloat16"]
 
 X1 = randn((2, 4, 9))
 X2 = randn((2, 4, 7, 8))
+X3 = randn((2, 4, 5, 6, 5))
 
 CONV = [
     ("Conv1d", (4, 6, 3), {}, X1),
@@ -28,6 +29,15 @@ CONV = [
     ("ConvTranspose1d", (4, 6, 3), dict(stride=2, padding=1, output_padding=1, groups=2), X1),
     ("ConvTranspose2d", (4, 6, 3), {}, X2),
     ("ConvTranspose2d", (4, 2, (3, 2)), dict(stride=(2, 3), padding=(1, 0), dilation=2, bias=False), X2),
+    ("Conv3d", (4, 6, 3), {}, X3),
+    ("Conv3d", (4, 6, (3, 2, 1)), dict(stride=(2, 1, 2), padding=(1, 2, 0), dilation=(1, 2, 1), groups=2,
+                                         bias=False), X3),
+    ("Conv3d", (4, 4, 2), dict(padding="same", padding_mode="circular"), X3),
+    ("Conv3d", (4, 8, 3), dict(padding="same", padding_mode="reflect", groups=4), X3),
+    ("Conv3d", (4, 6, 3), dict(padding=(1, 2, 1), padding_mode="replicate"), X3[0]),  # unbatched
+    ("Conv3d", (4, 6, 3), dict(padding=2, padding_mode="circular", stride=2), X3),
+    ("ConvTranspose3d", (4, 6, 3), dict(stride=2, padding=1, output_padding=1, groups=2), X3),
+    ("ConvTranspose3d", (4, 2, (3, 2, 2)), dict(stride=(2, 3, 1), padding=(1, 0, 0), dilation=2, bias=False), X3[0]),
 ]
 
 
@@ -52,7 +62,8 @@ def test_conv_transpose_output_size():
 
 
 def test_lazy_conv():
-    for name, x in (("LazyConv1d", X1), ("LazyConv2d", X2), ("LazyConvTranspose1d", X1), ("LazyConvTranspose2d", X2)):
+    for name, x in (("LazyConv1d", X1), ("LazyConv2d", X2), ("LazyConv3d", X3), ("LazyConvTranspose1d", X1),
+                    ("LazyConvTranspose2d", X2), ("LazyConvTranspose3d", X3)):
         m, t, _, _ = compare(torch, lambda L: getattr(L.nn, name)(6, 3, groups=2), [x])
         assert type(m).__name__ == type(t).__name__ == name.replace("Lazy", "")
         assert m.in_channels == t.in_channels == 4
@@ -72,12 +83,6 @@ def test_conv_errors(kw, msg):
     for L in (mt, torch):
         with pytest.raises(ValueError, match='Only "zeros" padding mode is supported for ConvTranspose2d'):
             L.nn.ConvTranspose2d(4, 6, 3, padding_mode="reflect")
-
-
-def test_conv3d_absent():
-    for name in ("Conv3d", "ConvTranspose3d", "LazyConv3d"):
-        with pytest.raises(NotImplementedError, match=name):
-            getattr(mt.nn, name)(2, 2, 3) if "Conv" in name else getattr(mt.nn, name)(2)
 
 
 def test_conv_state_dict_pickle_roundtrip():

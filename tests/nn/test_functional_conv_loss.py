@@ -259,6 +259,22 @@ CONVS = [  # (op, input shape, weight shape, kwargs)
     ("conv_transpose2d", (2, 18, 5, 6), (18, 16, 3, 3), dict(padding=1)),
     ("conv_transpose2d", (1, 16, 4, 5), (16, 24, 3, 3), {}),
     ("conv_transpose2d", (1, 16, 6, 7), (16, 17, 3, 3), dict(padding=(2, 1))),
+    # 3-D: the same kernel with a depth
+    ("conv3d", (2, 3, 5, 6, 4), (4, 3, 3, 2, 3), {}),
+    ("conv3d", (2, 4, 7, 6, 5), (6, 2, 3, 2, 2), dict(stride=(2, 1, 3), padding=(1, 0, 2), dilation=(1, 2, 1), groups=2)),
+    ("conv3d", (1, 3, 5, 5, 5), (4, 3, 2, 3, 4), dict(padding="same")),
+    ("conv3d", (1, 3, 6, 5, 5), (4, 3, 3, 3, 3), dict(padding="same", dilation=2)),
+    ("conv3d", (2, 3, 6, 6, 6), (4, 3, 2, 2, 2), dict(padding="valid", stride=2)),
+    ("conv3d", (2, 3, 3, 4, 5), (5, 3, 1, 1, 1), {}),  # 1x1x1: no im2col
+    ("conv3d", (2, 4, 4, 4, 4), (4, 1, 3, 3, 3), dict(groups=4, padding=1)),  # depthwise
+    ("conv3d", (3, 4, 5, 6), (4, 3, 2, 2, 2), dict(stride=2)),  # unbatched
+    ("conv3d", (0, 3, 4, 4, 4), (4, 3, 2, 2, 2), {}),  # empty batch
+    ("conv3d", (1, 3, 2, 14, 14), (8, 3, 2, 7, 7), dict(stride=(2, 7, 7))),  # a video patch embedding
+    ("conv_transpose3d", (2, 4, 3, 4, 3), (4, 3, 3, 2, 3), dict(stride=2, padding=1, output_padding=1, groups=2,
+                                                                dilation=(1, 2, 1))),
+    ("conv_transpose3d", (2, 3, 3, 4, 2), (3, 5, 1, 1, 1), {}),
+    ("conv_transpose3d", (3, 2, 3, 2), (3, 2, 2, 3, 2), dict(stride=(1, 2, 3), output_padding=(0, 1, 2))),
+    ("conv_transpose3d", (0, 3, 2, 2, 2), (3, 2, 2, 2, 2), dict(stride=2)),
 ]
 
 
@@ -269,7 +285,7 @@ def test_conv(case, dtype):
     groups = kw.get("groups", 1)
     cout = ws[1] * groups if op.startswith("conv_t") else ws[0]
     fan_in = int(np.prod(ws[1:])) * (groups if op.startswith("conv_t") else 1)
-    positions = int(np.prod(xs)) // max(xs[-3 if op.endswith("2d") else -2], 1)  # the weight gradient sums these
+    positions = int(np.prod(xs)) // max(xs[-len(ws) + 1], 1)  # the weight gradient sums these
     x = Arg(rnd(*xs, seed=1) * min(1.0, 4 / np.sqrt(max(positions, 1))), dtype, grad=True, noncontig=case % 2 == 0)
     w = Arg(rnd(*ws, seed=2) * 2.5 / np.sqrt(fan_in), dtype, grad=True, noncontig=case % 3 == 0)  # outputs ~x
     b = Arg(rnd(cout, seed=3), dtype, grad=True)

@@ -165,10 +165,9 @@ def test_convert_weight_memory_format(fmt):
     assert go(mt) == go(torch)
 
 
-@pytest.mark.xfail(raises=NotImplementedError, reason="no 3-D convolution in the core yet", strict=True)
 def test_convert_conv3d_weight_memory_format():
     def go(L):
-        m = L.nn.Conv3d(2, 3, 2)
+        m = L.nn.Sequential(L.nn.Conv3d(2, 3, 2), L.nn.ConvTranspose3d(3, 2, 2))
         L.nn.utils.convert_conv3d_weight_memory_format(m, L.channels_last_3d)
-        return tuple(m.weight.stride())
+        return [tuple(p.stride()) for p in m.parameters()]
     assert go(mt) == go(torch)

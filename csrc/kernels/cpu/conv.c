@@ -1,68 +1,83 @@
-/* conv.c — convolution and transposed convolution (1-D runs as 2-D with height 1)
- * on im2col/col2im + OpenBLAS GEMM, one sample at a time (GEMM threads inside,
- * im2col/col2im split over channels on the core's pool), and their backward:
- * the input gradient is a GEMM then col2im (or im2col then GEMM, transposed), the
- * weight gradient a GEMM accumulated over the batch. A 1x1 kernel with stride 1
- * and no padding skips im2col. Also the public im2col/col2im (F.unfold/F.fold).
+/* conv.c — convolution and transposed convolution over 1, 2 or 3 spatial dims (one kernel: the
+ * geometry is always depth x height x width, a 1-D or 2-D input having depth and height 1) on
+ * im2col/col2im + OpenBLAS GEMM, one sample at a time (GEMM threads inside, im2col/col2im split
+ * over channels on the core's pool), and their backward: the input gradient is a GEMM then col2im
+ * (or im2col then GEMM, transposed), the weight gradient a GEMM accumulated over the batch. A 1x1
+ * kernel with stride 1 and no padding skips im2col. Also the public im2col/col2im (F.unfold/F.fold).
  * float16/bfloat16 compute in float32. */
 #include <cblas.h>
 #include <stdio.h>
 
 #include "spatial.h"
 
-/* image side (C channels of H x W) and columns side (C*kh*kw rows of oh*ow) */
+/* image side (C channels of D x H x W) and columns side (C*kd*kh*kw rows of od*oh*ow); index 0 is
+ * depth, 1 height, 2 width */
 typedef struct {
-    int64_t C, H, W, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow;
+    int64_t C, in[3], k[3], s[3], p[3], d[3], o[3];
 } geom;
 
 static int direct(const geom *g) {
-    return g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0 && g->oh == g->H &&
-           g->ow == g->W;
+    for (int i = 0; i < 3; i++)
+        if (g->k[i] != 1 || g->s[i] != 1 || g->p[i] != 0 || g->o[i] != g->in[i]) return 0;
+    return 1;
 }
 
-/* im2col rows [r0, r1) of C*kh*kw (each row, one (channel, ki, kj), is independent): per output
- * row the in-bounds run [lo, hi) of ox is found once, so the copy has no per-element test. */
+/* im2col rows [r0, r1) of C*kd*kh*kw (each row, one (channel, kz, ky, kx), is independent): per
+ * output row the in-bounds run [lo, hi) of ox is found once, so the copy has no per-element test. */
 #define IM2COL(T)                                                                                               \
     static void im2col_##T(const T *img, T *col, const geom *g, int64_t r0, int64_t r1) {                       \
-        int64_t L = g->oh * g->ow;                                                                              \
+        const int64_t D = g->in[0], H = g->in[1], W = g->in[2], od = g->o[0], oh = g->o[1], ow = g->o[2];       \
+        const int64_t kd = g->k[0], kh = g->k[1], kw = g->k[2], sw = g->s[2], plane = oh * ow;                  \
+        const int64_t sd = g->s[0], sh = g->s[1], pd = g->p[0], ph = g->p[1], dd = g->d[0], dh = g->d[1];       \
         for (int64_t r = r0; r < r1; r++) {                                                                     \
-            int64_t c = r / (g->kh * g->kw), ki = r / g->kw % g->kh, kj = r % g->kw;                            \
-            T *dst = col + r * L;                                                                               \
-            int64_t x0 = kj * g->dw - g->pw;                                                                    \
-            int64_t lo = x0 >= 0 ? 0 : (-x0 - 1) / g->sw + 1; /* rounded up; no overflow for a huge stride */    \
-            int64_t hi = g->W - 1 - x0 < 0 ? 0 : (g->W - 1 - x0) / g->sw + 1;                                   \
-            if (hi > g->ow) hi = g->ow;                                                                         \
+            int64_t c = r / (kd * kh * kw), kz = r / (kh * kw) % kd, ky = r / kw % kh, kx = r % kw;             \
+            T *dst = col + r * od * plane;                                                                      \
+            int64_t x0 = kx * g->d[2] - g->p[2];                                                                \
+            int64_t lo = x0 >= 0 ? 0 : (-x0 - 1) / sw + 1; /* rounded up; no overflow for a huge stride */      \
+            int64_t hi = W - 1 - x0 < 0 ? 0 : (W - 1 - x0) / sw + 1;                                            \
+            if (hi > ow) hi = ow;                                                                               \
             if (lo > hi) lo = hi;                                                                               \
-            for (int64_t oy = 0; oy < g->oh; oy++) {                                                            \
-                int64_t iy = oy * g->sh - g->ph + ki * g->dh;                                                   \
-                T *d = dst + oy * g->ow;                                                                        \
-                if (iy < 0 || iy >= g->H) { memset(d, 0, g->ow * sizeof(T)); continue; }                        \
-                const T *src = img + (c * g->H + iy) * g->W;                                                    \
-                for (int64_t ox = 0; ox < lo; ox++) d[ox] = 0;                                                  \
-                if (g->sw == 1) memcpy(d + lo, src + x0 + lo, (size_t)(hi - lo) * sizeof(T));                   \
-                else for (int64_t ox = lo; ox < hi; ox++) d[ox] = src[x0 + ox * g->sw];                         \
-                for (int64_t ox = hi; ox < g->ow; ox++) d[ox] = 0;                                              \
+            for (int64_t oz = 0; oz < od; oz++) {                                                               \
+                int64_t iz = oz * sd - pd + kz * dd;                                                            \
+                T *dz = dst + oz * plane;                                                                       \
+                if (iz < 0 || iz >= D) { memset(dz, 0, plane * sizeof(T)); continue; }                          \
+                for (int64_t oy = 0; oy < oh; oy++) {                                                           \
+                    int64_t iy = oy * sh - ph + ky * dh;                                                        \
+                    T *d = dz + oy * ow;                                                                        \
+                    if (iy < 0 || iy >= H) { memset(d, 0, ow * sizeof(T)); continue; }                          \
+                    const T *src = img + ((c * D + iz) * H + iy) * W;                                           \
+                    for (int64_t ox = 0; ox < lo; ox++) d[ox] = 0;                                              \
+                    if (sw == 1) memcpy(d + lo, src + x0 + lo, (size_t)(hi - lo) * sizeof(T));                  \
+                    else for (int64_t ox = lo; ox < hi; ox++) d[ox] = src[x0 + ox * sw];                        \
+                    for (int64_t ox = hi; ox < ow; ox++) d[ox] = 0;                                             \
+                }                                                                                               \
             }                                                                                                   \
         }                                                                                                       \
     }                                                                                                           \
     static void col2im_##T(const T *col, T *img, const geom *g, int64_t c0, int64_t c1) {                       \
-        int64_t L = g->oh * g->ow;                                                                              \
+        const int64_t D = g->in[0], H = g->in[1], W = g->in[2], od = g->o[0], oh = g->o[1], ow = g->o[2];       \
+        const int64_t K = g->k[0] * g->k[1] * g->k[2], L = od * oh * ow, sw = g->s[2];                          \
+        const int64_t sd = g->s[0], sh = g->s[1], pd = g->p[0], ph = g->p[1], dd = g->d[0], dh = g->d[1];       \
         for (int64_t c = c0; c < c1; c++)                                                                       \
-            for (int64_t ki = 0; ki < g->kh; ki++)                                                              \
-                for (int64_t kj = 0; kj < g->kw; kj++) {                                                        \
-                    const T *s = col + ((c * g->kh + ki) * g->kw + kj) * L;                                     \
-                    for (int64_t oy = 0; oy < g->oh; oy++) {                                                    \
-                        int64_t iy = oy * g->sh - g->ph + ki * g->dh;                                           \
-                        if (iy < 0 || iy >= g->H) continue;                                                     \
-                        T *dst = img + (c * g->H + iy) * g->W;                                                  \
-                        const T *sr = s + oy * g->ow;                                                           \
-                        int64_t x0 = kj * g->dw - g->pw;                                                        \
-                        for (int64_t ox = 0; ox < g->ow; ox++) {                                                \
-                            int64_t ix = x0 + ox * g->sw;                                                       \
-                            if (ix >= 0 && ix < g->W) dst[ix] += sr[ox];                                        \
+            for (int64_t kk = 0; kk < K; kk++) {                                                                \
+                int64_t kz = kk / (g->k[1] * g->k[2]), ky = kk / g->k[2] % g->k[1], kx = kk % g->k[2];          \
+                const T *s = col + (c * K + kk) * L;                                                            \
+                int64_t x0 = kx * g->d[2] - g->p[2];                                                            \
+                for (int64_t oz = 0; oz < od; oz++) {                                                           \
+                    int64_t iz = oz * sd - pd + kz * dd;                                                        \
+                    if (iz < 0 || iz >= D) continue;                                                            \
+                    for (int64_t oy = 0; oy < oh; oy++) {                                                       \
+                        int64_t iy = oy * sh - ph + ky * dh;                                                    \
+                        if (iy < 0 || iy >= H) continue;                                                        \
+                        T *dst = img + ((c * D + iz) * H + iy) * W;                                             \
+                        const T *sr = s + (oz * oh + oy) * ow;                                                  \
+                        for (int64_t ox = 0; ox < ow; ox++) {                                                   \
+                            int64_t ix = x0 + ox * sw;                                                          \
+                            if (ix >= 0 && ix < W) dst[ix] += sr[ox];                                           \
                         }                                                                                       \
                     }                                                                                           \
                 }                                                                                               \
+            }                                                                                                   \
     }
 IM2COL(float)
 IM2COL(double)
@@ -82,8 +97,8 @@ static void col_task(void *p, int64_t b, int64_t e) {
  * channels: the rows of one channel add into the same pixels) */
 static void run_cols(const void *src, void *dst, const geom *g, int f64, int to_col) {
     colctx c = {src, dst, g, f64, to_col};
-    int64_t per = g->oh * g->ow * (to_col ? 1 : g->kh * g->kw);
-    mt__parallel_for(to_col ? g->C * g->kh * g->kw : g->C, per > 0 ? 1 + MT_GRAIN_SIZE / per : 1, col_task, &c);
+    int64_t K = g->k[0] * g->k[1] * g->k[2], per = g->o[0] * g->o[1] * g->o[2] * (to_col ? 1 : K);
+    mt__parallel_for(to_col ? g->C * K : g->C, per > 0 ? 1 + MT_GRAIN_SIZE / per : 1, col_task, &c);
 }
 
 /* row-major C[m,n] = A[m,k] @ B[k,n] (+ beta*C), A/B transposed as flagged */
@@ -106,7 +121,7 @@ static void gemm(int f64, int ta, int tb, int64_t m, int64_t n, int64_t k, const
 /* ---- argument checks and shapes (PyTorch's check_shape_forward) ---------------- */
 
 static const char *cpp_type(int dt) {
-    static const char *const n[] = {"bool", "unsigned char", "signed char", "short", "int", "long", "c10::Half",
+    static const char *const n[] = {"bool", "unsigned char", "signed char", "short int", "int", "long int", "c10::Half",
                                     "c10::BFloat16", "float", "double", "c10::Float8_e5m2", "c10::Float8_e4m3fn",
                                     "c10::Float8_e5m2fnuz", "c10::Float8_e4m3fnuz", "c10::Float8_e8m0fnu",
                                     "c10::complex<float>", "c10::complex<double>"};
@@ -114,15 +129,50 @@ static const char *cpp_type(int dt) {
     return n[dt];
 }
 
+/* output channels; 1 when the product overflows */
+static int conv_cout(mt_tensor *w, const mt_conv_args *a, int64_t *cout) {
+    if (!a->transposed) return *cout = w->sizes[0], 0;
+    return __builtin_mul_overflow(w->sizes[1], a->groups, cout);
+}
+
+/* v over the dims PyTorch's CPU kernels report: 3-D as is, 1-D and 2-D as 2-D (1-D runs with a
+ * height of 1, whose value is fill); returns the count */
+static int kernel_dims(const int64_t *v, int nd, int64_t fill, int64_t *out) {
+    int m = nd == 3 ? 3 : 2;
+    for (int i = 0; i < m; i++) out[i] = i < m - nd ? fill : v[i - (m - nd)];
+    return m;
+}
+
+/* appends "name_height: v<sep>name_width: v" (with name_depth first in 3-D) to buf at n */
+static int fmt_named(char *buf, size_t cap, int n, const char *name, const int64_t *v, int nd, int64_t fill,
+                     const char *sep) {
+    static const char *const dims[] = {"depth", "height", "width"};
+    int64_t e[3];
+    int m = kernel_dims(v, nd, fill, e);
+    for (int i = 0; i < m && n < (int)cap; i++)
+        n += snprintf(buf + n, cap - n, "%s%s_%s: %lld", n ? sep : "", name, dims[3 - m + i], (long long)e[i]);
+    return n;
+}
+
+/* "a x b x c" into buf */
+static void fmt_cross(char *buf, size_t cap, const int64_t *v, int n) {
+    int k = 0;
+    for (int i = 0; i < n && k < (int)cap; i++) k += snprintf(buf + k, cap - k, i ? " x %lld" : "%lld", (long long)v[i]);
+}
+
+/* PyTorch's front checks (convNd's bias type, check_shape_forward), in its order */
 static mt_status conv_check(mt_tensor *x, mt_tensor *w, mt_tensor *b, const mt_conv_args *a) {
     char s1[256], s2[256];
     int nd = a->nd;
+    if (!a->transposed && b && b->dtype != x->dtype)
+        return mt__error(MT_ERR_RUNTIME, "Input type (%s) and bias type (%s) should be the same", cpp_type(x->dtype),
+                         cpp_type(b->dtype));
     for (int i = 0; i < nd; i++) if (a->padding[i] < 0) return mt__error(MT_ERR_RUNTIME, "negative padding is not supported");
     for (int i = 0; i < nd; i++)
         if (a->output_padding[i] < 0) return mt__error(MT_ERR_RUNTIME, "negative output_padding is not supported");
     for (int i = 0; i < nd; i++) if (a->stride[i] <= 0) return mt__error(MT_ERR_RUNTIME, "non-positive stride is not supported");
-    for (int i = 0; i < nd; i++)
-        if (a->dilation[i] <= 0) return mt__error(MT_ERR_RUNTIME, "non-positive dilation is not supported");
+    /* a zero dilation passes here and is refused by the kernels (conv_kernel_check) */
+    for (int i = 0; i < nd; i++) if (a->dilation[i] < 0) return mt__error(MT_ERR_RUNTIME, "dilation should be greater than zero");
     if (a->groups <= 0) return mt__error(MT_ERR_RUNTIME, "non-positive groups is not supported");
     if (w->ndim != x->ndim)
         return mt__error(MT_ERR_RUNTIME, "Expected %d-dimensional input for %d-dimensional weight %s, but got "
@@ -165,29 +215,90 @@ static mt_status conv_check(mt_tensor *x, mt_tensor *w, mt_tensor *b, const mt_c
             return mt__error(MT_ERR_RUNTIME, "Given transposed=1, weight of size %s, expected bias to be 1-dimensional "
                              "with %lld elements, but got bias of size %s instead", MT_SZ(s1, w),
                              (long long)(w->sizes[1] * a->groups), MT_SZ(s2, b));
-        for (int i = 0; i < nd; i++)
-            if (a->output_padding[i] >= a->stride[i] && a->output_padding[i] >= a->dilation[i]) {
-                int two = nd == 2; /* 1-D runs as 2-D with height 1 */
-                return mt__error(MT_ERR_RUNTIME, "output padding must be smaller than either stride or dilation, but "
-                                 "got output_padding_height: %lld output_padding_width: %lld stride_height: %lld "
-                                 "stride_width: %lld dilation_height: %lld dilation_width: %lld",
-                                 (long long)(two ? a->output_padding[0] : 0), (long long)a->output_padding[two],
-                                 (long long)(two ? a->stride[0] : 1), (long long)a->stride[two],
-                                 (long long)(two ? a->dilation[0] : 1), (long long)a->dilation[two]);
-            }
     }
-    if (x->dtype != w->dtype)
-        return mt__error(MT_ERR_RUNTIME, "expected scalar type %s but found %s", MT_DTNAME(x), MT_DTNAME(w));
-    if (b && b->dtype != x->dtype)
-        return mt__error(MT_ERR_RUNTIME, "Input type (%s) and bias type (%s) should be the same", cpp_type(x->dtype),
-                         cpp_type(b->dtype));
+    return MT_OK;
+}
+
+/* Whether PyTorch 2.13 runs this convolution on oneDNN (its use_mkldnn: bfloat16 always, float32 unless
+ * small and single-threaded), whose checks word some errors differently. */
+static int onednn(mt_tensor *x, mt_tensor *w, const mt_conv_args *a) {
+    if (x->dtype == MT_BF16) return 1;
+    if (x->dtype != MT_F32) return 0;
+    int64_t kw = w->sizes[w->ndim - 1], kh = a->nd > 1 ? w->sizes[w->ndim - 2] : 1, N = x->sizes[0], big = 1;
+    int spaced = 0;
+    for (int i = 0; i < a->nd; i++) spaced |= a->stride[i] != 1 || a->dilation[i] != 1;
+    for (int i = 0; i < 4; i++) big = mt__wmul(big, a->nd == 1 && i == 2 ? 1 : x->sizes[i]); /* 1-D as N, C, 1, W */
+    return (spaced || N >= 16 || kw != 1 || kh != 1 || mt_get_num_threads() > 1) &&
+           (a->groups > 1 || (kw > 3 && kh > 3) || N > 1 || big > 20480);
+}
+
+/* a tensor's type as PyTorch's toString() prints it */
+static const char *type_str(char *buf, size_t cap, int dt) {
+    snprintf(buf, cap, dt == MT_BF16 ? "CPU%sType" : "torch.%sTensor", mt_dtype_names[dt]);
+    return buf;
+}
+
+/* The checks of PyTorch's CPU kernels (slow_conv2d/3d, the dilated and transposed ones), which an
+ * empty input never reaches (it takes PyTorch's empty path): a zero dilation, then the transposed
+ * kernels' weight and output padding. */
+static mt_status conv_kernel_check(mt_tensor *x, mt_tensor *w, const mt_conv_args *a) {
+    char s[512];
+    int nd = a->nd, zero = 0, n = 0;
+    for (int i = 0; i < nd; i++) zero |= a->dilation[i] == 0;
+    if (zero && onednn(x, w, a))
+        return mt__error(MT_ERR_RUNTIME, a->transposed ? "dimensions are invalid" : "non-positive dilation is not supported");
+    if (zero && !a->transposed) {
+        int64_t e[3];
+        int m = kernel_dims(a->dilation, nd, 1, e);
+        for (int i = 0; i < m; i++) n += snprintf(s + n, sizeof s - n, i ? ", %lld" : "%lld", (long long)e[i]);
+        return mt__error(MT_ERR_RUNTIME, "dilation should be greater than zero, but got [%s]", s);
+    }
+    if (!a->transposed) return MT_OK;
+    if (zero) {
+        fmt_named(s, sizeof s, 0, "dilation", a->dilation, nd, 1, ", ");
+        return mt__error(MT_ERR_RUNTIME, "dilation should be greater than zero, but got %s", s);
+    }
+    if (mt_tensor_numel(w) == 0) {
+        char s1[256];
+        int64_t shown[5];  /* a 1-D weight as the 2-D kernel sees it */
+        int m = nd == 1 ? 4 : w->ndim;
+        for (int i = 0, j = 0; i < m; i++) shown[i] = nd == 1 && i == 2 ? 1 : w->sizes[j++];
+        mt__fmt_sizes(s1, sizeof s1, m, shown);
+        if (nd == 3)
+            return mt__error(MT_ERR_RUNTIME, "non-empty 5D (n_output_plane x n_input_plane x kernel_depth x kernel_height "
+                             "x kernel_width) tensor expected for weight, but got: %s", s1);
+        return mt__error(MT_ERR_RUNTIME, "non-empty 2D or 4D weight tensor expected, but got: %s", s1);
+    }
+    for (int i = 0; i < nd; i++)
+        if (a->output_padding[i] >= a->stride[i] && a->output_padding[i] >= a->dilation[i]) {
+            n = fmt_named(s, sizeof s, 0, "output_padding", a->output_padding, nd, 0, " ");
+            n = fmt_named(s, sizeof s, n, "stride", a->stride, nd, 1, " ");
+            fmt_named(s, sizeof s, n, "dilation", a->dilation, nd, 1, " ");
+            return mt__error(MT_ERR_RUNTIME, "output padding must be smaller than either stride or dilation, but got %s", s);
+        }
+    return MT_OK;
+}
+
+/* the kernels' dtype checks, after the output sizes */
+static mt_status conv_dtype_check(mt_tensor *x, mt_tensor *w, mt_tensor *b, const mt_conv_args *a) {
+    mt_tensor *other[2] = {w, a->transposed ? b : NULL};
+    for (int i = 0; i < 2; i++) {
+        mt_tensor *t = other[i];
+        char s1[64], s2[64];
+        if (!t || t->dtype == x->dtype) continue;
+        if (onednn(x, w, a))
+            return mt__error(MT_ERR_RUNTIME, "Input type (%s) and %s type (%s) should be the same or input should be a "
+                             "MKLDNN tensor and %s is a dense tensor", type_str(s1, sizeof s1, x->dtype),
+                             i ? "bias" : "weight", type_str(s2, sizeof s2, t->dtype), i ? "bias" : "weight");
+        return mt__error(MT_ERR_RUNTIME, "expected scalar type %s but found %s", MT_DTNAME(x), MT_DTNAME(t));
+    }
     if (!mt__is_float(x->dtype))
         return mt__error(MT_ERR_NOT_IMPLEMENTED, "convolution on integer tensors (%s) is not implemented",
                          MT_DTNAME(x));
     return MT_OK;
 }
 
-/* output spatial sizes */
+/* output spatial sizes; an empty input's negative size is refused by the allocation, as in PyTorch */
 static mt_status conv_out_sizes(mt_tensor *x, mt_tensor *w, const mt_conv_args *a, int64_t *o) {
     int ok = 1;
     for (int i = 0; i < a->nd; i++) {
@@ -200,25 +311,36 @@ static mt_status conv_out_sizes(mt_tensor *x, mt_tensor *w, const mt_conv_args *
         if (over) return mt__error(MT_ERR_RUNTIME, "numel: integer multiplication overflow");
         if (o[i] <= 0) ok = 0;
     }
-    if (!ok) {
+    if (!ok && mt_tensor_numel(x) == 0) {
+        for (int i = 0; i < a->nd; i++)
+            if (o[i] < 0) {
+                char s1[256];
+                int64_t shape[5] = {x->sizes[0], 0};
+                if (conv_cout(w, a, &shape[1])) return mt__error(MT_ERR_RUNTIME, "numel: integer multiplication overflow");
+                memcpy(shape + 2, o, a->nd * sizeof *o);
+                return mt__error(MT_ERR_RUNTIME, "invalid shape dimension %lld at index %d of shape %s",
+                                 (long long)o[i], i + 2, mt__fmt_sizes(s1, sizeof s1, a->nd + 2, shape));
+            }
+    } else if (!ok) {
         char s1[256], s2[256];
-        int n1 = 0, n2 = 0;
-        for (int i = 0; i < a->nd; i++) {
-            n1 += snprintf(s1 + n1, sizeof s1 - n1, i ? " x %lld" : "%lld", (long long)x->sizes[2 + i]);
-            n2 += snprintf(s2 + n2, sizeof s2 - n2, i ? " x %lld" : "%lld", (long long)o[i]);
-        }
+        int64_t in[3], out[3];
+        int m = kernel_dims(x->sizes + 2, a->nd, 1, in);
+        kernel_dims(o, a->nd, 1, out);
+        fmt_cross(s1, sizeof s1, in, m);
+        fmt_cross(s2, sizeof s2, out, m);
         return mt__error(MT_ERR_RUNTIME, "Given input size per channel: (%s). Calculated output size per channel: (%s). "
                          "Output size is too small", s1, s2);
     }
     return MT_OK;
 }
 
-/* the image/columns geometry: image = input (conv) or output (transposed) of one sample */
+/* the image/columns geometry: image = input (conv) or output (transposed) of one sample; the
+ * convolution's nd dims fill the last of the three slots, the others are a size-1 identity */
 static geom make_geom(const mt_conv_args *a, int64_t C, const int64_t *img, const int64_t *cols, const int64_t *k) {
-    int two = a->nd == 2;
-    geom g = {C, two ? img[0] : 1, img[two], two ? k[0] : 1, k[two], two ? a->stride[0] : 1, a->stride[two],
-              two ? a->padding[0] : 0, a->padding[two], two ? a->dilation[0] : 1, a->dilation[two],
-              two ? cols[0] : 1, cols[two]};
+    geom g = {C, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, {1, 1, 1}};
+    for (int i = 0, j = 3 - a->nd; i < a->nd; i++, j++)
+        g.in[j] = img[i], g.k[j] = k[i], g.s[j] = a->stride[i], g.p[j] = a->padding[i], g.d[j] = a->dilation[i],
+        g.o[j] = cols[i];
     return g;
 }
 
@@ -233,8 +355,7 @@ typedef struct {
 static mt_status make_plan(mt_tensor *x, mt_tensor *w, const mt_conv_args *a, const int64_t *osz, int cdt, plan *p) {
     p->f64 = cdt == MT_F64, p->es = p->f64 ? 8 : 4;
     p->N = x->sizes[0], p->Cin = x->sizes[1], p->G = a->groups;
-    p->Cout = w->sizes[0];
-    if (a->transposed && __builtin_mul_overflow(w->sizes[1], a->groups, &p->Cout))
+    if (conv_cout(w, a, &p->Cout))
         return mt__error(MT_ERR_RUNTIME, "numel: integer multiplication overflow");
     p->K = 1, p->Lin = 1, p->Lout = 1;
     for (int i = 0; i < a->nd; i++)
@@ -251,10 +372,10 @@ static mt_status make_plan(mt_tensor *x, mt_tensor *w, const mt_conv_args *a, co
 static int winograd(const plan *p, const mt_conv_args *a, int flip, int64_t C, int64_t K, int64_t oh, int64_t ow,
                     int64_t *pad) {
     const geom *g = &p->g;
-    if (p->f64 || a->nd != 2 || p->G != 1 || g->kh != 3 || g->kw != 3 || g->sh != 1 || g->sw != 1 || g->dh != 1 ||
-        g->dw != 1)
+    if (p->f64 || a->nd != 2 || p->G != 1 || g->k[1] != 3 || g->k[2] != 3 || g->s[1] != 1 || g->s[2] != 1 ||
+        g->d[1] != 1 || g->d[2] != 1)
         return 0;
-    pad[0] = flip ? 2 - g->ph : g->ph, pad[1] = flip ? 2 - g->pw : g->pw;
+    pad[0] = flip ? 2 - g->p[1] : g->p[1], pad[1] = flip ? 2 - g->p[2] : g->p[2];
     return pad[0] >= 0 && pad[1] >= 0 && mt__winograd_fits(C, K, oh, ow);
 }
 
@@ -272,12 +393,16 @@ static void add_bias(const plan *pp, void *out, const void *b) {
 
 mt_status mt__impl_convolution(mt_tensor *x, mt_tensor *w, mt_tensor *b, const mt_conv_args *a, mt_tensor **out) {
     MT_TRY(conv_check(x, w, b, a));
-    int64_t osz[2], shape[4];
+    int empty = mt_tensor_numel(x) == 0;
+    if (!empty) MT_TRY(conv_kernel_check(x, w, a));
+    int64_t osz[3], shape[5];
     MT_TRY(conv_out_sizes(x, w, a, osz));
+    if (!empty) MT_TRY(conv_dtype_check(x, w, b, a));
     int cdt = mt__compute_dtype(x->dtype);
     plan p;
     MT_TRY(make_plan(x, w, a, osz, cdt, &p));
-    shape[0] = p.N, shape[1] = p.Cout, shape[2] = osz[0], shape[3] = osz[1];
+    shape[0] = p.N, shape[1] = p.Cout;
+    memcpy(shape + 2, osz, a->nd * sizeof *osz);
     mt_tensor *r, *xc = NULL, *wc = NULL, *bc = NULL;
     MT_TRY(mt__alloc(2 + a->nd, shape, NULL, cdt, x->device, &r));
     if (x->device == MT_META || mt_tensor_numel(r) == 0) return mt__from_compute(r, x->dtype, out);
@@ -326,7 +451,7 @@ mt_status mt__impl_convolution(mt_tensor *x, mt_tensor *w, mt_tensor *b, const m
 
 mt_status mt__impl_convolution_backward(mt_tensor *go, mt_tensor *x, mt_tensor *w, const mt_conv_args *a, int mask,
                                         mt_tensor **gx, mt_tensor **gw, mt_tensor **gb) {
-    int64_t osz[2];
+    int64_t osz[3];
     MT_TRY(conv_out_sizes(x, w, a, osz));
     int cdt = mt__compute_dtype(x->dtype);
     plan p;
@@ -441,7 +566,7 @@ static mt_status col_args_check(const char *what, const int64_t *k, const int64_
 
 static geom col_geom(int64_t C, int64_t H, int64_t W, const int64_t *k, const int64_t *d, const int64_t *p, const int64_t *s,
                      int64_t oh, int64_t ow) {
-    geom g = {C, H, W, k[0], k[1], s[0], s[1], p[0], p[1], d[0], d[1], oh, ow};
+    geom g = {C, {1, H, W}, {1, k[0], k[1]}, {1, s[0], s[1]}, {0, p[0], p[1]}, {1, d[0], d[1]}, {1, oh, ow}};
     return g;
 }
 

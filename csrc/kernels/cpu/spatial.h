@@ -45,9 +45,9 @@ mt_status mt__impl_nll_loss_backward(mt_tensor *g, mt_tensor *x, mt_tensor *targ
 
 /* ---- convolution (conv.c) ---------------------------------------------------- */
 typedef struct {
-    int nd;                    /* spatial dims: 1 or 2 (1-D runs as 2-D with height 1) */
-    int64_t stride[2], padding[2], dilation[2], output_padding[2];
-    int64_t pad_extra[2];      /* padding='same' with an odd total: one more at the end */
+    int nd;                    /* spatial dims: 1, 2 or 3 */
+    int64_t stride[3], padding[3], dilation[3], output_padding[3];
+    int64_t pad_extra[3];      /* padding='same' with an odd total: one more at the end */
     int transposed;
     int64_t groups;
 } mt_conv_args;

@@ -1,7 +1,6 @@
-"""Conv1d/2d, ConvTranspose1d/2d and their lazy forms (PyTorch's torch/nn/modules/conv.py).
+"""Conv1d/2d/3d, ConvTranspose1d/2d/3d and their lazy forms (PyTorch's torch/nn/modules/conv.py).
 
-Bookkeeping only: the math is F.conv*/F.pad (one core call each). Conv3d/ConvTranspose3d are absent
-until the core has a 3-D convolution, so they raise NotImplementedError naming themselves.
+Bookkeeping only: the math is F.conv*/F.pad (one core call each).
 """
 import math
 
@@ -145,8 +144,15 @@ class Conv2d(_ConvNd):
 
 
 class Conv3d(_ConvNd):
-    def __init__(self, *args, **kwargs):
-        raise NotImplementedError("Conv3d is not implemented (the core has no 3-D convolution)")
+    """3-D convolution over an input of shape (N, C_in, D, H, W) or (C_in, D, H, W)."""
+
+    _conv_fn = "conv3d"
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None):
+        k, s, p, d = _args(3, kernel_size, stride, padding, dilation)
+        super().__init__(in_channels, out_channels, k, s, p, d, False, _triple(0), groups, bias, padding_mode,
+                         device=device, dtype=dtype)
 
 
 class _ConvTransposeNd(_ConvNd):
@@ -216,8 +222,15 @@ class ConvTranspose2d(_ConvTransposeNd):
 
 
 class ConvTranspose3d(_ConvTransposeNd):
-    def __init__(self, *args, **kwargs):
-        raise NotImplementedError("ConvTranspose3d is not implemented (the core has no 3-D convolution)")
+    """3-D transposed convolution (the gradient of Conv3d with respect to its input)."""
+
+    _conv_fn = "conv_transpose3d"
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(in_channels, out_channels, _triple(kernel_size), _triple(stride), _triple(padding),
+                         _triple(dilation), True, _triple(output_padding), groups, bias, padding_mode,
+                         device=device, dtype=dtype)
 
 
 # ---- lazy forms: in_channels is read off the first input ----------------------------------------
@@ -295,11 +308,21 @@ class LazyConvTranspose2d(_LazyConvXdMixin, ConvTranspose2d):
         self._lazy_init(out_channels, bias, device, dtype)
 
 
-class LazyConv3d(Module):
-    def __init__(self, *args, **kwargs):
-        raise NotImplementedError("LazyConv3d is not implemented (the core has no 3-D convolution)")
+class LazyConv3d(_LazyConvXdMixin, Conv3d):
+    cls_to_become = Conv3d
+
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode, device=device,
+                         dtype=dtype)
+        self._lazy_init(out_channels, bias, device, dtype)
 
 
-class LazyConvTranspose3d(Module):
-    def __init__(self, *args, **kwargs):
-        raise NotImplementedError("LazyConvTranspose3d is not implemented (the core has no 3-D convolution)")
+class LazyConvTranspose3d(_LazyConvXdMixin, ConvTranspose3d):
+    cls_to_become = ConvTranspose3d
+
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True,
+                 dilation=1, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode,
+                         device=device, dtype=dtype)
+        self._lazy_init(out_channels, bias, device, dtype)

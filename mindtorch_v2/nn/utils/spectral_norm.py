@@ -77,8 +77,8 @@ class SpectralNorm:
 
 
 def _default_dim(module):
-    from ..modules.conv import ConvTranspose1d, ConvTranspose2d
-    return 1 if isinstance(module, (ConvTranspose1d, ConvTranspose2d)) else 0
+    from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
+    return 1 if isinstance(module, (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)) else 0
 
 
 def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=None):
