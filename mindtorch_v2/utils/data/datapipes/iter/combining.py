@@ -89,11 +89,11 @@ class _ForkerIterDataPipe(IterDataPipe, _ContainerTemplate):
         self.buffer_size = buffer_size
         if buffer_size < 0:
             _unlimited_buffer_warning("fork")
+        self._clear()
         copies = {None: _no_op, "shallow": copymodule.copy, "deep": copymodule.deepcopy}
         if copy not in copies:
             raise ValueError(f"Unknown copy method `{copy}` requested, choose one of None, `shallow` or `deep`.")
         self.copy_fn = copies[copy]
-        self._clear()
 
     def _clear(self):
         self._datapipe_iterator = None
