@@ -16,9 +16,7 @@ class FuzzedParameter:
     its value across the rejected candidates of one draw."""
 
     def __init__(self, name, minval=None, maxval=None, distribution=None, strict=False):
-        self._name = name
-        self._minval = minval
-        self._maxval = maxval
+        self._name, self._minval, self._maxval = name, minval, maxval
         self._distribution = self._check_distribution(distribution)
         self.strict = strict
 
@@ -27,12 +25,10 @@ class FuzzedParameter:
         return self._name
 
     def sample(self, state):
-        if self._distribution == "loguniform":
-            return self._loguniform(state)
-        if self._distribution == "uniform":
-            return self._uniform(state)
-        if isinstance(self._distribution, dict):
+        kind = self._distribution
+        if isinstance(kind, dict):
             return self._custom_distribution(state)
+        return self._loguniform(state) if kind == "loguniform" else self._uniform(state)
 
     def _check_distribution(self, distribution):
         if not isinstance(distribution, dict):
@@ -62,9 +58,10 @@ class FuzzedParameter:
         return value
 
     def _uniform(self, state):
-        if isinstance(self._minval, int) and isinstance(self._maxval, int):
-            return int(state.randint(low=self._minval, high=self._maxval + 1))
-        return state.uniform(low=self._minval, high=self._maxval)
+        lo, hi = self._minval, self._maxval
+        if isinstance(lo, int) and isinstance(hi, int):
+            return int(state.randint(low=lo, high=hi + 1))  # both ends included
+        return state.uniform(low=lo, high=hi)
 
     def _custom_distribution(self, state):
         import numpy as np
@@ -101,17 +98,12 @@ class FuzzedTensor:
     def __init__(self, name, size, steps=None, probability_contiguous=0.5, min_elements=None, max_elements=None,
                  max_allocation_bytes=None, dim_parameter=None, roll_parameter=None, dtype=torch.float32,
                  cuda=False, tensor_constructor=None):
-        self._name = name
-        self._size = size
-        self._steps = steps
+        self._name, self._size, self._steps, self._dtype, self._cuda = name, size, steps, dtype, cuda
         self._probability_contiguous = probability_contiguous
-        self._min_elements = min_elements
-        self._max_elements = max_elements
+        self._min_elements, self._max_elements = min_elements, max_elements
         self._max_allocation_bytes = max_allocation_bytes
         self._dim_parameter = dim_parameter
-        self._dtype = dtype
-        self._cuda = cuda
-        self._tensor_constructor = tensor_constructor
+        self._tensor_constructor = tensor_constructor  # None: default_tensor_constructor
 
     @property
     def name(self):
@@ -119,9 +111,9 @@ class FuzzedTensor:
 
     @staticmethod
     def default_tensor_constructor(size, dtype, **kwargs):
-        if dtype.is_floating_point or dtype.is_complex:
-            return torch.rand(size=size, dtype=dtype, device="cpu")
-        return torch.randint(1, 127, size=size, dtype=dtype, device="cpu")
+        if not (dtype.is_floating_point or dtype.is_complex):
+            return torch.randint(1, 127, size=size, dtype=dtype, device="cpu")  # integers in [1, 127)
+        return torch.rand(size=size, dtype=dtype, device="cpu")
 
     def _make_tensor(self, params, state):
         import numpy as np
@@ -171,17 +163,15 @@ class Fuzzer:
 
     def __init__(self, parameters, tensors, constraints=None, seed=None):
         import numpy as np
-        if seed is None:
-            seed = int(np.random.RandomState().randint(0, 2 ** 32 - 1, dtype=np.int64))
-        self._seed = seed
-        self._parameters = Fuzzer._unpack(parameters, FuzzedParameter)
-        self._tensors = Fuzzer._unpack(tensors, FuzzedTensor)
+        # without a seed, one from a fresh (OS-entropy) RandomState
+        self._seed = seed if seed is not None else \
+            int(np.random.RandomState().randint(0, 2 ** 32 - 1, dtype=np.int64))
+        self._parameters, self._tensors = self._unpack(parameters, FuzzedParameter), self._unpack(tensors, FuzzedTensor)
         self._constraints = constraints or ()
         overlap = {p.name for p in self._parameters} & {t.name for t in self._tensors}
         if overlap:
             raise ValueError(f"Duplicate names in parameters and tensors: {overlap}")
-        self._rejections = 0
-        self._total_generated = 0
+        self._rejections = self._total_generated = 0
 
     @staticmethod
     def _unpack(values, cls):
@@ -189,14 +179,12 @@ class Fuzzer:
 
     def take(self, n):
         import numpy as np
-        state = np.random.RandomState(self._seed)
-        torch.manual_seed(state.randint(low=0, high=2 ** 63, dtype=np.int64))
+        rs = np.random.RandomState(self._seed)
+        torch.manual_seed(rs.randint(low=0, high=2 ** 63, dtype=np.int64))  # tensor values follow the seed too
         for _ in range(n):
-            params = self._generate(state)
-            tensors, properties = {}, {}
-            for t in self._tensors:
-                tensors[t.name], properties[t.name] = t._make_tensor(params, state)
-            yield tensors, properties, params
+            params = self._generate(rs)
+            made = {t.name: t._make_tensor(params, rs) for t in self._tensors}
+            yield {k: v[0] for k, v in made.items()}, {k: v[1] for k, v in made.items()}, params
 
     @property
     def rejection_rate(self):

@@ -14,9 +14,7 @@ class FuzzedSparseTensor(FuzzedTensor):
                  nnz=None, density=None, coalesced=None, dtype=torch.float32, cuda=False):
         super().__init__(name=name, size=size, min_elements=min_elements, max_elements=max_elements,
                          dim_parameter=dim_parameter, dtype=dtype, cuda=cuda)
-        self._density = density
-        self._coalesced = coalesced
-        self._sparse_dim = sparse_dim
+        self._density, self._coalesced, self._sparse_dim = density, coalesced, sparse_dim
 
     @staticmethod
     def sparse_tensor_constructor(size, dtype, sparse_dim, nnz, is_coalesced):

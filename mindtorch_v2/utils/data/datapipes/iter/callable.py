@@ -33,12 +33,12 @@ class MapperIterDataPipe(IterDataPipe):
         _check_unpickable_fn(fn)
         self.fn = fn
         self.input_col = input_col
-        if input_col is None and output_col is not None:
+        if output_col is not None and input_col is None:
             raise ValueError("`output_col` must be None when `input_col` is None.")
-        if isinstance(output_col, (list, tuple)):
+        if isinstance(output_col, (list, tuple)):  # one column, possibly in a list
             if len(output_col) > 1:
                 raise ValueError("`output_col` must be a single-element list or tuple")
-            output_col = output_col[0]
+            output_col = output_col[0]  # an empty one: IndexError, as in PyTorch
         self.output_col = output_col
         validate_input_col(fn, input_col)
 

@@ -24,9 +24,10 @@ class SamplerIterDataPipe(IterDataPipe):
             raise AssertionError("Sampler class requires input datapipe implemented `__len__`")
         super().__init__()
         self.datapipe = datapipe
-        self.sampler_args = () if sampler_args is None else sampler_args
-        self.sampler_kwargs = {} if sampler_kwargs is None else sampler_kwargs
-        self.sampler_kwargs["data_source"] = self.datapipe
+        self.sampler_args = tuple() if sampler_args is None else sampler_args
+        # the caller's dict gains data_source, as in PyTorch
+        self.sampler_kwargs = dict() if sampler_kwargs is None else sampler_kwargs
+        self.sampler_kwargs.update(data_source=datapipe)
         self.sampler = sampler(*self.sampler_args, **self.sampler_kwargs)
 
     def __iter__(self):
@@ -49,9 +50,7 @@ class ShufflerIterDataPipe(IterDataPipe):
             raise AssertionError("buffer_size should be larger than 0")
         self.datapipe = datapipe if unbatch_level == 0 else datapipe.unbatch(unbatch_level=unbatch_level)
         self.buffer_size = buffer_size
-        self._enabled = True
-        self._seed = None
-        self._rng = random.Random()
+        self._enabled, self._seed, self._rng = True, None, random.Random()
 
     def set_shuffle(self, shuffle=True):
         self._enabled = shuffle

@@ -9,6 +9,11 @@ from .callable import _len_of_source
 __all__ = ["BatcherIterDataPipe", "GrouperIterDataPipe", "UnBatcherIterDataPipe"]
 
 
+def _check_batch_size(n):
+    if n <= 0:
+        raise AssertionError("Batch size is required to be larger than 0!")
+
+
 def _batch_count(dp, n):
     return n // dp.batch_size if dp.drop_last else -(-n // dp.batch_size)
 
@@ -19,23 +24,21 @@ class BatcherIterDataPipe(IterDataPipe):
     one is kept unless drop_last."""
 
     def __init__(self, datapipe, batch_size, drop_last=False, wrapper_class=DataChunk):
-        if batch_size <= 0:
-            raise AssertionError("Batch size is required to be larger than 0!")
+        _check_batch_size(batch_size)
         super().__init__()
-        self.datapipe = datapipe
-        self.batch_size = batch_size
-        self.drop_last = drop_last
+        self.datapipe, self.batch_size, self.drop_last = datapipe, batch_size, drop_last
         self.wrapper_class = wrapper_class
 
     def __iter__(self):
-        batch = []
-        for x in self.datapipe:
-            batch.append(x)
-            if len(batch) == self.batch_size:
-                yield self.wrapper_class(batch)
-                batch = []
-        if batch and not self.drop_last:
-            yield self.wrapper_class(batch)
+        pending = []
+        for sample in self.datapipe:
+            pending.append(sample)
+            if len(pending) < self.batch_size:
+                continue
+            yield self.wrapper_class(pending)
+            pending = []
+        if pending and not self.drop_last:  # the short last batch
+            yield self.wrapper_class(pending)
 
     def __len__(self):
         return _batch_count(self, _len_of_source(self, self.datapipe))
@@ -46,12 +49,12 @@ class UnBatcherIterDataPipe(IterDataPipe):
     """Flattens unbatch_level levels of lists/DataChunks (-1: all of them)."""
 
     def __init__(self, datapipe, unbatch_level=1):
-        self.datapipe = datapipe
-        self.unbatch_level = unbatch_level
+        self.datapipe, self.unbatch_level = datapipe, unbatch_level
 
     def __iter__(self):
-        for element in self.datapipe:
-            yield from self._dive(element, unbatch_level=self.unbatch_level)
+        level = self.unbatch_level
+        for batch in self.datapipe:
+            yield from self._dive(batch, unbatch_level=level)
 
     def _dive(self, element, unbatch_level):
         if unbatch_level < -1:
@@ -75,22 +78,20 @@ class GrouperIterDataPipe(IterDataPipe):
     def __init__(self, datapipe, group_key_fn, *, keep_key=False, buffer_size=10000, group_size=None,
                  guaranteed_group_size=None, drop_remaining=False):
         _check_unpickable_fn(group_key_fn)
-        self.datapipe = datapipe
-        self.group_key_fn = group_key_fn
-        self.keep_key = keep_key
-        self.max_buffer_size = buffer_size
-        self.buffer_elements = defaultdict(list)
-        self.curr_buffer_size = 0
-        self.group_size = group_size
-        self.guaranteed_group_size = None
+        self.datapipe, self.group_key_fn, self.keep_key = datapipe, group_key_fn, keep_key
+        self.max_buffer_size, self.group_size = buffer_size, group_size
+        self.buffer_elements, self.curr_buffer_size = defaultdict(list), 0
+        # the smallest group yielded when the buffer overflows: group_size unless given
+        least = None
         if group_size is not None and buffer_size is not None:
             if not 0 < group_size <= buffer_size:
                 raise AssertionError("group_size must be > 0 and <= buffer_size")
-            self.guaranteed_group_size = group_size
+            least = group_size
         if guaranteed_group_size is not None:
             if group_size is None or not 0 < guaranteed_group_size <= group_size:
                 raise AssertionError("guaranteed_group_size must be > 0 and <= group_size and group_size must be set")
-            self.guaranteed_group_size = guaranteed_group_size
+            least = guaranteed_group_size
+        self.guaranteed_group_size = least
         self.drop_remaining = drop_remaining
         self.wrapper_class = DataChunk
 
@@ -113,14 +114,16 @@ class GrouperIterDataPipe(IterDataPipe):
         return (key, chunk) if self.keep_key else chunk
 
     def __iter__(self):
-        for x in self.datapipe:
-            key = self.group_key_fn(x)
-            self.buffer_elements[key].append(x)
+        groups = self.buffer_elements
+        for sample in self.datapipe:
+            key = self.group_key_fn(sample)
+            group = groups[key]
+            group.append(sample)
             self.curr_buffer_size += 1
-            if self.group_size is not None and len(self.buffer_elements[key]) == self.group_size:
-                yield self._emit(key, self.buffer_elements[key])
-                self.curr_buffer_size -= len(self.buffer_elements[key])
-                del self.buffer_elements[key]
+            if len(group) == self.group_size:
+                yield self._emit(key, group)
+                self.curr_buffer_size -= len(group)
+                del groups[key]
             if self.curr_buffer_size == self.max_buffer_size:
                 evicted = self._remove_biggest_key()
                 if evicted is not None:

@@ -15,9 +15,7 @@ class ShufflerIterDataPipe(IterDataPipe):
         super().__init__()
         self.datapipe = datapipe
         self.indices = list(range(len(datapipe))) if indices is None else indices
-        self._enabled = True
-        self._seed = None
-        self._rng = random.Random()
+        self._enabled, self._seed, self._rng = True, None, random.Random()
         self._shuffled_indices = self.indices
 
     def set_shuffle(self, shuffle=True):

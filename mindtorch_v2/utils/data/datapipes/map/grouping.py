@@ -2,7 +2,7 @@
 from .._decorator import functional_datapipe
 from ..datapipe import DataChunk, MapDataPipe
 from ..iter.callable import _len_of_source
-from ..iter.grouping import _batch_count
+from ..iter.grouping import _batch_count, _check_batch_size
 
 __all__ = ["BatcherMapDataPipe"]
 
@@ -13,12 +13,9 @@ class BatcherMapDataPipe(MapDataPipe):
     drop_last)."""
 
     def __init__(self, datapipe, batch_size, drop_last=False, wrapper_class=DataChunk):
-        if batch_size <= 0:
-            raise AssertionError("Batch size is required to be larger than 0!")
+        _check_batch_size(batch_size)
         super().__init__()
-        self.datapipe = datapipe
-        self.batch_size = batch_size
-        self.drop_last = drop_last
+        self.datapipe, self.batch_size, self.drop_last = datapipe, batch_size, drop_last
         self.wrapper_class = wrapper_class
 
     def __getitem__(self, index):
