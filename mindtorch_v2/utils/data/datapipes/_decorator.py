@@ -32,21 +32,27 @@ class functional_datapipe:
 
 
 _determinism = False
+_runtime_validation_enabled = True
 
 
-class guaranteed_datapipes_determinism:
-    """While active (from construction to the end of its `with`), building a non-deterministic pipe raises."""
+class _FlagSetting:
+    """Sets the module flag _flag to _value from construction to the end of its `with`."""
+    _flag = _value = None
 
     def __init__(self):
-        global _determinism
-        self.prev, _determinism = _determinism, True
+        self.prev = globals()[self._flag]
+        globals()[self._flag] = self._value
 
     def __enter__(self):
         pass
 
     def __exit__(self, exc_type, exc_value, traceback):
-        global _determinism
-        _determinism = self.prev
+        globals()[self._flag] = self.prev
+
+
+class guaranteed_datapipes_determinism(_FlagSetting):
+    """While active, building a non-deterministic pipe raises."""
+    _flag, _value = "_determinism", True
 
 
 class non_deterministic:
@@ -113,22 +119,9 @@ def argument_validation(f):
     return checked
 
 
-_runtime_validation_enabled = True
-
-
-class runtime_validation_disabled:
-    """Turns runtime_validation off from construction to the end of its `with`."""
-
-    def __init__(self):
-        global _runtime_validation_enabled
-        self.prev, _runtime_validation_enabled = _runtime_validation_enabled, False
-
-    def __enter__(self):
-        pass
-
-    def __exit__(self, exc_type, exc_value, traceback):
-        global _runtime_validation_enabled
-        _runtime_validation_enabled = self.prev
+class runtime_validation_disabled(_FlagSetting):
+    """While active, runtime_validation checks nothing."""
+    _flag, _value = "_runtime_validation_enabled", False
 
 
 def runtime_validation(f):

@@ -37,8 +37,20 @@ class SamplerIterDataPipe(IterDataPipe):
         return _len_of_source(self, self.sampler)
 
 
+class _ShuffleSettings:
+    """What graph_settings finds a shuffling pipe by: set_shuffle and set_seed (the next iterator's seed)."""
+
+    def set_shuffle(self, shuffle=True):
+        self._enabled = shuffle
+        return self
+
+    def set_seed(self, seed):
+        self._seed = seed
+        return self
+
+
 @functional_datapipe("shuffle")
-class ShufflerIterDataPipe(IterDataPipe):
+class ShufflerIterDataPipe(_ShuffleSettings, IterDataPipe):
     """Shuffles through a buffer of buffer_size samples: once full, each new sample replaces a random one,
     which is yielded; the rest leave in random order at the end. Each iterator reseeds its Python RNG from
     set_seed's seed, else from torch's generator."""
@@ -51,14 +63,6 @@ class ShufflerIterDataPipe(IterDataPipe):
         self.datapipe = datapipe if unbatch_level == 0 else datapipe.unbatch(unbatch_level=unbatch_level)
         self.buffer_size = buffer_size
         self._enabled, self._seed, self._rng = True, None, random.Random()
-
-    def set_shuffle(self, shuffle=True):
-        self._enabled = shuffle
-        return self
-
-    def set_seed(self, seed):
-        self._seed = seed
-        return self
 
     def __iter__(self):
         if not self._enabled:

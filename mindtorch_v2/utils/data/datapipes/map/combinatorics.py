@@ -2,12 +2,12 @@
 import random
 
 from ..datapipe import IterDataPipe, MapDataPipe
-from ..iter.combinatorics import _draw_seed
+from ..iter.combinatorics import _ShuffleSettings, _draw_seed
 
 __all__ = ["ShufflerIterDataPipe"]
 
 
-class ShufflerIterDataPipe(IterDataPipe):
+class ShufflerIterDataPipe(_ShuffleSettings, IterDataPipe):
     """Yields datapipe[i] for the indices (default: all) in an order sampled per iterator from set_seed's
     seed, else from torch's generator; in order when shuffling is off."""
 
@@ -17,14 +17,6 @@ class ShufflerIterDataPipe(IterDataPipe):
         self.indices = list(range(len(datapipe))) if indices is None else indices
         self._enabled, self._seed, self._rng = True, None, random.Random()
         self._shuffled_indices = self.indices
-
-    def set_shuffle(self, shuffle=True):
-        self._enabled = shuffle
-        return self
-
-    def set_seed(self, seed):
-        self._seed = seed
-        return self
 
     def __iter__(self):
         if not self._enabled:
