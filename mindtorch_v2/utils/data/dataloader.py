@@ -7,6 +7,7 @@ The main process waits for a result or a worker's exit, whichever comes first: a
 (killed, crashed) makes it raise PyTorch's "exited unexpectedly" error instead of waiting for results
 that will never come.
 """
+import functools
 import itertools
 import multiprocessing as python_multiprocessing
 import multiprocessing.connection
@@ -19,7 +20,10 @@ import mindtorch_v2 as torch
 from . import _utils
 from ._utils.worker import MP_STATUS_CHECK_INTERVAL, ExceptionWrapper, ResultQueue, _IterableDatasetStopIteration, \
     _ResumeIteration
+from . import graph_settings
 from .dataset import IterableDataset
+from .datapipes.datapipe import (IterDataPipe, MapDataPipe, _IterDataPipeSerializationWrapper,
+                                 _MapDataPipeSerializationWrapper)
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
 __all__ = ["DataLoader", "get_worker_info", "default_collate", "default_convert"]
@@ -44,6 +48,41 @@ class _InfiniteConstantSampler(Sampler):
     def __iter__(self):
         while True:
             yield None
+
+
+def _sharding_worker_init_fn(worker_init_fn, world_size, rank_id, worker_id):
+    """A DataPipe worker's init: shard the pipe over every worker of every rank (rank-major), then run the
+    user's worker_init_fn."""
+    info = get_worker_info()
+    if info is None:
+        raise AssertionError("Worker info is None in sharding worker init function")
+    if not isinstance(info.dataset, (IterDataPipe, MapDataPipe)):
+        raise AssertionError("datapipe must be an instance of IterDataPipe or MapDataPipe")
+    graph_settings.apply_sharding(info.dataset, info.num_workers * world_size, worker_id * world_size + rank_id)
+    if worker_init_fn is not None:
+        worker_init_fn(worker_id)
+
+
+def _get_distributed_settings():
+    dist = torch.distributed
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_world_size(), dist.get_rank()
+    return 1, 0
+
+
+def _share_dist_seed(generator, pg):
+    """One seed for every rank's DataPipe randomness: drawn from generator, broadcast from rank 0."""
+    seed = torch.empty((), dtype=torch.int64).random_(generator=generator)
+    if pg is not None:
+        torch.distributed.broadcast(seed, src=0, group=pg)
+    return seed.item()
+
+
+def _seed_datapipe(dataset, seed):
+    """apply_random_seed with a generator seeded by seed (the shared seed of this epoch)."""
+    rng = torch.Generator()
+    rng.manual_seed(seed)
+    return graph_settings.apply_random_seed(dataset, rng)
 
 
 class DataLoader:
@@ -80,9 +119,18 @@ class DataLoader:
         self.worker_init_fn = worker_init_fn
         self.multiprocessing_context = multiprocessing_context
         self.in_order = in_order
+        # DataPipes travel to workers wrapped, pickled by pickle or dill (lambdas)
+        if isinstance(dataset, IterDataPipe):
+            self.dataset = _IterDataPipeSerializationWrapper(dataset)
+        elif isinstance(dataset, MapDataPipe):
+            self.dataset = _MapDataPipeSerializationWrapper(dataset)
         if isinstance(dataset, IterableDataset):
             self._dataset_kind = _DatasetKind.Iterable
-            if shuffle not in {False, None}:
+            if isinstance(dataset, IterDataPipe):
+                # as in PyTorch, on the unwrapped pipe: a Shuffler it appends is not the one iterated
+                if shuffle is not None:
+                    dataset = graph_settings.apply_shuffle_settings(dataset, shuffle=shuffle)
+            elif shuffle not in {False, None}:
                 raise ValueError(f"DataLoader with IterableDataset: expected unspecified shuffle option, but got "
                                  f"shuffle={shuffle}")
             if sampler is not None:
@@ -212,12 +260,20 @@ class _BaseDataLoaderIter:
     def __init__(self, loader):
         self._dataset = loader.dataset
         self._shared_seed = None
+        self._pg = None
+        if isinstance(self._dataset, IterDataPipe):
+            dist = torch.distributed
+            if dist.is_available() and dist.is_initialized():
+                self._pg = dist.new_group(backend="gloo")
+            self._shared_seed = _share_dist_seed(loader.generator, self._pg)
+            self._dataset = _seed_datapipe(self._dataset, self._shared_seed)
         self._dataset_kind = loader._dataset_kind
         self._IterableDataset_len_called = loader._IterableDataset_len_called
         self._auto_collation = loader._auto_collation
         self._drop_last = loader.drop_last
         self._index_sampler = loader._index_sampler
         self._num_workers = loader.num_workers
+        self._world_size, self._rank = _get_distributed_settings()
         if loader.pin_memory:
             warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
                           "memory won't be used.", stacklevel=2)
@@ -237,6 +293,9 @@ class _BaseDataLoaderIter:
         self._sampler_iter = iter(self._index_sampler)
         self._num_yielded = 0
         self._IterableDataset_len_called = loader._IterableDataset_len_called
+        if isinstance(self._dataset, IterDataPipe):
+            self._shared_seed = _share_dist_seed(loader.generator, self._pg)
+            self._dataset = _seed_datapipe(self._dataset, self._shared_seed)
 
     def _next_index(self):
         return next(self._sampler_iter)
@@ -271,6 +330,8 @@ class _BaseDataLoaderIter:
 class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
     def __init__(self, loader):
         super().__init__(loader)
+        if isinstance(self._dataset, (IterDataPipe, MapDataPipe)):
+            graph_settings.apply_sharding(self._dataset, self._world_size, self._rank)
         self._dataset_fetcher = _DatasetKind.create_fetcher(self._dataset_kind, self._dataset, self._auto_collation,
                                                             self._collate_fn, self._drop_last)
 
@@ -285,6 +346,9 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._prefetch_factor = loader.prefetch_factor
         ctx = loader.multiprocessing_context or torch.multiprocessing
         self._worker_init_fn = loader.worker_init_fn
+        if isinstance(self._dataset, (IterDataPipe, MapDataPipe)):  # each worker shards its copy
+            self._worker_init_fn = functools.partial(_sharding_worker_init_fn, self._worker_init_fn,
+                                                     self._world_size, self._rank)
         self._pid = os.getpid()  # a forked child that inherits this object never shuts its workers down
         self._shutdown = False
         self._worker_result_queue = ResultQueue(ctx.get_context())
@@ -297,7 +361,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                             args=(self._dataset_kind, self._dataset, index_queue, self._worker_result_queue,
                                   self._workers_done_event, self._auto_collation, self._collate_fn, self._drop_last,
                                   self._base_seed, self._worker_init_fn, i, self._num_workers,
-                                  self._persistent_workers))
+                                  self._persistent_workers, self._shared_seed))
             w.daemon = True
             w.start()
             self._index_queues.append(index_queue)

@@ -135,7 +135,7 @@ class ResultQueue(multiprocessing.queues.Queue):
 
 
 def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, auto_collation, collate_fn, drop_last,
-                 base_seed, init_fn, worker_id, num_workers, persistent_workers):
+                 base_seed, init_fn, worker_id, num_workers, persistent_workers, shared_seed=None):
     from ..dataloader import _DatasetKind
     try:
         torch.set_num_threads(1)
@@ -147,6 +147,14 @@ def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, aut
             np.random.seed(_generate_state(base_seed, worker_id))
         except ImportError:
             pass
+        from ..datapipes.datapipe import IterDataPipe
+        from ..graph_settings import apply_random_seed
+        shared_rng = torch.Generator()  # the DataPipe seeds: the same in every worker and rank
+        if isinstance(dataset, IterDataPipe):
+            if shared_seed is None:
+                raise AssertionError("shared_seed must be provided for IterDataPipe workers")
+            shared_rng.manual_seed(shared_seed)
+            dataset = apply_random_seed(dataset, shared_rng)
         global _worker_info
         _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed, dataset=dataset)
         init_exception = None
@@ -166,6 +174,11 @@ def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, aut
             if isinstance(r, _ResumeIteration):
                 data_queue.put((r, None))
                 iteration_end = False
+                if isinstance(dataset, IterDataPipe):
+                    if r.seed is None:
+                        raise AssertionError("resume iteration seed is None for IterDataPipe")
+                    shared_rng.manual_seed(r.seed)
+                    dataset = apply_random_seed(dataset, shared_rng)
                 fetcher = _DatasetKind.create_fetcher(dataset_kind, dataset, auto_collation, collate_fn, drop_last)
                 continue
             elif r is None:
