@@ -259,9 +259,8 @@ class DistributedDataParallel(Module, Joinable):
         return None
 
     def _match_all_reduce_for_bwd_pass(self):
-        works = [self.reducer._run_comm_hook(b) for b in self.reducer.zeros_like_grad_buckets()]
-        for work in works:
-            work.wait()
+        for bucket in self.reducer.zeros_like_grad_buckets():  # one at a time: see Reducer._settle_hook
+            self.reducer._run_comm_hook(bucket).wait()
 
     def _match_unused_params_allreduce(self):
         from ... import zeros_like
