@@ -23,6 +23,17 @@ else:
     _orthogonalize = P._orthogonalize
     P._orthogonalize = lambda m, epsilon=0: _orthogonalize(m.unsqueeze(0) if m.dim() == 2 else m, epsilon)
 
+    # With several buckets, PyTorch issues the next bucket's all-reduce while the last one's callbacks
+    # issue theirs, in an order that can differ between ranks (Gloo then fails on mismatched sizes);
+    # the reference waits for each bucket's chain, the order mindtorch_v2's reducer keeps.
+    def _one_at_a_time(hook):
+        def settled(state, bucket):
+            fut = hook(state, bucket)
+            fut.wait()
+            return fut
+        return settled
+    P.powerSGD_hook, P.batched_powerSGD_hook = map(_one_at_a_time, (P.powerSGD_hook, P.batched_powerSGD_hook))
+
 STEPS, PER_RANK = 6, 4
 # scenario -> (hook, PowerSGDState keywords, DDP keywords)
 SCENARIOS = {

@@ -1,7 +1,8 @@
 """PowerSGD communication hooks: every scenario of _powersgd_worker.py on 2 ranks (subprocesses with
 timeouts) under mindtorch_v2 and under live PyTorch, parameters after every step, the state's
-statistics, memories and pickled round trip compared. batched_powerSGD_hook is compared against
-PyTorch's hook with its 2-D orthogonalization bug worked around (see the worker)."""
+statistics, memories and pickled round trip compared. PyTorch's side runs its hooks with two
+work-arounds (see the worker): batched_powerSGD_hook's 2-D orthogonalization, and one bucket's chain
+of all-reduces at a time."""
 import os
 import pickle
 import sys
@@ -39,8 +40,10 @@ def test_powersgd_training_matches_pytorch(scenario, tmp_path):
     for mine, want_all in zip(ours, theirs):
         assert sorted(mine) == sorted(want_all)
         for key, want in want_all.items():
-            if key.startswith("step") or "_dict." in key:
+            if key.startswith("step"):
                 np.testing.assert_allclose(mine[key], want, rtol=1e-5, atol=1e-6, err_msg=key)
+            elif "_dict." in key:  # P, Q, errors: orthogonalization's rounding (QR's: LAPACK's) shows more
+                np.testing.assert_allclose(mine[key], want, rtol=1e-4, atol=1e-5, err_msg=key)
             else:  # statistics, counters, the generator's next draws: exact
                 np.testing.assert_array_equal(mine[key], want, err_msg=key)
 
