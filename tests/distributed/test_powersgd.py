@@ -3,9 +3,12 @@ timeouts) under mindtorch_v2 and under live PyTorch, parameters after every step
 statistics, memories and pickled round trip compared. PyTorch's side runs its hooks with two
 work-arounds (see the worker): batched_powerSGD_hook's 2-D orthogonalization, and one bucket's chain
 of all-reduces at a time."""
+import json
 import os
 import pickle
+import subprocess
 import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -15,7 +18,7 @@ import mindtorch_v2.distributed as dist
 from mindtorch_v2.distributed.algorithms.ddp_comm_hooks import powerSGD_hook as P
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_gloo import assert_ok, run  # noqa: E402
+from test_gloo import ROOT, assert_ok, run  # noqa: E402
 
 gloo = pytest.mark.skipif(not dist.is_gloo_available(), reason="built without libgloo-dev")
 WORKER = "_powersgd_worker.py"
@@ -98,3 +101,67 @@ def test_state_pickles_without_its_group():
     assert "process_group" not in saved and saved["error_dict"][0] is state.error_dict[0]
     with pytest.raises(ValueError, match="Default process group has not been initialized"):
         pickle.loads(pickle.dumps(state))  # the restored state takes the default group
+
+
+# accelerate's DistributedDataParallelKwargs(comm_hook=POWER_SGD) under torchrun: the same script on
+# mindtorch_v2 (through the proxy) and on PyTorch, every step's parameters compared.
+ACCELERATE_SCRIPT = textwrap.dedent(r'''
+    import json, os, sys
+    if sys.argv[1] == "mt":
+        import torch_proxy; torch_proxy.install()
+    import numpy as np
+    import torch
+    from accelerate import Accelerator, DDPCommunicationHookType, DistributedDataParallelKwargs
+    from accelerate import InitProcessGroupKwargs
+
+    ddp_kwargs = DistributedDataParallelKwargs(comm_hook=DDPCommunicationHookType.POWER_SGD,
+                                               comm_state_option={"start_powerSGD_iter": 2})
+    acc = Accelerator(cpu=True, kwargs_handlers=[ddp_kwargs, InitProcessGroupKwargs(backend="gloo")])
+    init = np.random.RandomState(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 4))
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(torch.tensor(init.standard_normal(tuple(p.shape)).astype(np.float32) * 0.3))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, opt = acc.prepare(model, opt)
+    steps = []
+    for step in range(5):
+        data = np.random.RandomState(100 + step)
+        x = torch.tensor(data.standard_normal((8, 8)).astype(np.float32))
+        y = torch.tensor(data.standard_normal((8, 4)).astype(np.float32))
+        mine = slice(acc.process_index * 4, acc.process_index * 4 + 4)
+        opt.zero_grad()
+        acc.backward(torch.nn.functional.mse_loss(model(x[mine]), y[mine]))
+        opt.step()
+        steps.append([v for p in model.parameters() for v in p.detach().reshape(-1).tolist()])
+    if acc.is_main_process:
+        hook = model._get_ddp_logging_data().get("comm_hook")
+        os.write(1, ("RESULT " + json.dumps({"world": acc.num_processes, "hook": hook, "steps": steps}) + "\n").encode())
+''')
+
+
+def _accelerate_run(lib, script, tmp_path):
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    launcher = [sys.executable, "-m", "torch_proxy"] if lib == "mt" else [sys.executable]
+    if lib != "mt":
+        env["PYTHONPATH"] = os.environ.get("PYTHONPATH", "")
+    done = subprocess.run(launcher + ["-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2",
+                                      str(script), lib], capture_output=True, text=True, env=env, timeout=300,
+                          cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    assert lines, done.stdout[-4000:]
+    return json.loads(lines[-1][len("RESULT "):])
+
+
+@gloo
+def test_accelerate_power_sgd_matches_pytorch(tmp_path):
+    pytest.importorskip("accelerate")
+    script = tmp_path / "acc.py"
+    script.write_text(ACCELERATE_SCRIPT)
+    ours = _accelerate_run("mt", script, tmp_path)
+    assert ours["world"] == 2 and ours["hook"] == "powerSGD_hook" and len(ours["steps"]) == 5
+    pytest.importorskip("torch")
+    theirs = _accelerate_run("torch", script, tmp_path)
+    assert theirs["hook"] == "powerSGD_hook"
+    np.testing.assert_allclose(ours["steps"], theirs["steps"], rtol=1e-5, atol=1e-6)

@@ -277,5 +277,8 @@ class DistributedDataParallel(Module, Joinable):
         self.reducer.comm_hook = (state, hook)
 
     def _get_ddp_logging_data(self):
-        return {"bucket_sizes": [b.buffer.numel() * b.buffer.element_size() for b in self.reducer.buckets],
+        data = {"bucket_sizes": [b.buffer.numel() * b.buffer.element_size() for b in self.reducer.buckets],
                 "has_rebuilt_buckets": int(self._has_rebuilt_buckets), "can_set_static_graph": int(self.static_graph)}
+        if self.reducer.comm_hook is not None:  # PyTorch's logger records the hook's qualified name
+            data["comm_hook"] = getattr(self.reducer.comm_hook[1], "__qualname__", None)
+        return data
