@@ -126,7 +126,7 @@ class PowerSGDState:
         if bucket.is_last():
             self.iter += 1
         if self.iter == self.start_powerSGD_iter:
-            logger.info("Start to apply PowerSGD after %s iterations.", self.iter)
+            logger.info("PowerSGD compression starts at iteration %s.", self.iter)
 
     def compression_stats(self):
         """(elements before / elements after compression, or 0 before any, elements before, elements after)."""
@@ -137,6 +137,14 @@ class PowerSGDState:
 def _group_and_size(state):
     group = default._group(state.process_group)
     return group, group.size()
+
+
+def _plain_phase(state, bucket, group):
+    """Before start_powerSGD_iter: the Future of plain averaging (the iteration counted); else None."""
+    if state.iter >= state.start_powerSGD_iter:
+        return None
+    state.maybe_increase_iter(bucket)
+    return default._allreduce_fut(group, bucket.buffer())
 
 
 def _with_error_feedback(state, index, flat):
@@ -176,10 +184,10 @@ def powerSGD_hook(state, bucket):
     sent as its P and Q; the others (biases, small matrices) are all-reduced together, uncompressed.
     Returns a Future of the bucket's flat buffer, holding the averaged (approximated) gradients."""
     group, world = _group_and_size(state)
+    plain_future = _plain_phase(state, bucket, group)
+    if plain_future is not None:
+        return plain_future
     flat = bucket.buffer()
-    if state.iter < state.start_powerSGD_iter:
-        state.maybe_increase_iter(bucket)
-        return default._allreduce_fut(group, flat)
 
     index = bucket.index()
     corrected = _with_error_feedback(state, index, flat)
@@ -285,10 +293,10 @@ def batched_powerSGD_hook(state, bucket):
     is the one matrix compressed. Faster than powerSGD_hook, usually much less accurate above
     rank 1. Returns a Future of the bucket's flat buffer (its original length)."""
     group, world = _group_and_size(state)
+    plain_future = _plain_phase(state, bucket, group)
+    if plain_future is not None:
+        return plain_future
     flat = bucket.buffer()
-    if state.iter < state.start_powerSGD_iter:
-        state.maybe_increase_iter(bucket)
-        return default._allreduce_fut(group, flat)
 
     length = flat.shape[0]
     side = math.ceil(math.sqrt(length))
