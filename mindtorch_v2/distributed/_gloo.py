@@ -72,10 +72,11 @@ def _check(status):
 class Future:
     """torch.futures.Future as a Work returns it: wait() / value() / done() / then()."""
 
-    def __init__(self):
+    def __init__(self, group=None):
         self._event = threading.Event()
         self._value = self._error = None
         self._callbacks = []
+        self._group = group  # a collective's future: its group's worker may have to run it (wait)
 
     def _set(self, value=None, error=None):
         self._value, self._error = value, error
@@ -87,6 +88,8 @@ class Future:
         return self._event.is_set()
 
     def wait(self):
+        if not self._event.is_set() and self._group is not None:
+            self._group._run_queue_until(self)
         self._event.wait()
         if self._error is not None:
             raise self._error
@@ -112,8 +115,8 @@ class Future:
 class Work:
     """c10d's Work: the handle of one issued operation."""
 
-    def __init__(self, outputs=()):
-        self._future = Future()
+    def __init__(self, outputs=(), group=None):
+        self._future = Future(group)
         self._outputs = list(outputs)
 
     def is_completed(self):
@@ -206,12 +209,26 @@ class EngineGroup(ProcessGroup):
         return self._size
 
     def _loop(self):
-        while True:
-            item = self._queue.get()
-            if item is None:
-                return
-            work, body = item
-            work._run(body)
+        while self._run_next():
+            pass
+
+    def _run_next(self):
+        item = self._queue.get()
+        if item is None:
+            return False
+        work, body = item
+        work._run(body)
+        return True
+
+    def _run_queue_until(self, future):
+        """A future callback runs on the worker thread; when it waits for a collective it issued
+        (PowerSGD's chained all-reduces), the worker runs the queue up to it right there."""
+        if threading.current_thread() is not self._worker:
+            return
+        while not future.done():
+            if not self._run_next():
+                self._queue.put(None)  # the shutdown mark stays for the loop
+                raise RuntimeError("Process group has been destroyed or aborted")
 
     def _context(self):
         if self._ctx is None:
@@ -235,7 +252,7 @@ class EngineGroup(ProcessGroup):
             ctx = self._context()
             tag = self._tag
             self._tag = (self._tag + 1) & 0xFFFFFFFF
-            work = Work(outputs)
+            work = Work(outputs, self)
             self._queue.put((work, lambda: body(ctx, tag)))
         return work
 

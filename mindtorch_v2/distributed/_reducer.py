@@ -249,11 +249,20 @@ class Reducer:
         while self.next_bucket < len(self.buckets) and self.buckets[self.next_bucket].pending == 0:
             b = self.next_bucket
             bucket = self.buckets[b]
+            self._settle_hook()
             bucket.future = self._run_comm_hook(GradBucket(b, len(self.buckets), bucket.buffer, bucket.views,
                                                            [self.params[i] for i in bucket.indices]))
             self.next_bucket += 1
         if self.next_bucket == len(self.buckets) and self._search_unused():
+            self._settle_hook()
             self.used_work = c10d.all_reduce(self.locally_used, group=self.pg, async_op=True)
+
+    def _settle_hook(self):
+        """With a comm hook, waits for the last launched bucket's future before issuing another
+        collective: a hook's callbacks may issue collectives of their own (PowerSGD chains three),
+        and every rank must issue them all in the same order."""
+        if self.comm_hook is not None and self.next_bucket > 0:
+            self.buckets[self.next_bucket - 1].future.wait()
 
     def _search_unused(self):
         """Whether this iteration finds the unused parameters: every one with find_unused_parameters,

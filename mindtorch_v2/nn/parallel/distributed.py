@@ -259,9 +259,8 @@ class DistributedDataParallel(Module, Joinable):
         return None
 
     def _match_all_reduce_for_bwd_pass(self):
-        works = [self.reducer._run_comm_hook(b) for b in self.reducer.zeros_like_grad_buckets()]
-        for work in works:
-            work.wait()
+        for bucket in self.reducer.zeros_like_grad_buckets():  # one at a time: see Reducer._settle_hook
+            self.reducer._run_comm_hook(bucket).wait()
 
     def _match_unused_params_allreduce(self):
         from ... import zeros_like
@@ -278,5 +277,8 @@ class DistributedDataParallel(Module, Joinable):
         self.reducer.comm_hook = (state, hook)
 
     def _get_ddp_logging_data(self):
-        return {"bucket_sizes": [b.buffer.numel() * b.buffer.element_size() for b in self.reducer.buckets],
+        data = {"bucket_sizes": [b.buffer.numel() * b.buffer.element_size() for b in self.reducer.buckets],
                 "has_rebuilt_buckets": int(self._has_rebuilt_buckets), "can_set_static_graph": int(self.static_graph)}
+        if self.reducer.comm_hook is not None:  # PyTorch's logger records the hook's qualified name
+            data["comm_hook"] = getattr(self.reducer.comm_hook[1], "__qualname__", None)
+        return data

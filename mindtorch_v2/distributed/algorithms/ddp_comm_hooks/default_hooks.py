@@ -19,8 +19,13 @@ def _averaged(tensor, group):
     return dist.all_reduce(tensor, group=group, async_op=True).get_future()
 
 
+def _allreduce_fut(process_group, tensor):
+    """A Future of tensor itself, averaged over the group in place (PowerSGD's hooks use it too)."""
+    return _averaged(tensor, _group(process_group)).then(lambda fut: fut.value()[0])
+
+
 def allreduce_hook(process_group, bucket):
-    return _averaged(bucket.buffer(), _group(process_group)).then(lambda fut: fut.value()[0])
+    return _allreduce_fut(process_group, bucket.buffer())
 
 
 def _compress_hook(dtype, process_group, bucket):
