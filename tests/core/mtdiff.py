@@ -89,6 +89,18 @@ def outcome(fn):
         return None, e
 
 
+def outcome_and_warnings(fn):
+    """fn()'s result, or its exception's (type name, text), and the warnings it raised as (category, text)."""
+    import warnings
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        try:
+            r = fn()
+        except Exception as e:  # noqa: BLE001 - the error is the result compared
+            r = (type(e).__name__, str(e))
+    return r, [(x.category.__name__, str(x.message)) for x in w]
+
+
 def same(fm, ft, cmp=check, message=True):
     """Run both; if torch raises, mindtorch must raise the same builtin type (and text);
     otherwise cmp(result_m, result_t). Returns (rm, rt) (None, None on errors)."""

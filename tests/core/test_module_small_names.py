@@ -9,14 +9,7 @@ import mindtorch_v2 as mt
 torch = pytest.importorskip("torch")
 
 
-def outcome(fn):
-    with warnings.catch_warnings(record=True) as w:
-        warnings.simplefilter("always")
-        try:
-            r = fn()
-        except Exception as e:  # noqa: BLE001
-            r = (type(e).__name__, str(e))
-    return r, [(x.category.__name__, str(x.message)) for x in w]
+from mtdiff import outcome_and_warnings as outcome  # noqa: E402
 
 
 @pytest.mark.parametrize("call", [

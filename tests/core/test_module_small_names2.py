@@ -2,7 +2,6 @@
 the lazy norms, AdaptiveLogSoftmaxWithLoss, CrossMapLRN2d, LinearCrossEntropyLoss and its options),
 nn.utils, autograd's profiler names, ops namespaces, library.EffectType, utils.data's datapipes and
 utils.benchmark."""
-import warnings
 
 import numpy as np
 import pytest
@@ -12,15 +11,7 @@ import mindtorch_v2 as mt
 torch = pytest.importorskip("torch")
 
 
-def outcome(fn):
-    """fn()'s result (or exception type and text) and the warnings it raised."""
-    with warnings.catch_warnings(record=True) as w:
-        warnings.simplefilter("always")
-        try:
-            r = fn()
-        except Exception as e:  # noqa: BLE001
-            r = (type(e).__name__, str(e))
-    return r, [(x.category.__name__, str(x.message)) for x in w]
+from mtdiff import outcome_and_warnings as outcome  # noqa: E402
 
 
 def arr(L, seed, *shape, dtype="float64", grad=False):
