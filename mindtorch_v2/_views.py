@@ -567,6 +567,21 @@ _COPIES = {
 COPIES = {name: _copy_of(fn) for name, fn in _COPIES.items()}
 
 
+def _sparse_part_copy(name):
+    """indices_copy/values_copy: PyTorch 2.13 has no SparseCPU kernel for them (its own NotImplementedError);
+    a strided input gets indices()/values()'s layout error."""
+    def fn(input, *, out=None):
+        if getattr(input, "is_sparse", False):
+            from ._missing import no_kernel_text
+            raise NotImplementedError(no_kernel_text(name, "SparseCPU"))
+        return getattr(input, name[:-len("_copy")])()
+    fn.__name__ = name
+    return fn
+
+
+COPIES.update({name: _sparse_part_copy(name) for name in ("indices_copy", "values_copy")})
+
+
 FUNCTIONS = {
     "reshape": reshape, "transpose": transpose, "swapaxes": transpose, "swapdims": transpose, "permute": permute,
     "t": t, "squeeze": squeeze, "unsqueeze": unsqueeze, "flatten": flatten, "unflatten": unflatten,

@@ -287,3 +287,23 @@ def test_embedding_sparse(opt):
     same(results[0][0], results[1][0])
     np.testing.assert_allclose(np.array(results[0][1].tolist()), np.array(results[1][1].tolist()), rtol=1e-5,
                                atol=1e-6)
+
+
+def test_indices_and_values_copy():
+    """torch.indices_copy/values_copy: PyTorch 2.13 has no SparseCPU kernel for them (its dispatcher error, whose
+    first sentences we give), and a strided input gets indices()/values()'s layout error."""
+    torch = pytest.importorskip("torch")
+    s = mt.sparse_coo_tensor(mt.tensor([[0, 1], [1, 0]]), mt.tensor([1.0, 2.0]), (2, 2))
+    ts = torch.sparse_coo_tensor(torch.tensor([[0, 1], [1, 0]]), torch.tensor([1.0, 2.0]), (2, 2))
+    for name in ("indices_copy", "values_copy"):
+        with pytest.raises(NotImplementedError) as ours:
+            getattr(mt, name)(s)
+        with pytest.raises(NotImplementedError) as theirs:
+            getattr(torch, name)(ts)
+        assert str(theirs.value).startswith(str(ours.value))
+        errors = []
+        for lib in (mt, torch):
+            with pytest.raises(RuntimeError) as e:
+                getattr(lib, name)(lib.ones(2))
+            errors.append(str(e.value))
+        assert errors[0] == errors[1]
