@@ -10,6 +10,9 @@ from ._hook_iterator import _SnapshotState, hook_iterator
 
 try:
     import dill
+    # importing dill installs its picklers into pickle's own tables; undo that, as PyTorch does, so that
+    # torch.save and every other pickle.dump stay plain pickle (dill is used only where asked for)
+    dill.extend(use_dill=False)
 except ImportError:
     dill = None
 HAS_DILL = dill is not None
