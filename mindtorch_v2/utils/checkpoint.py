@@ -144,8 +144,9 @@ def _reentrant_function():
             check_backward_validity(args)
             ctx.run_function = run_function
             ctx.state = _forward_state(preserve_rng_state)
-            ctx.inputs = [None if isinstance(a, Tensor) else a for a in args]
-            ctx.save_for_backward(*[a for a in args if isinstance(a, Tensor)])
+            ctx.inputs = list(args)  # the tensors among them are taken from saved_tensors in backward
+            ctx.tensor_at = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+            ctx.save_for_backward(*[args[i] for i in ctx.tensor_at])
             with no_grad():
                 return run_function(*args)
 
@@ -159,8 +160,9 @@ def _reentrant_function():
                                    "or passing an `inputs` parameter to .backward(). To resolve this error, you can "
                                    "either set use_reentrant=False, or call .backward() without passing the "
                                    "`inputs` argument.")
-            saved = iter(ctx.saved_tensors)
-            inputs = [next(saved) if a is None else a for a in ctx.inputs]
+            inputs = list(ctx.inputs)
+            for i, t in zip(ctx.tensor_at, ctx.saved_tensors):
+                inputs[i] = t
             with _replaying(ctx.state):
                 inputs = detach_variable(tuple(inputs))
                 with enable_grad():
