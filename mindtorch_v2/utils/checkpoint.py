@@ -75,24 +75,27 @@ class CheckpointError(RuntimeError):
     pass
 
 
-_DEBUG_TIP = """
-Tip: To see a more detailed error message, either pass `debug=True` to
-`torch.utils.checkpoint.checkpoint(...)` or wrap the code block
-with `with torch.utils.checkpoint.set_checkpoint_debug_enabled(True):` to
-enable checkpoint\u2011debug mode globally.
-
-If this error occurs under torch.compile with automatic_dynamic_shapes enabled,
-it may be because the recomputation selected a different compiled graph than the
-forward pass (e.g., a dynamic graph instead of the original static graph).
-To fix this, either:
-  - Use torch._dynamo.mark_dynamic() to explicitly mark varying dimensions as
-    dynamic upfront, avoiding the static-to-dynamic transition.
-  - Call torch._C._dynamo.eval_frame._set_lru_cache(False) to disable LRU cache
-    reordering, which can change which graph is checked first between forward
-    and recompute.
-See https://github.com/pytorch/pytorch/issues/166926 for more details and
-workaround examples.
-"""
+# PyTorch's hint after a CheckpointError (the same text, its line breaks written as \n)
+_DEBUG_TIP = "\n".join([
+    '',
+    'Tip: To see a more detailed error message, either pass `debug=True` to',
+    '`torch.utils.checkpoint.checkpoint(...)` or wrap the code block',
+    'with `with torch.utils.checkpoint.set_checkpoint_debug_enabled(True):` to',
+    'enable checkpoint\u2011debug mode globally.',
+    '',
+    'If this error occurs under torch.compile with automatic_dynamic_shapes enabled,',
+    'it may be because the recomputation selected a different compiled graph than the',
+    'forward pass (e.g., a dynamic graph instead of the original static graph).',
+    'To fix this, either:',
+    '  - Use torch._dynamo.mark_dynamic() to explicitly mark varying dimensions as',
+    '    dynamic upfront, avoiding the static-to-dynamic transition.',
+    '  - Call torch._C._dynamo.eval_frame._set_lru_cache(False) to disable LRU cache',
+    '    reordering, which can change which graph is checked first between forward',
+    '    and recompute.',
+    'See https://github.com/pytorch/pytorch/issues/166926 for more details and',
+    'workaround examples.',
+    '',
+])
 
 _early_stop_override = None  # set_checkpoint_early_stop's value while its context is open
 
@@ -138,17 +141,17 @@ def _reentrant_function():
 
     class CheckpointFunction(Function):
         @staticmethod
-        def forward(ctx, run_function, preserve_rng_state, *args):
+        def forward(ctx, fn, preserve, *args):
             from .._tensor import Tensor
             from ..autograd.grad_mode import no_grad
-            check_backward_validity(args)
-            ctx.run_function = run_function
-            ctx.state = _forward_state(preserve_rng_state)
+            check_backward_validity(args)  # (warns when no input requires grad)
+            ctx.fn = fn
+            ctx.state = _forward_state(preserve)
             ctx.inputs = list(args)  # the tensors among them are taken from saved_tensors in backward
             ctx.tensor_at = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
             ctx.save_for_backward(*[args[i] for i in ctx.tensor_at])
             with no_grad():
-                return run_function(*args)
+                return fn(*args)
 
         @staticmethod
         def backward(ctx, *grads):
@@ -166,7 +169,7 @@ def _reentrant_function():
             with _replaying(ctx.state):
                 inputs = detach_variable(tuple(inputs))
                 with enable_grad():
-                    outputs = ctx.run_function(*inputs)
+                    outputs = ctx.fn(*inputs)
             outputs = (outputs,) if isinstance(outputs, Tensor) else outputs
             pairs = [(o, g) for o, g in zip(outputs, grads) if isinstance(o, Tensor) and o.requires_grad]
             if not pairs:
@@ -261,19 +264,19 @@ def _checkpoint_without_reentrant(function, preserve, context_fn, determinism_ch
     from ..autograd.grad_mode import is_grad_enabled
     if determinism_check not in ("default", "none"):
         raise ValueError("determinism_check should be one of ['default', 'none'], but got " + str(determinism_check))
-    forward_context, recompute_context = context_fn()
+    fwd_ctx, rerun_ctx = context_fn()
     if not is_grad_enabled():
-        with forward_context:
+        with fwd_ctx:
             return function(*args, **kwargs)
     state = _forward_state(preserve)
 
     def recompute(*a, **k):
-        with _replaying(state), recompute_context:
+        with _replaying(state), rerun_ctx:
             function(*a, **k)
 
     frame = _Frame(recompute, args, kwargs, early_stop if _early_stop_override is None else _early_stop_override,
                    determinism_check == "default")
-    with saved_tensors_hooks(frame.pack, frame.unpack), forward_context:
+    with saved_tensors_hooks(frame.pack, frame.unpack), fwd_ctx:
         return function(*args, **kwargs)
 
 
