@@ -3,7 +3,7 @@
 docs/COMPATIBILITY.md with the reasons grouped by error.
 
     python tools/compat_run.py [TARGET ...] [--checkout /work/tf457] [--shard I/N] [--timeout S]
-                               [--redo] [--ours-only] [--report]
+                               [--redo] [--ours-only] [--report] [--python PY] [--pythonpath P]
 
 A TARGET is a model name (`bert`), a test file, a directory (`tests/utils`: its test_*.py files) or
 a glob, relative to the checkout; the default is every `tests/models/*/test_modeling_*.py`.
@@ -15,6 +15,9 @@ a glob, relative to the checkout; the default is every `tests/models/*/test_mode
 - PyTorch's outcomes are merged, per test id, into the committed reference JSON (--reference);
   `--ours-only` takes PyTorch's side from there and runs only mindtorch_v2.
 - `--report` runs nothing and prints the table of what RESULTS (or the reference) holds.
+- `--python PY` runs the tests with another interpreter (a venv holding another transformers line),
+  and `--pythonpath P` (os.pathsep-separated) puts P on its path after the repo, e.g. a checkout's
+  src/ so that the tests run the library of their own commit.
 
 The checkout must hold the tests of the installed transformers version (docs/COMPATIBILITY.md, "How
 it is run"). Not run by CI: it needs transformers' test dependencies and real PyTorch. The file is
@@ -177,15 +180,21 @@ def shard(files, spec):
     return files[i - 1::n]
 
 
-def run_file(checkout, test_file, proxy, timeout, log_path):
+def child_env(proxy, pythonpath="", **extra):
+    """The environment of a test process: offline hub, and on the path the repo (under the proxy),
+    then `pythonpath`, then tools/ (for the plugin)."""
+    path = ([ROOT] if proxy else []) + [p for p in pythonpath.split(os.pathsep) if p] + [TOOLS]
+    return {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": os.pathsep.join(path), **extra}
+
+
+def run_file(checkout, test_file, proxy, timeout, log_path, python=sys.executable, pythonpath=""):
     """Run one test file in its own process group; returns its record {status, seconds, tests, note}."""
     os.makedirs(os.path.dirname(log_path), exist_ok=True)
     if os.path.exists(log_path):
         os.remove(log_path)
-    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "compat_run"]
+    cmd = [python, "-m", "pytest", "-p", "no:cacheprovider", "-p", "compat_run"]
     cmd += (["-p", "torch_proxy"] if proxy else []) + [test_file, "-q", "--timeout", str(max(60, timeout // 2))]
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", LOG_VAR: log_path,
-           "PYTHONPATH": os.pathsep.join(([ROOT] if proxy else []) + [TOOLS])}
+    env = child_env(proxy, pythonpath, **{LOG_VAR: log_path})
     start = time.time()
     p = subprocess.Popen(cmd, cwd=checkout, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                          text=True, start_new_session=True)
@@ -244,11 +253,15 @@ def to_reference(rec, test_file):
             "errors": {name(t): m for t, (s, m) in sorted(rec["tests"].items()) if s == "failed"}}
 
 
-def meta(checkout):
-    import importlib.metadata as md
+def meta(checkout, python=sys.executable, pythonpath=""):
+    """The versions the tests ran with, asked of the interpreter and path that ran them."""
     commit = subprocess.run(["git", "-C", checkout, "rev-parse", "--short=10", "HEAD"],
                             capture_output=True, text=True).stdout.strip()
-    return {"transformers": md.version("transformers"), "torch": md.version("torch"), "checkout": commit}
+    ask = "import json, torch, transformers; print(json.dumps([transformers.__version__, torch.__version__]))"
+    out = subprocess.run([python, "-c", ask], env=child_env(False, pythonpath), cwd=checkout,
+                         capture_output=True, text=True, timeout=600)
+    tf, torch = json.loads(out.stdout.strip().split("\n")[-1]) if out.returncode == 0 else ("?", "?")
+    return {"transformers": tf, "torch": torch, "checkout": commit}
 
 
 def main(argv=None):
@@ -262,6 +275,8 @@ def main(argv=None):
     ap.add_argument("--redo", action="store_true", help="rerun files that already have results")
     ap.add_argument("--ours-only", action="store_true", help="take PyTorch's side from --reference")
     ap.add_argument("--report", action="store_true", help="run nothing, print the table")
+    ap.add_argument("--python", default=sys.executable, help="the interpreter that runs the tests")
+    ap.add_argument("--pythonpath", default="", help="put on the tests' path after the repo")
     args = ap.parse_args(argv)
     checkout = os.path.abspath(args.checkout)
     files = shard(expand(checkout, args.targets), args.shard)
@@ -272,6 +287,7 @@ def main(argv=None):
         rec = None if args.ours_only else load(res("torch", f))
         return rec or from_reference(reference["files"].get(f), f)
 
+    versions = None
     for f in [] if args.report else files:
         sides = ([] if args.ours_only else ["torch"]) + ["ours"]
         for side in sides:
@@ -280,14 +296,16 @@ def main(argv=None):
             if side == "ours" and ref_of(f) is None:
                 print(f"compat_run: {f}: no PyTorch outcomes in {args.reference}; run without --ours-only")
                 continue
-            rec = run_file(checkout, f, side == "ours", args.timeout, res(side, f) + ".log")
+            rec = run_file(checkout, f, side == "ours", args.timeout, res(side, f) + ".log", args.python,
+                           args.pythonpath)
             save(res(side, f), rec)
             p, fl, s = counts(rec["tests"])
             print(f"{side:5} {f}: {rec['status']} in {rec['seconds']} s, {p} passed / {fl} failed / {s} skipped",
                   flush=True)
             if side == "torch":  # merge into the committed reference at once, so a kill loses nothing
                 reference = load_reference(args.reference)
-                reference["meta"] = meta(checkout)
+                versions = versions or meta(checkout, args.python, args.pythonpath)
+                reference["meta"] = versions
                 reference["files"][f] = to_reference(rec, f)
                 os.makedirs(os.path.dirname(args.reference), exist_ok=True)
                 with open(args.reference, "w") as out:

@@ -68,6 +68,7 @@ def _run(roots, grads, retain_graph, create_graph, inputs, accumulate):
     _callback.take_pending()
     callbacks = []
     _final.__dict__.setdefault("stack", []).append(callbacks)
+    _final.__dict__.setdefault("with_inputs", []).append(n > 0)
     try:
         st = lib.mt_backward(len(roots), [r._h for r in roots], [g._h for g in grads], int(bool(retain_graph)),
                              int(bool(create_graph)), n, [t._h for t in inputs] if n else ffi.NULL,
@@ -77,6 +78,7 @@ def _run(roots, grads, retain_graph, create_graph, inputs, accumulate):
             callbacks.pop(0)()
     finally:
         _final.stack.pop()
+        _final.with_inputs.pop()
     return [wrap(results[i]) if results[i] != ffi.NULL else None for i in range(n)]
 
 
@@ -137,7 +139,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 
 def _is_checkpoint_valid():
-    return True
+    """False inside a backward pass run with inputs (autograd.grad, backward(inputs=)), which a
+    reentrant checkpoint's nested backward cannot honour."""
+    running = getattr(_final, "with_inputs", None)
+    return not (running and running[-1])
 
 
 from .._tensor import Tensor as Variable  # noqa: E402

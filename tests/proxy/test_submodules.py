@@ -292,6 +292,82 @@ def test_checkpoint_reentrant_rules_like_pytorch():
     assert out.tolist() == [16.0, 16.0]
 
 
+def _checkpoint_scenarios(t):
+    """The same checkpointed runs under torch-like module t: gradients, dropout masks, call counts,
+    RNG state after, and the errors; returns a comparable record."""
+    from functools import partial
+    ck = t.utils.checkpoint.checkpoint
+    out = {}
+    for reentrant in (True, False):
+        calls = []
+
+        def block(x, mask, w, p=0.5):  # a None among the positional inputs, as transformers' layers pass
+            assert mask is None
+            calls.append(1)
+            return t.nn.functional.dropout((x @ w).tanh(), p, training=True) * x.sum()
+        t.manual_seed(3)
+        x = t.linspace(-1, 2, 12).reshape(3, 4).requires_grad_()
+        w = t.linspace(0.5, -0.7, 20).reshape(4, 5).requires_grad_()
+        fn = block if reentrant else partial(block, p=0.25)
+        y = ck(fn, x, None, w, use_reentrant=reentrant)
+        after_forward = t.rand(2).tolist()  # the stream goes on from the forward's state
+        t.manual_seed(3)
+        t.rand(2)
+        y.sum().backward(retain_graph=True)
+        n_after_first = len(calls)
+        y.sum().backward()  # a second backward recomputes again
+        out[reentrant] = dict(y=y.tolist(), gx=x.grad.tolist(), gw=w.grad.tolist(), after=after_forward,
+                              calls=(n_after_first, len(calls)), rng=t.rand(2).tolist())
+    # a reentrant checkpoint refuses autograd.grad; the non-reentrant one gives it
+    x = t.ones(3, requires_grad=True)
+    errs = []
+    try:
+        t.autograd.grad(ck(lambda a: (a * a).exp(), x, use_reentrant=True).sum(), x)
+    except RuntimeError as e:
+        errs.append(str(e))
+    g, = t.autograd.grad(ck(lambda a: (a * a).exp(), x, use_reentrant=False).sum(), x)
+    out["grad"] = g.tolist()
+    # a function saving differently when run again: the determinism check
+    n = [0]
+
+    def changing(a):
+        n[0] += 1
+        return (a[: n[0]] * 2).exp().sum()
+    try:
+        ck(changing, t.ones(4, requires_grad=True), use_reentrant=False).backward()
+    except t.utils.checkpoint.CheckpointError as e:
+        errs.append(str(e))
+    y = ck(lambda a: a.exp(), t.ones(2, requires_grad=True), use_reentrant=True)
+    try:
+        ck(lambda a: a.detach() * 2, t.ones(2, requires_grad=True), use_reentrant=True).sum().backward()
+    except RuntimeError as e:
+        errs.append(str(e))
+    out["errors"] = errs
+    # nested checkpoints and no-grad mode
+    x = t.ones(2, requires_grad=True)
+    inner = lambda a: (a * 3).sin()
+    ck(lambda a: ck(inner, a.cos(), use_reentrant=False).exp(), x, use_reentrant=False).sum().backward()
+    out["nested"] = x.grad.tolist()
+    with t.no_grad():
+        out["no_grad"] = ck(lambda a: a.exp(), x, use_reentrant=False).requires_grad
+    return out
+
+
+def test_checkpoint_recomputes_as_pytorch():
+    # both variants run the function again in each backward, with the forward's dropout masks, and
+    # leave the RNG stream as PyTorch does; the errors of the reentrant one and of the determinism check
+    got, want = _checkpoint_scenarios(mt), _checkpoint_scenarios(torch)
+    assert got["errors"] == want["errors"] and len(want["errors"]) == 3
+    for k in (True, False):
+        assert got[k]["calls"] == want[k]["calls"] == (2, 3)
+    for k in (True, False):
+        for f in ("y", "gx", "gw", "after", "rng"):
+            np.testing.assert_allclose(np.asarray(got[k][f]), np.asarray(want[k][f]), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(got["grad"], want["grad"], rtol=1e-6)
+    np.testing.assert_allclose(got["nested"], want["nested"], rtol=2e-5)  # float32 sin/cos
+    assert got["no_grad"] is want["no_grad"] is False
+
+
 def test_checkpoint_device_states_as_pytorch_on_cpu():
     # sentence-transformers' cached losses import these at module level and save/restore around forwards
     from mindtorch_v2.utils.checkpoint import get_device_states, set_device_states

@@ -89,3 +89,20 @@ def test_run_file_streams_outcomes_and_times_out(tmp_path):
     assert rec["status"] == "timeout"
     assert rec["tests"] == {"test_x.py::test_ok": ("passed", ""), "test_x.py::test_bad": ("failed", "ValueError: bad 3"),
                             "test_x.py::test_skip": ("skipped", "Skipped: why")}
+
+
+def test_run_file_with_another_python_and_path(tmp_path):
+    pytest.importorskip("pytest_timeout")
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "extra_mod.py").write_text("VALUE = 7\n")
+    (tmp_path / "test_y.py").write_text(
+        "import sys, extra_mod\n"
+        "def test_path(): assert extra_mod.VALUE == 7\n"
+        f"def test_python(): assert sys.executable == {sys.executable!r}\n")
+    rec = cr.run_file(str(tmp_path), "test_y.py", False, 120, str(tmp_path / "out" / "y.log"),
+                      python=sys.executable, pythonpath=str(lib))
+    assert rec["status"] == "done"
+    assert rec["tests"] == {"test_y.py::test_path": ("passed", ""), "test_y.py::test_python": ("passed", "")}
+    env = cr.child_env(True, os.pathsep.join([str(lib), ""]))
+    assert env["PYTHONPATH"].split(os.pathsep) == [cr.ROOT, str(lib), cr.TOOLS]
