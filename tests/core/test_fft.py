@@ -251,3 +251,32 @@ def test_stft_gradient():
         (y.pow(2).sum() + s.abs().sum()).backward()
         grads.append(x.grad)
     compare(grads[0], grads[1], strides=False)
+
+
+def test_meta_device_gives_shapes_dtypes_and_layouts():
+    for name, dtype in [("fft", "float32"), ("rfft", "float32"), ("irfft", "complex64"), ("fft2", "float32"),
+                        ("ihfft2", "float32"), ("hfftn", "complex64")]:
+        a = getattr(torch.fft, name)(torch.ones(4, 6, device="meta", dtype=getattr(torch, dtype)))
+        b = getattr(mt.fft, name)(mt.ones(4, 6, device="meta", dtype=getattr(mt, dtype)))
+        assert (tuple(a.shape), str(a.dtype), a.stride()) == (tuple(b.shape), str(b.dtype), b.stride())
+        assert b.device.type == "meta"
+
+
+def test_primitives_refuse_bad_arguments():
+    """The primitives are public (torch._fft_c2c...): bad dims, dtypes, sizes and modes are errors, never a crash or
+    uninitialised values."""
+    c, r = mt.ones(3, 4, dtype=mt.complex64), mt.ones(3, 4)
+    bad = [(lambda: mt._fft_c2c(c, [5], 0, True), IndexError, "Dimension out of range"),
+           (lambda: mt._fft_c2c(c, [0, 0], 0, True), RuntimeError, "FFT dims must be unique"),
+           (lambda: mt._fft_c2c(r, [0], 0, True), RuntimeError, "expects a complex input"),
+           (lambda: mt._fft_r2c(c, [0], 0, True), RuntimeError, "Only supports floating-point dtypes"),
+           (lambda: mt._fft_c2r(c, [1], 0, 2 ** 62), RuntimeError, "holds no signal"),
+           (lambda: mt._fft_c2r(c, [1], 0, 0), RuntimeError, r"Invalid number of data points \(0\)"),
+           (lambda: mt._fft_c2c(c, [0, 1, 0, 1, 0, 1], 0, True), RuntimeError, "6 dims"),
+           (lambda: mt._fft_c2c(c, [0], 7, True), RuntimeError, "normalization must be"),
+           (lambda: mt._fft_r2c(r, [], 0, True), RuntimeError, "at least one dimension"),
+           (lambda: mt._fft_r2c(mt.ones(3, 0), [1], 0, True), RuntimeError, r"Invalid number of data points \(0\)")]
+    for fn, exc, text in bad:
+        with pytest.raises(exc, match=text):
+            fn()
+    assert tuple(mt._fft_c2c(mt.ones(0, 4, dtype=mt.complex64), [1], 0, True).shape) == (0, 4)

@@ -183,13 +183,18 @@ static void run_range(void *ctx, int64_t begin, int64_t end) {
 /* dims wrapped and checked into wrapped; the first nsort of them then ordered by decreasing input
  * stride, as PyTorch orders them (the order changes no value, only the output's layout) */
 static mt_status check_dims(const char *name, mt_tensor *x, int ndims, const int64_t *dims, int nsort,
-                            int64_t *wrapped) {
+                            int normalization, int64_t *wrapped) {
     if (ndims < 0 || ndims > x->ndim) return mt__error(MT_ERR_RUNTIME, "%s: got %d dims for a %d-dimensional tensor", name, ndims, x->ndim);
+    if (normalization < 0 || normalization > 2)
+        return mt__error(MT_ERR_RUNTIME, "%s: normalization must be 0 (none), 1 (by 1/sqrt(n)) or 2 (by 1/n), got %d",
+                         name, normalization);
     for (int i = 0; i < ndims; i++) {
         wrapped[i] = dims[i];
         MT_TRY(mt__wrap_dim(&wrapped[i], x->ndim));
         for (int k = 0; k < i; k++)
             if (wrapped[k] == wrapped[i]) return mt__error(MT_ERR_RUNTIME, "FFT dims must be unique");
+        if (x->sizes[wrapped[i]] == 0) /* an empty signal has no transform (r2c/c2r would invent one) */
+            return mt__error(MT_ERR_RUNTIME, "Invalid number of data points (0) specified");
     }
     for (int i = 1; i < nsort; i++)
         for (int at = i; at > 0 && x->strides[wrapped[at - 1]] < x->strides[wrapped[at]]; at--) {
@@ -262,7 +267,7 @@ mt_status mt__impl_fft_c2c(mt_tensor *x, int ndims, const int64_t *dims, int nor
     *out = NULL;
     int64_t d[MT_MAX_DIMS], n[MT_MAX_DIMS];
     if (!mt__is_complex(x->dtype)) return mt__error(MT_ERR_RUNTIME, "_fft_c2c expects a complex input tensor");
-    MT_TRY(check_dims("_fft_c2c", x, ndims, dims, ndims, d));
+    MT_TRY(check_dims("_fft_c2c", x, ndims, dims, ndims, normalization, d));
     if (ndims == 0) return mt__impl_clone(x, out);
     for (int i = 0; i < ndims; i++) n[i] = x->sizes[d[i]];
     return execute(forward ? K_FORWARD : K_BACKWARD, x, ndims, d, n, x->sizes, x->dtype, normalization, out);
@@ -306,7 +311,7 @@ mt_status mt__impl_fft_r2c(mt_tensor *x, int ndims, const int64_t *dims, int nor
     int64_t d[MT_MAX_DIMS], n[MT_MAX_DIMS], sizes[MT_MAX_DIMS];
     if (x->dtype != MT_F32 && x->dtype != MT_F64)
         return mt__error(MT_ERR_RUNTIME, "Only supports floating-point dtypes, but found: %s", mt_dtype_names[x->dtype]);
-    MT_TRY(check_dims("_fft_r2c", x, ndims, dims, ndims - 1, d)); /* the halved last one stays last */
+    MT_TRY(check_dims("_fft_r2c", x, ndims, dims, ndims - 1, normalization, d)); /* the halved last one stays last */
     if (ndims == 0) return mt__error(MT_ERR_RUNTIME, "_fft_r2c must transform at least one dimension");
     memcpy(sizes, x->sizes, x->ndim * sizeof(int64_t));
     for (int i = 0; i < ndims; i++) n[i] = x->sizes[d[i]];
@@ -315,7 +320,8 @@ mt_status mt__impl_fft_r2c(mt_tensor *x, int ndims, const int64_t *dims, int nor
     if (onesided) sizes[last] = half;
     mt_tensor *r;
     MT_TRY(execute(K_R2C, x, ndims, d, n, sizes, x->dtype == MT_F64 ? MT_C128 : MT_C64, normalization, &r));
-    if (!onesided && mt__numel(r->ndim, r->sizes) && half < sizes[last]) fill_conjugate_symmetry(r, ndims, d, half);
+    if (!onesided && r->device == MT_CPU && mt__numel(r->ndim, r->sizes) && half < sizes[last])
+        fill_conjugate_symmetry(r, ndims, d, half);
     *out = r;
     return MT_OK;
 }
@@ -325,7 +331,7 @@ mt_status mt__impl_fft_c2r(mt_tensor *x, int ndims, const int64_t *dims, int nor
     *out = NULL;
     int64_t d[MT_MAX_DIMS], sizes[MT_MAX_DIMS];
     if (!mt__is_complex(x->dtype)) return mt__error(MT_ERR_RUNTIME, "_fft_c2r expects a complex input tensor");
-    MT_TRY(check_dims("_fft_c2r", x, ndims, dims, 0, d)); /* c2c sorts the others */
+    MT_TRY(check_dims("_fft_c2r", x, ndims, dims, 0, normalization, d)); /* c2c sorts the others */
     if (ndims == 0) return mt__error(MT_ERR_RUNTIME, "_fft_c2r must transform at least one dimension");
     if (last_dim_size < 1) return mt__error(MT_ERR_RUNTIME, "Invalid number of data points (%lld) specified", (long long)last_dim_size);
     int last = (int)d[ndims - 1];
