@@ -108,14 +108,22 @@ _LEGACY_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16":
 
 
 def type_(self, dtype=None, non_blocking=False, **kwargs):
+    """The legacy type's name, or a conversion to a dtype, legacy type or legacy type name. Only the dtype
+    changes: PyTorch keeps the layout either way (x.type(torch.sparse.DoubleTensor) of a strided x is strided)."""
+    layout = self.layout._name
     if dtype is None:
-        return "torch." + _LEGACY_NAMES[self.dtype._name]
+        if layout == "sparse_csr":
+            raise RuntimeError("Unimplemented backend SparseCsrCPU")
+        return ("torch.sparse." if layout == "sparse_coo" else "torch.") + _LEGACY_NAMES[self.dtype._name]
     if isinstance(dtype, str):
-        names = {"torch." + v: k for k, v in _LEGACY_NAMES.items()}
+        names = {p + v: k for k, v in _LEGACY_NAMES.items() for p in ("torch.", "torch.sparse.")
+                 if p == "torch." or k not in ("bool", "complex64", "complex128")}
         if dtype not in names:
             raise ValueError(f"invalid type: '{dtype}'")
         dtype = getattr(_dtype, names[dtype])
-    return to(self, dtype)
+    elif not isinstance(dtype, _dtype.dtype):  # a legacy type object
+        dtype = dtype.dtype
+    return self.to(dtype)
 
 
 def _caster(dt):

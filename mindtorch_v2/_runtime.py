@@ -134,6 +134,8 @@ def set_default_tensor_type(t, /):
         t = obj
     if not isinstance(t, _legacy_types.tensortype):
         raise TypeError("invalid type object: only floating-point types are supported as the default type")
+    if t.is_sparse:
+        raise TypeError("only dense types are supported as the default type")
     if not t.dtype.is_floating_point:
         raise TypeError("only floating-point types are supported as the default type")
     warn_once("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use torch.set_default_dtype() "

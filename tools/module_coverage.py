@@ -42,6 +42,7 @@ OUT_OF_SCOPE = {
     "ops.mkldnn": _BACKEND, "ops.onednn": _BACKEND, "ops.mkl": _BACKEND, "ops.inductor": _BACKEND,
     "library.triton_op": _BACKEND, "library.wrap_triton": _BACKEND,
     "sparse.SparseSemiStructuredTensorCUSPARSELT": _BACKEND, "sparse.SparseSemiStructuredTensorCUTLASS": _BACKEND,
+    "sparse.SparseSemiStructuredTensor": _BACKEND, "sparse.semi_structured": _BACKEND,
     **{f"utils.benchmark.{n}": _CALLGRIND for n in ("CallgrindStats", "CopyIfCallgrind", "FunctionCount",
                                                     "FunctionCounts")},
 }

@@ -1,8 +1,12 @@
 """torch.sparse: sparse COO/CSR tensors and their ops (the tensor type itself is in _tensor.py, imported on
 first use: defining it installs the __torch_function__ wrappers; docs/ARCHITECTURE.md, "Sparse tensors")."""
 from . import _state
+from .._legacy_types import SPARSE_TYPES as _SPARSE_TYPES
+from .._missing import no_kernel_text as _no_kernel_text
 
-__all__ = ["addmm", "check_sparse_tensor_invariants", "mm", "sum", "softmax", "log_softmax", "spdiags"]
+__all__ = ["addmm", "check_sparse_tensor_invariants", "mm", "sum", "softmax", "log_softmax", "spdiags",
+           "to_sparse_semi_structured", "as_sparse_gradcheck"]
+globals().update(_SPARSE_TYPES)  # the legacy types: torch.sparse.FloatTensor, ...
 
 
 def _impl():
@@ -42,6 +46,85 @@ def softmax(input, dim, *, dtype=None):
 
 def log_softmax(input, dim, *, dtype=None):
     return _impl().log_softmax(input, dim, dtype)
+
+
+def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
+    """beta * input + alpha * (mat1 @ mat2) at the specified entries of the CSR input only."""
+    return _impl().sampled_addmm(input, mat1, mat2, beta=beta, alpha=alpha, out=out)
+
+
+def _backend(*tensors):
+    names = {"sparse_coo": "SparseCPU", "sparse_csr": "SparseCsrCPU"}
+    return next((names[t.layout._name] for t in tensors if t.layout._name in names), "CPU")
+
+
+def spsolve(input, other, *, left=True):
+    """PyTorch 2.13 solves sparse CSR systems only with CUDA's cuDSS: its CPU build has no kernel for
+    aten::_spsolve and raises the dispatcher's error, as this does."""
+    from .._tensor import Tensor
+    for pos, (name, t) in enumerate((("A", input), ("B", other)), 1):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"_spsolve(): argument '{name}' (position {pos}) must be Tensor, not {type(t).__name__}")
+    raise NotImplementedError(_no_kernel_text("_spsolve", _backend(input, other)))
+
+
+def to_sparse_semi_structured(original_tensor, transposed=False, alg_id=0):
+    """2:4 semi-structured sparsity runs on CUDA kernels (CUTLASS / cuSPARSELt) only: PyTorch refuses every
+    CPU tensor with this error, and every tensor here is a CPU one."""
+    import warnings
+    if transposed:
+        warnings.warn("Setting transpose from `to_sparse_semi_structured` is deprecated and will be removed in a "
+                      "future release. `SparseSemiStructuredTensor` only support contiguous input tensors.",
+                      FutureWarning, stacklevel=2)
+    raise RuntimeError(f"Error original_tensor.device= {original_tensor.device} is not supported! Only CUDA "
+                       "tensors are currently supported.")
+
+
+def as_sparse_gradcheck(gradcheck):
+    """Wraps gradcheck (torch.autograd.gradcheck or a partial of it) so that func may take and return sparse
+    tensors: each sparse input that requires grad reaches gradcheck as its values (a strided tensor, every
+    element specified unless masked=True), and is rebuilt around them for func; sparse outputs that require
+    grad are made dense."""
+    def checked(func, inputs, **kwargs):
+        import mindtorch_v2 as torch
+        masked = kwargs.pop("masked", False)
+        marker = object()  # follows each converted input: then its pattern, then its values
+
+        def flatten(args):
+            flat = []
+            for a in args if isinstance(args, (list, tuple)) else (args,):
+                if isinstance(a, torch.Tensor) and a.requires_grad and a.layout._name != "strided":
+                    if not masked:  # every element specified, the unspecified ones as zeros
+                        a = a.to_dense().sparse_mask(torch.ones(a.shape, dtype=torch.bool).to_sparse(
+                            layout=a.layout))
+                    if a.layout is torch.sparse_coo:
+                        pattern = (a.layout, a.shape, a._indices(), a.is_coalesced())
+                    else:
+                        pattern = (a.layout, a.shape, a.crow_indices(), a.col_indices())
+                    flat += [marker, pattern, a.values().requires_grad_(True)]
+                else:
+                    flat.append(a)
+            return tuple(flat)
+
+        def rebuild(flat):
+            args, rest = [], list(flat)
+            while rest:
+                a = rest.pop(0)
+                if a is marker:
+                    (layout, shape, i, j), values = rest.pop(0), rest.pop(0)
+                    a = (torch.sparse_coo_tensor(i, values, shape, is_coalesced=j) if layout is torch.sparse_coo
+                         else torch.sparse_csr_tensor(i, j, values, shape))
+                args.append(a)
+            return args
+
+        def dense_func(*flat, **kw):
+            out = func(*rebuild(flat), **kw)
+            outs = [o.to_dense(masked_grad=masked) if isinstance(o, torch.Tensor) and o.requires_grad
+                    and o.layout._name != "strided" else o for o in (out if isinstance(out, (list, tuple)) else (out,))]
+            return tuple(outs) if isinstance(out, (list, tuple)) else outs[0]
+
+        return gradcheck(dense_func, flatten(inputs), **kwargs)
+    return checked
 
 
 def spdiags(diagonals, offsets, shape, layout=None):
@@ -155,10 +238,7 @@ def _wrong_layout(name, want):
 
 def _no_cpu_kernel(name):
     def method(self):
-        raise NotImplementedError(
-            f"Could not run 'aten::{name}' with arguments from the 'CPU' backend. This could be because the "
-            "operator doesn't exist for this backend, or was omitted during the selective/custom build process "
-            "(if using custom build).")
+        raise NotImplementedError(_no_kernel_text(name))
     method.__name__ = name
     return method
 

@@ -10,6 +10,8 @@ wrappers: it is imported on the first sparse tensor, not at `import torch`.
 """
 import mindtorch_v2 as torch
 from .._size import Size
+from .. import _methods
+from .._missing import no_kernel_text as _no_kernel_text
 from .._tensor import Tensor
 from ..overrides import DisableTorchFunctionSubclass
 from . import _state
@@ -18,10 +20,7 @@ _BACKEND = {"sparse_coo": "SparseCPU", "sparse_csr": "SparseCsrCPU"}
 
 
 def _not_supported(name, layout):
-    return NotImplementedError(
-        f"Could not run 'aten::{name}' with arguments from the '{_BACKEND[layout._name]}' backend. This could be "
-        "because the operator doesn't exist for this backend, or was omitted during the selective/custom build "
-        "process (if using custom build).")
+    return NotImplementedError(_no_kernel_text(name, _BACKEND[layout._name]))
 
 
 class SparseTensor(Tensor):
@@ -574,6 +573,44 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     return r if beta == 0 else input * beta + r if beta != 1 else input + r
 
 
+def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
+    """beta * input + alpha * (mat1 @ mat2), computed only at input's specified entries (a CSR result of
+    input's pattern): each entry (i, j) is the dot product of mat1's row i and mat2's column j."""
+    if not isinstance(input, SparseTensor) or input.is_sparse:
+        layout = getattr(input, "layout", torch.strided)
+        raise NotImplementedError(_no_kernel_text("sparse_sampled_addmm", _BACKEND.get(layout._name, "CPU")))
+    for name, m in (("mat1", mat1), ("mat2", mat2)):
+        if isinstance(m, SparseTensor):
+            raise RuntimeError(f"sampled_addmm: Expected {name} to have strided layout, but got "
+                               f"{'Sparse' if m.is_sparse else 'SparseCsr'}")
+        if m.dim() < 2:
+            raise RuntimeError(f"sampled_addmm: Expected {name} to be a matrix, got {m.dim()}-D tensor")
+    for name, other in (("self", input), ("mat2", mat2)):
+        if mat1.dtype is not other.dtype:
+            raise RuntimeError(f"sampled_addmm: Expected mat1 and {name} to have the same dtype, but got "
+                               f"{_cname(mat1.dtype)} and {_cname(other.dtype)}")
+    if mat1.shape[:-2] != mat2.shape[:-2]:
+        raise RuntimeError(f"sampled_addmm: Expected mat1 and mat2 to have the same batch size, but got "
+                           f"{list(mat1.shape[:-2])} and {list(mat2.shape[:-2])}")
+    if mat1.dim() > 2:
+        raise NotImplementedError("torch.sparse.sampled_addmm: batched matrices are not implemented")
+    if mat1.shape[1] != mat2.shape[0]:
+        raise RuntimeError(f"sampled_addmm: mat1 and mat2 shapes cannot be multiplied ({mat1.shape[0]}x"
+                           f"{mat1.shape[1]} and {mat2.shape[0]}x{mat2.shape[1]})")
+    for k, m in ((-2, mat1), (-1, mat2)):
+        if input.shape[k] != m.shape[k]:
+            raise RuntimeError(f"sampled_addmm: self.shape[{k}] must match {'mat1' if k == -2 else 'mat2'}"
+                               f".shape[{k}]")
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise RuntimeError(f"sparse_sampled_addmm: Expected self to be a floating-point or complex tensor, but "
+                           f"got {_cname(input.dtype)}")
+    if out is not None:
+        raise NotImplementedError("torch.sparse.sampled_addmm(out=...) is not implemented")
+    rows, cols = input.to_sparse()._sp_indices
+    prod = (mat1.index_select(0, rows) * mat2.t().index_select(0, cols)).sum(-1)
+    return _csr(input._sp_crow, input._sp_col, input._sp_values * beta + prod * alpha, input.shape)
+
+
 def _scalar(x):
     return isinstance(x, (int, float, bool, complex)) or (isinstance(x, Tensor) and not isinstance(x, SparseTensor)
                                                           and x.dim() == 0)
@@ -896,7 +933,7 @@ _IMPL = {
     "is_quantized": lambda t: False, "is_nested": lambda t: False, "is_cuda": lambda t: False,
     "is_mps": lambda t: False, "shape": lambda t: Tensor.shape.fget(t), "dtype": lambda t: Tensor.dtype.fget(t),
     "output_nr": lambda t: t._sp_values.output_nr, "__len__": lambda t: t.shape[0],
-    "reshape": reshape,
+    "reshape": reshape, "type": _methods.type_,
 }
 for _n in _ZERO_PRESERVING:
     _IMPL[_n] = _unary(_n)
