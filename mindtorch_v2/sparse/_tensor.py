@@ -585,7 +585,7 @@ def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
                                f"{'Sparse' if m.is_sparse else 'SparseCsr'}")
         if m.dim() < 2:
             raise RuntimeError(f"sampled_addmm: Expected {name} to be a matrix, got {m.dim()}-D tensor")
-    for name, other in (("self", input), ("mat2", mat2)):
+    for name, other in (("mat2", mat2), ("self", input)):
         if mat1.dtype is not other.dtype:
             raise RuntimeError(f"sampled_addmm: Expected mat1 and {name} to have the same dtype, but got "
                                f"{_cname(mat1.dtype)} and {_cname(other.dtype)}")

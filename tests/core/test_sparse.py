@@ -307,3 +307,122 @@ def test_indices_and_values_copy():
                 getattr(lib, name)(lib.ones(2))
             errors.append(str(e.value))
         assert errors[0] == errors[1]
+
+
+# ---- legacy sparse types, sampled_addmm, as_sparse_gradcheck, CUDA-only entry points ----------
+
+LEGACY = ("FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",
+          "ShortTensor", "IntTensor", "LongTensor")
+
+
+def test_legacy_sparse_types():
+    for name in LEGACY:
+        ours, theirs = getattr(mt.sparse, name), getattr(torch.sparse, name)
+        assert repr(ours) == repr(theirs) and str(ours.dtype) == str(theirs.dtype)
+        assert (ours.is_sparse, str(ours.layout), ours.is_cuda) == (True, "torch.sparse_coo", False)
+        both(lambda L: getattr(L.sparse, name)(2, 3))
+    assert not hasattr(mt.sparse, "BoolTensor") and not hasattr(mt.sparse, "ComplexFloatTensor")
+    i, v = [[0, 1], [1, 2]], [1.0, 2.0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        both(lambda L: L.sparse.FloatTensor(L.tensor(i), L.tensor(v), (2, 3)))
+        both(lambda L: L.sparse.FloatTensor(L.tensor(i), L.tensor(v)))
+        both(lambda L: L.sparse.FloatTensor(L.tensor(i), L.tensor(v), L.Size([4, 3]), device="cpu"))
+        both(lambda L: L.sparse.FloatTensor(indices=L.tensor(i), values=L.tensor(v), size=[2, 3]))
+        both(lambda L: L.sparse.LongTensor(L.tensor(i), L.tensor(v), (2, 3)))  # the values' dtype wins
+        both(lambda L: L.sparse.FloatTensor(L.tensor(i), L.tensor([[1.0, 2.0]] * 2)))  # hybrid
+        # indices are not checked against the size (PyTorch's to_dense then reads out of bounds; ours raises)
+        assert [tuple(L.sparse.FloatTensor(L.tensor(i), L.tensor(v), (1, 1)).shape) for L in (mt, torch)] == [(1, 1)] * 2
+        both(lambda L: L.sparse.HalfTensor())
+        both(lambda L: L.sparse.DoubleTensor(L.Size([2, 0])))
+        for bad in (lambda L: L.sparse.FloatTensor((2, 3)), lambda L: L.sparse.FloatTensor([2, 3]),
+                    lambda L: L.sparse.FloatTensor(2, 3.0), lambda L: L.sparse.FloatTensor(2, -3),
+                    lambda L: L.sparse.FloatTensor(2, 3, device="meta"),
+                    lambda L: L.sparse.FloatTensor(L.tensor(i), L.tensor(v), (2, 3), dtype=L.float64),
+                    lambda L: L.sparse.FloatTensor(L.tensor(i), L.tensor(v), (2, 3), 5),
+                    lambda L: L.sparse.FloatTensor(L.tensor(i).int(), L.tensor(v), (2, 3)),
+                    lambda L: L.sparse.FloatTensor(L.tensor(i), L.tensor(v), (2,)),
+                    lambda L: L.sparse.FloatTensor(L.tensor(v)), lambda L: L.sparse.FloatTensor("a"),
+                    lambda L: L.set_default_tensor_type(L.sparse.FloatTensor)):
+            raises_same(bad)
+    mt.sparse.FloatTensor(5, 5)  # warns once per form, as PyTorch's TORCH_WARN_ONCE
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        mt.sparse.FloatTensor(5, 5)
+    assert not w
+
+
+def test_legacy_type_checks_and_names():
+    for L in (mt, torch):
+        s, d = coo(L), dense(L, SIZE)
+        assert isinstance(s, L.sparse.FloatTensor) and not isinstance(s, L.sparse.DoubleTensor)
+        assert not isinstance(s, L.FloatTensor) and isinstance(d, L.FloatTensor)
+        assert not isinstance(d, L.sparse.FloatTensor) and not isinstance(s.to_sparse_csr(), L.sparse.FloatTensor)
+        assert s.type() == "torch.sparse.FloatTensor" and coo(L, "float64").type() == "torch.sparse.DoubleTensor"
+    for conv in (lambda L, x: x.type(L.sparse.DoubleTensor), lambda L, x: x.type("torch.sparse.IntTensor"),
+                 lambda L, x: x.type(L.DoubleTensor)):
+        both(lambda L: conv(L, coo(L).coalesce()))
+        both(lambda L: conv(L, dense(L, SIZE)))  # PyTorch keeps the layout: only the dtype changes
+    raises_same(lambda L: coo(L).to_sparse_csr().type())
+
+
+def test_sampled_addmm():
+    csr = lambda L, dt="float32": dense(L, (3, 4), 3, dt).mul(dense(L, (3, 4), 4, dt) > 0).to_sparse_csr()  # noqa
+    a, b = lambda L, dt="float32": dense(L, (3, 5), 5, dt), lambda L, dt="float32": dense(L, (5, 4), 6, dt)  # noqa
+    both(lambda L: L.sparse.sampled_addmm(csr(L), a(L), b(L)))
+    both(lambda L: L.sparse.sampled_addmm(csr(L, "float64"), a(L, "float64"), b(L, "float64"), beta=0.5, alpha=-2))
+    both(lambda L: L.sparse.sampled_addmm(L.sparse_csr_tensor([0, 0, 0, 0], [], [], (3, 4)), a(L), b(L)))
+    for bad in (lambda L: L.sparse.sampled_addmm(csr(L).to_dense(), a(L), b(L)),
+                lambda L: L.sparse.sampled_addmm(csr(L).to_sparse(), a(L), b(L)),
+                lambda L: L.sparse.sampled_addmm(csr(L), a(L).to_sparse_csr(), b(L)),
+                lambda L: L.sparse.sampled_addmm(csr(L), a(L), b(L).to_sparse()),
+                lambda L: L.sparse.sampled_addmm(csr(L), a(L)[0], b(L)),
+                lambda L: L.sparse.sampled_addmm(csr(L), a(L, "float64"), b(L)),
+                lambda L: L.sparse.sampled_addmm(csr(L), a(L), b(L, "float64")),
+                lambda L: L.sparse.sampled_addmm(csr(L, "int32"), a(L, "int32"), b(L, "int32")),
+                lambda L: L.sparse.sampled_addmm(csr(L), a(L), b(L)[:4]),
+                lambda L: L.sparse.sampled_addmm(csr(L), a(L)[:2], b(L)),
+                lambda L: L.sparse.sampled_addmm(csr(L), a(L), b(L)[:, :3]),
+                lambda L: L.sparse.sampled_addmm(csr(L), a(L).expand(2, 3, 5), b(L))):
+        raises_same(bad)
+    _grad_pair(lambda L: (x := a(L).requires_grad_(), L.sparse.sampled_addmm(csr(L), x, b(L)).values().sum()))
+    _grad_pair(lambda L: (x := b(L).requires_grad_(),
+                          (L.sparse.sampled_addmm(csr(L), a(L), x, alpha=3).values() ** 2).sum()))
+
+
+def test_as_sparse_gradcheck():
+    for L in (mt, torch):
+        check = L.sparse.as_sparse_gradcheck(L.autograd.gradcheck)
+        x = L.tensor([[0.0, 1.0], [2.0, 3.0]], dtype=L.float64).to_sparse_coo().requires_grad_(True)
+        assert check(lambda s: s.to_sparse_csr(), x)
+        assert check(lambda s: L.sparse.sum(s), (x,))
+        assert check(lambda s: s * 2, x, masked=True)
+        assert check(lambda s, w: (s.to_dense() * w).sin(), (x, L.ones(2, 2, dtype=L.float64, requires_grad=True)))
+        with pytest.raises(RuntimeError, match="Jacobian mismatch"):  # a wrong gradient is still caught
+            check(lambda s: _WrongGrad.apply(s.to_dense()) if L is mt else _WrongGradTorch.apply(s.to_dense()), x)
+
+
+class _WrongGrad(mt.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 3
+
+
+class _WrongGradTorch(torch.autograd.Function):
+    forward, backward = _WrongGrad.forward, _WrongGrad.backward
+
+
+def test_cuda_only_entry_points():
+    """spsolve (cuDSS) and 2:4 semi-structured sparsity have no CPU kernels in PyTorch 2.13: the CPU errors."""
+    csr = lambda L: L.tensor([[2.0, 0.0], [1.0, 4.0]]).to_sparse_csr()  # noqa: E731
+    raises_same(lambda L: L.sparse.spsolve(csr(L), L.ones(2)))
+    raises_same(lambda L: L.sparse.spsolve(csr(L).to_sparse(), L.ones(2), left=False))
+    raises_same(lambda L: L.sparse.spsolve(csr(L).to_dense(), L.ones(2)))
+    raises_same(lambda L: L.sparse.spsolve(1, L.ones(2)))
+    raises_same(lambda L: L.sparse.to_sparse_semi_structured(L.ones(64, 64).half()))
+    with pytest.warns(FutureWarning):
+        raises_same(lambda L: L.sparse.to_sparse_semi_structured(L.ones(64, 64), transposed=True))
