@@ -1,7 +1,7 @@
 /* lapack.c — matrix factorisations on OpenBLAS's LAPACK: cholesky, LU (and the solve, inverse
- * and determinants built on it), triangular solve, QR, the symmetric eigendecomposition and the
- * SVD. LAPACK is column-major, so each kernel works on a column-major copy of its input (the
- * layout PyTorch's linalg results have too) and calls the float32/float64 routine once per
+ * and determinants built on it), triangular solve, QR, the symmetric eigendecomposition, the
+ * SVD and least squares. LAPACK is column-major, so each kernel works on a column-major copy of
+ * its input (the layout PyTorch's linalg results have too) and calls the float32/float64 routine once per
  * matrix of the batch. Checks and messages are PyTorch 2.13's, op by op; per-matrix failures
  * come back as LAPACK's info (an int32 tensor) or, when checked, as LinAlgError. These are the
  * kernels; autograd/formulas_lapack.c records them. */
@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../../autograd/formula.h"
 #include "lapack.h"
@@ -40,6 +41,23 @@ void sgesdd_(const char *, const int *, const int *, float *, const int *, float
              const int *, float *, const int *, int *, int *, size_t);
 void dgesdd_(const char *, const int *, const int *, double *, const int *, double *, double *, const int *, double *,
              const int *, double *, const int *, int *, int *, size_t);
+
+void sgels_(const char *, const int *, const int *, const int *, float *, const int *, float *, const int *, float *,
+            const int *, int *, size_t);
+void dgels_(const char *, const int *, const int *, const int *, double *, const int *, double *, const int *,
+            double *, const int *, int *, size_t);
+void sgelsy_(const int *, const int *, const int *, float *, const int *, float *, const int *, int *, const float *,
+             int *, float *, const int *, int *);
+void dgelsy_(const int *, const int *, const int *, double *, const int *, double *, const int *, int *,
+             const double *, int *, double *, const int *, int *);
+void sgelsd_(const int *, const int *, const int *, float *, const int *, float *, const int *, float *, const float *,
+             int *, float *, const int *, int *, int *);
+void dgelsd_(const int *, const int *, const int *, double *, const int *, double *, const int *, double *,
+             const double *, int *, double *, const int *, int *, int *);
+void sgelss_(const int *, const int *, const int *, float *, const int *, float *, const int *, float *, const float *,
+             int *, float *, const int *, int *);
+void dgelss_(const int *, const int *, const int *, double *, const int *, double *, const int *, double *,
+             const double *, int *, double *, const int *, int *);
 
 /* ---- checks ------------------------------------------------------------------------------- */
 
@@ -714,5 +732,210 @@ done:
     mt_tensor_release(w);
     if (st) { mt_tensor_release(q); mt_tensor_release(r); return st; }
     *Q = q, *R = r;
+    return MT_OK;
+}
+
+/* ---- least squares ------------------------------------------------------------------------------------------ */
+
+/* one solve of min ||A X - B|| (column-major, in place: X in B's first n rows, the residual terms below);
+ * s: singular values (gelsd/gelss), rank (not gels); with lwork -1 a workspace query into work[0] */
+typedef struct {
+    int driver, m, n, k, lda, ldb, lwork;
+    double rcond;
+    void *work;
+    int *iwork, *jpvt;
+} lstsq_job;
+
+static int lstsq_one(int dt, lstsq_job *j, void *a, void *b, void *s, int *rank) {
+    int r = 0;
+    float rf = (float)j->rcond;
+    if (j->driver == MT_LSTSQ_GELSY && j->lwork != -1) memset(j->jpvt, 0, (size_t)j->n * sizeof(int)); /* all free */
+    if (dt == MT_F32) {
+        switch (j->driver) {
+        case MT_LSTSQ_GELS: sgels_("N", &j->m, &j->n, &j->k, a, &j->lda, b, &j->ldb, j->work, &j->lwork, &r, 1); break;
+        case MT_LSTSQ_GELSY: sgelsy_(&j->m, &j->n, &j->k, a, &j->lda, b, &j->ldb, j->jpvt, &rf, rank, j->work, &j->lwork, &r); break;
+        case MT_LSTSQ_GELSD: sgelsd_(&j->m, &j->n, &j->k, a, &j->lda, b, &j->ldb, s, &rf, rank, j->work, &j->lwork, j->iwork, &r); break;
+        default: sgelss_(&j->m, &j->n, &j->k, a, &j->lda, b, &j->ldb, s, &rf, rank, j->work, &j->lwork, &r);
+        }
+    } else {
+        switch (j->driver) {
+        case MT_LSTSQ_GELS: dgels_("N", &j->m, &j->n, &j->k, a, &j->lda, b, &j->ldb, j->work, &j->lwork, &r, 1); break;
+        case MT_LSTSQ_GELSY: dgelsy_(&j->m, &j->n, &j->k, a, &j->lda, b, &j->ldb, j->jpvt, &j->rcond, rank, j->work, &j->lwork, &r); break;
+        case MT_LSTSQ_GELSD: dgelsd_(&j->m, &j->n, &j->k, a, &j->lda, b, &j->ldb, s, &j->rcond, rank, j->work, &j->lwork, j->iwork, &r); break;
+        default: dgelss_(&j->m, &j->n, &j->k, a, &j->lda, b, &j->ldb, s, &j->rcond, rank, j->work, &j->lwork, &r);
+        }
+    }
+    return r;
+}
+
+#define LSTSQ "torch.linalg.lstsq"
+
+/* PyTorch's checks in its order; B a (batch of) vector(s) when it has one dim less than A */
+static mt_status lstsq_check(mt_tensor *a, mt_tensor *b, int driver) {
+    if (a->ndim < 2) return mt__error(MT_ERR_RUNTIME, LSTSQ ": input must have at least 2 dimensions.");
+    if (b->ndim < 1) return mt__error(MT_ERR_RUNTIME, LSTSQ ": other must have at least 1 dimension.");
+    if (a->dtype != b->dtype)
+        return mt__error(MT_ERR_RUNTIME, LSTSQ ": Expected input and other to have the same dtype, but got input's "
+                         "dtype %s and other's dtype %s", mt_dtype_names[a->dtype], mt_dtype_names[b->dtype]);
+    if (a->ndim < b->ndim || a->ndim - b->ndim > 1)
+        return mt__error(MT_ERR_RUNTIME, LSTSQ ": input.dim() must be greater or equal to other.dim() and "
+                         "(input.dim() - other.dim()) <= 1");
+    int vec = mt__solve_vector_rhs(a, b);
+    if (a->sizes[a->ndim - 2] != b->sizes[b->ndim - (vec ? 1 : 2)])
+        return mt__error(MT_ERR_RUNTIME, LSTSQ ": input.size(-2) should match other.size(-2)");
+    if (driver < MT_LSTSQ_GELS || driver > MT_LSTSQ_GELSS)
+        return mt__error(MT_ERR_RUNTIME, LSTSQ ": parameter `driver` should be one of (gels, gelsy, gelsd, gelss)");
+    if (a->dtype != MT_F32 && a->dtype != MT_F64)
+        return mt__error(MT_ERR_RUNTIME, "This function doesn't handle types other than float and double");
+    int64_t m = a->sizes[a->ndim - 2], n = a->sizes[a->ndim - 1], k = vec ? 1 : b->sizes[b->ndim - 1];
+    int64_t ld = m > n ? m : n;
+    if (ld > INT_MAX || k > INT_MAX || ld * n > INT_MAX || ld * k > INT_MAX)
+        return mt__error(MT_ERR_RUNTIME, LSTSQ ": matrices of %lld by %lld are too large for LAPACK's 32-bit indices",
+                         (long long)m, (long long)n);
+    return MT_OK;
+}
+
+/* the broadcast of two shapes, with PyTorch's message (a: the first) */
+static mt_status broadcast_shape(int na, const int64_t *a, int nb, const int64_t *b, int *n, int64_t *out) {
+    *n = na > nb ? na : nb;
+    for (int i = 0; i < *n; i++) {
+        int64_t x = i < *n - na ? 1 : a[i - (*n - na)], y = i < *n - nb ? 1 : b[i - (*n - nb)];
+        if (x != y && x != 1 && y != 1)
+            return mt__error(MT_ERR_RUNTIME, "The size of tensor a (%lld) must match the size of tensor b (%lld) at "
+                             "non-singleton dimension %d", (long long)x, (long long)y, i);
+        out[i] = x == 1 ? y : x;
+    }
+    return MT_OK;
+}
+
+/* t (a broadcast batch, then per-matrix dims) cut to A's batch shape: rank and singular values depend on
+ * A alone, and PyTorch gives them A's batch shape; t is released */
+static mt_status to_a_batch(mt_tensor *t, const mt_tensor *a, int nbatch, mt_tensor **out) {
+    int na = a->ndim - 2, lead = nbatch - na;
+    mt_tensor *v = t, *nv = NULL;
+    mt_status st = MT_OK;
+    for (int d = lead; d < nbatch && !st; d++)
+        if (a->sizes[d - lead] == 1 && v->sizes[d] != 1) {
+            st = mt__impl_slice(v, d, 0, 1, 1, &nv);
+            mt_tensor_release(v), v = nv;
+        }
+    for (int d = 0; d < lead && !st; d++) {
+        st = mt__impl_select(v, 0, 0, &nv);
+        mt_tensor_release(v), v = nv;
+    }
+    if (!st) st = mt__impl_contiguous(v, out);
+    mt_tensor_release(v);
+    return st;
+}
+
+mt_status mt__impl_linalg_lstsq(mt_tensor *a, mt_tensor *b, int has_rcond, double rcond, int driver,
+                                mt_tensor **solution, mt_tensor **residuals, mt_tensor **rank, mt_tensor **svals) {
+    MT_TRY(lstsq_check(a, b, driver));
+    int vec = mt__solve_vector_rhs(a, b), nd = 0, dt = a->dtype, isz = mt_dtype_itemsize(dt);
+    int64_t sa[MT_MAX_DIMS], sb[MT_MAX_DIMS], sx[MT_MAX_DIMS], zero = 0;
+    mt_tensor *b2 = NULL, *w = NULL, *x = NULL, *xv = NULL, *sol = NULL, *res = NULL, *rk = NULL, *sv = NULL;
+    mt_status st = vec ? mt__impl_unsqueeze(b, -1, &b2) : (mt_tensor_retain(b), b2 = b, MT_OK);
+    if (st) return st;
+    /* the batch: A's broadcast with B's, which are all but B's last dim when B has one dim less than A
+     * without being a vector (PyTorch's rule; B then broadcasts into batch + its last two dims) */
+    int short_b = !vec && b->ndim == a->ndim - 1;
+    if ((st = broadcast_shape(a->ndim - 2, a->sizes, b2->ndim - 2 + short_b, b2->sizes, &nd, sa))) goto done;
+    memcpy(sb, sa, sizeof sb);
+    sa[nd] = a->sizes[a->ndim - 2], sa[nd + 1] = a->sizes[a->ndim - 1];
+    sb[nd] = b2->sizes[b2->ndim - 2], sb[nd + 1] = b2->sizes[b2->ndim - 1];
+    nd += 2;
+    if (short_b && (st = broadcast_shape(nd, sb, b2->ndim, b2->sizes, &(int){0}, sx))) goto done;
+    int m = (int)sa[nd - 2], n = (int)sa[nd - 1], k = (int)sb[nd - 1], ld = m > n ? m : n, mn = m < n ? m : n;
+    int64_t nbat = batch_count(nd, sa);
+    /* X's buffer holds max(m, n) rows: B in the first m, zeros below (LAPACK's convention for m < n) */
+    memcpy(sx, sb, sizeof sx);
+    sx[nd - 2] = ld;
+    if ((st = colmajor_copy(a, nd, sa, &w))) goto done;
+    if ((st = mt__colmajor_empty(nd, sx, dt, a->device, &x))) goto done;
+    int with_rank = driver != MT_LSTSQ_GELS, with_sv = driver == MT_LSTSQ_GELSD || driver == MT_LSTSQ_GELSS;
+    st = with_rank ? new_tensor(nd - 2, sa, MT_I64, a->device, &rk) : new_tensor(1, &zero, MT_I64, a->device, &rk);
+    if (st) goto done;
+    sx[nd - 2] = mn; /* [batch, min(m, n)] */
+    st = with_sv ? new_tensor(nd - 1, sx, dt, a->device, &sv) : new_tensor(1, &zero, dt, a->device, &sv);
+    if (st) goto done;
+    if (a->device != MT_META) {
+        if ((st = mt__impl_fill(x, 0, 0, MT_SCALAR_INT))) goto done;
+        if ((st = mt__impl_slice(x, -2, 0, m, 1, &xv))) goto done;
+        st = mt__impl_copy_(xv, b2);
+        MT_DROP(xv);
+        if (st) goto done;
+    }
+    int64_t *rp = with_rank && a->device != MT_META ? (int64_t *)mt__data(rk) : NULL;
+    if (a->device != MT_META && m && n && k) {
+        lstsq_job j = {driver, m, n, k, m > 1 ? m : 1, ld > 1 ? ld : 1, -1,
+                       has_rcond ? rcond : (dt == MT_F32 ? 0x1p-23 : 0x1p-52) * ld, NULL, NULL, NULL};
+        double wq[2] = {0, 0};
+        int iq = 1, r0 = 0;
+        j.work = wq, j.iwork = &iq;
+        lstsq_one(dt, &j, mat(w, 0), mat(x, 0), with_sv ? mt__data(sv) : NULL, &r0);
+        j.lwork = (int)(dt == MT_F32 ? *(float *)wq : wq[0]) + 1;
+        j.work = malloc((size_t)j.lwork * isz);
+        j.iwork = malloc((size_t)(iq > 1 ? iq : 1) * sizeof(int));
+        j.jpvt = malloc((size_t)n * sizeof(int));
+        if (!j.work || !j.iwork || !j.jpvt) st = mt__error(MT_ERR_OOM, LSTSQ ": out of memory for the workspace");
+        for (int64_t i = 0; !st && i < nbat; i++) {
+            int r = 0, info = lstsq_one(dt, &j, mat(w, i), mat(x, i), with_sv ? mt__data(sv) + i * mn * isz : NULL, &r);
+            if (rp) rp[i] = r;
+            if (info > 0 && driver == MT_LSTSQ_GELS)
+                st = failed(MT_ERR_LINALG, LSTSQ, w, i, "The least squares solution could not be "
+                            "computed because the input matrix does not have full rank (error code: %d).", info);
+            else if (info > 0)
+                st = not_converged(LSTSQ, "singular values", w, i, info);
+        }
+        free(j.work), free(j.iwork), free(j.jpvt);
+        if (st) goto done;
+    } else if (a->device != MT_META) {
+        /* an empty A or B: rank 0 as LAPACK's quick returns give (gelsd's LAPACK rejects an empty B, and so
+         * does PyTorch's with an internal error: here its singular values are zeros); gels zeroes B */
+        for (int64_t i = 0; rp && i < nbat; i++) rp[i] = 0;
+        if (with_sv && (st = mt__impl_fill(sv, 0, 0, MT_SCALAR_INT))) goto done;
+        if (driver == MT_LSTSQ_GELS && (st = mt__impl_fill(x, 0, 0, MT_SCALAR_INT))) goto done;
+    }
+    /* residuals: the squared norms of rows n.. of every column, when m > n, the driver is not gelsy and
+     * (for gelsd / gelss) every matrix has full column rank; else empty */
+    int resid = m > n && driver != MT_LSTSQ_GELSY;
+    for (int64_t i = 0; resid && rp && i < nbat; i++) resid = rp[i] == n;
+    if (resid) {
+        memcpy(sx, sb, sizeof sx);
+        sx[nd - 2] = k;
+        if ((st = new_tensor(nd - 1, sx, dt, a->device, &res))) goto done;
+        for (int64_t i = 0; a->device != MT_META && i < nbat; i++)
+            for (int64_t c = 0; c < k; c++) {
+                double acc = 0;
+                for (int64_t r = n; r < m; r++) {
+                    double v = get(dt, mat(x, i), c * ld + r);
+                    acc += v * v;
+                }
+                put(dt, mt__data(res), i * k + c, acc);
+            }
+    } else if ((st = new_tensor(1, &zero, dt, a->device, &res))) {
+        goto done;
+    }
+    if (with_rank) {
+        mt_tensor *r1 = rk;
+        rk = NULL;
+        if ((st = to_a_batch(r1, a, nd - 2, &rk))) goto done;
+    }
+    if (with_sv) {
+        mt_tensor *s1 = sv;
+        sv = NULL;
+        if ((st = to_a_batch(s1, a, nd - 2, &sv))) goto done;
+    }
+    if ((st = mt__impl_slice(x, -2, 0, n, 1, &sol))) goto done;
+    if (vec) {
+        mt_tensor *s1 = NULL;
+        st = mt__impl_squeeze(sol, 1, (int64_t[]){-1}, &s1);
+        mt_tensor_release(sol);
+        sol = s1;
+    }
+done:
+    mt_tensor_release(b2); mt_tensor_release(w); mt_tensor_release(x);
+    if (st) { mt_tensor_release(sol); mt_tensor_release(res); mt_tensor_release(rk); mt_tensor_release(sv); return st; }
+    *solution = sol, *residuals = res, *rank = rk, *svals = sv;
     return MT_OK;
 }

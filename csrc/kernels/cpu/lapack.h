@@ -38,5 +38,7 @@ mt_status mt__impl_linalg_eigh(mt_tensor *a, int upper, int compute_v, mt_tensor
 mt_status mt__impl_linalg_svd(mt_tensor *a, int full_matrices, int compute_uv, mt_tensor **U, mt_tensor **S,
                               mt_tensor **Vh);
 mt_status mt__impl_linalg_qr(mt_tensor *a, int mode, mt_tensor **Q, mt_tensor **R);
+mt_status mt__impl_linalg_lstsq(mt_tensor *a, mt_tensor *b, int has_rcond, double rcond, int driver,
+                                mt_tensor **solution, mt_tensor **residuals, mt_tensor **rank, mt_tensor **svals);
 
 #endif
