@@ -509,3 +509,69 @@ def test_lstsq_gels_rank_deficient_error_and_grad_fn():
     x = mt.linalg.lstsq(mt.ones(4, 3, requires_grad=True) + mt.eye(4, 3), mt.ones(4, 2))
     assert type(x.solution.grad_fn).__name__ == "LinalgLstsqBackward0"
     assert x.residuals.grad_fn is None and x.singular_values.grad_fn is None
+
+
+# ---- complex LU family -----------------------------------------------------------------------------------
+
+def cboth(shape, dtype, seed=4):
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+    md, td = (mt.complex64, torch.complex64) if dtype == "complex64" else (mt.complex128, torch.complex128)
+    return mt.tensor(a.tolist(), dtype=md).reshape(shape), torch.tensor(a, dtype=td)
+
+
+def cclose(m, t, tol):
+    if isinstance(t, tuple):
+        for a, b in zip(m, t):
+            cclose(a, b, tol)
+        return
+    assert tuple(m.shape) == tuple(t.shape) and str(m.dtype) == str(t.dtype)
+    np.testing.assert_allclose(m.detach().resolve_conj().numpy(), t.detach().resolve_conj().numpy(), rtol=tol, atol=tol)
+
+
+CLU = {
+    "inv": lambda L, a, b: L.linalg.inv(a), "inverse": lambda L, a, b: L.inverse(a),
+    "inv_ex": lambda L, a, b: tuple(L.linalg.inv_ex(a)), "det": lambda L, a, b: L.linalg.det(a),
+    "solve": lambda L, a, b: L.linalg.solve(a, b), "solve_right": lambda L, a, b: L.linalg.solve(a, b.mT, left=False),
+    "solve_vector": lambda L, a, b: L.linalg.solve(a, b[..., 0]),
+    "lu_factor": lambda L, a, b: tuple(L.linalg.lu_factor(a)), "lu": lambda L, a, b: tuple(L.linalg.lu(a)),
+    "lu_solve": lambda L, a, b: tuple(L.linalg.lu_solve(*L.linalg.lu_factor(a), x, left=left, adjoint=adj)
+                                      for left, x in ((True, b), (False, b.mT)) for adj in (False, True)),
+}
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4), (0, 3, 3), (2, 0, 0)])
+@pytest.mark.parametrize("name", CLU)
+def test_complex_lu_family(name, shape, dtype):
+    (am, at), (bm, bt) = cboth(shape, dtype), cboth(shape[:-1] + (2,), dtype, seed=5)
+    cclose(CLU[name](mt, am, bm), CLU[name](torch, at, bt), 1e-4 if dtype == "complex64" else 1e-10)
+
+
+@pytest.mark.parametrize("name", ["inv", "det", "solve", "solve_right", "solve_vector"])
+def test_complex_lu_family_gradients(name):
+    (am, at), (bm, bt) = cboth((2, 3, 3), "complex128"), cboth((2, 3, 2), "complex128", seed=5)
+    fn = CLU[name]
+    leaves_m = (am.requires_grad_(), bm.requires_grad_())
+    leaves_t = (at.requires_grad_(), bt.requires_grad_())
+    rm, rt = fn(mt, *leaves_m), fn(torch, *leaves_t)
+    g = np.random.default_rng(6).standard_normal(tuple(rt.shape) + (2,))
+    rm.backward(mt.tensor((g[..., 0] + 1j * g[..., 1]).tolist(), dtype=mt.complex128))
+    rt.backward(torch.tensor(g[..., 0] + 1j * g[..., 1]))
+    for lm, lt in zip(leaves_m, leaves_t):
+        if lt.grad is not None:
+            cclose(lm.grad, lt.grad, 1e-10)
+    leaves = tuple(x.detach().requires_grad_() for x in leaves_m)
+    assert mt.autograd.gradcheck(lambda a, b: fn(mt, a, b), leaves)
+    assert mt.autograd.gradgradcheck(lambda a, b: fn(mt, a, b), leaves)
+
+
+def test_complex_errors_and_unsupported():
+    am, at = cboth((3, 3), "complex128")
+    err(lambda: mt.linalg.solve(am, mt.ones(3, dtype=mt.complex64)),
+        lambda: torch.linalg.solve(at, torch.ones(3, dtype=torch.complex64)))
+    err(lambda: mt.linalg.inv(am[:2]), lambda: torch.linalg.inv(at[:2]))
+    err(lambda: mt.linalg.inv(mt.zeros(2, 3, 3, dtype=mt.complex64)),
+        lambda: torch.linalg.inv(torch.zeros(2, 3, 3, dtype=torch.complex64)))
+    with pytest.raises(NotImplementedError, match="cholesky_cpu"):  # complex kernels not written yet
+        mt.linalg.cholesky(am)

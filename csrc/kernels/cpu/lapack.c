@@ -2,7 +2,7 @@
  * and determinants built on it), triangular solve, QR, the symmetric eigendecomposition, the
  * SVD and least squares. LAPACK is column-major, so each kernel works on a column-major copy of
  * its input (the layout PyTorch's linalg results have too) and calls the float32/float64 routine once per
- * matrix of the batch. Checks and messages are PyTorch 2.13's, op by op; per-matrix failures
+ * matrix of the batch (the LU family, mt_lapack_check.cplx, complex64/complex128 too). Checks and messages are PyTorch 2.13's, op by op; per-matrix failures
  * come back as LAPACK's info (an int32 tensor) or, when checked, as LinAlgError. These are the
  * kernels; autograd/formulas_lapack.c records them. */
 #include <cblas.h>
@@ -28,6 +28,15 @@ void dgetrs_(const char *, const int *, const int *, const double *, const int *
              int *, size_t);
 void sgetri_(const int *, float *, const int *, const int *, float *, const int *, int *);
 void dgetri_(const int *, double *, const int *, const int *, double *, const int *, int *);
+/* complex routines on (real, imaginary) pairs */
+void cgetrf_(const int *, const int *, void *, const int *, int *, int *);
+void zgetrf_(const int *, const int *, void *, const int *, int *, int *);
+void cgetrs_(const char *, const int *, const int *, const void *, const int *, const int *, void *, const int *, int *,
+             size_t);
+void zgetrs_(const char *, const int *, const int *, const void *, const int *, const int *, void *, const int *, int *,
+             size_t);
+void cgetri_(const int *, void *, const int *, const int *, void *, const int *, int *);
+void zgetri_(const int *, void *, const int *, const int *, void *, const int *, int *);
 void sgeqrf_(const int *, const int *, float *, const int *, float *, float *, const int *, int *);
 void dgeqrf_(const int *, const int *, double *, const int *, double *, double *, const int *, int *);
 void sorgqr_(const int *, const int *, const int *, float *, const int *, const float *, float *, const int *, int *);
@@ -73,13 +82,13 @@ mt_status mt__lapack_check(const mt_lapack_check *c, mt_tensor *a) {
     if (c->square && m != n)
         return mt__error(MT_ERR_RUNTIME, "%s: A must be batches of square matrices, but they are %lld by %lld matrices",
                          c->name, (long long)m, (long long)n);
-    if (c->float_check && !mt__is_float(a->dtype))
+    if (c->float_check && !mt__is_float(a->dtype) && !mt__is_complex(a->dtype))
         return mt__error(MT_ERR_RUNTIME, "%s: Expected a floating point or complex tensor as input. Got %s", c->name,
                          mt_dtype_names[a->dtype]);
     if (c->low_precision && (a->dtype == MT_F16 || a->dtype == MT_BF16))
         return mt__error(MT_ERR_RUNTIME, "%s: Low precision dtypes not supported. Got %s", c->name,
                          mt_dtype_names[a->dtype]);
-    if (a->dtype != MT_F32 && a->dtype != MT_F64)
+    if (a->dtype != MT_F32 && a->dtype != MT_F64 && !(c->cplx && mt__is_complex(a->dtype)))
         return mt__error(MT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", c->kernel,
                          mt_dtype_names[a->dtype]);
     if (m > INT_MAX || n > INT_MAX || m * n > INT_MAX)
@@ -162,6 +171,15 @@ static void put(int dt, char *p, int64_t i, double v) {
     else ((double *)p)[i] = v;
 }
 
+/* part 0 (real) or 1 (imaginary) of a complex entry, and the entry written */
+static double cget(int dt, const char *p, int64_t i, int part) {
+    return dt == MT_C64 ? ((const float *)p)[2 * i + part] : ((const double *)p)[2 * i + part];
+}
+static void cput(int dt, char *p, int64_t i, double re, double im) {
+    if (dt == MT_C64) ((float *)p)[2 * i] = (float)re, ((float *)p)[2 * i + 1] = (float)im;
+    else ((double *)p)[2 * i] = re, ((double *)p)[2 * i + 1] = im;
+}
+
 /* ---- cholesky --------------------------------------------------------------------------------- */
 
 static const mt_lapack_check CHOLESKY = {"linalg.cholesky", "cholesky_cpu", .square = 1, .float_check = 1};
@@ -199,7 +217,7 @@ done:
 
 /* ---- LU ------------------------------------------------------------------------------------------ */
 
-static const mt_lapack_check LU = {"torch.linalg.lu_factor", "lu_cpu", .lu_dims = "torch.lu_factor"};
+static const mt_lapack_check LU = {"torch.linalg.lu_factor", "lu_cpu", .lu_dims = "torch.lu_factor", .cplx = 1};
 
 /* LU with partial pivoting of every matrix of w (column-major, in place); pivots [batch, min(m,n)] int32
  * (1-based, LAPACK's), info [batch] */
@@ -209,8 +227,12 @@ static void getrf_batch(mt_tensor *w, int32_t *piv, int32_t *info) {
     for (int64_t i = 0; i < nb; i++) {
         int r = 0;
         if (k) {
-            if (w->dtype == MT_F32) sgetrf_(&m, &n, (float *)mat(w, i), &lda, piv + i * k, &r);
-            else dgetrf_(&m, &n, (double *)mat(w, i), &lda, piv + i * k, &r);
+            switch (w->dtype) {
+            case MT_F32: sgetrf_(&m, &n, (float *)mat(w, i), &lda, piv + i * k, &r); break;
+            case MT_F64: dgetrf_(&m, &n, (double *)mat(w, i), &lda, piv + i * k, &r); break;
+            case MT_C64: cgetrf_(&m, &n, mat(w, i), &lda, piv + i * k, &r); break;
+            default: zgetrf_(&m, &n, mat(w, i), &lda, piv + i * k, &r);
+            }
         }
         info[i] = r;
     }
@@ -265,21 +287,39 @@ static mt_status broadcast_batch(mt_tensor *a, mt_tensor *b, int *nd, int64_t *s
     return MT_OK;
 }
 
-/* X = op(A)^-1 B for every matrix: lu, piv from getrf_batch, x column-major (overwritten) */
-static void getrs_batch(mt_tensor *lu, const int32_t *piv, mt_tensor *x, int transpose) {
-    int nd = x->ndim, n = (int)x->sizes[nd - 2], k = (int)x->sizes[nd - 1], ld = n > 1 ? n : 1;
-    int64_t nb = batch_count(nd, x->sizes);
-    char tr = transpose ? 'T' : 'N';
-    for (int64_t i = 0; i < nb && n && k; i++) {
-        int r = 0;
-        if (x->dtype == MT_F32)
-            sgetrs_(&tr, &n, &k, (const float *)mat(lu, i), &ld, piv + i * n, (float *)mat(x, i), &ld, &r, 1);
-        else
-            dgetrs_(&tr, &n, &k, (const double *)mat(lu, i), &ld, piv + i * n, (double *)mat(x, i), &ld, &r, 1);
+/* negate the imaginary parts of a complex tensor's buffer (contiguous, as the kernels' work copies) */
+static void conj_buffer(mt_tensor *x) {
+    if (!mt__is_complex(x->dtype)) return;
+    int64_t n = mt_tensor_numel(x);
+    for (int64_t e = 0; e < n; e++) {
+        if (x->dtype == MT_C64) ((float *)mt__data(x))[2 * e + 1] *= -1;
+        else ((double *)mt__data(x))[2 * e + 1] *= -1;
     }
 }
 
-static const mt_lapack_check SOLVE = {"linalg.solve", "lu_cpu", .square = 1, .float_check = 1};
+/* X = op(A)^-1 B for every matrix: lu, piv from getrf_batch, x column-major (overwritten); tr: LAPACK's
+ * 'N', 'T' or 'C' (the conjugate transpose), or 'c' for conj(A) (no LAPACK mode: conj(A) X = B is
+ * A conj(X) = conj(B)) */
+static void getrs_batch(mt_tensor *lu, const int32_t *piv, mt_tensor *x, char tr) {
+    int nd = x->ndim, n = (int)x->sizes[nd - 2], k = (int)x->sizes[nd - 1], ld = n > 1 ? n : 1;
+    int64_t nb = batch_count(nd, x->sizes);
+    int conj = tr == 'c' && mt__is_complex(x->dtype);
+    if (tr == 'c') tr = 'N';
+    if (!mt__is_complex(x->dtype) && tr == 'C') tr = 'T';
+    if (conj) conj_buffer(x);
+    for (int64_t i = 0; i < nb && n && k; i++) {
+        int r = 0;
+        switch (x->dtype) {
+        case MT_F32: sgetrs_(&tr, &n, &k, (const float *)mat(lu, i), &ld, piv + i * n, (float *)mat(x, i), &ld, &r, 1); break;
+        case MT_F64: dgetrs_(&tr, &n, &k, (const double *)mat(lu, i), &ld, piv + i * n, (double *)mat(x, i), &ld, &r, 1); break;
+        case MT_C64: cgetrs_(&tr, &n, &k, mat(lu, i), &ld, piv + i * n, mat(x, i), &ld, &r, 1); break;
+        default: zgetrs_(&tr, &n, &k, mat(lu, i), &ld, piv + i * n, mat(x, i), &ld, &r, 1);
+        }
+    }
+    if (conj) conj_buffer(x);
+}
+
+static const mt_lapack_check SOLVE = {"linalg.solve", "lu_cpu", .square = 1, .float_check = 1, .cplx = 1};
 
 /* PyTorch's linalg_solve_is_vector_rhs */
 int mt__solve_vector_rhs(mt_tensor *a, mt_tensor *b) {
@@ -336,7 +376,7 @@ mt_status mt__impl_linalg_solve_ex(mt_tensor *a, mt_tensor *b, int left, int che
     if (a->device != MT_META) {
         int32_t *ip = (int32_t *)mt__data(inf);
         getrf_batch(lu, (int32_t *)mt__data(piv), ip);
-        getrs_batch(lu, (int32_t *)mt__data(piv), x, !left);
+        getrs_batch(lu, (int32_t *)mt__data(piv), x, left ? 'N' : 'T');
         int64_t nbat = batch_count(nd, sa);
         for (int64_t i = 0; check_errors && i < nbat; i++)
             if (ip[i] > 0) {
@@ -360,7 +400,7 @@ done:
     return MT_OK;
 }
 
-static const mt_lapack_check LU_SOLVE = {"torch.linalg.lu_solve", "linalg.lu_solve_cpu", .square = 1, .float_check = 1};
+static const mt_lapack_check LU_SOLVE = {"torch.linalg.lu_solve", "linalg.lu_solve_cpu", .square = 1, .float_check = 1, .cplx = 1};
 
 /* linalg.lu_solve: X from lu_factor's LU and pivots; adjoint solves A^H X = B */
 mt_status mt__impl_linalg_lu_solve(mt_tensor *LU_, mt_tensor *pivots, mt_tensor *b, int left, int adjoint,
@@ -393,8 +433,8 @@ mt_status mt__impl_linalg_lu_solve(mt_tensor *LU_, mt_tensor *pivots, mt_tensor 
         const int32_t *p = (const int32_t *)mt__data(piv);
         for (int64_t i = 0; i < mt_tensor_numel(piv); i++)
             if (p[i] < 1 || p[i] > n) { st = mt__error(MT_ERR_RUNTIME, "linalg.lu_solve: pivots out of range"); break; }
-        /* left: A or A^T; right: X A = B is A^T X^T = B^T (flipped) */
-        if (!st) getrs_batch(lu, p, x, left ? adjoint : !adjoint);
+        /* left: A or A^H; right: X A = B is A^T X^T = B^T, X A^H = B is conj(A) X^T = B^T */
+        if (!st) getrs_batch(lu, p, x, left ? (adjoint ? 'C' : 'N') : (adjoint ? 'c' : 'T'));
     }
     if (!st) st = left ? (mt_tensor_retain(x), *result = x, MT_OK) : mt__impl_transpose(x, -2, -1, result);
     mt_tensor_release(lu); mt_tensor_release(piv); mt_tensor_release(x); mt_tensor_release(bt);
@@ -403,7 +443,7 @@ mt_status mt__impl_linalg_lu_solve(mt_tensor *LU_, mt_tensor *pivots, mt_tensor 
 
 /* ---- inverse, determinants ------------------------------------------------------------------------ */
 
-static const mt_lapack_check INV = {"linalg.inv", "lu_cpu", .square = 1, .float_check = 1, .low_precision = 1};
+static const mt_lapack_check INV = {"linalg.inv", "lu_cpu", .square = 1, .float_check = 1, .low_precision = 1, .cplx = 1};
 
 mt_status mt__impl_linalg_inv_ex(mt_tensor *a, int check_errors, mt_tensor **inverse, mt_tensor **info) {
     MT_TRY(mt__lapack_check(&INV, a));
@@ -427,8 +467,12 @@ mt_status mt__impl_linalg_inv_ex(mt_tensor *a, int check_errors, mt_tensor **inv
             continue;
         }
         int r = 0;
-        if (a->dtype == MT_F32) sgetri_(&n, (float *)mat(w, i), &ld, pp + i * n, (float *)work, &lwork, &r);
-        else dgetri_(&n, (double *)mat(w, i), &ld, pp + i * n, (double *)work, &lwork, &r);
+        switch (a->dtype) {
+        case MT_F32: sgetri_(&n, (float *)mat(w, i), &ld, pp + i * n, (float *)work, &lwork, &r); break;
+        case MT_F64: dgetri_(&n, (double *)mat(w, i), &ld, pp + i * n, (double *)work, &lwork, &r); break;
+        case MT_C64: cgetri_(&n, mat(w, i), &ld, pp + i * n, work, &lwork, &r); break;
+        default: zgetri_(&n, mat(w, i), &ld, pp + i * n, work, &lwork, &r);
+        }
     }
     free(work);
     if (check_errors && bad >= 0)
@@ -443,7 +487,7 @@ done:
     return MT_OK;
 }
 
-static const mt_lapack_check DET = {"linalg.det", "lu_cpu", .square = 1, .float_check = 1};
+static const mt_lapack_check DET = {"linalg.det", "lu_cpu", .square = 1, .float_check = 1, .cplx = 1};
 static const mt_lapack_check SLOGDET = {"linalg.slogdet", "lu_cpu", .square = 1, .float_check = 1, .low_precision = 1};
 
 /* det (logabs == NULL) or slogdet's sign and log|det| of every matrix, from its LU */
@@ -462,7 +506,17 @@ static mt_status determinants(const mt_lapack_check *c, mt_tensor *a, mt_tensor 
     getrf_batch(w, (int32_t *)mt__data(piv), (int32_t *)mt__data(inf));
     int64_t nb = batch_count(nd, a->sizes);
     const int32_t *pp = (const int32_t *)mt__data(piv);
-    for (int64_t i = 0; i < nb; i++) {
+    for (int64_t i = 0; mt__is_complex(a->dtype) && i < nb; i++) { /* det only: slogdet refuses complex */
+        const char *p = mat(w, i);
+        double re = 1, im = 0;
+        for (int64_t j = 0; j < n; j++) {
+            double ur = cget(a->dtype, p, j * n + j, 0), ui = cget(a->dtype, p, j * n + j, 1), t = re * ur - im * ui;
+            im = re * ui + im * ur, re = t;
+            if (pp[i * n + j] != j + 1) re = -re, im = -im;
+        }
+        cput(a->dtype, mt__data(d), i, re, im);
+    }
+    for (int64_t i = 0; !mt__is_complex(a->dtype) && i < nb; i++) {
         const char *p = mat(w, i);
         double prod = 1, sign = 1, logsum = 0;
         for (int64_t j = 0; j < n; j++) {
@@ -873,7 +927,9 @@ mt_status mt__impl_linalg_lstsq(mt_tensor *a, mt_tensor *b, int has_rcond, doubl
         int iq = 1, r0 = 0;
         j.work = wq, j.iwork = &iq;
         lstsq_one(dt, &j, mat(w, 0), mat(x, 0), with_sv ? mt__data(sv) : NULL, &r0);
-        j.lwork = (int)(dt == MT_F32 ? *(float *)wq : wq[0]) + 1;
+        float fq;
+        memcpy(&fq, wq, sizeof fq); /* a float32 routine wrote a float */
+        j.lwork = (int)(dt == MT_F32 ? fq : wq[0]) + 1;
         j.work = malloc((size_t)j.lwork * isz);
         j.iwork = malloc((size_t)(iq > 1 ? iq : 1) * sizeof(int));
         j.jpvt = malloc((size_t)n * sizeof(int));

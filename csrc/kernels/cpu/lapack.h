@@ -14,6 +14,7 @@ typedef struct {
     int low_precision;   /* "Low precision dtypes not supported" */
     const char *lu_dims; /* LU's own wording of the dims check ("torch.lu_factor") */
     const char *arg;     /* the argument named in the dims check (default "A") */
+    int cplx;            /* complex64/complex128 have a kernel too */
 } mt_lapack_check;
 mt_status mt__lapack_check(const mt_lapack_check *c, mt_tensor *a);
 
