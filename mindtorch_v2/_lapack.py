@@ -16,7 +16,8 @@ for _name, _fields in (("linalg_cholesky_ex", "L info"), ("linalg_inv_ex", "inve
                        ("linalg_lu_factor_ex", "LU pivots info"), ("linalg_lu", "P L U"), ("lu_unpack", "P L U"),
                        ("linalg_slogdet", "sign logabsdet"), ("slogdet", "sign logabsdet"),
                        ("linalg_eigh", "eigenvalues eigenvectors"), ("linalg_svd", "U S Vh"), ("svd", "U S V"),
-                       ("linalg_qr", "Q R"), ("qr", "Q R"), ("triangular_solve", "solution cloned_coefficient")):
+                       ("linalg_qr", "Q R"), ("qr", "Q R"),
+                       ("linalg_lstsq", "solution residuals rank singular_values"), ("triangular_solve", "solution cloned_coefficient")):
     setattr(return_types, _name, _pair_type(_name, _fields.split()))
 
 
@@ -307,6 +308,30 @@ def torch_qr(input, some=True, *, out=None):
     return _into(return_types.qr(*qr(input, "reduced" if some else "complete")), out)
 
 
+# ---- least squares ----------------------------------------------------------------------------------------
+
+_LSTSQ_DRIVERS = {"gels": lib.MT_LSTSQ_GELS, "gelsy": lib.MT_LSTSQ_GELSY, "gelsd": lib.MT_LSTSQ_GELSD,
+                  "gelss": lib.MT_LSTSQ_GELSS}
+
+
+def lstsq(A, B, *args, rcond=None, driver=None):
+    """min ||A X - B|| on LAPACK (gelsy unless another driver is named); PyTorch's result tuple.
+    (rcond: the third positional or a keyword; its type error names the position when positional)"""
+    a, b = _t("linalg_lstsq", "input", A), _t("linalg_lstsq", "b", B, 2)
+    if len(args) > 1:
+        raise TypeError(f"linalg_lstsq() takes from 2 to 3 positional arguments but {2 + len(args)} were given")
+    where = " (position 3)" if args else ""
+    rcond = args[0] if args else rcond
+    if rcond is not None and (isinstance(rcond, Tensor) or not isinstance(rcond, (int, float))):
+        raise TypeError(f"linalg_lstsq(): argument 'rcond'{where} must be float, not {type(rcond).__name__}")
+    if driver is not None and not isinstance(driver, str):
+        raise TypeError(f"linalg_lstsq(): argument 'driver' must be str, not {type(driver).__name__}")
+    # an unknown name reaches the core as -1, which checks it after the shapes, in PyTorch's order
+    code = _LSTSQ_DRIVERS["gelsy"] if driver is None else _LSTSQ_DRIVERS.get(driver, -1)
+    res = _call(lib.mt_linalg_lstsq, 4, a, b, rcond is not None, float(rcond or 0.0), code)
+    return return_types.linalg_lstsq(*res)
+
+
 # ---- built on the factorisations -----------------------------------------------------------------------
 
 def _tolerances(A, atol, rtol, name):
@@ -515,7 +540,7 @@ LINALG = {"cholesky": cholesky, "cholesky_ex": cholesky_ex, "lu_factor": lu_fact
           "svd": svd, "svdvals": svdvals, "qr": qr, "pinv": pinv, "matrix_rank": matrix_rank,
           "matrix_power": matrix_power, "cond": cond, "tensorinv": tensorinv, "tensorsolve": tensorsolve,
           "vander": vander, "diagonal": diagonal, "householder_product": householder_product,
-          "matrix_exp": matrix_exp, "LinAlgError": LinAlgError}
+          "matrix_exp": matrix_exp, "lstsq": lstsq, "LinAlgError": LinAlgError}
 
 # ---- randomized low-rank SVD and PCA: PyTorch's torch/_lowrank.py (Halko et al. 2009), dense tensors ----
 

@@ -1,7 +1,8 @@
 /* formulas_lapack.c — the autograd layer of the matrix factorisations (kernels/cpu/lapack.c):
  * each public mt_linalg_* runs its kernel with grad mode off and records PyTorch's node with the
  * formula of derivatives.yaml / FunctionsManual.cpp, written with public (recorded) ops so that
- * double backward works. Real dtypes only, so every ^H below is a transpose. */
+ * double backward works. The LU family (solve, inv, det) takes complex too: MH is then the
+ * conjugate transpose (PyTorch's conjugate-Wirtinger convention); the others are real only. */
 #include "../kernels/cpu/lapack.h"
 #include "formula.h"
 
@@ -54,6 +55,10 @@ static mt_tensor *SUB(F *c, mt_tensor *a, mt_tensor *b) { return B(c, MT_OP_SUB,
 static mt_tensor *MUL(F *c, mt_tensor *a, mt_tensor *b) { return B(c, MT_OP_MUL, a, b); }
 static mt_tensor *DIV(F *c, mt_tensor *a, mt_tensor *b) { return B(c, MT_OP_DIV, a, b); }
 static mt_tensor *NEG(F *c, mt_tensor *a) { return U(c, MT_OP_NEG, a); }
+static mt_tensor *MH(F *c, mt_tensor *a) { /* ^H: the conjugate transpose (a transpose on reals) */
+    mt_tensor *t = TR(c, a);
+    return t && mt__is_complex(t->dtype) ? U(c, MT_OP_CONJ, t) : t;
+}
 static int64_t rows(mt_tensor *t) { return t->sizes[t->ndim - 2]; }
 static int64_t cols(mt_tensor *t) { return t->sizes[t->ndim - 1]; }
 
@@ -167,8 +172,8 @@ static mt_status solve_backward(mt_node *n, mt_tensor *const *grads, mt_tensor *
     int left = (int)n->iv[0], vec = (int)n->iv[1];
     mt_tensor *A = SAVED(c, n, 0), *X = SAVED(c, n, 1), *gX = grads[0];
     if (vec) X = UNSQ(c, X, -1), gX = UNSQ(c, gX, -1);
-    mt_tensor *gB = SOLVE(c, TR(c, A), gX, left);
-    if (needs(n, 0)) GIVE(c, out, 0, NEG(c, left ? MM(c, gB, TR(c, X)) : MM(c, TR(c, X), gB)));
+    mt_tensor *gB = SOLVE(c, MH(c, A), gX, left);
+    if (needs(n, 0)) GIVE(c, out, 0, NEG(c, left ? MM(c, gB, MH(c, X)) : MM(c, MH(c, X), gB)));
     if (needs(n, 1)) GIVE(c, out, 1, vec ? SQ(c, gB, -1) : gB);
     return END(c, out, 2);
 }
@@ -195,7 +200,7 @@ mt_status mt_linalg_solve_ex(mt_tensor *a, mt_tensor *b, int left, int check_err
 
 static mt_status inv_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
     F c0 = {0}, *c = &c0;
-    mt_tensor *Ai = SAVED(c, n, 0), *AiH = TR(c, Ai);
+    mt_tensor *Ai = SAVED(c, n, 0), *AiH = MH(c, Ai);
     GIVE(c, out, 0, NEG(c, MM(c, AiH, MM(c, grads[0], AiH))));
     return END(c, out, 1);
 }
@@ -242,11 +247,15 @@ static mt_status det_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **o
     mt_tensor *zs = B(c, MT_OP_EQ, det, SCALAR(c, 0)), *any = NULL;
     if (zs && !c->st) c->st = mt_reduce(MT_RED_ANY, zs, 0, NULL, 0, -1, NULL, &any);
     if (keep(c, c->st, any)) singular = *(const uint8_t *)mt__data(any) != 0;
-    mt_tensor *gd = UNSQ(c, UNSQ(c, MUL(c, g, det), -1), -1);
+    int cx = det && mt__is_complex(det->dtype);
+    mt_tensor *gd = UNSQ(c, UNSQ(c, MUL(c, g, cx ? U(c, MT_OP_CONJ, det) : det), -1), -1); /* g conj(det) */
     if (!singular) {
-        GIVE(c, out, 0, MUL(c, gd, TR(c, INV(c, A))));
+        GIVE(c, out, 0, MUL(c, gd, MH(c, INV(c, A))));
         return END(c, out, 1);
     }
+    if (!c->st && cx) /* the cofactors below need the complex SVD, which has no kernel yet */
+        c->st = mt__error(MT_ERR_NOT_IMPLEMENTED, "the derivative of linalg.det at a singular complex matrix is not "
+                                                  "implemented");
     if (!c->st && mt__grad_enabled())
         c->st = mt__error(MT_ERR_NOT_IMPLEMENTED,
                           "the second derivative of linalg.det at a singular matrix is not implemented");
@@ -494,5 +503,77 @@ mt_status mt_linalg_qr(mt_tensor *a, int mode, mt_tensor **Q, mt_tensor **R) {
         if (!st) st = mt__save(n, 1, *R, 1);
     }
     if (st) { MT_DROP(*Q); MT_DROP(*R); }
+    return st;
+}
+
+/* ---- least squares ---------------------------------------------------------------------------------------------- */
+
+/* A's pseudo-inverse from its SVD, singular values up to eps * max(m, n) * s_max dropped (linalg.pinv's
+ * defaults), written with recorded ops */
+static mt_tensor *PINV(F *c, mt_tensor *A) {
+    mt_tensor *u = NULL, *s = NULL, *vh = NULL;
+    if (!OK2(A, 1)) return NULL;
+    c->st = mt_linalg_svd(A, 0, 1, &u, &s, &vh);
+    keep(c, c->st, u), keep(c, c->st, s), keep(c, c->st, vh);
+    if (c->st) return NULL;
+    int64_t m = rows(A), n = cols(A), k = cols(s);
+    if (!k) { /* an empty A: its pseudo-inverse is an empty n x m */
+        mt_meta pm;
+        mt__meta_of(TR(c, A), &pm);
+        return ZEROS(c, &pm);
+    }
+    double eps = A->dtype == MT_F32 ? 0x1p-23 : 0x1p-52;
+    mt_tensor *tol = BS(c, MT_OP_MUL, NARROW(c, s, -1, 0, 1), eps * (double)(m > n ? m : n));
+    mt_tensor *sinv = WHERE(c, B(c, MT_OP_GT, s, tol), U(c, MT_OP_RECIPROCAL, s), BS(c, MT_OP_MUL, s, 0));
+    return MM(c, MUL(c, TR(c, vh), UNSQ(c, sinv, -2)), TR(c, u));
+}
+
+/* the derivative of P = pinv(A) given gP, as PyTorch's pinv_backward (the smaller products first) */
+static mt_tensor *pinv_backward(F *c, mt_tensor *gP, mt_tensor *P, mt_tensor *A) {
+    mt_tensor *Ph = TR(c, P), *gPh = TR(c, gP);
+    if (!c->st && rows(A) <= cols(A)) {
+        mt_tensor *K = MM(c, gPh, P), *KPh = MM(c, K, Ph);
+        mt_tensor *r = SUB(c, KPh, TR(c, MM(c, P, K)));
+        r = SUB(c, r, MM(c, MM(c, A, P), KPh));
+        return ADD(c, r, MM(c, MM(c, Ph, P), SUB(c, gPh, MM(c, K, A))));
+    }
+    mt_tensor *K = MM(c, P, gPh), *PhK = MM(c, Ph, K);
+    mt_tensor *r = SUB(c, MM(c, MM(c, SUB(c, gPh, MM(c, A, K)), P), Ph), TR(c, MM(c, K, P)));
+    return SUB(c, ADD(c, r, PhK), MM(c, MM(c, PhK, P), A));
+}
+
+/* through the pseudo-inverse, X = pinv(A) B: gA = pinv_backward(gX B^H), gB = pinv(A)^H gX */
+static mt_status lstsq_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
+    F c0 = {0}, *c = &c0;
+    int vec = (int)n->iv[0];
+    mt_tensor *A = SAVED(c, n, 0), *Bm = SAVED(c, n, 1), *gX = grads[0];
+    if (!gX) return END(c, out, 2);
+    if (vec) Bm = UNSQ(c, Bm, -1), gX = UNSQ(c, gX, -1);
+    mt_tensor *P = PINV(c, A);
+    if (needs(n, 0)) GIVE(c, out, 0, pinv_backward(c, MM(c, gX, TR(c, Bm)), P, A));
+    if (needs(n, 1)) {
+        mt_tensor *gB = MM(c, TR(c, P), gX);
+        GIVE(c, out, 1, vec ? SQ(c, gB, -1) : gB);
+    }
+    return END(c, out, 2);
+}
+
+mt_status mt_linalg_lstsq(mt_tensor *a, mt_tensor *b, int has_rcond, double rcond, int driver, mt_tensor **solution,
+                          mt_tensor **residuals, mt_tensor **rank, mt_tensor **singular_values) {
+    MT_PROFILE("linalg_lstsq", a, b);
+    int grad = wants_grad(a, b);
+    MT_TRY(NO_GRAD(mt__impl_linalg_lstsq(a, b, has_rcond, rcond, driver, solution, residuals, rank,
+                                         singular_values)));
+    if (!grad) return MT_OK;
+    mt_node *n;
+    mt_tensor *ins[2] = {a, b};
+    /* only the solution is differentiable, as in PyTorch */
+    mt_status st = mt__record("LinalgLstsqBackward0", lstsq_backward, 2, ins, 1, solution, &n);
+    if (!st && n) {
+        n->iv[0] = b->ndim == a->ndim - 1;
+        st = mt__save(n, 0, a, 0);
+        if (!st) st = mt__save(n, 1, b, 0);
+    }
+    if (st) { MT_DROP(*solution); MT_DROP(*residuals); MT_DROP(*rank); MT_DROP(*singular_values); }
     return st;
 }

@@ -350,6 +350,17 @@ enum mt_qr_mode {
     MT_QR_R = 2 /* R only: Q is an empty tensor */
 };
 mt_status mt_linalg_qr(mt_tensor *a, int mode, mt_tensor **Q, mt_tensor **R);
+/* min ||A X - B|| with one of LAPACK's drivers (gelsy is PyTorch's CPU default); without has_rcond,
+ * rcond is eps * max(m, n). rank (int64) is empty for gels, singular_values for gels and gelsy,
+ * residuals unless m > n, the driver is not gelsy and (gelsd, gelss) every matrix has rank n. */
+enum mt_lstsq_driver {
+    MT_LSTSQ_GELS = 0,
+    MT_LSTSQ_GELSY = 1,
+    MT_LSTSQ_GELSD = 2,
+    MT_LSTSQ_GELSS = 3
+};
+mt_status mt_linalg_lstsq(mt_tensor *a, mt_tensor *b, int has_rcond, double rcond, int driver, mt_tensor **solution,
+                          mt_tensor **residuals, mt_tensor **rank, mt_tensor **singular_values);
 
 /* ---- discrete Fourier transforms (kernels/cpu/fft.c on FFTW, opened at first use; autograd/formulas_fft.c) ----
  * PyTorch's _fft_c2c, _fft_r2c and _fft_c2r. normalization: 0 none, 1 by 1/sqrt(n), 2 by 1/n, n being

@@ -359,6 +359,9 @@ OPS = {
     "qr": Op(lambda L, x: L.linalg.qr(x), (4, 3), gg=True),
     "qr_wide": Op(lambda L, x: L.linalg.qr(x), (2, 3, 4), gg=True),
     "qr_complete_square": Op(lambda L, x: L.linalg.qr(x, mode="complete"), (3, 3), gg=True),
+    "lstsq": Op(lambda L, a, b: L.linalg.lstsq(a, b).solution, (4, 3), (4, 2), gg=True, bcast=((2, 4, 3), (1, 4, 2))),
+    "lstsq_wide_gelsd": Op(lambda L, a, b: L.linalg.lstsq(a, b, driver="gelsd").solution, (2, 3, 4), (2, 3, 2)),
+    "lstsq_vector_gels": Op(lambda L, a, b: L.linalg.lstsq(a, b, driver="gels").solution, (2, 4, 3), (2, 4)),
 }
 
 

@@ -442,3 +442,136 @@ def test_cholesky_solve_gradients(upper, shapes):
     assert a[3:] == b[3:]
     for x, y in zip(a[:3], b[:3]):
         np.testing.assert_allclose(x, y, rtol=1e-10, atol=1e-12)
+
+
+# ---- lstsq ----------------------------------------------------------------------------------------------
+
+LSTSQ_SHAPES = [((5, 3), (5, 2)), ((3, 5), (3, 2)), ((5, 3), (5,)), ((2, 5, 3), (2, 5)), ((1, 5, 3), (2, 5, 2)),
+                ((2, 1, 5, 3), (1, 5, 2)), ((2, 1, 5, 3), (1, 4, 5, 2)), ((0, 3), (0, 2)), ((3, 0), (3, 2)), ((0, 5, 3), (0, 5, 1)),
+                ((2, 4, 4), (2, 4, 0))]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shapes", LSTSQ_SHAPES)
+@pytest.mark.parametrize("driver", [None, "gels", "gelsy", "gelsd", "gelss"])
+def test_lstsq(shapes, driver, dtype):
+    if shapes[1][-1] == 0 and driver in ("gelsd", "gelss"):
+        pytest.skip("PyTorch's LAPACK rejects an empty B with these drivers (an internal assert)")
+    (am, at), (bm, bt) = both(general(shapes[0], dtype)), both(general(shapes[1], dtype, seed=2))
+    rm, rt = mt.linalg.lstsq(am, bm, driver=driver), torch.linalg.lstsq(at, bt, driver=driver)
+    assert type(rm).__name__ == "linalg_lstsq" and rm.rank is rm[2]
+    close(tuple(rm), tuple(rt), 1e-3 if dtype == np.float32 else 1e-9)
+
+
+@pytest.mark.parametrize("driver", ["gelsy", "gelsd", "gelss"])
+def test_lstsq_rank_deficient_and_rcond(driver):
+    a = general((2, 6, 3))
+    a[1, :, 2] = a[1, :, 1]  # the second matrix has rank 2: no residuals for the batch (gelsd, gelss)
+    (am, at), (bm, bt) = both(a), both(general((2, 6, 2), seed=3))
+    close(tuple(mt.linalg.lstsq(am, bm, driver=driver)), tuple(torch.linalg.lstsq(at, bt, driver=driver)))
+    close(tuple(mt.linalg.lstsq(am, bm, 0.5, driver=driver)), tuple(torch.linalg.lstsq(at, bt, 0.5, driver=driver)))
+    close(tuple(mt.linalg.lstsq(am[0], bm[0], driver=driver)), tuple(torch.linalg.lstsq(at[0], bt[0], driver=driver)))
+
+
+LSTSQ_ERRORS = {
+    "driver": lambda L: L.linalg.lstsq(L.ones(5, 3), L.ones(5, 2), driver="foo"),
+    "dtype": lambda L: L.linalg.lstsq(L.ones(5, 3), L.ones(5, 2, dtype=L.float64), driver="foo"),
+    "a_dims": lambda L: L.linalg.lstsq(L.ones(3), L.ones(3)),
+    "b_dims": lambda L: L.linalg.lstsq(L.ones(3, 3), L.tensor(1.0)),
+    "dim_diff": lambda L: L.linalg.lstsq(L.ones(3, 2, 5, 3), L.ones(2, 5)),
+    "rows": lambda L: L.linalg.lstsq(L.ones(5, 3), L.ones(4, 2), driver="foo"),
+    "vector_rows": lambda L: L.linalg.lstsq(L.ones(2, 5, 3), L.ones(1, 5)),
+    "int": lambda L: L.linalg.lstsq(L.ones(5, 3, dtype=L.int32), L.ones(5, 2, dtype=L.int32)),
+    "half": lambda L: L.linalg.lstsq(L.ones(5, 3, dtype=L.float16), L.ones(5, 2, dtype=L.float16)),
+    "batch": lambda L: L.linalg.lstsq(L.ones(2, 5, 3), L.ones(3, 5, 2)),
+    "short_b_batch": lambda L: L.linalg.lstsq(L.ones(2, 5, 3), L.ones(5, 2)),
+    "short_b_expand": lambda L: L.linalg.lstsq(L.ones(3, 1, 5, 3), L.ones(3, 5, 2)),
+    "rcond_type": lambda L: L.linalg.lstsq(L.ones(5, 3), L.ones(5, 2), rcond="x"),
+    "rcond_type_positional": lambda L: L.linalg.lstsq(L.ones(5, 3), L.ones(5, 2), "x"),
+    "driver_type": lambda L: L.linalg.lstsq(L.ones(5, 3), L.ones(5, 2), driver=3),
+    "a_type": lambda L: L.linalg.lstsq(3, L.ones(5, 2)),
+    "b_type": lambda L: L.linalg.lstsq(L.ones(5, 3), 3),
+}
+
+
+@pytest.mark.parametrize("case", LSTSQ_ERRORS)
+def test_lstsq_errors(case):
+    err(lambda: LSTSQ_ERRORS[case](mt), lambda: LSTSQ_ERRORS[case](torch))
+
+
+def test_lstsq_gels_rank_deficient_error_and_grad_fn():
+    a = np.zeros((2, 3, 3))
+    a[0] = np.eye(3)
+    a[1, 0, 0] = 1.0  # singular: gels reports it for batch element 1
+    (am, at), (bm, bt) = both(a), both(general((2, 3, 1)))
+    e = err(lambda: mt.linalg.lstsq(am, bm, driver="gels"), lambda: torch.linalg.lstsq(at, bt, driver="gels"))
+    assert isinstance(e, mt.linalg.LinAlgError)
+    x = mt.linalg.lstsq(mt.ones(4, 3, requires_grad=True) + mt.eye(4, 3), mt.ones(4, 2))
+    assert type(x.solution.grad_fn).__name__ == "LinalgLstsqBackward0"
+    assert x.residuals.grad_fn is None and x.singular_values.grad_fn is None
+
+
+# ---- complex LU family -----------------------------------------------------------------------------------
+
+def cboth(shape, dtype, seed=4):
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+    md, td = (mt.complex64, torch.complex64) if dtype == "complex64" else (mt.complex128, torch.complex128)
+    return mt.tensor(a.tolist(), dtype=md).reshape(shape), torch.tensor(a, dtype=td)
+
+
+def cclose(m, t, tol):
+    if isinstance(t, tuple):
+        for a, b in zip(m, t):
+            cclose(a, b, tol)
+        return
+    assert tuple(m.shape) == tuple(t.shape) and str(m.dtype) == str(t.dtype)
+    np.testing.assert_allclose(m.detach().resolve_conj().numpy(), t.detach().resolve_conj().numpy(), rtol=tol, atol=tol)
+
+
+CLU = {
+    "inv": lambda L, a, b: L.linalg.inv(a), "inverse": lambda L, a, b: L.inverse(a),
+    "inv_ex": lambda L, a, b: tuple(L.linalg.inv_ex(a)), "det": lambda L, a, b: L.linalg.det(a),
+    "solve": lambda L, a, b: L.linalg.solve(a, b), "solve_right": lambda L, a, b: L.linalg.solve(a, b.mT, left=False),
+    "solve_vector": lambda L, a, b: L.linalg.solve(a, b[..., 0]),
+    "lu_factor": lambda L, a, b: tuple(L.linalg.lu_factor(a)), "lu": lambda L, a, b: tuple(L.linalg.lu(a)),
+    "lu_solve": lambda L, a, b: tuple(L.linalg.lu_solve(*L.linalg.lu_factor(a), x, left=left, adjoint=adj)
+                                      for left, x in ((True, b), (False, b.mT)) for adj in (False, True)),
+}
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4), (0, 3, 3), (2, 0, 0)])
+@pytest.mark.parametrize("name", CLU)
+def test_complex_lu_family(name, shape, dtype):
+    (am, at), (bm, bt) = cboth(shape, dtype), cboth(shape[:-1] + (2,), dtype, seed=5)
+    cclose(CLU[name](mt, am, bm), CLU[name](torch, at, bt), 1e-4 if dtype == "complex64" else 1e-10)
+
+
+@pytest.mark.parametrize("name", ["inv", "det", "solve", "solve_right", "solve_vector"])
+def test_complex_lu_family_gradients(name):
+    (am, at), (bm, bt) = cboth((2, 3, 3), "complex128"), cboth((2, 3, 2), "complex128", seed=5)
+    fn = CLU[name]
+    leaves_m = (am.requires_grad_(), bm.requires_grad_())
+    leaves_t = (at.requires_grad_(), bt.requires_grad_())
+    rm, rt = fn(mt, *leaves_m), fn(torch, *leaves_t)
+    g = np.random.default_rng(6).standard_normal(tuple(rt.shape) + (2,))
+    rm.backward(mt.tensor((g[..., 0] + 1j * g[..., 1]).tolist(), dtype=mt.complex128))
+    rt.backward(torch.tensor(g[..., 0] + 1j * g[..., 1]))
+    for lm, lt in zip(leaves_m, leaves_t):
+        if lt.grad is not None:
+            cclose(lm.grad, lt.grad, 1e-10)
+    leaves = tuple(x.detach().requires_grad_() for x in leaves_m)
+    assert mt.autograd.gradcheck(lambda a, b: fn(mt, a, b), leaves)
+    assert mt.autograd.gradgradcheck(lambda a, b: fn(mt, a, b), leaves)
+
+
+def test_complex_errors_and_unsupported():
+    am, at = cboth((3, 3), "complex128")
+    err(lambda: mt.linalg.solve(am, mt.ones(3, dtype=mt.complex64)),
+        lambda: torch.linalg.solve(at, torch.ones(3, dtype=torch.complex64)))
+    err(lambda: mt.linalg.inv(am[:2]), lambda: torch.linalg.inv(at[:2]))
+    err(lambda: mt.linalg.inv(mt.zeros(2, 3, 3, dtype=mt.complex64)),
+        lambda: torch.linalg.inv(torch.zeros(2, 3, 3, dtype=torch.complex64)))
+    with pytest.raises(NotImplementedError, match="cholesky_cpu"):  # complex kernels not written yet
+        mt.linalg.cholesky(am)

@@ -1,8 +1,8 @@
 /* lapack.c — matrix factorisations on OpenBLAS's LAPACK: cholesky, LU (and the solve, inverse
- * and determinants built on it), triangular solve, QR, the symmetric eigendecomposition and the
- * SVD. LAPACK is column-major, so each kernel works on a column-major copy of its input (the
- * layout PyTorch's linalg results have too) and calls the float32/float64 routine once per
- * matrix of the batch. Checks and messages are PyTorch 2.13's, op by op; per-matrix failures
+ * and determinants built on it), triangular solve, QR, the symmetric eigendecomposition, the
+ * SVD and least squares. LAPACK is column-major, so each kernel works on a column-major copy of
+ * its input (the layout PyTorch's linalg results have too) and calls the float32/float64 routine once per
+ * matrix of the batch (the LU family, mt_lapack_check.cplx, complex64/complex128 too). Checks and messages are PyTorch 2.13's, op by op; per-matrix failures
  * come back as LAPACK's info (an int32 tensor) or, when checked, as LinAlgError. These are the
  * kernels; autograd/formulas_lapack.c records them. */
 #include <cblas.h>
@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../../autograd/formula.h"
 #include "lapack.h"
@@ -27,6 +28,15 @@ void dgetrs_(const char *, const int *, const int *, const double *, const int *
              int *, size_t);
 void sgetri_(const int *, float *, const int *, const int *, float *, const int *, int *);
 void dgetri_(const int *, double *, const int *, const int *, double *, const int *, int *);
+/* complex routines on (real, imaginary) pairs */
+void cgetrf_(const int *, const int *, void *, const int *, int *, int *);
+void zgetrf_(const int *, const int *, void *, const int *, int *, int *);
+void cgetrs_(const char *, const int *, const int *, const void *, const int *, const int *, void *, const int *, int *,
+             size_t);
+void zgetrs_(const char *, const int *, const int *, const void *, const int *, const int *, void *, const int *, int *,
+             size_t);
+void cgetri_(const int *, void *, const int *, const int *, void *, const int *, int *);
+void zgetri_(const int *, void *, const int *, const int *, void *, const int *, int *);
 void sgeqrf_(const int *, const int *, float *, const int *, float *, float *, const int *, int *);
 void dgeqrf_(const int *, const int *, double *, const int *, double *, double *, const int *, int *);
 void sorgqr_(const int *, const int *, const int *, float *, const int *, const float *, float *, const int *, int *);
@@ -40,6 +50,23 @@ void sgesdd_(const char *, const int *, const int *, float *, const int *, float
              const int *, float *, const int *, int *, int *, size_t);
 void dgesdd_(const char *, const int *, const int *, double *, const int *, double *, double *, const int *, double *,
              const int *, double *, const int *, int *, int *, size_t);
+
+void sgels_(const char *, const int *, const int *, const int *, float *, const int *, float *, const int *, float *,
+            const int *, int *, size_t);
+void dgels_(const char *, const int *, const int *, const int *, double *, const int *, double *, const int *,
+            double *, const int *, int *, size_t);
+void sgelsy_(const int *, const int *, const int *, float *, const int *, float *, const int *, int *, const float *,
+             int *, float *, const int *, int *);
+void dgelsy_(const int *, const int *, const int *, double *, const int *, double *, const int *, int *,
+             const double *, int *, double *, const int *, int *);
+void sgelsd_(const int *, const int *, const int *, float *, const int *, float *, const int *, float *, const float *,
+             int *, float *, const int *, int *, int *);
+void dgelsd_(const int *, const int *, const int *, double *, const int *, double *, const int *, double *,
+             const double *, int *, double *, const int *, int *, int *);
+void sgelss_(const int *, const int *, const int *, float *, const int *, float *, const int *, float *, const float *,
+             int *, float *, const int *, int *);
+void dgelss_(const int *, const int *, const int *, double *, const int *, double *, const int *, double *,
+             const double *, int *, double *, const int *, int *);
 
 /* ---- checks ------------------------------------------------------------------------------- */
 
@@ -55,13 +82,13 @@ mt_status mt__lapack_check(const mt_lapack_check *c, mt_tensor *a) {
     if (c->square && m != n)
         return mt__error(MT_ERR_RUNTIME, "%s: A must be batches of square matrices, but they are %lld by %lld matrices",
                          c->name, (long long)m, (long long)n);
-    if (c->float_check && !mt__is_float(a->dtype))
+    if (c->float_check && !mt__is_float(a->dtype) && !mt__is_complex(a->dtype))
         return mt__error(MT_ERR_RUNTIME, "%s: Expected a floating point or complex tensor as input. Got %s", c->name,
                          mt_dtype_names[a->dtype]);
     if (c->low_precision && (a->dtype == MT_F16 || a->dtype == MT_BF16))
         return mt__error(MT_ERR_RUNTIME, "%s: Low precision dtypes not supported. Got %s", c->name,
                          mt_dtype_names[a->dtype]);
-    if (a->dtype != MT_F32 && a->dtype != MT_F64)
+    if (a->dtype != MT_F32 && a->dtype != MT_F64 && !(c->cplx && mt__is_complex(a->dtype)))
         return mt__error(MT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", c->kernel,
                          mt_dtype_names[a->dtype]);
     if (m > INT_MAX || n > INT_MAX || m * n > INT_MAX)
@@ -144,6 +171,15 @@ static void put(int dt, char *p, int64_t i, double v) {
     else ((double *)p)[i] = v;
 }
 
+/* part 0 (real) or 1 (imaginary) of a complex entry, and the entry written */
+static double cget(int dt, const char *p, int64_t i, int part) {
+    return dt == MT_C64 ? ((const float *)p)[2 * i + part] : ((const double *)p)[2 * i + part];
+}
+static void cput(int dt, char *p, int64_t i, double re, double im) {
+    if (dt == MT_C64) ((float *)p)[2 * i] = (float)re, ((float *)p)[2 * i + 1] = (float)im;
+    else ((double *)p)[2 * i] = re, ((double *)p)[2 * i + 1] = im;
+}
+
 /* ---- cholesky --------------------------------------------------------------------------------- */
 
 static const mt_lapack_check CHOLESKY = {"linalg.cholesky", "cholesky_cpu", .square = 1, .float_check = 1};
@@ -181,7 +217,7 @@ done:
 
 /* ---- LU ------------------------------------------------------------------------------------------ */
 
-static const mt_lapack_check LU = {"torch.linalg.lu_factor", "lu_cpu", .lu_dims = "torch.lu_factor"};
+static const mt_lapack_check LU = {"torch.linalg.lu_factor", "lu_cpu", .lu_dims = "torch.lu_factor", .cplx = 1};
 
 /* LU with partial pivoting of every matrix of w (column-major, in place); pivots [batch, min(m,n)] int32
  * (1-based, LAPACK's), info [batch] */
@@ -191,8 +227,12 @@ static void getrf_batch(mt_tensor *w, int32_t *piv, int32_t *info) {
     for (int64_t i = 0; i < nb; i++) {
         int r = 0;
         if (k) {
-            if (w->dtype == MT_F32) sgetrf_(&m, &n, (float *)mat(w, i), &lda, piv + i * k, &r);
-            else dgetrf_(&m, &n, (double *)mat(w, i), &lda, piv + i * k, &r);
+            switch (w->dtype) {
+            case MT_F32: sgetrf_(&m, &n, (float *)mat(w, i), &lda, piv + i * k, &r); break;
+            case MT_F64: dgetrf_(&m, &n, (double *)mat(w, i), &lda, piv + i * k, &r); break;
+            case MT_C64: cgetrf_(&m, &n, mat(w, i), &lda, piv + i * k, &r); break;
+            default: zgetrf_(&m, &n, mat(w, i), &lda, piv + i * k, &r);
+            }
         }
         info[i] = r;
     }
@@ -247,21 +287,39 @@ static mt_status broadcast_batch(mt_tensor *a, mt_tensor *b, int *nd, int64_t *s
     return MT_OK;
 }
 
-/* X = op(A)^-1 B for every matrix: lu, piv from getrf_batch, x column-major (overwritten) */
-static void getrs_batch(mt_tensor *lu, const int32_t *piv, mt_tensor *x, int transpose) {
-    int nd = x->ndim, n = (int)x->sizes[nd - 2], k = (int)x->sizes[nd - 1], ld = n > 1 ? n : 1;
-    int64_t nb = batch_count(nd, x->sizes);
-    char tr = transpose ? 'T' : 'N';
-    for (int64_t i = 0; i < nb && n && k; i++) {
-        int r = 0;
-        if (x->dtype == MT_F32)
-            sgetrs_(&tr, &n, &k, (const float *)mat(lu, i), &ld, piv + i * n, (float *)mat(x, i), &ld, &r, 1);
-        else
-            dgetrs_(&tr, &n, &k, (const double *)mat(lu, i), &ld, piv + i * n, (double *)mat(x, i), &ld, &r, 1);
+/* negate the imaginary parts of a complex tensor's buffer (contiguous, as the kernels' work copies) */
+static void conj_buffer(mt_tensor *x) {
+    if (!mt__is_complex(x->dtype)) return;
+    int64_t n = mt_tensor_numel(x);
+    for (int64_t e = 0; e < n; e++) {
+        if (x->dtype == MT_C64) ((float *)mt__data(x))[2 * e + 1] *= -1;
+        else ((double *)mt__data(x))[2 * e + 1] *= -1;
     }
 }
 
-static const mt_lapack_check SOLVE = {"linalg.solve", "lu_cpu", .square = 1, .float_check = 1};
+/* X = op(A)^-1 B for every matrix: lu, piv from getrf_batch, x column-major (overwritten); tr: LAPACK's
+ * 'N', 'T' or 'C' (the conjugate transpose), or 'c' for conj(A) (no LAPACK mode: conj(A) X = B is
+ * A conj(X) = conj(B)) */
+static void getrs_batch(mt_tensor *lu, const int32_t *piv, mt_tensor *x, char tr) {
+    int nd = x->ndim, n = (int)x->sizes[nd - 2], k = (int)x->sizes[nd - 1], ld = n > 1 ? n : 1;
+    int64_t nb = batch_count(nd, x->sizes);
+    int conj = tr == 'c' && mt__is_complex(x->dtype);
+    if (tr == 'c') tr = 'N';
+    if (!mt__is_complex(x->dtype) && tr == 'C') tr = 'T';
+    if (conj) conj_buffer(x);
+    for (int64_t i = 0; i < nb && n && k; i++) {
+        int r = 0;
+        switch (x->dtype) {
+        case MT_F32: sgetrs_(&tr, &n, &k, (const float *)mat(lu, i), &ld, piv + i * n, (float *)mat(x, i), &ld, &r, 1); break;
+        case MT_F64: dgetrs_(&tr, &n, &k, (const double *)mat(lu, i), &ld, piv + i * n, (double *)mat(x, i), &ld, &r, 1); break;
+        case MT_C64: cgetrs_(&tr, &n, &k, mat(lu, i), &ld, piv + i * n, mat(x, i), &ld, &r, 1); break;
+        default: zgetrs_(&tr, &n, &k, mat(lu, i), &ld, piv + i * n, mat(x, i), &ld, &r, 1);
+        }
+    }
+    if (conj) conj_buffer(x);
+}
+
+static const mt_lapack_check SOLVE = {"linalg.solve", "lu_cpu", .square = 1, .float_check = 1, .cplx = 1};
 
 /* PyTorch's linalg_solve_is_vector_rhs */
 int mt__solve_vector_rhs(mt_tensor *a, mt_tensor *b) {
@@ -318,7 +376,7 @@ mt_status mt__impl_linalg_solve_ex(mt_tensor *a, mt_tensor *b, int left, int che
     if (a->device != MT_META) {
         int32_t *ip = (int32_t *)mt__data(inf);
         getrf_batch(lu, (int32_t *)mt__data(piv), ip);
-        getrs_batch(lu, (int32_t *)mt__data(piv), x, !left);
+        getrs_batch(lu, (int32_t *)mt__data(piv), x, left ? 'N' : 'T');
         int64_t nbat = batch_count(nd, sa);
         for (int64_t i = 0; check_errors && i < nbat; i++)
             if (ip[i] > 0) {
@@ -342,7 +400,7 @@ done:
     return MT_OK;
 }
 
-static const mt_lapack_check LU_SOLVE = {"torch.linalg.lu_solve", "linalg.lu_solve_cpu", .square = 1, .float_check = 1};
+static const mt_lapack_check LU_SOLVE = {"torch.linalg.lu_solve", "linalg.lu_solve_cpu", .square = 1, .float_check = 1, .cplx = 1};
 
 /* linalg.lu_solve: X from lu_factor's LU and pivots; adjoint solves A^H X = B */
 mt_status mt__impl_linalg_lu_solve(mt_tensor *LU_, mt_tensor *pivots, mt_tensor *b, int left, int adjoint,
@@ -375,8 +433,8 @@ mt_status mt__impl_linalg_lu_solve(mt_tensor *LU_, mt_tensor *pivots, mt_tensor 
         const int32_t *p = (const int32_t *)mt__data(piv);
         for (int64_t i = 0; i < mt_tensor_numel(piv); i++)
             if (p[i] < 1 || p[i] > n) { st = mt__error(MT_ERR_RUNTIME, "linalg.lu_solve: pivots out of range"); break; }
-        /* left: A or A^T; right: X A = B is A^T X^T = B^T (flipped) */
-        if (!st) getrs_batch(lu, p, x, left ? adjoint : !adjoint);
+        /* left: A or A^H; right: X A = B is A^T X^T = B^T, X A^H = B is conj(A) X^T = B^T */
+        if (!st) getrs_batch(lu, p, x, left ? (adjoint ? 'C' : 'N') : (adjoint ? 'c' : 'T'));
     }
     if (!st) st = left ? (mt_tensor_retain(x), *result = x, MT_OK) : mt__impl_transpose(x, -2, -1, result);
     mt_tensor_release(lu); mt_tensor_release(piv); mt_tensor_release(x); mt_tensor_release(bt);
@@ -385,7 +443,7 @@ mt_status mt__impl_linalg_lu_solve(mt_tensor *LU_, mt_tensor *pivots, mt_tensor 
 
 /* ---- inverse, determinants ------------------------------------------------------------------------ */
 
-static const mt_lapack_check INV = {"linalg.inv", "lu_cpu", .square = 1, .float_check = 1, .low_precision = 1};
+static const mt_lapack_check INV = {"linalg.inv", "lu_cpu", .square = 1, .float_check = 1, .low_precision = 1, .cplx = 1};
 
 mt_status mt__impl_linalg_inv_ex(mt_tensor *a, int check_errors, mt_tensor **inverse, mt_tensor **info) {
     MT_TRY(mt__lapack_check(&INV, a));
@@ -409,8 +467,12 @@ mt_status mt__impl_linalg_inv_ex(mt_tensor *a, int check_errors, mt_tensor **inv
             continue;
         }
         int r = 0;
-        if (a->dtype == MT_F32) sgetri_(&n, (float *)mat(w, i), &ld, pp + i * n, (float *)work, &lwork, &r);
-        else dgetri_(&n, (double *)mat(w, i), &ld, pp + i * n, (double *)work, &lwork, &r);
+        switch (a->dtype) {
+        case MT_F32: sgetri_(&n, (float *)mat(w, i), &ld, pp + i * n, (float *)work, &lwork, &r); break;
+        case MT_F64: dgetri_(&n, (double *)mat(w, i), &ld, pp + i * n, (double *)work, &lwork, &r); break;
+        case MT_C64: cgetri_(&n, mat(w, i), &ld, pp + i * n, work, &lwork, &r); break;
+        default: zgetri_(&n, mat(w, i), &ld, pp + i * n, work, &lwork, &r);
+        }
     }
     free(work);
     if (check_errors && bad >= 0)
@@ -425,7 +487,7 @@ done:
     return MT_OK;
 }
 
-static const mt_lapack_check DET = {"linalg.det", "lu_cpu", .square = 1, .float_check = 1};
+static const mt_lapack_check DET = {"linalg.det", "lu_cpu", .square = 1, .float_check = 1, .cplx = 1};
 static const mt_lapack_check SLOGDET = {"linalg.slogdet", "lu_cpu", .square = 1, .float_check = 1, .low_precision = 1};
 
 /* det (logabs == NULL) or slogdet's sign and log|det| of every matrix, from its LU */
@@ -444,7 +506,17 @@ static mt_status determinants(const mt_lapack_check *c, mt_tensor *a, mt_tensor 
     getrf_batch(w, (int32_t *)mt__data(piv), (int32_t *)mt__data(inf));
     int64_t nb = batch_count(nd, a->sizes);
     const int32_t *pp = (const int32_t *)mt__data(piv);
-    for (int64_t i = 0; i < nb; i++) {
+    for (int64_t i = 0; mt__is_complex(a->dtype) && i < nb; i++) { /* det only: slogdet refuses complex */
+        const char *p = mat(w, i);
+        double re = 1, im = 0;
+        for (int64_t j = 0; j < n; j++) {
+            double ur = cget(a->dtype, p, j * n + j, 0), ui = cget(a->dtype, p, j * n + j, 1), t = re * ur - im * ui;
+            im = re * ui + im * ur, re = t;
+            if (pp[i * n + j] != j + 1) re = -re, im = -im;
+        }
+        cput(a->dtype, mt__data(d), i, re, im);
+    }
+    for (int64_t i = 0; !mt__is_complex(a->dtype) && i < nb; i++) {
         const char *p = mat(w, i);
         double prod = 1, sign = 1, logsum = 0;
         for (int64_t j = 0; j < n; j++) {
@@ -714,5 +786,212 @@ done:
     mt_tensor_release(w);
     if (st) { mt_tensor_release(q); mt_tensor_release(r); return st; }
     *Q = q, *R = r;
+    return MT_OK;
+}
+
+/* ---- least squares ------------------------------------------------------------------------------------------ */
+
+/* one solve of min ||A X - B|| (column-major, in place: X in B's first n rows, the residual terms below);
+ * s: singular values (gelsd/gelss), rank (not gels); with lwork -1 a workspace query into work[0] */
+typedef struct {
+    int driver, m, n, k, lda, ldb, lwork;
+    double rcond;
+    void *work;
+    int *iwork, *jpvt;
+} lstsq_job;
+
+static int lstsq_one(int dt, lstsq_job *j, void *a, void *b, void *s, int *rank) {
+    int r = 0;
+    float rf = (float)j->rcond;
+    if (j->driver == MT_LSTSQ_GELSY && j->lwork != -1) memset(j->jpvt, 0, (size_t)j->n * sizeof(int)); /* all free */
+    if (dt == MT_F32) {
+        switch (j->driver) {
+        case MT_LSTSQ_GELS: sgels_("N", &j->m, &j->n, &j->k, a, &j->lda, b, &j->ldb, j->work, &j->lwork, &r, 1); break;
+        case MT_LSTSQ_GELSY: sgelsy_(&j->m, &j->n, &j->k, a, &j->lda, b, &j->ldb, j->jpvt, &rf, rank, j->work, &j->lwork, &r); break;
+        case MT_LSTSQ_GELSD: sgelsd_(&j->m, &j->n, &j->k, a, &j->lda, b, &j->ldb, s, &rf, rank, j->work, &j->lwork, j->iwork, &r); break;
+        default: sgelss_(&j->m, &j->n, &j->k, a, &j->lda, b, &j->ldb, s, &rf, rank, j->work, &j->lwork, &r);
+        }
+    } else {
+        switch (j->driver) {
+        case MT_LSTSQ_GELS: dgels_("N", &j->m, &j->n, &j->k, a, &j->lda, b, &j->ldb, j->work, &j->lwork, &r, 1); break;
+        case MT_LSTSQ_GELSY: dgelsy_(&j->m, &j->n, &j->k, a, &j->lda, b, &j->ldb, j->jpvt, &j->rcond, rank, j->work, &j->lwork, &r); break;
+        case MT_LSTSQ_GELSD: dgelsd_(&j->m, &j->n, &j->k, a, &j->lda, b, &j->ldb, s, &j->rcond, rank, j->work, &j->lwork, j->iwork, &r); break;
+        default: dgelss_(&j->m, &j->n, &j->k, a, &j->lda, b, &j->ldb, s, &j->rcond, rank, j->work, &j->lwork, &r);
+        }
+    }
+    return r;
+}
+
+#define LSTSQ "torch.linalg.lstsq"
+
+/* PyTorch's checks in its order; B a (batch of) vector(s) when it has one dim less than A */
+static mt_status lstsq_check(mt_tensor *a, mt_tensor *b, int driver) {
+    if (a->ndim < 2) return mt__error(MT_ERR_RUNTIME, LSTSQ ": input must have at least 2 dimensions.");
+    if (b->ndim < 1) return mt__error(MT_ERR_RUNTIME, LSTSQ ": other must have at least 1 dimension.");
+    if (a->dtype != b->dtype)
+        return mt__error(MT_ERR_RUNTIME, LSTSQ ": Expected input and other to have the same dtype, but got input's "
+                         "dtype %s and other's dtype %s", mt_dtype_names[a->dtype], mt_dtype_names[b->dtype]);
+    if (a->ndim < b->ndim || a->ndim - b->ndim > 1)
+        return mt__error(MT_ERR_RUNTIME, LSTSQ ": input.dim() must be greater or equal to other.dim() and "
+                         "(input.dim() - other.dim()) <= 1");
+    int vec = mt__solve_vector_rhs(a, b);
+    if (a->sizes[a->ndim - 2] != b->sizes[b->ndim - (vec ? 1 : 2)])
+        return mt__error(MT_ERR_RUNTIME, LSTSQ ": input.size(-2) should match other.size(-2)");
+    if (driver < MT_LSTSQ_GELS || driver > MT_LSTSQ_GELSS)
+        return mt__error(MT_ERR_RUNTIME, LSTSQ ": parameter `driver` should be one of (gels, gelsy, gelsd, gelss)");
+    if (a->dtype != MT_F32 && a->dtype != MT_F64)
+        return mt__error(MT_ERR_RUNTIME, "This function doesn't handle types other than float and double");
+    int64_t m = a->sizes[a->ndim - 2], n = a->sizes[a->ndim - 1], k = vec ? 1 : b->sizes[b->ndim - 1];
+    int64_t ld = m > n ? m : n;
+    if (ld > INT_MAX || k > INT_MAX || ld * n > INT_MAX || ld * k > INT_MAX)
+        return mt__error(MT_ERR_RUNTIME, LSTSQ ": matrices of %lld by %lld are too large for LAPACK's 32-bit indices",
+                         (long long)m, (long long)n);
+    return MT_OK;
+}
+
+/* the broadcast of two shapes, with PyTorch's message (a: the first) */
+static mt_status broadcast_shape(int na, const int64_t *a, int nb, const int64_t *b, int *n, int64_t *out) {
+    *n = na > nb ? na : nb;
+    for (int i = 0; i < *n; i++) {
+        int64_t x = i < *n - na ? 1 : a[i - (*n - na)], y = i < *n - nb ? 1 : b[i - (*n - nb)];
+        if (x != y && x != 1 && y != 1)
+            return mt__error(MT_ERR_RUNTIME, "The size of tensor a (%lld) must match the size of tensor b (%lld) at "
+                             "non-singleton dimension %d", (long long)x, (long long)y, i);
+        out[i] = x == 1 ? y : x;
+    }
+    return MT_OK;
+}
+
+/* t (a broadcast batch, then per-matrix dims) cut to A's batch shape: rank and singular values depend on
+ * A alone, and PyTorch gives them A's batch shape; t is released */
+static mt_status to_a_batch(mt_tensor *t, const mt_tensor *a, int nbatch, mt_tensor **out) {
+    int na = a->ndim - 2, lead = nbatch - na;
+    mt_tensor *v = t, *nv = NULL;
+    mt_status st = MT_OK;
+    for (int d = lead; d < nbatch && !st; d++)
+        if (a->sizes[d - lead] == 1 && v->sizes[d] != 1) {
+            st = mt__impl_slice(v, d, 0, 1, 1, &nv);
+            mt_tensor_release(v), v = nv;
+        }
+    for (int d = 0; d < lead && !st; d++) {
+        st = mt__impl_select(v, 0, 0, &nv);
+        mt_tensor_release(v), v = nv;
+    }
+    if (!st) st = mt__impl_contiguous(v, out);
+    mt_tensor_release(v);
+    return st;
+}
+
+mt_status mt__impl_linalg_lstsq(mt_tensor *a, mt_tensor *b, int has_rcond, double rcond, int driver,
+                                mt_tensor **solution, mt_tensor **residuals, mt_tensor **rank, mt_tensor **svals) {
+    MT_TRY(lstsq_check(a, b, driver));
+    int vec = mt__solve_vector_rhs(a, b), nd = 0, dt = a->dtype, isz = mt_dtype_itemsize(dt);
+    int64_t sa[MT_MAX_DIMS], sb[MT_MAX_DIMS], sx[MT_MAX_DIMS], zero = 0;
+    mt_tensor *b2 = NULL, *w = NULL, *x = NULL, *xv = NULL, *sol = NULL, *res = NULL, *rk = NULL, *sv = NULL;
+    mt_status st = vec ? mt__impl_unsqueeze(b, -1, &b2) : (mt_tensor_retain(b), b2 = b, MT_OK);
+    if (st) return st;
+    /* the batch: A's broadcast with B's, which are all but B's last dim when B has one dim less than A
+     * without being a vector (PyTorch's rule; B then broadcasts into batch + its last two dims) */
+    int short_b = !vec && b->ndim == a->ndim - 1;
+    if ((st = broadcast_shape(a->ndim - 2, a->sizes, b2->ndim - 2 + short_b, b2->sizes, &nd, sa))) goto done;
+    memcpy(sb, sa, sizeof sb);
+    sa[nd] = a->sizes[a->ndim - 2], sa[nd + 1] = a->sizes[a->ndim - 1];
+    sb[nd] = b2->sizes[b2->ndim - 2], sb[nd + 1] = b2->sizes[b2->ndim - 1];
+    nd += 2;
+    if (short_b && (st = broadcast_shape(nd, sb, b2->ndim, b2->sizes, &(int){0}, sx))) goto done;
+    int m = (int)sa[nd - 2], n = (int)sa[nd - 1], k = (int)sb[nd - 1], ld = m > n ? m : n, mn = m < n ? m : n;
+    int64_t nbat = batch_count(nd, sa);
+    /* X's buffer holds max(m, n) rows: B in the first m, zeros below (LAPACK's convention for m < n) */
+    memcpy(sx, sb, sizeof sx);
+    sx[nd - 2] = ld;
+    if ((st = colmajor_copy(a, nd, sa, &w))) goto done;
+    if ((st = mt__colmajor_empty(nd, sx, dt, a->device, &x))) goto done;
+    int with_rank = driver != MT_LSTSQ_GELS, with_sv = driver == MT_LSTSQ_GELSD || driver == MT_LSTSQ_GELSS;
+    st = with_rank ? new_tensor(nd - 2, sa, MT_I64, a->device, &rk) : new_tensor(1, &zero, MT_I64, a->device, &rk);
+    if (st) goto done;
+    sx[nd - 2] = mn; /* [batch, min(m, n)] */
+    st = with_sv ? new_tensor(nd - 1, sx, dt, a->device, &sv) : new_tensor(1, &zero, dt, a->device, &sv);
+    if (st) goto done;
+    if (a->device != MT_META) {
+        if ((st = mt__impl_fill(x, 0, 0, MT_SCALAR_INT))) goto done;
+        if ((st = mt__impl_slice(x, -2, 0, m, 1, &xv))) goto done;
+        st = mt__impl_copy_(xv, b2);
+        MT_DROP(xv);
+        if (st) goto done;
+    }
+    int64_t *rp = with_rank && a->device != MT_META ? (int64_t *)mt__data(rk) : NULL;
+    if (a->device != MT_META && m && n && k) {
+        lstsq_job j = {driver, m, n, k, m > 1 ? m : 1, ld > 1 ? ld : 1, -1,
+                       has_rcond ? rcond : (dt == MT_F32 ? 0x1p-23 : 0x1p-52) * ld, NULL, NULL, NULL};
+        double wq[2] = {0, 0};
+        int iq = 1, r0 = 0;
+        j.work = wq, j.iwork = &iq;
+        lstsq_one(dt, &j, mat(w, 0), mat(x, 0), with_sv ? mt__data(sv) : NULL, &r0);
+        float fq;
+        memcpy(&fq, wq, sizeof fq); /* a float32 routine wrote a float */
+        j.lwork = (int)(dt == MT_F32 ? fq : wq[0]) + 1;
+        j.work = malloc((size_t)j.lwork * isz);
+        j.iwork = malloc((size_t)(iq > 1 ? iq : 1) * sizeof(int));
+        j.jpvt = malloc((size_t)n * sizeof(int));
+        if (!j.work || !j.iwork || !j.jpvt) st = mt__error(MT_ERR_OOM, LSTSQ ": out of memory for the workspace");
+        for (int64_t i = 0; !st && i < nbat; i++) {
+            int r = 0, info = lstsq_one(dt, &j, mat(w, i), mat(x, i), with_sv ? mt__data(sv) + i * mn * isz : NULL, &r);
+            if (rp) rp[i] = r;
+            if (info > 0 && driver == MT_LSTSQ_GELS)
+                st = failed(MT_ERR_LINALG, LSTSQ, w, i, "The least squares solution could not be "
+                            "computed because the input matrix does not have full rank (error code: %d).", info);
+            else if (info > 0)
+                st = not_converged(LSTSQ, "singular values", w, i, info);
+        }
+        free(j.work), free(j.iwork), free(j.jpvt);
+        if (st) goto done;
+    } else if (a->device != MT_META) {
+        /* an empty A or B: rank 0 as LAPACK's quick returns give (gelsd's LAPACK rejects an empty B, and so
+         * does PyTorch's with an internal error: here its singular values are zeros); gels zeroes B */
+        for (int64_t i = 0; rp && i < nbat; i++) rp[i] = 0;
+        if (with_sv && (st = mt__impl_fill(sv, 0, 0, MT_SCALAR_INT))) goto done;
+        if (driver == MT_LSTSQ_GELS && (st = mt__impl_fill(x, 0, 0, MT_SCALAR_INT))) goto done;
+    }
+    /* residuals: the squared norms of rows n.. of every column, when m > n, the driver is not gelsy and
+     * (for gelsd / gelss) every matrix has full column rank; else empty */
+    int resid = m > n && driver != MT_LSTSQ_GELSY;
+    for (int64_t i = 0; resid && rp && i < nbat; i++) resid = rp[i] == n;
+    if (resid) {
+        memcpy(sx, sb, sizeof sx);
+        sx[nd - 2] = k;
+        if ((st = new_tensor(nd - 1, sx, dt, a->device, &res))) goto done;
+        for (int64_t i = 0; a->device != MT_META && i < nbat; i++)
+            for (int64_t c = 0; c < k; c++) {
+                double acc = 0;
+                for (int64_t r = n; r < m; r++) {
+                    double v = get(dt, mat(x, i), c * ld + r);
+                    acc += v * v;
+                }
+                put(dt, mt__data(res), i * k + c, acc);
+            }
+    } else if ((st = new_tensor(1, &zero, dt, a->device, &res))) {
+        goto done;
+    }
+    if (with_rank) {
+        mt_tensor *r1 = rk;
+        rk = NULL;
+        if ((st = to_a_batch(r1, a, nd - 2, &rk))) goto done;
+    }
+    if (with_sv) {
+        mt_tensor *s1 = sv;
+        sv = NULL;
+        if ((st = to_a_batch(s1, a, nd - 2, &sv))) goto done;
+    }
+    if ((st = mt__impl_slice(x, -2, 0, n, 1, &sol))) goto done;
+    if (vec) {
+        mt_tensor *s1 = NULL;
+        st = mt__impl_squeeze(sol, 1, (int64_t[]){-1}, &s1);
+        mt_tensor_release(sol);
+        sol = s1;
+    }
+done:
+    mt_tensor_release(b2); mt_tensor_release(w); mt_tensor_release(x);
+    if (st) { mt_tensor_release(sol); mt_tensor_release(res); mt_tensor_release(rk); mt_tensor_release(sv); return st; }
+    *solution = sol, *residuals = res, *rank = rk, *svals = sv;
     return MT_OK;
 }

@@ -14,6 +14,7 @@ typedef struct {
     int low_precision;   /* "Low precision dtypes not supported" */
     const char *lu_dims; /* LU's own wording of the dims check ("torch.lu_factor") */
     const char *arg;     /* the argument named in the dims check (default "A") */
+    int cplx;            /* complex64/complex128 have a kernel too */
 } mt_lapack_check;
 mt_status mt__lapack_check(const mt_lapack_check *c, mt_tensor *a);
 
@@ -38,5 +39,7 @@ mt_status mt__impl_linalg_eigh(mt_tensor *a, int upper, int compute_v, mt_tensor
 mt_status mt__impl_linalg_svd(mt_tensor *a, int full_matrices, int compute_uv, mt_tensor **U, mt_tensor **S,
                               mt_tensor **Vh);
 mt_status mt__impl_linalg_qr(mt_tensor *a, int mode, mt_tensor **Q, mt_tensor **R);
+mt_status mt__impl_linalg_lstsq(mt_tensor *a, mt_tensor *b, int has_rcond, double rcond, int driver,
+                                mt_tensor **solution, mt_tensor **residuals, mt_tensor **rank, mt_tensor **svals);
 
 #endif
