@@ -15,6 +15,7 @@ add`, a default argument `activation=F.relu`) stay the plain functions, so an id
 namespace's (now wrapped) function is False after it: the known cost of doing this check in Python."""
 import contextlib
 import functools
+import sys
 import threading
 from types import FunctionType
 
@@ -116,6 +117,9 @@ def _dispatch(public_api, overloaded, args, kwargs, func_name, python_text):
 
 
 def _qualname(func):
+    torch_name = getattr(func, "_torch_name", None)
+    if torch_name is not None:
+        return torch_name
     module = getattr(func, "__module__", None) or ""
     name = getattr(func, "__qualname__", None) or getattr(func, "__name__", repr(func))
     return f"{module}.{name}" if module else name
@@ -210,6 +214,30 @@ def _scan(args, kwargs):
     return found
 
 
+# The code of the wrappers: they add a frame between a torch function and its caller, which warnings and the
+# profiler's stacks skip, so both still point at the caller (as without wrappers).
+WRAPPER_CODES = set()
+
+
+def unwrapped(fn):
+    """fn without its __torch_function__ wrapper: identity checks (activation is F.relu) hold either way."""
+    code = getattr(fn, "__code__", None)
+    return fn.__wrapped__ if code is not None and code in WRAPPER_CODES else fn
+
+
+def _warn_past_wrappers(original):
+    """warnings.warn counting stacklevel over the caller's frames only, the wrappers' frames not included."""
+    def warn(message, category=None, stacklevel=1, source=None, **kwargs):
+        frame, walked, remaining = sys._getframe(1), 1, stacklevel - 1
+        while remaining > 0 and frame.f_back is not None:
+            frame, walked = frame.f_back, walked + 1
+            if frame.f_code not in WRAPPER_CODES:
+                remaining -= 1
+        return original(message, category, walked + 1, source, **kwargs)
+    warn._mindtorch_original = original
+    return warn
+
+
 def _wrap(fn, func_name, python_text=False, operator=False, method=None):
     """fn consulting __torch_function__; method: the Tensor method named as func instead (operators)."""
     def dispatching(*args, **kwargs):
@@ -223,11 +251,10 @@ def _wrap(fn, func_name, python_text=False, operator=False, method=None):
             if operator:  # Python then tries the reflected operator, and raises its own TypeError
                 return NotImplemented
             raise
-    functools.update_wrapper(dispatching, fn)
-    dispatching.__module__, _, dispatching.__name__ = func_name.rpartition(".")
-    dispatching.__qualname__ = dispatching.__name__
-    if func_name.startswith("torch.Tensor."):
-        dispatching.__module__, dispatching.__qualname__ = "torch", "Tensor." + dispatching.__qualname__
+    functools.update_wrapper(dispatching, fn)  # fn's module and name: pickle finds the wrapper by them
+    WRAPPER_CODES.add(dispatching.__code__)  # one code object for every wrapper
+    dispatching.__name__ = func_name.rpartition(".")[2]
+    dispatching._torch_name = func_name  # what PyTorch's messages call it (_qualname)
     return dispatching
 
 
@@ -296,6 +323,9 @@ def enable_torch_function():
     if _installed:
         return
     _installed = True
+    import warnings
+    if not hasattr(warnings.warn, "_mindtorch_original"):
+        warnings.warn = _warn_past_wrappers(warnings.warn)
     import mindtorch_v2 as torch
     _Tensor = torch.Tensor
     _PLAIN = frozenset((torch.Tensor, int, float, bool, str, type(None), slice, type(Ellipsis)))

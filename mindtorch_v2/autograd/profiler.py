@@ -100,9 +100,10 @@ _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def _stack(frame):
     """PyTorch's with_stack entries, innermost first: 'file.py(line): function'. The package's private
     top-level modules (_methods.py, _dispatch.py...) are left out: they do what PyTorch's C++ does."""
+    from ..overrides import WRAPPER_CODES  # __torch_function__'s wrappers: not frames of the user's
     return [f"{f.f_code.co_filename}({line}): {f.f_code.co_name}" for f, line in traceback.walk_stack(frame)
-            if not (os.path.dirname(f.f_code.co_filename) == _PACKAGE
-                    and os.path.basename(f.f_code.co_filename).startswith("_"))]
+            if f.f_code not in WRAPPER_CODES and not (os.path.dirname(f.f_code.co_filename) == _PACKAGE
+                                                      and os.path.basename(f.f_code.co_filename).startswith("_"))]
 
 
 class profile:

@@ -39,6 +39,14 @@ def _get_clones(module, N):
     return ModuleList([copy.deepcopy(module) for _ in range(N)])
 
 
+def _public(fn):
+    """F.relu/F.gelu as the module's attribute is now (the __torch_function__ wrapper, once installed, of the
+    function a default argument captured): the attribute pickles by name, the captured function no longer does."""
+    from ...overrides import unwrapped
+    attr = getattr(F, getattr(fn, "__name__", ""), None)
+    return attr if attr is not None and unwrapped(attr) is unwrapped(fn) else fn
+
+
 def _get_activation_fn(activation):
     if activation == "relu":
         return F.relu
@@ -215,8 +223,7 @@ class TransformerEncoderLayer(Module):
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
 
-        if isinstance(activation, str):
-            activation = _get_activation_fn(activation)
+        activation = _public(_get_activation_fn(activation) if isinstance(activation, str) else activation)
         if activation is F.relu or isinstance(activation, ReLU):
             self.activation_relu_or_gelu = 1
         elif activation is F.gelu or isinstance(activation, GELU):
@@ -280,7 +287,7 @@ class TransformerDecoderLayer(Module):
         self.dropout2 = Dropout(dropout)
         self.dropout3 = Dropout(dropout)
 
-        self.activation = _get_activation_fn(activation) if isinstance(activation, str) else activation
+        self.activation = _public(_get_activation_fn(activation) if isinstance(activation, str) else activation)
 
     def __setstate__(self, state):
         if "activation" not in state:
