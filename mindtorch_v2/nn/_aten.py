@@ -2,7 +2,7 @@
 nn.functional's: the reduction as an int (at::Reduction), positional arguments, and the
 native_* ops' tuple results (the saved statistics)."""
 from .. import _reduce
-from . import functional as F
+from . import _grid_functional, _grouped_mm, functional as F
 from ._ctc import ctc_loss_aten
 from .._missing import no_cpu_kernel
 
@@ -238,9 +238,12 @@ def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
 
 
 def grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners):
-    if input.dim() != 4:
-        raise RuntimeError(f"grid_sampler(): expected 4D input and grid with same number of dimensions, but got "
-                           f"input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    _grid_functional._check_grid_sampler(input, grid, _GRID_MODES[interpolation_mode], 4)
+    return grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+def grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners):
+    _grid_functional._check_grid_sampler(input, grid, _GRID_MODES[interpolation_mode], 5)
     return grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
 
 
@@ -272,6 +275,7 @@ FUNCTIONS = {
     "batch_norm": batch_norm, "ctc_loss": ctc_loss_aten,
     "batch_norm_update_stats": batch_norm_update_stats, "embedding_bag": embedding_bag,
     "affine_grid_generator": affine_grid_generator, "grid_sampler": grid_sampler, "grid_sampler_2d": grid_sampler_2d,
+    "grid_sampler_3d": grid_sampler_3d, **_grouped_mm.FUNCTIONS,
     # SyncBatchNorm's kernels: PyTorch registers them for CUDA only, so on CPU they raise its dispatcher error
     **{name: no_cpu_kernel(name) for name in (
         "batch_norm_stats", "batch_norm_elemt", "batch_norm_gather_stats", "batch_norm_gather_stats_with_counts",
