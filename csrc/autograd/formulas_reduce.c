@@ -328,6 +328,11 @@ static mt_status scan_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **
     case MT_SCAN_LOGCUMSUMEXP: {
         mt_tensor *x = SAVED(c, n, 0), *y = SAVED(c, n, 1);
         if (m->sizes[dim] == 1) { r = g; break; }
+        if (mt__is_complex(m->dtype)) { /* one log of the conjugate gradient: no sign split (PyTorch's) */
+            mt_tensor *lg = B(c, MT_OP_SUB, U(c, MT_OP_LOG, U(c, MT_OP_CONJ, g)), y);
+            r = U(c, MT_OP_CONJ, U(c, MT_OP_EXP, B(c, MT_OP_ADD, SCAN(c, MT_SCAN_LOGCUMSUMEXP, lg, dim, back), x)));
+            break;
+        }
         mt_tensor *lo = SCALAR(c, lowest(m->dtype)), *la = U(c, MT_OP_LOG, U(c, MT_OP_ABS, g));
         mt_tensor *lpos = WHERE(c, BS(c, MT_OP_GT, g, 0.0), la, lo), *lneg = WHERE(c, BS(c, MT_OP_LT, g, 0.0), la, lo);
         mt_tensor *pos = U(c, MT_OP_EXP, B(c, MT_OP_ADD, SCAN(c, MT_SCAN_LOGCUMSUMEXP, B(c, MT_OP_SUB, lpos, y), dim, back), x));
