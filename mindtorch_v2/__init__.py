@@ -85,6 +85,10 @@ from ._deterministic import (are_deterministic_algorithms_enabled, get_determini
 
 # ---- serialization and interop: save/load, storages (issue 6) ----
 from . import _utils, serialization, storage  # noqa: E402
+from ._utils import classproperty  # noqa: E402
+from ._utils_internal import get_file_path, prepare_multiprocessing_environment  # noqa: E402
+from .random import thread_safe_generator  # noqa: E402
+from ._lobpcg import lobpcg  # noqa: E402
 from .serialization import save, load  # noqa: E402
 from ._archive import PyTorchFileReader, PyTorchFileWriter  # noqa: E402
 from . import _C  # noqa: E402

@@ -44,6 +44,9 @@ OUT_OF_SCOPE = [
      r"autocast_.*|clear_autocast_cache|.*_autocast_.*|get_autocast_.*|set_autocast_.*)$",
      "TorchScript/compiler internals"),
     (r"Tensor\.(nested_.*|to_padded_tensor|is_nested|values|offsets|lengths)$", "nested tensors"),
+    (r"Tensor\.index$", "functorch first-class dimensions"),  # binds positions to functorch.dim Dim objects
+    # always a uint64 result, and uint16/32/64 tensors are absent (_unsupported_dtypes.py)
+    (r"(torch|Tensor)\.hash_tensor$", "unsigned 16-64-bit results"),
 ]
 _SCOPE_RE = [(re.compile(p), why) for p, why in OUT_OF_SCOPE]
 
