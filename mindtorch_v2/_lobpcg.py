@@ -300,8 +300,8 @@ def _eigenpairs_backward(D_grad, U_grad, A, D, U):
 class LOBPCGAutogradFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, A, k, B, X, n, iK, niter, tol, largest, method, tracker, oi, of, ob):
-        A = A.contiguous()
-        B = None if B is None else B.contiguous()
+        A = A if A.is_sparse else A.contiguous()
+        B = B if B is None or B.is_sparse else B.contiguous()
         D, U = _lobpcg(A, k, B, X, n, iK, niter, tol, largest, method, tracker, oi, of, ob)
         ctx.save_for_backward(A, B, D, U)
         return D, U
@@ -309,6 +309,9 @@ class LOBPCGAutogradFunction(torch.autograd.Function):
     @staticmethod
     def backward(ctx, D_grad, U_grad):
         A, B, D, U = ctx.saved_tensors
+        if A.is_sparse or (B is not None and B.is_sparse and ctx.needs_input_grad[2]):
+            raise ValueError("lobpcg.backward does not support sparse input yet. Note that lobpcg.forward does "
+                             "though.")
         if A.is_complex() or (B is not None and B.is_complex()):
             raise ValueError("lobpcg.backward does not support complex input yet. Note that lobpcg.forward does "
                              "though.")

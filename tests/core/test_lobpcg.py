@@ -76,6 +76,11 @@ def test_float32_and_batches():
     same_pairs(run(mt, **kw), run(torch, **kw), 1e-9)
 
 
+def test_sparse_A():
+    same_pairs(mt.lobpcg(t(mt, A_NP).to_sparse(), k=2, X=t(mt, X_NP[:, :2])),
+               torch.lobpcg(t(torch, A_NP).to_sparse(), k=2, X=t(torch, X_NP[:, :2])), 1e-9)
+
+
 def test_tracker_and_worker_state():
     def steps(L):
         seen = []
