@@ -52,7 +52,7 @@ class LOBPCG:
 
     def update(self):
         """One step (the first one also measures the norms the convergence test scales by)."""
-        if self.ivars["istep"] == 0:
+        if not self.ivars["istep"]:
             x_norm = float(torch.norm(self.X))
             self.fvars["X_norm"] = x_norm
             self.fvars["A_norm"] = float(torch.norm(_apply(self.A, self.X))) / x_norm
@@ -68,13 +68,13 @@ class LOBPCG:
     def update_converged_count(self):
         """How many leading pairs pass the backward-stable test ||r|| / (||x|| (|A| + |e| |B|)) < tol."""
         previous = self.ivars["converged_count"]
-        E, X, R = self.E, self.X, self.R
-        scale = self.fvars["A_norm"] + torch.abs(E[:X.shape[-1]]) * self.fvars["B_norm"]
-        rerr = torch.norm(R, 2, (0,)) / (torch.norm(X, 2, (0,)) * scale)
+        width = self.X.shape[-1]
+        scale = self.fvars["A_norm"] + torch.abs(self.E[:width]) * self.fvars["B_norm"]
+        rerr = torch.norm(self.R, 2, (0,)) / (torch.norm(self.X, 2, (0,)) * scale)
         count = _count_leading(rerr < self.fparams["tol"])
         if count < previous:
             raise AssertionError(f"the number of converged eigenpairs (was {previous}, got {count}) cannot decrease")
-        self.ivars["converged_count"] = count
+        self.ivars.update(converged_count=count)
         self.tvars["rerr"] = rerr
         return count
 
@@ -110,7 +110,7 @@ class LOBPCG:
 
     def _update_basic(self):
         n, largest = self.iparams["n"], self.bparams["largest"]
-        if self.ivars["istep"] == 0:
+        if not self.ivars["istep"]:
             T = self._rayleigh_ritz(self.X)
             E, Z = _eigh(T.mT @ _gram(self.A, self.X) @ T, largest)
             self.X[:] = self.X @ (T @ Z)
@@ -132,7 +132,7 @@ class LOBPCG:
 
     def _update_ortho(self):
         n, largest = self.iparams["n"], self.bparams["largest"]
-        if self.ivars["istep"] == 0:
+        if not self.ivars["istep"]:
             T = self._rayleigh_ritz(self.X)
             _, Z = _eigh(T.mT @ _gram(self.A, self.X) @ T, largest)
             self.X = self.X @ (T @ Z)  # E stays zero until the first full step, as in PyTorch
@@ -186,11 +186,11 @@ class LOBPCG:
         by repeated projection and SVQB; the relative errors of each round go to fvars."""
         tol = self.fparams["ortho_tol"]
         tol_drop, tol_replace = self.fparams["ortho_tol_drop"], self.fparams["ortho_tol_replace"]
-        use_drop = self.bparams["ortho_use_drop"]
+        use_drop = self.bparams.get("ortho_use_drop")
         for key in [k for k in self.fvars if k.startswith("ortho_") and k.endswith("_rerr")]:
-            del self.fvars[key]
-        self.ivars.pop("ortho_i", 0)
-        self.ivars.pop("ortho_j", 0)
+            del self.fvars[key]  # the previous call's
+        for key in ("ortho_i", "ortho_j"):
+            self.ivars.pop(key, None)
         BV_norm = torch.norm(_apply(self.B, V))
         BU = _apply(self.B, U)
         VBU = V.mT @ BU
@@ -234,15 +234,19 @@ def _lobpcg(A, k, B, X, n, iK, niter, tol, largest, method, tracker, ortho_ipara
     dtype = A.dtype if A.dtype in (torch.float16, torch.float32, torch.float64) else torch.float32
     tol = _FEPS[dtype] ** 0.5 if tol is None else tol
     m = A.shape[-1]
-    k = (1 if X is None else X.shape[-1]) if k is None else k
-    n = (k if n is None else n) if X is None else X.shape[-1]
+    if k is None:
+        k = 1 if X is None else X.shape[-1]
+    if X is not None:  # X's width wins over n
+        n = X.shape[-1]
+    elif n is None:
+        n = k
     if m < 3 * n:
         raise ValueError(f"LOBPCG algorithm is not applicable when the number of A rows (={m}) is smaller than "
                          f"3 x the number of requested eigenpairs (={n})")
-    method = "ortho" if method is None else method
+    method = method or "ortho"
     iparams = {"m": m, "n": n, "k": k, "niter": 1000 if niter is None else niter}
     fparams = {"tol": tol}
-    bparams = {"largest": True if largest is None else largest}
+    bparams = {"largest": largest is None or largest}
     if method == "ortho":
         iparams.update(ortho_iparams or {})
         fparams.update(ortho_fparams or {})
@@ -260,7 +264,8 @@ def _lobpcg(A, k, B, X, n, iK, niter, tol, largest, method, tracker, ortho_ipara
             raise AssertionError(f"{name} shape mismatch: got {X_.shape}, expected {(m, n)}")
         worker = LOBPCG(A_, B_, X_, iK, dict(iparams, **extra), fparams, bparams, method, tracker)
         worker.run()
-        return worker.E[:k], worker.X[:, :k]
+        values, vectors = worker.E, worker.X
+        return values[:k], vectors[:, :k]
 
     if A.dim() == 2:
         return solve_one(A, B, X)
@@ -303,13 +308,14 @@ class LOBPCGAutogradFunction(torch.autograd.Function):
         A = A if A.is_sparse else A.contiguous()
         B = B if B is None or B.is_sparse else B.contiguous()
         D, U = _lobpcg(A, k, B, X, n, iK, niter, tol, largest, method, tracker, oi, of, ob)
-        ctx.save_for_backward(A, B, D, U)
+        ctx.save_for_backward(A, D, U, B)
         return D, U
 
     @staticmethod
     def backward(ctx, D_grad, U_grad):
-        A, B, D, U = ctx.saved_tensors
-        if A.is_sparse or (B is not None and B.is_sparse and ctx.needs_input_grad[2]):
+        A, D, U, B = ctx.saved_tensors
+        sparse_b = B is not None and B.is_sparse and ctx.needs_input_grad[2]
+        if A.is_sparse or sparse_b:
             raise ValueError("lobpcg.backward does not support sparse input yet. Note that lobpcg.forward does "
                              "though.")
         if A.is_complex() or (B is not None and B.is_complex()):
@@ -325,7 +331,7 @@ def lobpcg(A, k=None, B=None, X=None, n=None, iK=None, niter=None, tol=None, lar
     """The k largest (or smallest) eigenpairs of the symmetric positive definite generalized problem
     A X = B X E; differentiable w.r.t. A (through its symmetric part) when B is not given."""
     args = (k, B, X, n, iK, niter, tol, largest, method, tracker, ortho_iparams, ortho_fparams, ortho_bparams)
-    if A.requires_grad or (B is not None and B.requires_grad):
+    if any(M is not None and M.requires_grad for M in (A, B)):
         # symmetrized so that the gradient is symmetric too (A - lr * grad stays symmetric)
         A_sym = (A + A.mT) / 2
         B_sym = None if B is None else (B + B.mT) / 2
