@@ -356,7 +356,7 @@ static mt_status reduce_backward(mt_node *n, mt_tensor *const *grads, mt_tensor 
 
 mt_status mt_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, int keepdim, int dtype, mt_tensor *out,
                     mt_tensor **result) {
-    MT_PROFILE(MT_PROF_NAME(mt__prof_names_reduce, op), x);
+    MT_PROFILE(MT_PROF_NAME(mt__names_reduce, op), x);
     int grad = mt__grad_enabled() && mt__requires_grad(x);
     if (grad && out) return out_arg_error("sum");
     int prev = mt__grad_push(0);

@@ -386,7 +386,7 @@ static mt_status scan_rec(int op, mt_tensor *x, int64_t dim, int dtype, int reve
 }
 
 mt_status mt_scan(int op, mt_tensor *x, int64_t dim, int dtype, mt_tensor *out, mt_tensor **result) {
-    MT_PROFILE(MT_PROF_NAME(mt__prof_names_scan, op), x);
+    MT_PROFILE(MT_PROF_NAME(mt__names_scan, op), x);
     return scan_rec(op, x, dim, dtype, 0, out, result);
 }
 
@@ -418,7 +418,7 @@ static mt_status select_all_backward(mt_node *n, mt_tensor *const *grads, mt_ten
 }
 
 mt_status mt_median(int op, mt_tensor *x, int has_dim, int64_t dim, int keepdim, mt_tensor **values, mt_tensor **indices) {
-    MT_PROFILE(MT_PROF_NAME(mt__prof_names_median, op), x);
+    MT_PROFILE(MT_PROF_NAME(mt__names_select, op), x);
     int grad = mt__grad_enabled() && mt__requires_grad(x);
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_median(op, x, has_dim, dim, keepdim, values, indices);

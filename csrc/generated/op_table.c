@@ -823,3 +823,19 @@ const mt_op_desc mt_ops[MT_NUM_OPS] = {
     [MT_OP_MASKED_FILL] = {"masked_fill", MT_KIND_TERNARY, MT_RESULT_SAME, {[MT_BOOL] = mt_cpu_masked_fill_bool, [MT_U8] = mt_cpu_masked_fill_u8, [MT_I8] = mt_cpu_masked_fill_i8, [MT_I16] = mt_cpu_masked_fill_i16, [MT_I32] = mt_cpu_masked_fill_i32, [MT_I64] = mt_cpu_masked_fill_i64, [MT_F16] = mt_cpu_masked_fill_f16, [MT_BF16] = mt_cpu_masked_fill_bf16, [MT_F32] = mt_cpu_masked_fill_f32, [MT_F64] = mt_cpu_masked_fill_f64, [MT_C64] = mt_cpu_masked_fill_c64, [MT_C128] = mt_cpu_masked_fill_c128}},
     [MT_OP_NAN_TO_NUM] = {"nan_to_num", MT_KIND_TERNARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_nan_to_num_f16, [MT_BF16] = mt_cpu_nan_to_num_bf16, [MT_F32] = mt_cpu_nan_to_num_f32, [MT_F64] = mt_cpu_nan_to_num_f64}},
 };
+
+/* the selector families' PyTorch names (the profiler's event names), by member */
+const char *const mt__names_reduce[MT_NUM_RED] = {"sum", "prod", "mean", "amax", "amin", "all", "any", "nansum", "count_nonzero"};
+const char *const mt__names_scan[MT_NUM_SCAN] = {"cumsum", "cumprod", "logcumsumexp"};
+const char *const mt__names_select[MT_NUM_SEL] = {"median", "nanmedian", "mode"};
+const char *const mt__names_activation[MT_NUM_ACT] = {"relu", "hardtanh", "leaky_relu", "elu", "celu", "silu", "mish", "gelu", "gelu", "softplus", "hardsigmoid", "hardswish", "softshrink", "hardshrink", "log_sigmoid", "threshold"};
+const char *const mt__names_activation_backward[MT_NUM_ACT] = {"threshold_backward", "hardtanh_backward", "leaky_relu_backward", "elu_backward", "elu_backward", "silu_backward", "mish_backward", "gelu_backward", "gelu_backward", "softplus_backward", "hardsigmoid_backward", "hardswish_backward", "softshrink_backward", "hardshrink_backward", "log_sigmoid_backward", "threshold_backward"};
+const char *const mt__names_loss[MT_NUM_LOSS] = {"mse_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "soft_margin_loss"};
+const char *const mt__names_pool2d[MT_NUM_POOL] = {"max_pool2d", "avg_pool2d", "adaptive_max_pool2d", "adaptive_avg_pool2d"};
+const char *const mt__names_pool3d[MT_NUM_POOL] = {"max_pool3d", "avg_pool3d", "adaptive_max_pool3d", "adaptive_avg_pool3d"};
+const char *const mt__names_pad[MT_NUM_PAD] = {"constant_pad_nd", "reflection_pad", "replication_pad", "_pad_circular"};
+const char *const mt__names_upsample[MT_NUM_UPSAMPLE] = {"upsample_nearest", "_upsample_nearest_exact", "upsample_linear", "_upsample_bilinear2d_aa", "_upsample_bicubic2d_aa"};
+const char *const mt__names_rand[MT_NUM_RAND] = {"rand", "randn", "randint", "randint", "randint", "bernoulli", "exponential"};
+const char *const mt__names_rand_fill[MT_NUM_RAND] = {"uniform_", "normal_", "random_", "random_", "random_", "bernoulli_", "exponential_"};
+const char *const mt__names_scatter[MT_NUM_SCATTER] = {"scatter", "scatter_add", "scatter_reduce"};
+const char *const mt__names_index[MT_NUM_INDEX] = {"index_add", "index_copy", "index_fill"};
