@@ -22,6 +22,10 @@ def max_pool1d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=F
     return F.max_pool1d(input, kernel_size, _pool_stride(stride), padding, dilation, ceil_mode)
 
 
+def max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return F.max_pool1d_with_indices(input, kernel_size, _pool_stride(stride), padding, dilation, ceil_mode)
+
+
 def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
     return F.max_pool2d(input, kernel_size, _pool_stride(stride), padding, dilation, ceil_mode)
 
@@ -265,7 +269,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabl
 
 
 FUNCTIONS = {
-    "max_pool1d": max_pool1d, "max_pool2d": max_pool2d, "max_pool3d": max_pool3d, "adaptive_max_pool1d": adaptive_max_pool1d,
+    "max_pool1d": max_pool1d, "max_pool1d_with_indices": max_pool1d_with_indices, "max_pool2d": max_pool2d, "max_pool3d": max_pool3d, "adaptive_max_pool1d": adaptive_max_pool1d,
     "binary_cross_entropy_with_logits": binary_cross_entropy_with_logits,
     "cosine_embedding_loss": cosine_embedding_loss, "hinge_embedding_loss": hinge_embedding_loss,
     "kl_div": kl_div, "margin_ranking_loss": margin_ranking_loss, "poisson_nll_loss": poisson_nll_loss,
