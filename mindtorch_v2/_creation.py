@@ -506,17 +506,20 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
 
 
 def legacy_new(cls, *args, device=None):
-    """torch.Tensor(...): sizes, data, another tensor, or nothing."""
+    """torch.Tensor(...): sizes, data, another tensor, or nothing. The legacy constructor ignores a
+    `with torch.device(...)` context: without device= it makes a CPU tensor, as PyTorch's does."""
     if cls is not Tensor:
         t = legacy_new(Tensor, *args, device=device)
         return t._as_subclass(cls)
+    if device is not None and str(device) != "cpu":
+        raise RuntimeError(f"legacy constructor expects device type: cpu but device type: {device} was passed")
     if not args:
-        return empty(0)
+        return empty(0, device="cpu")
     if len(args) == 1 and isinstance(args[0], Tensor):
         return args[0].view_as(args[0])
     if len(args) == 1 and not isinstance(args[0], int) and not type(args[0]).__name__ == "Size":
-        return tensor(args[0], dtype=_dtype.get_default_dtype())
-    return empty(*args, device=device)
+        return tensor(args[0], dtype=_dtype.get_default_dtype(), device="cpu")
+    return empty(*args, device="cpu")
 
 
 def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):

@@ -32,17 +32,17 @@ class tensortype(type):
         if device is not None and str(device) != "cpu":
             raise RuntimeError(f"legacy constructor expects device type: cpu but device type: {device} was passed")
         if not args:
-            return _creation.empty(0, dtype=cls.dtype)
+            return _creation.empty(0, dtype=cls.dtype, device="cpu")
         if len(args) == 1 and isinstance(args[0], Tensor):
             if args[0].dtype != cls.dtype:
                 raise TypeError(f"expected {cls.__name__} (got {type_name(args[0])})")
             return args[0].detach()  # PyTorch: an alias of the tensor
         if all(isinstance(a, numbers.Integral) and not isinstance(a, bool) for a in args):
-            return _creation.empty(*args, dtype=cls.dtype)
+            return _creation.empty(*args, dtype=cls.dtype, device="cpu")
         if len(args) == 1 and isinstance(args[0], tuple) and type(args[0]).__name__ == "Size":
-            return _creation.empty(args[0], dtype=cls.dtype)
+            return _creation.empty(args[0], dtype=cls.dtype, device="cpu")
         if len(args) == 1 and not isinstance(args[0], (str, bytes)):
-            return _creation.tensor(args[0], dtype=cls.dtype)
+            return _creation.tensor(args[0], dtype=cls.dtype, device="cpu")
         raise TypeError(f"new(): invalid data type '{type(args[0]).__name__}'")
 
     def __repr__(cls):

@@ -463,3 +463,19 @@ def test_parameter_is_not_a_view():
         assert not w._is_view()
         w.detach_()
         assert not w.requires_grad
+
+
+def test_legacy_constructors_ignore_the_device_context():
+    """torch.Tensor(...) and torch.FloatTensor(...) make CPU tensors inside `with torch.device('meta')`
+    (transformers builds models under it and reads such tensors with tolist()), while the factories follow it."""
+    import numpy as np
+    torch = pytest.importorskip("torch")
+    for L in (torch, mt):
+        with L.device("meta"):
+            made = [L.Tensor(np.linspace(0, 1, 4)), L.Tensor([1.0, 2.0]), L.Tensor(3), L.Tensor(),
+                    L.FloatTensor([1.0]), L.LongTensor(2), L.empty(2), L.tensor([1.0])]
+        assert [t.device.type for t in made] == ["cpu"] * 6 + ["meta"] * 2
+        assert L.Tensor(2, device="cpu").device.type == "cpu"
+        for args in ((2,), ([1.0],)):
+            with pytest.raises(RuntimeError, match="legacy constructor expects device type: cpu but device type: meta"):
+                L.Tensor(*args, device="meta")
