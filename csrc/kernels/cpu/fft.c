@@ -4,10 +4,10 @@
  * GPL-2+, so the core does not link it: libfftw3(f).so.3 is opened at the first transform, the core
  * builds and runs without it, and a transform then raises saying what to install.
  *
- * Plans come from FFTW's guru64 interface straight over the tensors' strides (no copy, except for
- * c2r, which destroys its input), made with FFTW_ESTIMATE and cached by their geometry. The output's
- * layout is PyTorch's: batch dimensions outermost in the input's stride order, then the transformed
- * ones; the outermost batch dimension is split across the thread pool. */
+ * A transform runs as passes of batched one-dimensional plans from FFTW's guru64 interface, made with
+ * FFTW_ESTIMATE (plans chosen by timing could change the last bits from one process to the next) and
+ * cached by their geometry. The output's layout is PyTorch's: batch dimensions outermost in the
+ * input's stride order, then the transformed ones. */
 #include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
@@ -18,12 +18,14 @@
 #include "../../autograd/formula.h"
 #include "fft.h"
 #include "nn.h"
+#include "simd_avx512.h"
 
 /* ---- FFTW, opened at first use ---- */
 
 typedef struct { ptrdiff_t n, is, os; } iodim64; /* fftw_iodim64 */
 enum { FFTW_FORWARD = -1, FFTW_BACKWARD = 1 };
 #define FFTW_ESTIMATE (1U << 6)
+#define FFTW_PRESERVE_INPUT (1U << 4)
 
 typedef struct {
     void *(*plan_dft)(int, const iodim64 *, int, const iodim64 *, void *, void *, int, unsigned);
@@ -68,7 +70,7 @@ static mt_status load_api(int dbl) {
 enum { K_FORWARD, K_BACKWARD, K_R2C, K_C2R };
 
 typedef struct {
-    int dbl, kind, rank, hrank, align_in, align_out;
+    int dbl, kind, rank, hrank, align_in, align_out, inplace;
     iodim64 dims[MT_MAX_DIMS], hdims[MT_MAX_DIMS];
 } plan_key;
 
@@ -94,8 +96,10 @@ static plan_entry *get_plan(const plan_key *k, void *in, void *out, void **uncac
             return &cache[i];
         }
     fftw_api *a = &apis[k->dbl];
+    /* c2r keeps its input (FFTW copies a few lines at a time), which spares a copy of the whole input */
     void *p = k->kind == K_R2C   ? a->plan_r2c(k->rank, k->dims, k->hrank, k->hdims, in, out, FFTW_ESTIMATE)
-              : k->kind == K_C2R ? a->plan_c2r(k->rank, k->dims, k->hrank, k->hdims, in, out, FFTW_ESTIMATE)
+              : k->kind == K_C2R ? a->plan_c2r(k->rank, k->dims, k->hrank, k->hdims, in, out,
+                                               FFTW_ESTIMATE | FFTW_PRESERVE_INPUT)
                                  : a->plan_dft(k->rank, k->dims, k->hrank, k->hdims, in, out,
                                                k->kind == K_FORWARD ? FFTW_FORWARD : FFTW_BACKWARD, FFTW_ESTIMATE);
     plan_entry *e = NULL;
@@ -124,18 +128,7 @@ static void put_plan(int dbl, plan_entry *e, void *uncached) {
     pthread_mutex_unlock(&planner);
 }
 
-/* ---- one transform over the outermost batch dimension's range [begin, end) ---- */
-
-typedef struct {
-    plan_key key;             /* hdims[0] is the outermost batch dimension (when hrank > 0) */
-    char *in, *out;
-    int64_t in_step, out_step; /* bytes between consecutive indices of hdims[0] */
-    int64_t out_block;        /* output reals per index of hdims[0] (all output reals when hrank == 0) */
-    double scale;             /* normalization, applied to the output */
-    mt_status st;
-} fft_job;
-
-/* one plan's run over in/out */
+/* one plan's run over in/out (in == out for the in-place plans) */
 static mt_status run_plan(const plan_key *k, char *in, char *out) {
     fftw_api *a = &apis[k->dbl];
     plan_key key = *k;
@@ -152,31 +145,197 @@ static mt_status run_plan(const plan_key *k, char *in, char *out) {
     return MT_OK;
 }
 
-static void run_range(void *ctx, int64_t begin, int64_t end) {
-    fft_job *j = ctx;
-    plan_key k = j->key;
-    char *in = j->in + begin * j->in_step, *out = j->out + begin * j->out_step;
-    mt_status st = MT_OK;
-    if (k.hrank && k.rank > 1) {
-        /* multi-dimensional transforms one index of the split dimension at a time: FFTW_ESTIMATE's plans
-         * for a batch of them are slower (a 16x256x256 fft2: 29 ms against 19 ms, measured) */
-        memmove(k.hdims, k.hdims + 1, (--k.hrank) * sizeof *k.hdims);
-        for (int64_t i = begin; i < end && !st; i++, in += j->in_step, out += j->out_step) st = run_plan(&k, in, out);
-        in = j->in + begin * j->in_step, out = j->out + begin * j->out_step;
-    } else {
-        if (k.hrank) k.hdims[0].n = end - begin;
-        st = run_plan(&k, in, out);
+/* ---- the transform as passes of batched one-dimensional plans ----
+ *
+ * The last transformed dimension first (the halved one of r2c/c2r), from the input straight into the
+ * output, in blocks of whole lines; then each other transformed dimension in place in the output, whose
+ * layout is dense: a block of COLS adjacent columns is copied into a contiguous buffer (rows padded so
+ * they do not share cache sets), transformed there as COLS lines and copied back. FFTW_ESTIMATE's
+ * multi-dimensional plans run the columns in place at power-of-two strides, 5-10x slower than MKL
+ * (docs/PERFORMANCE.md). Blocks are fixed by the geometry, not by the number of threads, so each line
+ * sees the same plan and the bits do not depend on how the blocks are spread over the threads. */
+
+#define LINE_BLOCK 16384 /* elements of a block of lines (its input and output stay in L2) */
+#define COLS 8           /* columns per block of a column pass */
+#define PAR_GRAIN 16384  /* output elements below which a thread is not worth waking */
+
+typedef struct {
+    int dbl, kind, hrank, in_item, out_item, avx512;
+    char *in, *out;
+    iodim64 line;            /* the transformed dimension of the line pass */
+    iodim64 h[MT_MAX_DIMS];  /* the line pass's other dimensions, blocks over the last */
+    int64_t rows, nblocks;   /* lines per block, blocks per index of the outer h */
+    int64_t numel;           /* output elements of a slab */
+    int64_t slab_in, slab_out; /* elements between slabs */
+    int ncols;               /* column passes, of the dimensions col_n/col_inner (sizes and output strides) */
+    int64_t col_n[MT_MAX_DIMS], col_inner[MT_MAX_DIMS];
+    int64_t n, inner, ld, ncb; /* column pass: out viewed as [outer, n, inner]; buffer rows; blocks per outer */
+    double scale;            /* normalization, applied by the last pass (1: none) */
+    mt_status st;
+} pass_job;
+
+static void scale_reals(int dbl, char *p, int64_t n, double s) {
+    if (dbl)
+        for (double *o = (double *)p, *e = o + n; o < e; o++) *o *= s;
+    else
+        for (float *o = (float *)p, *e = o + n; o < e; o++) *o *= (float)s;
+}
+
+static void line_blocks(void *ctx, int64_t begin, int64_t end) {
+    pass_job *j = ctx;
+    const iodim64 *h = &j->h[j->hrank - 1];
+    for (int64_t t = begin; t < end; t++) {
+        int64_t o = t / j->nblocks, first = t % j->nblocks * j->rows, in_off = first * h->is, out_off = first * h->os;
+        for (int k = j->hrank - 2; k >= 0; k--) {
+            int64_t i = o % j->h[k].n;
+            o /= j->h[k].n, in_off += i * j->h[k].is, out_off += i * j->h[k].os;
+        }
+        plan_key key;
+        memset(&key, 0, sizeof key); /* compared bytewise */
+        key.dbl = j->dbl, key.kind = j->kind, key.rank = 1, key.hrank = 1, key.dims[0] = j->line;
+        key.hdims[0] = (iodim64){mt__min64(j->rows, h->n - first), h->is, h->os};
+        char *out = j->out + out_off * j->out_item;
+        mt_status st = run_plan(&key, j->in + in_off * j->in_item, out);
+        if (st) {
+            __atomic_store_n(&j->st, st, __ATOMIC_RELAXED);
+            return;
+        }
+        if (j->scale != 1) /* the block's output lines are consecutive */
+            scale_reals(j->dbl, out, key.hdims[0].n * h->os * j->out_item / (j->dbl ? 8 : 4), j->scale);
     }
-    if (st) {
-        __atomic_store_n(&j->st, st, __ATOMIC_RELAXED);
+}
+
+/* buf[c][i] <-> base[i][c] for i < n, c < w (row strides ld and inner, complex elements of `item` bytes);
+ * the copy back applies the scale */
+static inline void gather_cols(const char *base, int64_t inner, char *buf, int64_t ld, int64_t n, int64_t w, int item) {
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t c = 0; c < w; c++) memcpy(buf + (c * ld + i) * item, base + (i * inner + c) * item, item);
+}
+
+static inline void scatter_cols(const char *buf, int64_t ld, char *base, int64_t inner, int64_t n, int64_t w,
+                                int item, double s) {
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t c = 0; c < w; c++) {
+            const char *from = buf + (c * ld + i) * item;
+            char *to = base + (i * inner + c) * item;
+            if (s == 1) memcpy(to, from, item);
+            else if (item == 16) ((double *)to)[0] = ((const double *)from)[0] * s, ((double *)to)[1] = ((const double *)from)[1] * s;
+            else ((float *)to)[0] = ((const float *)from)[0] * (float)s, ((float *)to)[1] = ((const float *)from)[1] * (float)s;
+        }
+}
+
+#ifdef MT_HAVE_AVX512_HELPERS
+/* r[i][j] <- r[j][i] for an 8x8 block of 64-bit elements (complex64 carried as doubles, bits untouched) */
+static inline __attribute__((always_inline)) AVX512 void transpose8x8(__m512d r[8]) {
+    __m512d t[8], u[8];
+    for (int i = 0; i < 4; i++)
+        t[2 * i] = _mm512_unpacklo_pd(r[2 * i], r[2 * i + 1]), t[2 * i + 1] = _mm512_unpackhi_pd(r[2 * i], r[2 * i + 1]);
+    for (int h = 0; h < 2; h++) { /* h: even or odd columns */
+        u[h] = _mm512_shuffle_f64x2(t[h], t[2 + h], 0x88), u[2 + h] = _mm512_shuffle_f64x2(t[h], t[2 + h], 0xDD);
+        u[4 + h] = _mm512_shuffle_f64x2(t[4 + h], t[6 + h], 0x88), u[6 + h] = _mm512_shuffle_f64x2(t[4 + h], t[6 + h], 0xDD);
+    }
+    for (int h = 0; h < 2; h++) {
+        r[h] = _mm512_shuffle_f64x2(u[h], u[4 + h], 0x88), r[4 + h] = _mm512_shuffle_f64x2(u[h], u[4 + h], 0xDD);
+        r[2 + h] = _mm512_shuffle_f64x2(u[2 + h], u[6 + h], 0x88), r[6 + h] = _mm512_shuffle_f64x2(u[2 + h], u[6 + h], 0xDD);
+    }
+}
+
+/* gather_cols/scatter_cols for 8 complex64 columns, 8 rows at a time */
+static AVX512 void gather8_c64(const char *base, int64_t inner, char *buf, int64_t ld, int64_t n) {
+    const double *s = (const double *)base;
+    double *d = (double *)buf;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m512d r[8];
+        for (int q = 0; q < 8; q++) r[q] = _mm512_loadu_pd(s + (i + q) * inner);
+        transpose8x8(r);
+        for (int c = 0; c < 8; c++) _mm512_storeu_pd(d + c * ld + i, r[c]);
+    }
+    gather_cols((const char *)(s + i * inner), inner, (char *)(d + i), ld, n - i, 8, 8);
+}
+
+static AVX512 void scatter8_c64(const char *buf, int64_t ld, char *base, int64_t inner, int64_t n, double sc) {
+    const double *s = (const double *)buf;
+    double *d = (double *)base;
+    __m512 f = _mm512_set1_ps((float)sc);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m512d r[8];
+        for (int c = 0; c < 8; c++) r[c] = _mm512_loadu_pd(s + c * ld + i);
+        transpose8x8(r);
+        for (int q = 0; q < 8; q++)
+            _mm512_storeu_pd(d + (i + q) * inner, sc == 1 ? r[q] : _mm512_castps_pd(_mm512_mul_ps(_mm512_castpd_ps(r[q]), f)));
+    }
+    scatter_cols((const char *)(s + i), ld, (char *)(d + i * inner), inner, n - i, 8, 8, sc);
+}
+#endif
+
+static void column_blocks(void *ctx, int64_t begin, int64_t end) {
+    pass_job *j = ctx;
+    int item = j->out_item;
+    char *buf = aligned_alloc(64, (size_t)(COLS * j->ld * item));
+    if (!buf) {
+        __atomic_store_n(&j->st, MT_ERR_OOM, __ATOMIC_RELAXED);
         return;
     }
-    if (j->scale != 1) { /* the output block of this range is dense */
-        int64_t n = (end - begin) * j->out_block;
-        if (k.dbl)
-            for (double *o = (double *)out, *e2 = o + n; o < e2; o++) *o *= j->scale;
+    for (int64_t t = begin; t < end; t++) {
+        int64_t c0 = t % j->ncb * COLS, w = mt__min64(COLS, j->inner - c0);
+        char *base = j->out + (t / j->ncb * j->n * j->inner + c0) * item;
+#ifdef MT_HAVE_AVX512_HELPERS
+        if (item == 8 && w == 8 && j->avx512) gather8_c64(base, j->inner, buf, j->ld, j->n);
         else
-            for (float *o = (float *)out, *e2 = o + n; o < e2; o++) *o *= (float)j->scale;
+#endif
+        if (item == 8) gather_cols(base, j->inner, buf, j->ld, j->n, w, 8);
+        else gather_cols(base, j->inner, buf, j->ld, j->n, w, 16);
+        plan_key key;
+        memset(&key, 0, sizeof key);
+        key.dbl = j->dbl, key.kind = j->kind, key.rank = 1, key.hrank = 1, key.inplace = 1;
+        key.dims[0] = (iodim64){j->n, 1, 1}, key.hdims[0] = (iodim64){w, j->ld, j->ld};
+        mt_status st = run_plan(&key, buf, buf);
+        if (st) {
+            __atomic_store_n(&j->st, st, __ATOMIC_RELAXED);
+            break;
+        }
+#ifdef MT_HAVE_AVX512_HELPERS
+        if (item == 8 && w == 8 && j->avx512) scatter8_c64(buf, j->ld, base, j->inner, j->n, j->scale);
+        else
+#endif
+        if (item == 8) scatter_cols(buf, j->ld, base, j->inner, j->n, w, 8, j->scale);
+        else scatter_cols(buf, j->ld, base, j->inner, j->n, w, 16, j->scale);
+    }
+    free(buf);
+}
+
+/* every pass of one slab (j->in, j->out at its start); the loops over blocks run in parallel unless this
+ * already runs on the thread pool */
+static void run_passes(pass_job *j) {
+    double scale = j->scale;
+    int kind = j->kind, in_item = j->in_item;
+    if (j->ncols) j->scale = 1; /* the last column pass scales */
+    int64_t tasks = j->numel / (j->h[j->hrank - 1].n * j->h[j->hrank - 1].os) * j->nblocks;
+    int64_t per_task = j->numel / tasks;
+    mt__parallel_for(tasks, per_task >= PAR_GRAIN ? 1 : PAR_GRAIN / per_task, line_blocks, j);
+    for (int i = j->ncols - 1; i >= 0 && !j->st; i--) { /* the column passes, in place */
+        j->kind = kind == K_BACKWARD ? K_BACKWARD : K_FORWARD, j->in_item = j->out_item;
+        j->n = j->col_n[i], j->inner = j->col_inner[i], j->ncb = (j->inner + COLS - 1) / COLS;
+        j->ld = (j->n + 7) / 8 * 8 + 8;
+        j->scale = i == 0 ? scale : 1;
+        tasks = j->numel / (j->n * j->inner) * j->ncb, per_task = j->numel / tasks;
+        mt__parallel_for(tasks, per_task >= PAR_GRAIN ? 1 : PAR_GRAIN / per_task, column_blocks, j);
+    }
+    j->scale = scale, j->kind = kind, j->in_item = in_item;
+}
+
+static void slab_range(void *ctx, int64_t begin, int64_t end) {
+    pass_job *all = ctx;
+    for (int64_t i = begin; i < end; i++) {
+        pass_job j = *all;
+        j.in += i * j.slab_in * j.in_item, j.out += i * j.slab_out * j.out_item, j.st = MT_OK;
+        run_passes(&j);
+        if (j.st) {
+            __atomic_store_n(&all->st, j.st, __ATOMIC_RELAXED);
+            return;
+        }
     }
 }
 
@@ -232,32 +391,52 @@ static mt_status execute(int kind, mt_tensor *x, int ndims, const int64_t *dims,
     pthread_mutex_unlock(&planner);
     if (st) { MT_DROP(*out); return st; }
 
-    fft_job j;
+    pass_job j;
     memset(&j, 0, sizeof j);
-    plan_key *k = &j.key;
-    k->dbl = dbl, k->kind = kind, k->rank = ndims, k->hrank = ndim - ndims;
-    for (int i = 0; i < ndims; i++) {
-        int d = (int)dims[i];
-        k->dims[i] = (iodim64){signal_n[i], x->strides[d], strides[d]};
-    }
-    for (int i = 0; i < k->hrank; i++) k->hdims[i] = (iodim64){x->sizes[perm[i]], x->strides[perm[i]], strides[perm[i]]};
-    int in_item = mt_dtype_itemsize(x->dtype), out_item = mt_dtype_itemsize(out_dtype);
-    j.in = mt__data(x), j.out = mt__data(*out);
-    int64_t outer = 1, reals_per = out_item / (dbl ? 8 : 4), sig = 1;
-    if (k->hrank) {
-        outer = k->hdims[0].n;
-        j.in_step = k->hdims[0].is * in_item, j.out_step = k->hdims[0].os * out_item;
-        j.out_block = k->hdims[0].os * reals_per;
-    } else {
-        j.out_block = numel * reals_per;
-    }
+    int last = (int)dims[ndims - 1];
+    j.dbl = dbl, j.kind = kind, j.in = mt__data(x), j.out = mt__data(*out);
+    j.in_item = mt_dtype_itemsize(x->dtype), j.out_item = mt_dtype_itemsize(out_dtype);
+    int64_t sig = 1;
     for (int i = 0; i < ndims; i++) sig *= signal_n[i];
     j.scale = normalization == 2 ? 1.0 / (double)sig : normalization == 1 ? 1.0 / sqrt((double)sig) : 1.0;
-    int64_t per_index = numel / outer; /* output elements per index of the split dimension */
-    mt__parallel_for(outer, per_index >= 65536 ? 1 : 65536 / per_index, run_range, &j);
+    j.avx512 = mt__cpu_avx512f();
+    /* a multi-dimensional transform with a batch goes one index of the outermost batch dimension (a slab)
+     * at a time, all its passes while it is in cache */
+    int slabbed = ndims > 1 && ndim > ndims;
+    j.slab_in = slabbed ? x->strides[perm[0]] : 0, j.slab_out = slabbed ? strides[perm[0]] : 0;
+    int64_t slabs = slabbed ? x->sizes[perm[0]] : 1;
+    j.numel = numel / slabs;
+
+    /* the line pass: the other dimensions in perm's order, size-1 ones dropped, neighbours that step
+     * through memory as one dimension merged */
+    j.line = (iodim64){signal_n[ndims - 1], x->strides[last], strides[last]};
+    for (int i = slabbed; i < ndim - 1; i++) {
+        int d = perm[i];
+        if (x->sizes[d] == 1) continue;
+        iodim64 *p = &j.h[j.hrank - 1];
+        if (j.hrank && p->is == x->sizes[d] * x->strides[d] && p->os == x->sizes[d] * strides[d])
+            p->n *= x->sizes[d], p->is = x->strides[d], p->os = strides[d];
+        else
+            j.h[j.hrank++] = (iodim64){x->sizes[d], x->strides[d], strides[d]};
+    }
+    if (!j.hrank) j.h[j.hrank++] = (iodim64){1, 0, out_sizes[last]};
+    int64_t line_len = signal_n[ndims - 1] > out_sizes[last] ? signal_n[ndims - 1] : out_sizes[last];
+    int64_t inner_n = j.h[j.hrank - 1].n;
+    j.rows = LINE_BLOCK / line_len > 1 ? mt__min64(inner_n, LINE_BLOCK / line_len) : 1;
+    j.nblocks = (inner_n + j.rows - 1) / j.rows;
+    for (int i = 0; i < ndims - 1; i++) j.col_n[i] = out_sizes[dims[i]], j.col_inner[i] = strides[dims[i]];
+    j.ncols = ndims - 1;
+
+    if (slabs >= 2 * mt_get_num_threads()) { /* the slabs spread over the threads, each slab's passes serial */
+        int64_t grain = j.numel >= PAR_GRAIN ? 1 : PAR_GRAIN / j.numel;
+        mt__parallel_for(slabs, grain, slab_range, &j);
+    } else {
+        slab_range(&j, 0, slabs);
+    }
     if (j.st) {
         MT_DROP(*out);
-        return mt__error(MT_ERR_RUNTIME, "FFTW could not plan this transform");
+        return j.st == MT_ERR_OOM ? mt__error(MT_ERR_OOM, "FFT: out of memory")
+                                  : mt__error(MT_ERR_RUNTIME, "FFTW could not plan this transform");
     }
     return MT_OK;
 }
@@ -340,27 +519,15 @@ mt_status mt__impl_fft_c2r(mt_tensor *x, int ndims, const int64_t *dims, int nor
         return mt__error(MT_ERR_RUNTIME, "_fft_c2r: a last dimension of %lld elements holds no signal of %lld points "
                                          "(it needs %lld)", (long long)x->sizes[last], (long long)last_dim_size, (long long)half);
     /* PyTorch's order: an inverse c2c over the other dims, then a one-dimensional c2r (results differ from
-     * one multi-dimensional c2r only for inputs that are not Hermitian) */
-    mt_tensor *y = x, *half_view = NULL, *scratch = NULL;
-    mt_status st = MT_OK;
+     * one multi-dimensional c2r only for inputs that are not Hermitian); the c2r reads the first `half`
+     * entries of the last dimension in place */
+    mt_tensor *y = x;
     if (ndims > 1) MT_TRY(mt__impl_fft_c2c(x, ndims - 1, d, normalization, 0, &y));
-    /* FFTW's c2r overwrites its input: it runs on a dense copy of the first `half` entries */
-    st = mt__impl_slice(y, last, 0, half, 1, &half_view);
-    if (!st) {
-        int64_t strides[MT_MAX_DIMS];
-        mt__like_strides(half_view, strides);
-        st = mt__alloc(half_view->ndim, half_view->sizes, strides, half_view->dtype, half_view->device, &scratch);
-    }
-    if (!st) st = mt__impl_copy_(scratch, half_view);
-    if (!st) {
-        memcpy(sizes, x->sizes, x->ndim * sizeof(int64_t));
-        sizes[last] = last_dim_size;
-        int64_t one = last;
-        st = execute(K_C2R, scratch, 1, &one, &last_dim_size, sizes, x->dtype == MT_C128 ? MT_F64 : MT_F32,
-                     normalization, out);
-    }
-    mt_tensor_release(scratch);
-    mt_tensor_release(half_view);
+    memcpy(sizes, x->sizes, x->ndim * sizeof(int64_t));
+    sizes[last] = last_dim_size;
+    int64_t one = last;
+    mt_status st = execute(K_C2R, y, 1, &one, &last_dim_size, sizes, x->dtype == MT_C128 ? MT_F64 : MT_F32,
+                           normalization, out);
     if (y != x) mt_tensor_release(y);
     return st;
 }
