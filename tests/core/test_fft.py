@@ -299,6 +299,11 @@ def test_blocked_passes_equal_pytorch(dtype):
     check(lambda lib: lib.fft.fftn(data(lib, (12, 40, 18), dtype)[::2, 3:, ::3], dim=(0, 1)))
     check(lambda lib: lib.fft.fft(data(lib, (300, 160), dtype)[:, ::2]))
     check(lambda lib: lib.fft.irfft(data(lib, (70, 301), dtype)[:, :150], n=300))
+    # even lengths from 128 run as complex transforms of half the length: rows at odd steps, strided lines
+    check(lambda lib: lib.fft.rfft(data(lib, (5, 301), dtype)[:, :256]))
+    check(lambda lib: lib.fft.irfft(data(lib, (140, 6), dtype).t(), n=256))
+    check(lambda lib: lib.fft.irfft(data(lib, (3, 131), dtype), norm="forward"))
+    check(lambda lib: lib.fft.rfft(data(lib, (2, 4, 512), dtype).transpose(0, 1), norm="ortho"))
 
 
 def test_bits_do_not_depend_on_the_thread_count():
