@@ -70,7 +70,7 @@ static mt_status load_api(int dbl) {
 enum { K_FORWARD, K_BACKWARD, K_R2C, K_C2R };
 
 typedef struct {
-    int dbl, kind, rank, hrank, align_in, align_out, inplace;
+    int dbl, kind, rank, hrank, align_in, align_out;
     iodim64 dims[MT_MAX_DIMS], hdims[MT_MAX_DIMS];
 } plan_key;
 
@@ -128,7 +128,7 @@ static void put_plan(int dbl, plan_entry *e, void *uncached) {
     pthread_mutex_unlock(&planner);
 }
 
-/* one plan's run over in/out (in == out for the in-place plans) */
+/* one plan's run over in/out */
 static mt_status run_plan(const plan_key *k, char *in, char *out) {
     fftw_api *a = &apis[k->dbl];
     plan_key key = *k;
@@ -288,31 +288,48 @@ static mt_status half_real_block(pass_job *j, const iodim64 *h, int64_t lines, c
         }
         return MT_OK;
     }
-    for (int64_t l = 0; l < lines; l++) {
-        char *x = in + l * h->is * j->in_item, *z = out + l * h->os * j->out_item;
+    for (int64_t l = 0; l < lines; l++) { /* into the buffer: FFTW's in-place plans copy the lines again */
+        char *x = in + l * h->is * j->in_item, *z = buf + l * m * 2 * j->out_item;
         if (j->dbl) f64_c2r_pre((const double *)x, j->line.is, (double *)z, m, j->twiddles);
 #ifdef MT_HAVE_AVX512_HELPERS
         else if (j->avx512 && j->line.is == 1) f32_c2r_pre_avx512((const float *)x, (float *)z, m, j->twiddles);
 #endif
         else f32_c2r_pre((const float *)x, j->line.is, (float *)z, m, j->twiddles);
     }
-    key.kind = K_BACKWARD, key.inplace = 1, key.hdims[0] = (iodim64){lines, h->os / 2, h->os / 2};
-    return run_plan(&key, out, out);
+    key.kind = K_BACKWARD, key.hdims[0] = (iodim64){lines, m, h->os / 2};
+    return run_plan(&key, buf, out);
+}
+
+/* block t of the line pass: its first line along the last h, its offsets (elements) in the input and output */
+static void block_start(const pass_job *j, int64_t t, int64_t *first, int64_t *in_off, int64_t *out_off) {
+    const iodim64 *h = &j->h[j->hrank - 1];
+    int64_t o = t / j->nblocks;
+    *first = t % j->nblocks * j->rows, *in_off = *first * h->is, *out_off = *first * h->os;
+    for (int k = j->hrank - 2; k >= 0; k--) {
+        int64_t i = o % j->h[k].n;
+        o /= j->h[k].n, *in_off += i * j->h[k].is, *out_off += i * j->h[k].os;
+    }
 }
 
 static void line_blocks(void *ctx, int64_t begin, int64_t end) {
     pass_job *j = ctx;
     const iodim64 *h = &j->h[j->hrank - 1];
-    char *buf = NULL; /* the half-length r2c's complex lines */
-    if (j->twiddles && j->kind == K_R2C && !(buf = aligned_alloc(64, (size_t)(j->rows * j->line.n / 2 * j->out_item)))) {
+    char *buf = NULL; /* the half-length transforms' complex lines */
+    int64_t cplx = j->kind == K_R2C ? j->out_item : j->in_item;
+    if (j->twiddles && !(buf = aligned_alloc(64, (size_t)(j->rows * (j->line.n / 2) * cplx)))) {
         __atomic_store_n(&j->st, MT_ERR_OOM, __ATOMIC_RELAXED);
         return;
     }
     for (int64_t t = begin; t < end; t++) {
-        int64_t o = t / j->nblocks, first = t % j->nblocks * j->rows, in_off = first * h->is, out_off = first * h->os;
-        for (int k = j->hrank - 2; k >= 0; k--) {
-            int64_t i = o % j->h[k].n;
-            o /= j->h[k].n, in_off += i * j->h[k].is, out_off += i * j->h[k].os;
+        int64_t first, in_off, out_off;
+        block_start(j, t, &first, &in_off, &out_off);
+        if (t + 1 < end && j->line.is == 1) { /* the next block's lines on their way to L2 while this one runs */
+            int64_t nf, ni, no;
+            block_start(j, t + 1, &nf, &ni, &no);
+            for (int64_t l = 0, nl = mt__min64(j->rows, h->n - nf); l < nl; l++) {
+                const char *p = j->in + (ni + l * h->is) * j->in_item;
+                for (int64_t b = 0; b < j->line.n * j->in_item; b += 64) __builtin_prefetch(p + b, 0, 2);
+            }
         }
         plan_key key;
         memset(&key, 0, sizeof key); /* compared bytewise */
@@ -398,7 +415,8 @@ static AVX512 void scatter8_c64(const char *buf, int64_t ld, char *base, int64_t
 static void column_blocks(void *ctx, int64_t begin, int64_t end) {
     pass_job *j = ctx;
     int item = j->out_item;
-    char *buf = aligned_alloc(64, (size_t)(COLS * j->ld * item));
+    /* the columns gathered into buf, transformed into res (FFTW's in-place plans copy the lines again) */
+    char *buf = aligned_alloc(64, (size_t)(2 * COLS * j->ld * item)), *res = buf + COLS * j->ld * item;
     if (!buf) {
         __atomic_store_n(&j->st, MT_ERR_OOM, __ATOMIC_RELAXED);
         return;
@@ -414,19 +432,19 @@ static void column_blocks(void *ctx, int64_t begin, int64_t end) {
         else gather_cols(base, j->inner, buf, j->ld, j->n, w, 16);
         plan_key key;
         memset(&key, 0, sizeof key);
-        key.dbl = j->dbl, key.kind = j->kind, key.rank = 1, key.hrank = 1, key.inplace = 1;
+        key.dbl = j->dbl, key.kind = j->kind, key.rank = 1, key.hrank = 1;
         key.dims[0] = (iodim64){j->n, 1, 1}, key.hdims[0] = (iodim64){w, j->ld, j->ld};
-        mt_status st = run_plan(&key, buf, buf);
+        mt_status st = run_plan(&key, buf, res);
         if (st) {
             __atomic_store_n(&j->st, st, __ATOMIC_RELAXED);
             break;
         }
 #ifdef MT_HAVE_AVX512_HELPERS
-        if (item == 8 && w == 8 && j->avx512) scatter8_c64(buf, j->ld, base, j->inner, j->n, j->scale);
+        if (item == 8 && w == 8 && j->avx512) scatter8_c64(res, j->ld, base, j->inner, j->n, j->scale);
         else
 #endif
-        if (item == 8) scatter_cols(buf, j->ld, base, j->inner, j->n, w, 8, j->scale);
-        else scatter_cols(buf, j->ld, base, j->inner, j->n, w, 16, j->scale);
+        if (item == 8) scatter_cols(res, j->ld, base, j->inner, j->n, w, 8, j->scale);
+        else scatter_cols(res, j->ld, base, j->inner, j->n, w, 16, j->scale);
     }
     free(buf);
 }
