@@ -323,14 +323,6 @@ static void line_blocks(void *ctx, int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; t++) {
         int64_t first, in_off, out_off;
         block_start(j, t, &first, &in_off, &out_off);
-        if (t + 1 < end && j->line.is == 1) { /* the next block's lines on their way to L2 while this one runs */
-            int64_t nf, ni, no;
-            block_start(j, t + 1, &nf, &ni, &no);
-            for (int64_t l = 0, nl = mt__min64(j->rows, h->n - nf); l < nl; l++) {
-                const char *p = j->in + (ni + l * h->is) * j->in_item;
-                for (int64_t b = 0; b < j->line.n * j->in_item; b += 64) __builtin_prefetch(p + b, 0, 2);
-            }
-        }
         plan_key key;
         memset(&key, 0, sizeof key); /* compared bytewise */
         key.dbl = j->dbl, key.kind = j->kind, key.rank = 1, key.hrank = 1, key.dims[0] = j->line;
