@@ -156,7 +156,7 @@ static mt_status run_plan(const plan_key *k, char *in, char *out) {
  * sees the same plan and the bits do not depend on how the blocks are spread over the threads. */
 
 #define LINE_BLOCK 16384 /* elements of a block of lines (its input and output stay in L2) */
-#define COLS 8           /* columns per block of a column pass */
+#define COLS 8           /* columns per block of a column pass (a multiple of 8: the AVX-512 tiles) */
 #define HALF_MIN 128     /* even real lengths from which r2c/c2r run as complex transforms of half the length */
 #define PAR_GRAIN 16384  /* output elements below which a thread is not worth waking */
 
@@ -417,7 +417,8 @@ static void column_blocks(void *ctx, int64_t begin, int64_t end) {
         int64_t c0 = t % j->ncb * COLS, w = mt__min64(COLS, j->inner - c0);
         char *base = j->out + (t / j->ncb * j->n * j->inner + c0) * item;
 #ifdef MT_HAVE_AVX512_HELPERS
-        if (item == 8 && w == 8 && j->avx512) gather8_c64(base, j->inner, buf, j->ld, j->n);
+        if (item == 8 && w == COLS && j->avx512)
+            for (int c = 0; c < COLS; c += 8) gather8_c64(base + c * 8, j->inner, buf + c * j->ld * 8, j->ld, j->n);
         else
 #endif
         if (item == 8) gather_cols(base, j->inner, buf, j->ld, j->n, w, 8);
@@ -432,13 +433,40 @@ static void column_blocks(void *ctx, int64_t begin, int64_t end) {
             break;
         }
 #ifdef MT_HAVE_AVX512_HELPERS
-        if (item == 8 && w == 8 && j->avx512) scatter8_c64(res, j->ld, base, j->inner, j->n, j->scale);
+        if (item == 8 && w == COLS && j->avx512)
+            for (int c = 0; c < COLS; c += 8) scatter8_c64(res + c * j->ld * 8, j->ld, base + c * 8, j->inner, j->n, j->scale);
         else
 #endif
         if (item == 8) scatter_cols(res, j->ld, base, j->inner, j->n, w, 8, j->scale);
         else scatter_cols(res, j->ld, base, j->inner, j->n, w, 16, j->scale);
     }
     free(buf);
+}
+
+/* fn over [0, n) on the thread pool, the items handed out a few at a time to whichever thread asks next:
+ * on a loaded host a thread can be off its core for milliseconds, and a fixed split waited for it. Which
+ * thread runs an item changes nothing in it. grain: the fewest items worth a thread. */
+typedef struct {
+    mt_task_fn fn;
+    void *ctx;
+    int64_t n, step, next;
+} item_queue;
+
+static void take_items(void *ctx, int64_t begin, int64_t end) {
+    (void)begin, (void)end;
+    item_queue *q = ctx;
+    for (int64_t i; (i = __atomic_fetch_add(&q->next, q->step, __ATOMIC_RELAXED)) < q->n;)
+        q->fn(q->ctx, i, mt__min64(i + q->step, q->n));
+}
+
+static void parallel_items(int64_t n, int64_t grain, mt_task_fn fn, void *ctx) {
+    int64_t parts = mt__min64(mt_get_num_threads(), n / (grain > 1 ? grain : 1));
+    if (parts <= 1) {
+        fn(ctx, 0, n);
+        return;
+    }
+    item_queue q = {fn, ctx, n, n / (8 * parts) > 1 ? n / (8 * parts) : 1, 0};
+    mt__parallel_for(parts, 1, take_items, &q);
 }
 
 /* every pass of one slab (j->in, j->out at its start); the loops over blocks run in parallel unless this
@@ -449,14 +477,14 @@ static void run_passes(pass_job *j) {
     if (j->ncols) j->scale = 1; /* the last column pass scales */
     int64_t tasks = j->numel / (j->h[j->hrank - 1].n * j->h[j->hrank - 1].os) * j->nblocks;
     int64_t per_task = j->numel / tasks;
-    mt__parallel_for(tasks, per_task >= PAR_GRAIN ? 1 : PAR_GRAIN / per_task, line_blocks, j);
+    parallel_items(tasks, per_task >= PAR_GRAIN ? 1 : PAR_GRAIN / per_task, line_blocks, j);
     for (int i = j->ncols - 1; i >= 0 && !j->st; i--) { /* the column passes, in place */
         j->kind = kind == K_BACKWARD ? K_BACKWARD : K_FORWARD, j->in_item = j->out_item;
         j->n = j->col_n[i], j->inner = j->col_inner[i], j->ncb = (j->inner + COLS - 1) / COLS;
         j->ld = (j->n + 7) / 8 * 8 + 8;
         j->scale = i == 0 ? scale : 1;
         tasks = j->numel / (j->n * j->inner) * j->ncb, per_task = j->numel / tasks;
-        mt__parallel_for(tasks, per_task >= PAR_GRAIN ? 1 : PAR_GRAIN / per_task, column_blocks, j);
+        parallel_items(tasks, per_task >= PAR_GRAIN ? 1 : PAR_GRAIN / per_task, column_blocks, j);
     }
     j->scale = scale, j->kind = kind, j->in_item = in_item;
 }
@@ -578,7 +606,7 @@ static mt_status execute(int kind, mt_tensor *x, int ndims, const int64_t *dims,
 
     if (slabs >= 2 * mt_get_num_threads()) { /* the slabs spread over the threads, each slab's passes serial */
         int64_t grain = j.numel >= PAR_GRAIN ? 1 : PAR_GRAIN / j.numel;
-        mt__parallel_for(slabs, grain, slab_range, &j);
+        parallel_items(slabs, grain, slab_range, &j);
     } else {
         slab_range(&j, 0, slabs);
     }
