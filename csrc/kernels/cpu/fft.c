@@ -188,24 +188,25 @@ static void scale_reals(int dbl, char *p, int64_t n, double s) {
  * complex values z = x[2i] + i x[2i+1], Z = DFT_m(z), then with w = exp(-2 pi i k / n), for k <= m/2:
  *   e = (Z[k] + conj(Z[m-k])) / 2, o = -i (Z[k] - conj(Z[m-k])) / 2,
  *   X[k] = e + w o, X[m-k] = conj(e - w o), X[0] and X[m] from Z[0].
- * c2r runs it backwards (X's imaginary parts at 0 and m ignored, as c2r does), into the output line,
- * then an inverse DFT_m in place leaves the real line interleaved. */
+ * c2r runs it backwards (X's imaginary parts at 0 and m ignored, as c2r does) into a buffer,
+ * then an inverse DFT_m leaves the real line interleaved. Both apply the normalization as they go. */
 #define HALF_REAL(T, NAME)                                                                                   \
-    static void NAME##_r2c_post(const T *z, T *x, int64_t m, const T *w) { /* Z: m complex; X: m + 1 */    \
-        T r0 = z[0], i0 = z[1];                                                                              \
-        x[0] = r0 + i0, x[1] = 0, x[2 * m] = r0 - i0, x[2 * m + 1] = 0;                                     \
+    static void NAME##_r2c_post(const T *z, T *x, int64_t m, const T *w, T s) { /* Z: m; X: m + 1; s: scale */ \
+        T r0 = z[0], i0 = z[1], hs = s * (T)0.5;                                                              \
+        x[0] = (r0 + i0) * s, x[1] = 0, x[2 * m] = (r0 - i0) * s, x[2 * m + 1] = 0;                         \
         for (int64_t k = 1, q = m - 1; k <= q; k++, q--) {                                                   \
             T ar = z[2 * k], ai = z[2 * k + 1], br = z[2 * q], bi = -z[2 * q + 1];                           \
-            T er = (ar + br) * (T)0.5, ei = (ai + bi) * (T)0.5, or_ = (ai - bi) * (T)0.5, oi = (br - ar) * (T)0.5; \
+            T er = (ar + br) * hs, ei = (ai + bi) * hs, or_ = (ai - bi) * hs, oi = (br - ar) * hs;             \
             T wr = w[2 * k], wi = w[2 * k + 1], pr = wr * or_ - wi * oi, pi = wr * oi + wi * or_;           \
             x[2 * k] = er + pr, x[2 * k + 1] = ei + pi, x[2 * q] = er - pr, x[2 * q + 1] = pi - ei;         \
         }                                                                                                    \
     }                                                                                                        \
-    static void NAME##_c2r_pre(const T *x, int64_t xs, T *z, int64_t m, const T *w) { /* xs: complex step */ \
-        z[0] = x[0] + x[2 * m * xs], z[1] = x[0] - x[2 * m * xs];                                            \
+    static void NAME##_c2r_pre(const T *x, int64_t xs, T *z, int64_t m, const T *w, T s) { /* xs: step */   \
+        z[0] = (x[0] + x[2 * m * xs]) * s, z[1] = (x[0] - x[2 * m * xs]) * s;                                \
         for (int64_t k = 1, q = m - 1; k <= q; k++, q--) {                                                   \
             T ar = x[2 * k * xs], ai = x[2 * k * xs + 1], br = x[2 * q * xs], bi = -x[2 * q * xs + 1];       \
-            T er = ar + br, ei = ai + bi, dr = ar - br, di = ai - bi, wr = w[2 * k], wi = -w[2 * k + 1];     \
+            T er = (ar + br) * s, ei = (ai + bi) * s, dr = (ar - br) * s, di = (ai - bi) * s;                \
+            T wr = w[2 * k], wi = -w[2 * k + 1];                                                             \
             T or_ = dr * wr - di * wi, oi = dr * wi + di * wr; /* (a - b) conj(w) */                        \
             z[2 * k] = er - oi, z[2 * k + 1] = ei + or_, z[2 * q] = er + oi, z[2 * q + 1] = or_ - ei;       \
         }                                                                                                    \
@@ -229,11 +230,11 @@ static inline __attribute__((always_inline)) AVX512 __m512 times_i8(__m512 v) { 
     return _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(_mm512_permute_ps(v, 0xB1)), _mm512_set1_epi64(0x80000000)));
 }
 
-static AVX512 void f32_r2c_post_avx512(const float *z, float *x, int64_t m, const float *w) {
-    float r0 = z[0], i0 = z[1];
-    x[0] = r0 + i0, x[1] = 0, x[2 * m] = r0 - i0, x[2 * m + 1] = 0;
+static AVX512 void f32_r2c_post_avx512(const float *z, float *x, int64_t m, const float *w, float s) {
+    float r0 = z[0], i0 = z[1], hs = s * 0.5f;
+    x[0] = (r0 + i0) * s, x[1] = 0, x[2 * m] = (r0 - i0) * s, x[2 * m + 1] = 0;
     int64_t k = 1, q = m - 1;
-    const __m512 half = _mm512_set1_ps(0.5f);
+    const __m512 half = _mm512_set1_ps(hs);
     for (; k + 15 <= q; k += 8, q -= 8) {
         __m512 a = _mm512_loadu_ps(z + 2 * k), b = conj8(rev8(_mm512_loadu_ps(z + 2 * (q - 7))));
         __m512 e = _mm512_mul_ps(_mm512_add_ps(a, b), half);
@@ -244,24 +245,27 @@ static AVX512 void f32_r2c_post_avx512(const float *z, float *x, int64_t m, cons
     }
     for (; k <= q; k++, q--) {
         float ar = z[2 * k], ai = z[2 * k + 1], br = z[2 * q], bi = -z[2 * q + 1];
-        float er = (ar + br) * 0.5f, ei = (ai + bi) * 0.5f, or_ = (ai - bi) * 0.5f, oi = (br - ar) * 0.5f;
+        float er = (ar + br) * hs, ei = (ai + bi) * hs, or_ = (ai - bi) * hs, oi = (br - ar) * hs;
         float wr = w[2 * k], wi = w[2 * k + 1], pr = wr * or_ - wi * oi, pi = wr * oi + wi * or_;
         x[2 * k] = er + pr, x[2 * k + 1] = ei + pi, x[2 * q] = er - pr, x[2 * q + 1] = pi - ei;
     }
 }
 
-static AVX512 void f32_c2r_pre_avx512(const float *x, float *z, int64_t m, const float *w) {
-    z[0] = x[0] + x[2 * m], z[1] = x[0] - x[2 * m];
+static AVX512 void f32_c2r_pre_avx512(const float *x, float *z, int64_t m, const float *w, float s) {
+    z[0] = (x[0] + x[2 * m]) * s, z[1] = (x[0] - x[2 * m]) * s;
     int64_t k = 1, q = m - 1;
+    const __m512 sv = _mm512_set1_ps(s);
     for (; k + 15 <= q; k += 8, q -= 8) {
         __m512 a = _mm512_loadu_ps(x + 2 * k), b = conj8(rev8(_mm512_loadu_ps(x + 2 * (q - 7))));
-        __m512 e = _mm512_add_ps(a, b), io = times_i8(cmul8(conj8(_mm512_loadu_ps(w + 2 * k)), _mm512_sub_ps(a, b)));
+        __m512 e = _mm512_mul_ps(_mm512_add_ps(a, b), sv);
+        __m512 io = times_i8(cmul8(conj8(_mm512_loadu_ps(w + 2 * k)), _mm512_mul_ps(_mm512_sub_ps(a, b), sv)));
         _mm512_storeu_ps(z + 2 * k, _mm512_add_ps(e, io));
         _mm512_storeu_ps(z + 2 * (q - 7), rev8(conj8(_mm512_sub_ps(e, io))));
     }
     for (; k <= q; k++, q--) {
         float ar = x[2 * k], ai = x[2 * k + 1], br = x[2 * q], bi = -x[2 * q + 1];
-        float er = ar + br, ei = ai + bi, dr = ar - br, di = ai - bi, wr = w[2 * k], wi = -w[2 * k + 1];
+        float er = (ar + br) * s, ei = (ai + bi) * s, dr = (ar - br) * s, di = (ai - bi) * s;
+        float wr = w[2 * k], wi = -w[2 * k + 1];
         float or_ = dr * wr - di * wi, oi = dr * wi + di * wr;
         z[2 * k] = er - oi, z[2 * k + 1] = ei + or_, z[2 * q] = er + oi, z[2 * q + 1] = or_ - ei;
     }
@@ -280,21 +284,21 @@ static mt_status half_real_block(pass_job *j, const iodim64 *h, int64_t lines, c
         MT_TRY(run_plan(&key, in, buf));
         for (int64_t l = 0; l < lines; l++) {
             char *z = buf + l * m * j->out_item, *x = out + l * h->os * j->out_item;
-            if (j->dbl) f64_r2c_post((const double *)z, (double *)x, m, j->twiddles);
+            if (j->dbl) f64_r2c_post((const double *)z, (double *)x, m, j->twiddles, j->scale);
 #ifdef MT_HAVE_AVX512_HELPERS
-            else if (j->avx512) f32_r2c_post_avx512((const float *)z, (float *)x, m, j->twiddles);
+            else if (j->avx512) f32_r2c_post_avx512((const float *)z, (float *)x, m, j->twiddles, (float)j->scale);
 #endif
-            else f32_r2c_post((const float *)z, (float *)x, m, j->twiddles);
+            else f32_r2c_post((const float *)z, (float *)x, m, j->twiddles, (float)j->scale);
         }
         return MT_OK;
     }
     for (int64_t l = 0; l < lines; l++) { /* into the buffer: FFTW's in-place plans copy the lines again */
         char *x = in + l * h->is * j->in_item, *z = buf + l * m * 2 * j->out_item;
-        if (j->dbl) f64_c2r_pre((const double *)x, j->line.is, (double *)z, m, j->twiddles);
+        if (j->dbl) f64_c2r_pre((const double *)x, j->line.is, (double *)z, m, j->twiddles, j->scale);
 #ifdef MT_HAVE_AVX512_HELPERS
-        else if (j->avx512 && j->line.is == 1) f32_c2r_pre_avx512((const float *)x, (float *)z, m, j->twiddles);
+        else if (j->avx512 && j->line.is == 1) f32_c2r_pre_avx512((const float *)x, (float *)z, m, j->twiddles, (float)j->scale);
 #endif
-        else f32_c2r_pre((const float *)x, j->line.is, (float *)z, m, j->twiddles);
+        else f32_c2r_pre((const float *)x, j->line.is, (float *)z, m, j->twiddles, (float)j->scale);
     }
     key.kind = K_BACKWARD, key.hdims[0] = (iodim64){lines, m, h->os / 2};
     return run_plan(&key, buf, out);
@@ -333,7 +337,7 @@ static void line_blocks(void *ctx, int64_t begin, int64_t end) {
             __atomic_store_n(&j->st, st, __ATOMIC_RELAXED);
             break;
         }
-        if (j->scale != 1) /* the block's output lines are consecutive */
+        if (j->scale != 1 && !j->twiddles) /* the block's output lines are consecutive; the half path scaled */
             scale_reals(j->dbl, out, key.hdims[0].n * h->os * j->out_item / (j->dbl ? 8 : 4), j->scale);
     }
     free(buf);
