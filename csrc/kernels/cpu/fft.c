@@ -128,20 +128,35 @@ static void put_plan(int dbl, plan_entry *e, void *uncached) {
     pthread_mutex_unlock(&planner);
 }
 
-/* one plan's run over in/out */
-static mt_status run_plan(const plan_key *k, char *in, char *out) {
+/* The plan a loop over blocks holds: most blocks of a pass share one, so it is looked up (under the
+ * planner's lock, by comparing keys) only when the key changes, and given back at the end. */
+typedef struct {
+    plan_key key;
+    plan_entry *e;
+    void *plan, *uncached;
+} held_plan;
+
+static void release_plan(held_plan *h) {
+    if (h->plan) put_plan(h->key.dbl, h->e, h->uncached);
+    h->plan = NULL;
+}
+
+/* one run of the plan for k over in/out */
+static mt_status run_plan(held_plan *h, const plan_key *k, char *in, char *out) {
     fftw_api *a = &apis[k->dbl];
     plan_key key = *k;
     key.align_in = a->alignment_of(in);
     key.align_out = a->alignment_of(out);
-    void *uncached;
-    plan_entry *e = get_plan(&key, in, out, &uncached);
-    void *p = e ? e->plan : uncached;
-    if (!p) return MT_ERR_RUNTIME;
-    if (k->kind == K_R2C) a->exec_r2c(p, in, out);
-    else if (k->kind == K_C2R) a->exec_c2r(p, in, out);
-    else a->exec_dft(p, in, out);
-    put_plan(k->dbl, e, uncached);
+    if (!h->plan || memcmp(&h->key, &key, sizeof key)) {
+        release_plan(h);
+        h->e = get_plan(&key, in, out, &h->uncached);
+        h->plan = h->e ? h->e->plan : h->uncached;
+        if (!h->plan) return MT_ERR_RUNTIME;
+        h->key = key;
+    }
+    if (k->kind == K_R2C) a->exec_r2c(h->plan, in, out);
+    else if (k->kind == K_C2R) a->exec_c2r(h->plan, in, out);
+    else a->exec_dft(h->plan, in, out);
     return MT_OK;
 }
 
@@ -273,7 +288,8 @@ static AVX512 void f32_c2r_pre_avx512(const float *x, float *z, int64_t m, const
 #endif
 
 /* the half-length path for one block of lines; in/out at the block's start */
-static mt_status half_real_block(pass_job *j, const iodim64 *h, int64_t lines, char *in, char *out, char *buf) {
+static mt_status half_real_block(pass_job *j, held_plan *hp, const iodim64 *h, int64_t lines, char *in, char *out,
+                                 char *buf) {
     int64_t m = j->line.n / 2;
     plan_key key;
     memset(&key, 0, sizeof key);
@@ -281,7 +297,7 @@ static mt_status half_real_block(pass_job *j, const iodim64 *h, int64_t lines, c
     if (j->kind == K_R2C) { /* real rows at an even step: complex rows of m, into the buffer (the output's
                              * rows of m + 1 would be at odd steps, where FFTW cannot use its SIMD codelets) */
         key.kind = K_FORWARD, key.hdims[0] = (iodim64){lines, h->is / 2, m};
-        MT_TRY(run_plan(&key, in, buf));
+        MT_TRY(run_plan(hp, &key, in, buf));
         for (int64_t l = 0; l < lines; l++) {
             char *z = buf + l * m * j->out_item, *x = out + l * h->os * j->out_item;
             if (j->dbl) f64_r2c_post((const double *)z, (double *)x, m, j->twiddles, j->scale);
@@ -301,7 +317,7 @@ static mt_status half_real_block(pass_job *j, const iodim64 *h, int64_t lines, c
         else f32_c2r_pre((const float *)x, j->line.is, (float *)z, m, j->twiddles, (float)j->scale);
     }
     key.kind = K_BACKWARD, key.hdims[0] = (iodim64){lines, m, h->os / 2};
-    return run_plan(&key, buf, out);
+    return run_plan(hp, &key, buf, out);
 }
 
 /* block t of the line pass: its first line along the last h, its offsets (elements) in the input and output */
@@ -324,6 +340,7 @@ static void line_blocks(void *ctx, int64_t begin, int64_t end) {
         __atomic_store_n(&j->st, MT_ERR_OOM, __ATOMIC_RELAXED);
         return;
     }
+    held_plan hp = {0};
     for (int64_t t = begin; t < end; t++) {
         int64_t first, in_off, out_off;
         block_start(j, t, &first, &in_off, &out_off);
@@ -332,7 +349,7 @@ static void line_blocks(void *ctx, int64_t begin, int64_t end) {
         key.dbl = j->dbl, key.kind = j->kind, key.rank = 1, key.hrank = 1, key.dims[0] = j->line;
         key.hdims[0] = (iodim64){mt__min64(j->rows, h->n - first), h->is, h->os};
         char *out = j->out + out_off * j->out_item, *in = j->in + in_off * j->in_item;
-        mt_status st = j->twiddles ? half_real_block(j, h, key.hdims[0].n, in, out, buf) : run_plan(&key, in, out);
+        mt_status st = j->twiddles ? half_real_block(j, &hp, h, key.hdims[0].n, in, out, buf) : run_plan(&hp, &key, in, out);
         if (st) {
             __atomic_store_n(&j->st, st, __ATOMIC_RELAXED);
             break;
@@ -340,6 +357,7 @@ static void line_blocks(void *ctx, int64_t begin, int64_t end) {
         if (j->scale != 1 && !j->twiddles) /* the block's output lines are consecutive; the half path scaled */
             scale_reals(j->dbl, out, key.hdims[0].n * h->os * j->out_item / (j->dbl ? 8 : 4), j->scale);
     }
+    release_plan(&hp);
     free(buf);
 }
 
@@ -417,6 +435,7 @@ static void column_blocks(void *ctx, int64_t begin, int64_t end) {
         __atomic_store_n(&j->st, MT_ERR_OOM, __ATOMIC_RELAXED);
         return;
     }
+    held_plan hp = {0};
     for (int64_t t = begin; t < end; t++) {
         int64_t c0 = t % j->ncb * COLS, w = mt__min64(COLS, j->inner - c0);
         char *base = j->out + (t / j->ncb * j->n * j->inner + c0) * item;
@@ -431,7 +450,7 @@ static void column_blocks(void *ctx, int64_t begin, int64_t end) {
         memset(&key, 0, sizeof key);
         key.dbl = j->dbl, key.kind = j->kind, key.rank = 1, key.hrank = 1;
         key.dims[0] = (iodim64){j->n, 1, 1}, key.hdims[0] = (iodim64){w, j->ld, j->ld};
-        mt_status st = run_plan(&key, buf, res);
+        mt_status st = run_plan(&hp, &key, buf, res);
         if (st) {
             __atomic_store_n(&j->st, st, __ATOMIC_RELAXED);
             break;
@@ -444,6 +463,7 @@ static void column_blocks(void *ctx, int64_t begin, int64_t end) {
         if (item == 8) scatter_cols(res, j->ld, base, j->inner, j->n, w, 8, j->scale);
         else scatter_cols(res, j->ld, base, j->inner, j->n, w, 16, j->scale);
     }
+    release_plan(&hp);
     free(buf);
 }
 
