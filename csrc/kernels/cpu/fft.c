@@ -165,7 +165,7 @@ static mt_status run_plan(held_plan *h, const plan_key *k, char *in, char *out) 
  * The last transformed dimension first (the halved one of r2c/c2r), from the input straight into the
  * output, in blocks of whole lines; then each other transformed dimension in place in the output, whose
  * layout is dense: a block of COLS adjacent columns is copied into a contiguous buffer (rows padded so
- * they do not share cache sets), transformed there as COLS lines and copied back. FFTW_ESTIMATE's
+ * they do not share cache sets), transformed as COLS lines into a second one and copied back. FFTW_ESTIMATE's
  * multi-dimensional plans run the columns in place at power-of-two strides, 5-10x slower than MKL
  * (docs/PERFORMANCE.md). Blocks are fixed by the geometry, not by the number of threads, so each line
  * sees the same plan and the bits do not depend on how the blocks are spread over the threads. */
