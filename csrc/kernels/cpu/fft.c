@@ -336,7 +336,7 @@ static void line_blocks(void *ctx, int64_t begin, int64_t end) {
     const iodim64 *h = &j->h[j->hrank - 1];
     char *buf = NULL; /* the half-length transforms' complex lines */
     int64_t cplx = j->kind == K_R2C ? j->out_item : j->in_item;
-    if (j->twiddles && !(buf = aligned_alloc(64, (size_t)(j->rows * (j->line.n / 2) * cplx)))) {
+    if (j->twiddles && !(buf = aligned_alloc(64, (size_t)((j->rows * (j->line.n / 2) * cplx + 63) / 64 * 64)))) {
         __atomic_store_n(&j->st, MT_ERR_OOM, __ATOMIC_RELAXED);
         return;
     }
