@@ -304,6 +304,9 @@ def test_blocked_passes_equal_pytorch(dtype):
     check(lambda lib: lib.fft.irfft(data(lib, (140, 6), dtype).t(), n=256))
     check(lambda lib: lib.fft.irfft(data(lib, (3, 131), dtype), norm="forward"))
     check(lambda lib: lib.fft.rfft(data(lib, (2, 4, 512), dtype).transpose(0, 1), norm="ortho"))
+    if real:  # two-sided r2c over several dimensions: the column passes, then the conjugate-symmetric half
+        for dims, onesided in (([1, 2], False), ([0, 2], False), ([1, 2], True)):
+            check(lambda lib: lib._fft_r2c(data(lib, (3, 20, 256), dtype), dims, 2, onesided))
 
 
 def test_bits_do_not_depend_on_the_thread_count():
