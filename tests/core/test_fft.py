@@ -280,3 +280,54 @@ def test_primitives_refuse_bad_arguments():
         with pytest.raises(exc, match=text):
             fn()
     assert tuple(mt._fft_c2c(mt.ones(0, 4, dtype=mt.complex64), [1], 0, True).shape) == (0, 4)
+
+
+# The engine transforms the last dimension in blocks of lines and each other dimension in blocks of 8 columns
+# copied through a buffer (8x8 tiles for complex64): sizes around and beyond those blocks, with remainders,
+# strided and transposed inputs, against PyTorch.
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "complex128"])
+def test_blocked_passes_equal_pytorch(dtype):
+    real = not dtype.startswith("complex")
+    names = ("fftn", "ifftn", "rfftn", "irfftn", "hfftn") if real else ("fftn", "ifftn", "irfftn", "hfftn")
+    cases = [((3, 20, 37), {}), ((2, 17, 24), {"dim": (0, 2)}), ((9, 16, 8), {"dim": (-2, -1), "norm": "ortho"}),
+             ((40, 33), {"norm": "forward"}), ((2, 3, 11, 13), {"dim": (1, 2, 3)}), ((5, 200), {"dim": 0})]
+    for name in names:
+        for shape, kw in cases:
+            for transpose in (False, True):
+                check(lambda lib: getattr(lib.fft, name)(data(lib, shape, dtype, transpose=transpose), **kw))
+    # a stepped view (no dense layout) and a large batch of lines that spans several blocks
+    check(lambda lib: lib.fft.fftn(data(lib, (12, 40, 18), dtype)[::2, 3:, ::3], dim=(0, 1)))
+    check(lambda lib: lib.fft.fft(data(lib, (300, 160), dtype)[:, ::2]))
+    check(lambda lib: lib.fft.irfft(data(lib, (70, 301), dtype)[:, :150], n=300))
+    # even lengths from 128 run as complex transforms of half the length: rows at odd steps, strided lines
+    check(lambda lib: lib.fft.rfft(data(lib, (5, 301), dtype)[:, :256]))
+    check(lambda lib: lib.fft.irfft(data(lib, (140, 6), dtype).t(), n=256))
+    check(lambda lib: lib.fft.irfft(data(lib, (3, 131), dtype), norm="forward"))
+    check(lambda lib: lib.fft.rfft(data(lib, (2, 4, 512), dtype).transpose(0, 1), norm="ortho"))
+    if real:  # two-sided r2c over several dimensions: the column passes, then the conjugate-symmetric half
+        for dims, onesided in (([1, 2], False), ([0, 2], False), ([1, 2], True)):
+            check(lambda lib: lib._fft_r2c(data(lib, (3, 20, 256), dtype), dims, 2, onesided))
+
+
+def test_bits_do_not_depend_on_the_thread_count():
+    xs = {"fft2": data(mt, (5, 96, 72), "complex64"), "rfft2": data(mt, (3, 128, 130), "float32"),
+          "irfft": data(mt, (257, 1025), "complex64"), "fftn": data(mt, (4, 24, 40, 8), "complex128"),
+          "rfft": data(mt, (300, 1000), "float64"), "ifft": data(mt, (20, 9, 301), "complex64")}
+    before = mt.get_num_threads()
+    try:
+        results = []
+        for threads in (1, 2):
+            mt.set_num_threads(threads)
+            results.append({k: getattr(mt.fft, k)(x, norm="ortho").numpy() for k, x in xs.items()})
+    finally:
+        mt.set_num_threads(before)
+    for k in xs:
+        assert results[0][k].tobytes() == results[1][k].tobytes(), k
+
+
+def test_c2r_leaves_its_input_unchanged():
+    x = data(mt, (8, 65), "complex64")
+    keep = x.clone()
+    mt.fft.irfft(x, n=128)
+    mt.fft.irfft2(x)
+    assert mt.equal(x, keep)

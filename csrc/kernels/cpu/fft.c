@@ -4,10 +4,10 @@
  * GPL-2+, so the core does not link it: libfftw3(f).so.3 is opened at the first transform, the core
  * builds and runs without it, and a transform then raises saying what to install.
  *
- * Plans come from FFTW's guru64 interface straight over the tensors' strides (no copy, except for
- * c2r, which destroys its input), made with FFTW_ESTIMATE and cached by their geometry. The output's
- * layout is PyTorch's: batch dimensions outermost in the input's stride order, then the transformed
- * ones; the outermost batch dimension is split across the thread pool. */
+ * A transform runs as passes of batched one-dimensional plans from FFTW's guru64 interface, made with
+ * FFTW_ESTIMATE (plans chosen by timing could change the last bits from one process to the next) and
+ * cached by their geometry. The output's layout is PyTorch's: batch dimensions outermost in the
+ * input's stride order, then the transformed ones. */
 #include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
@@ -18,12 +18,14 @@
 #include "../../autograd/formula.h"
 #include "fft.h"
 #include "nn.h"
+#include "simd_avx512.h"
 
 /* ---- FFTW, opened at first use ---- */
 
 typedef struct { ptrdiff_t n, is, os; } iodim64; /* fftw_iodim64 */
 enum { FFTW_FORWARD = -1, FFTW_BACKWARD = 1 };
 #define FFTW_ESTIMATE (1U << 6)
+#define FFTW_PRESERVE_INPUT (1U << 4)
 
 typedef struct {
     void *(*plan_dft)(int, const iodim64 *, int, const iodim64 *, void *, void *, int, unsigned);
@@ -94,8 +96,10 @@ static plan_entry *get_plan(const plan_key *k, void *in, void *out, void **uncac
             return &cache[i];
         }
     fftw_api *a = &apis[k->dbl];
+    /* c2r keeps its input (FFTW copies a few lines at a time), which spares a copy of the whole input */
     void *p = k->kind == K_R2C   ? a->plan_r2c(k->rank, k->dims, k->hrank, k->hdims, in, out, FFTW_ESTIMATE)
-              : k->kind == K_C2R ? a->plan_c2r(k->rank, k->dims, k->hrank, k->hdims, in, out, FFTW_ESTIMATE)
+              : k->kind == K_C2R ? a->plan_c2r(k->rank, k->dims, k->hrank, k->hdims, in, out,
+                                               FFTW_ESTIMATE | FFTW_PRESERVE_INPUT)
                                  : a->plan_dft(k->rank, k->dims, k->hrank, k->hdims, in, out,
                                                k->kind == K_FORWARD ? FFTW_FORWARD : FFTW_BACKWARD, FFTW_ESTIMATE);
     plan_entry *e = NULL;
@@ -124,59 +128,401 @@ static void put_plan(int dbl, plan_entry *e, void *uncached) {
     pthread_mutex_unlock(&planner);
 }
 
-/* ---- one transform over the outermost batch dimension's range [begin, end) ---- */
-
+/* The plan a loop over blocks holds: most blocks of a pass share one, so it is looked up (under the
+ * planner's lock, by comparing keys) only when the key changes, and given back at the end. */
 typedef struct {
-    plan_key key;             /* hdims[0] is the outermost batch dimension (when hrank > 0) */
-    char *in, *out;
-    int64_t in_step, out_step; /* bytes between consecutive indices of hdims[0] */
-    int64_t out_block;        /* output reals per index of hdims[0] (all output reals when hrank == 0) */
-    double scale;             /* normalization, applied to the output */
-    mt_status st;
-} fft_job;
+    plan_key key;
+    plan_entry *e;
+    void *plan, *uncached;
+} held_plan;
 
-/* one plan's run over in/out */
-static mt_status run_plan(const plan_key *k, char *in, char *out) {
+static void release_plan(held_plan *h) {
+    if (h->plan) put_plan(h->key.dbl, h->e, h->uncached);
+    h->plan = NULL;
+}
+
+/* one run of the plan for k over in/out */
+static mt_status run_plan(held_plan *h, const plan_key *k, char *in, char *out) {
     fftw_api *a = &apis[k->dbl];
     plan_key key = *k;
     key.align_in = a->alignment_of(in);
     key.align_out = a->alignment_of(out);
-    void *uncached;
-    plan_entry *e = get_plan(&key, in, out, &uncached);
-    void *p = e ? e->plan : uncached;
-    if (!p) return MT_ERR_RUNTIME;
-    if (k->kind == K_R2C) a->exec_r2c(p, in, out);
-    else if (k->kind == K_C2R) a->exec_c2r(p, in, out);
-    else a->exec_dft(p, in, out);
-    put_plan(k->dbl, e, uncached);
+    if (!h->plan || memcmp(&h->key, &key, sizeof key)) {
+        release_plan(h);
+        h->e = get_plan(&key, in, out, &h->uncached);
+        h->plan = h->e ? h->e->plan : h->uncached;
+        if (!h->plan) return MT_ERR_RUNTIME;
+        h->key = key;
+    }
+    if (k->kind == K_R2C) a->exec_r2c(h->plan, in, out);
+    else if (k->kind == K_C2R) a->exec_c2r(h->plan, in, out);
+    else a->exec_dft(h->plan, in, out);
     return MT_OK;
 }
 
-static void run_range(void *ctx, int64_t begin, int64_t end) {
-    fft_job *j = ctx;
-    plan_key k = j->key;
-    char *in = j->in + begin * j->in_step, *out = j->out + begin * j->out_step;
-    mt_status st = MT_OK;
-    if (k.hrank && k.rank > 1) {
-        /* multi-dimensional transforms one index of the split dimension at a time: FFTW_ESTIMATE's plans
-         * for a batch of them are slower (a 16x256x256 fft2: 29 ms against 19 ms, measured) */
-        memmove(k.hdims, k.hdims + 1, (--k.hrank) * sizeof *k.hdims);
-        for (int64_t i = begin; i < end && !st; i++, in += j->in_step, out += j->out_step) st = run_plan(&k, in, out);
-        in = j->in + begin * j->in_step, out = j->out + begin * j->out_step;
-    } else {
-        if (k.hrank) k.hdims[0].n = end - begin;
-        st = run_plan(&k, in, out);
+/* ---- the transform as passes of batched one-dimensional plans ----
+ *
+ * The last transformed dimension first (the halved one of r2c/c2r), from the input straight into the
+ * output, in blocks of whole lines; then each other transformed dimension in place in the output, whose
+ * layout is dense: a block of COLS adjacent columns is copied into a contiguous buffer (rows padded so
+ * they do not share cache sets), transformed as COLS lines into a second one and copied back. FFTW_ESTIMATE's
+ * multi-dimensional plans run the columns in place at power-of-two strides, 5-10x slower than MKL
+ * (docs/PERFORMANCE.md). Blocks are fixed by the geometry, not by the number of threads, so each line
+ * sees the same plan and the bits do not depend on how the blocks are spread over the threads. */
+
+#define LINE_BLOCK 16384 /* elements of a block of lines (its input and output stay in L2) */
+#define COLS 8           /* columns per block of a column pass (a multiple of 8: the AVX-512 tiles) */
+#define HALF_MIN 128     /* even real lengths from which r2c/c2r run as complex transforms of half the length */
+#define PAR_GRAIN 16384  /* output elements below which a thread is not worth waking */
+
+typedef struct {
+    int dbl, kind, hrank, in_item, out_item, avx512;
+    char *in, *out;
+    iodim64 line;            /* the transformed dimension of the line pass */
+    iodim64 h[MT_MAX_DIMS];  /* the line pass's other dimensions, blocks over the last */
+    int64_t rows, nblocks;   /* lines per block, blocks per index of the outer h */
+    int64_t numel;           /* output elements of a slab */
+    int64_t slab_in, slab_out; /* elements between slabs */
+    int ncols;               /* column passes, of the dimensions col_n/col_inner (sizes and output strides) */
+    int64_t col_n[MT_MAX_DIMS], col_inner[MT_MAX_DIMS];
+    int64_t n, inner, ld, ncb; /* column pass: out viewed as [outer, n, inner]; buffer rows; blocks per outer */
+    double scale;            /* normalization, applied by the last pass (1: none) */
+    void *twiddles;          /* r2c/c2r as complex transforms of half the length: exp(-2 pi i k / n), k < n / 4 + 1 */
+    mt_status st;
+} pass_job;
+
+static void scale_reals(int dbl, char *p, int64_t n, double s) {
+    if (dbl)
+        for (double *o = (double *)p, *e = o + n; o < e; o++) *o *= s;
+    else
+        for (float *o = (float *)p, *e = o + n; o < e; o++) *o *= (float)s;
+}
+
+/* Real transforms of an even length n = 2m as complex ones of length m (FFTW's own r2c/c2r plans under
+ * FFTW_ESTIMATE ran 3-4x slower per line than its c2c of half the length): the real line read as m
+ * complex values z = x[2i] + i x[2i+1], Z = DFT_m(z), then with w = exp(-2 pi i k / n), for k <= m/2:
+ *   e = (Z[k] + conj(Z[m-k])) / 2, o = -i (Z[k] - conj(Z[m-k])) / 2,
+ *   X[k] = e + w o, X[m-k] = conj(e - w o), X[0] and X[m] from Z[0].
+ * c2r runs it backwards (X's imaginary parts at 0 and m ignored, as c2r does) into a buffer,
+ * then an inverse DFT_m leaves the real line interleaved. Both apply the normalization as they go. */
+#define HALF_REAL(T, NAME)                                                                                   \
+    static void NAME##_r2c_post(const T *z, T *x, int64_t m, const T *w, T s) { /* Z: m; X: m + 1; s: scale */ \
+        T r0 = z[0], i0 = z[1], hs = s * (T)0.5;                                                              \
+        x[0] = (r0 + i0) * s, x[1] = 0, x[2 * m] = (r0 - i0) * s, x[2 * m + 1] = 0;                         \
+        for (int64_t k = 1, q = m - 1; k <= q; k++, q--) {                                                   \
+            T ar = z[2 * k], ai = z[2 * k + 1], br = z[2 * q], bi = -z[2 * q + 1];                           \
+            T er = (ar + br) * hs, ei = (ai + bi) * hs, or_ = (ai - bi) * hs, oi = (br - ar) * hs;             \
+            T wr = w[2 * k], wi = w[2 * k + 1], pr = wr * or_ - wi * oi, pi = wr * oi + wi * or_;           \
+            x[2 * k] = er + pr, x[2 * k + 1] = ei + pi, x[2 * q] = er - pr, x[2 * q + 1] = pi - ei;         \
+        }                                                                                                    \
+    }                                                                                                        \
+    static void NAME##_c2r_pre(const T *x, int64_t xs, T *z, int64_t m, const T *w, T s) { /* xs: step */   \
+        z[0] = (x[0] + x[2 * m * xs]) * s, z[1] = (x[0] - x[2 * m * xs]) * s;                                \
+        for (int64_t k = 1, q = m - 1; k <= q; k++, q--) {                                                   \
+            T ar = x[2 * k * xs], ai = x[2 * k * xs + 1], br = x[2 * q * xs], bi = -x[2 * q * xs + 1];       \
+            T er = (ar + br) * s, ei = (ai + bi) * s, dr = (ar - br) * s, di = (ai - bi) * s;                \
+            T wr = w[2 * k], wi = -w[2 * k + 1];                                                             \
+            T or_ = dr * wr - di * wi, oi = dr * wi + di * wr; /* (a - b) conj(w) */                        \
+            z[2 * k] = er - oi, z[2 * k + 1] = ei + or_, z[2 * q] = er + oi, z[2 * q + 1] = or_ - ei;       \
+        }                                                                                                    \
     }
-    if (st) {
-        __atomic_store_n(&j->st, st, __ATOMIC_RELAXED);
+HALF_REAL(float, f32)
+HALF_REAL(double, f64)
+#undef HALF_REAL
+
+#ifdef MT_HAVE_AVX512_HELPERS
+/* f32_r2c_post and f32_c2r_pre (unit step) 8 values of k, and their 8 partners m-k, at a time */
+static inline __attribute__((always_inline)) AVX512 __m512 rev8(__m512 v) { /* complex order reversed */
+    return _mm512_castpd_ps(_mm512_permutexvar_pd(_mm512_set_epi64(0, 1, 2, 3, 4, 5, 6, 7), _mm512_castps_pd(v)));
+}
+static inline __attribute__((always_inline)) AVX512 __m512 conj8(__m512 v) {
+    return _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(v), _mm512_set1_epi64(INT64_MIN)));
+}
+static inline __attribute__((always_inline)) AVX512 __m512 cmul8(__m512 w, __m512 v) {
+    return _mm512_fmaddsub_ps(_mm512_moveldup_ps(w), v, _mm512_mul_ps(_mm512_movehdup_ps(w), _mm512_permute_ps(v, 0xB1)));
+}
+static inline __attribute__((always_inline)) AVX512 __m512 times_i8(__m512 v) { /* (re, im) -> (-im, re) */
+    return _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(_mm512_permute_ps(v, 0xB1)), _mm512_set1_epi64(0x80000000)));
+}
+
+static AVX512 void f32_r2c_post_avx512(const float *z, float *x, int64_t m, const float *w, float s) {
+    float r0 = z[0], i0 = z[1], hs = s * 0.5f;
+    x[0] = (r0 + i0) * s, x[1] = 0, x[2 * m] = (r0 - i0) * s, x[2 * m + 1] = 0;
+    int64_t k = 1, q = m - 1;
+    const __m512 half = _mm512_set1_ps(hs);
+    for (; k + 15 <= q; k += 8, q -= 8) {
+        __m512 a = _mm512_loadu_ps(z + 2 * k), b = conj8(rev8(_mm512_loadu_ps(z + 2 * (q - 7))));
+        __m512 e = _mm512_mul_ps(_mm512_add_ps(a, b), half);
+        __m512 o = _mm512_mul_ps(times_i8(_mm512_sub_ps(b, a)), half); /* -i (a - b) / 2 */
+        __m512 p = cmul8(_mm512_loadu_ps(w + 2 * k), o);
+        _mm512_storeu_ps(x + 2 * k, _mm512_add_ps(e, p));
+        _mm512_storeu_ps(x + 2 * (q - 7), rev8(conj8(_mm512_sub_ps(e, p))));
+    }
+    for (; k <= q; k++, q--) {
+        float ar = z[2 * k], ai = z[2 * k + 1], br = z[2 * q], bi = -z[2 * q + 1];
+        float er = (ar + br) * hs, ei = (ai + bi) * hs, or_ = (ai - bi) * hs, oi = (br - ar) * hs;
+        float wr = w[2 * k], wi = w[2 * k + 1], pr = wr * or_ - wi * oi, pi = wr * oi + wi * or_;
+        x[2 * k] = er + pr, x[2 * k + 1] = ei + pi, x[2 * q] = er - pr, x[2 * q + 1] = pi - ei;
+    }
+}
+
+static AVX512 void f32_c2r_pre_avx512(const float *x, float *z, int64_t m, const float *w, float s) {
+    z[0] = (x[0] + x[2 * m]) * s, z[1] = (x[0] - x[2 * m]) * s;
+    int64_t k = 1, q = m - 1;
+    const __m512 sv = _mm512_set1_ps(s);
+    for (; k + 15 <= q; k += 8, q -= 8) {
+        __m512 a = _mm512_loadu_ps(x + 2 * k), b = conj8(rev8(_mm512_loadu_ps(x + 2 * (q - 7))));
+        __m512 e = _mm512_mul_ps(_mm512_add_ps(a, b), sv);
+        __m512 io = times_i8(cmul8(conj8(_mm512_loadu_ps(w + 2 * k)), _mm512_mul_ps(_mm512_sub_ps(a, b), sv)));
+        _mm512_storeu_ps(z + 2 * k, _mm512_add_ps(e, io));
+        _mm512_storeu_ps(z + 2 * (q - 7), rev8(conj8(_mm512_sub_ps(e, io))));
+    }
+    for (; k <= q; k++, q--) {
+        float ar = x[2 * k], ai = x[2 * k + 1], br = x[2 * q], bi = -x[2 * q + 1];
+        float er = (ar + br) * s, ei = (ai + bi) * s, dr = (ar - br) * s, di = (ai - bi) * s;
+        float wr = w[2 * k], wi = -w[2 * k + 1];
+        float or_ = dr * wr - di * wi, oi = dr * wi + di * wr;
+        z[2 * k] = er - oi, z[2 * k + 1] = ei + or_, z[2 * q] = er + oi, z[2 * q + 1] = or_ - ei;
+    }
+}
+#endif
+
+/* the half-length path for one block of lines; in/out at the block's start */
+static mt_status half_real_block(pass_job *j, held_plan *hp, const iodim64 *h, int64_t lines, char *in, char *out,
+                                 char *buf) {
+    int64_t m = j->line.n / 2;
+    plan_key key;
+    memset(&key, 0, sizeof key);
+    key.dbl = j->dbl, key.rank = 1, key.hrank = 1, key.dims[0] = (iodim64){m, 1, 1};
+    if (j->kind == K_R2C) { /* real rows at an even step: complex rows of m, into the buffer (the output's
+                             * rows of m + 1 would be at odd steps, where FFTW cannot use its SIMD codelets) */
+        key.kind = K_FORWARD, key.hdims[0] = (iodim64){lines, h->is / 2, m};
+        MT_TRY(run_plan(hp, &key, in, buf));
+        for (int64_t l = 0; l < lines; l++) {
+            char *z = buf + l * m * j->out_item, *x = out + l * h->os * j->out_item;
+            if (j->dbl) f64_r2c_post((const double *)z, (double *)x, m, j->twiddles, j->scale);
+#ifdef MT_HAVE_AVX512_HELPERS
+            else if (j->avx512) f32_r2c_post_avx512((const float *)z, (float *)x, m, j->twiddles, (float)j->scale);
+#endif
+            else f32_r2c_post((const float *)z, (float *)x, m, j->twiddles, (float)j->scale);
+        }
+        return MT_OK;
+    }
+    for (int64_t l = 0; l < lines; l++) { /* into the buffer: FFTW's in-place plans copy the lines again */
+        char *x = in + l * h->is * j->in_item, *z = buf + l * m * 2 * j->out_item;
+        if (j->dbl) f64_c2r_pre((const double *)x, j->line.is, (double *)z, m, j->twiddles, j->scale);
+#ifdef MT_HAVE_AVX512_HELPERS
+        else if (j->avx512 && j->line.is == 1) f32_c2r_pre_avx512((const float *)x, (float *)z, m, j->twiddles, (float)j->scale);
+#endif
+        else f32_c2r_pre((const float *)x, j->line.is, (float *)z, m, j->twiddles, (float)j->scale);
+    }
+    key.kind = K_BACKWARD, key.hdims[0] = (iodim64){lines, m, h->os / 2};
+    return run_plan(hp, &key, buf, out);
+}
+
+/* block t of the line pass: its first line along the last h, its offsets (elements) in the input and output */
+static void block_start(const pass_job *j, int64_t t, int64_t *first, int64_t *in_off, int64_t *out_off) {
+    const iodim64 *h = &j->h[j->hrank - 1];
+    int64_t o = t / j->nblocks;
+    *first = t % j->nblocks * j->rows, *in_off = *first * h->is, *out_off = *first * h->os;
+    for (int k = j->hrank - 2; k >= 0; k--) {
+        int64_t i = o % j->h[k].n;
+        o /= j->h[k].n, *in_off += i * j->h[k].is, *out_off += i * j->h[k].os;
+    }
+}
+
+static void line_blocks(void *ctx, int64_t begin, int64_t end) {
+    pass_job *j = ctx;
+    const iodim64 *h = &j->h[j->hrank - 1];
+    char *buf = NULL; /* the half-length transforms' complex lines */
+    int64_t cplx = j->kind == K_R2C ? j->out_item : j->in_item;
+    if (j->twiddles && !(buf = aligned_alloc(64, (size_t)((j->rows * (j->line.n / 2) * cplx + 63) / 64 * 64)))) {
+        __atomic_store_n(&j->st, MT_ERR_OOM, __ATOMIC_RELAXED);
         return;
     }
-    if (j->scale != 1) { /* the output block of this range is dense */
-        int64_t n = (end - begin) * j->out_block;
-        if (k.dbl)
-            for (double *o = (double *)out, *e2 = o + n; o < e2; o++) *o *= j->scale;
+    held_plan hp = {0};
+    for (int64_t t = begin; t < end; t++) {
+        int64_t first, in_off, out_off;
+        block_start(j, t, &first, &in_off, &out_off);
+        plan_key key;
+        memset(&key, 0, sizeof key); /* compared bytewise */
+        key.dbl = j->dbl, key.kind = j->kind, key.rank = 1, key.hrank = 1, key.dims[0] = j->line;
+        key.hdims[0] = (iodim64){mt__min64(j->rows, h->n - first), h->is, h->os};
+        char *out = j->out + out_off * j->out_item, *in = j->in + in_off * j->in_item;
+        mt_status st = j->twiddles ? half_real_block(j, &hp, h, key.hdims[0].n, in, out, buf) : run_plan(&hp, &key, in, out);
+        if (st) {
+            __atomic_store_n(&j->st, st, __ATOMIC_RELAXED);
+            break;
+        }
+        if (j->scale != 1 && !j->twiddles) /* the block's output lines are consecutive; the half path scaled */
+            scale_reals(j->dbl, out, key.hdims[0].n * h->os * j->out_item / (j->dbl ? 8 : 4), j->scale);
+    }
+    release_plan(&hp);
+    free(buf);
+}
+
+/* buf[c][i] <-> base[i][c] for i < n, c < w (row strides ld and inner, complex elements of `item` bytes);
+ * the copy back applies the scale */
+static inline void gather_cols(const char *base, int64_t inner, char *buf, int64_t ld, int64_t n, int64_t w, int item) {
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t c = 0; c < w; c++) memcpy(buf + (c * ld + i) * item, base + (i * inner + c) * item, item);
+}
+
+static inline void scatter_cols(const char *buf, int64_t ld, char *base, int64_t inner, int64_t n, int64_t w,
+                                int item, double s) {
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t c = 0; c < w; c++) {
+            const char *from = buf + (c * ld + i) * item;
+            char *to = base + (i * inner + c) * item;
+            if (s == 1) memcpy(to, from, item);
+            else if (item == 16) ((double *)to)[0] = ((const double *)from)[0] * s, ((double *)to)[1] = ((const double *)from)[1] * s;
+            else ((float *)to)[0] = ((const float *)from)[0] * (float)s, ((float *)to)[1] = ((const float *)from)[1] * (float)s;
+        }
+}
+
+#ifdef MT_HAVE_AVX512_HELPERS
+/* r[i][j] <- r[j][i] for an 8x8 block of 64-bit elements (complex64 carried as doubles, bits untouched) */
+static inline __attribute__((always_inline)) AVX512 void transpose8x8(__m512d r[8]) {
+    __m512d t[8], u[8];
+    for (int i = 0; i < 4; i++)
+        t[2 * i] = _mm512_unpacklo_pd(r[2 * i], r[2 * i + 1]), t[2 * i + 1] = _mm512_unpackhi_pd(r[2 * i], r[2 * i + 1]);
+    for (int h = 0; h < 2; h++) { /* h: even or odd columns */
+        u[h] = _mm512_shuffle_f64x2(t[h], t[2 + h], 0x88), u[2 + h] = _mm512_shuffle_f64x2(t[h], t[2 + h], 0xDD);
+        u[4 + h] = _mm512_shuffle_f64x2(t[4 + h], t[6 + h], 0x88), u[6 + h] = _mm512_shuffle_f64x2(t[4 + h], t[6 + h], 0xDD);
+    }
+    for (int h = 0; h < 2; h++) {
+        r[h] = _mm512_shuffle_f64x2(u[h], u[4 + h], 0x88), r[4 + h] = _mm512_shuffle_f64x2(u[h], u[4 + h], 0xDD);
+        r[2 + h] = _mm512_shuffle_f64x2(u[2 + h], u[6 + h], 0x88), r[6 + h] = _mm512_shuffle_f64x2(u[2 + h], u[6 + h], 0xDD);
+    }
+}
+
+/* gather_cols/scatter_cols for 8 complex64 columns, 8 rows at a time */
+static AVX512 void gather8_c64(const char *base, int64_t inner, char *buf, int64_t ld, int64_t n) {
+    const double *s = (const double *)base;
+    double *d = (double *)buf;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m512d r[8];
+        for (int q = 0; q < 8; q++) r[q] = _mm512_loadu_pd(s + (i + q) * inner);
+        transpose8x8(r);
+        for (int c = 0; c < 8; c++) _mm512_storeu_pd(d + c * ld + i, r[c]);
+    }
+    gather_cols((const char *)(s + i * inner), inner, (char *)(d + i), ld, n - i, 8, 8);
+}
+
+static AVX512 void scatter8_c64(const char *buf, int64_t ld, char *base, int64_t inner, int64_t n, double sc) {
+    const double *s = (const double *)buf;
+    double *d = (double *)base;
+    __m512 f = _mm512_set1_ps((float)sc);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m512d r[8];
+        for (int c = 0; c < 8; c++) r[c] = _mm512_loadu_pd(s + c * ld + i);
+        transpose8x8(r);
+        for (int q = 0; q < 8; q++)
+            _mm512_storeu_pd(d + (i + q) * inner, sc == 1 ? r[q] : _mm512_castps_pd(_mm512_mul_ps(_mm512_castpd_ps(r[q]), f)));
+    }
+    scatter_cols((const char *)(s + i), ld, (char *)(d + i * inner), inner, n - i, 8, 8, sc);
+}
+#endif
+
+static void column_blocks(void *ctx, int64_t begin, int64_t end) {
+    pass_job *j = ctx;
+    int item = j->out_item;
+    /* the columns gathered into buf, transformed into res (FFTW's in-place plans copy the lines again) */
+    char *buf = aligned_alloc(64, (size_t)(2 * COLS * j->ld * item)), *res = buf + COLS * j->ld * item;
+    if (!buf) {
+        __atomic_store_n(&j->st, MT_ERR_OOM, __ATOMIC_RELAXED);
+        return;
+    }
+    held_plan hp = {0};
+    for (int64_t t = begin; t < end; t++) {
+        int64_t c0 = t % j->ncb * COLS, w = mt__min64(COLS, j->inner - c0);
+        char *base = j->out + (t / j->ncb * j->n * j->inner + c0) * item;
+#ifdef MT_HAVE_AVX512_HELPERS
+        if (item == 8 && w == COLS && j->avx512)
+            for (int c = 0; c < COLS; c += 8) gather8_c64(base + c * 8, j->inner, buf + c * j->ld * 8, j->ld, j->n);
         else
-            for (float *o = (float *)out, *e2 = o + n; o < e2; o++) *o *= (float)j->scale;
+#endif
+        if (item == 8) gather_cols(base, j->inner, buf, j->ld, j->n, w, 8);
+        else gather_cols(base, j->inner, buf, j->ld, j->n, w, 16);
+        plan_key key;
+        memset(&key, 0, sizeof key);
+        key.dbl = j->dbl, key.kind = j->kind, key.rank = 1, key.hrank = 1;
+        key.dims[0] = (iodim64){j->n, 1, 1}, key.hdims[0] = (iodim64){w, j->ld, j->ld};
+        mt_status st = run_plan(&hp, &key, buf, res);
+        if (st) {
+            __atomic_store_n(&j->st, st, __ATOMIC_RELAXED);
+            break;
+        }
+#ifdef MT_HAVE_AVX512_HELPERS
+        if (item == 8 && w == COLS && j->avx512)
+            for (int c = 0; c < COLS; c += 8) scatter8_c64(res + c * j->ld * 8, j->ld, base + c * 8, j->inner, j->n, j->scale);
+        else
+#endif
+        if (item == 8) scatter_cols(res, j->ld, base, j->inner, j->n, w, 8, j->scale);
+        else scatter_cols(res, j->ld, base, j->inner, j->n, w, 16, j->scale);
+    }
+    release_plan(&hp);
+    free(buf);
+}
+
+/* fn over [0, n) on the thread pool, the items handed out a few at a time to whichever thread asks next:
+ * on a loaded host a thread can be off its core for milliseconds, and a fixed split waited for it. Which
+ * thread runs an item changes nothing in it. grain: the fewest items worth a thread. */
+typedef struct {
+    mt_task_fn fn;
+    void *ctx;
+    int64_t n, step, next;
+} item_queue;
+
+static void take_items(void *ctx, int64_t begin, int64_t end) {
+    (void)begin, (void)end;
+    item_queue *q = ctx;
+    for (int64_t i; (i = __atomic_fetch_add(&q->next, q->step, __ATOMIC_RELAXED)) < q->n;)
+        q->fn(q->ctx, i, mt__min64(i + q->step, q->n));
+}
+
+static void parallel_items(int64_t n, int64_t grain, mt_task_fn fn, void *ctx) {
+    int64_t parts = mt__min64(mt_get_num_threads(), n / (grain > 1 ? grain : 1));
+    if (parts <= 1) {
+        fn(ctx, 0, n);
+        return;
+    }
+    item_queue q = {fn, ctx, n, n / (8 * parts) > 1 ? n / (8 * parts) : 1, 0};
+    mt__parallel_for(parts, 1, take_items, &q);
+}
+
+/* every pass of one slab (j->in, j->out at its start); the loops over blocks run in parallel unless this
+ * already runs on the thread pool */
+static void run_passes(pass_job *j) {
+    double scale = j->scale;
+    int kind = j->kind, in_item = j->in_item;
+    if (j->ncols) j->scale = 1; /* the last column pass scales */
+    int64_t tasks = j->numel / (j->h[j->hrank - 1].n * j->h[j->hrank - 1].os) * j->nblocks;
+    int64_t per_task = j->numel / tasks;
+    parallel_items(tasks, per_task >= PAR_GRAIN ? 1 : PAR_GRAIN / per_task, line_blocks, j);
+    for (int i = j->ncols - 1; i >= 0 && !j->st; i--) { /* the column passes, in place */
+        j->kind = kind == K_BACKWARD ? K_BACKWARD : K_FORWARD, j->in_item = j->out_item;
+        j->n = j->col_n[i], j->inner = j->col_inner[i], j->ncb = (j->inner + COLS - 1) / COLS;
+        j->ld = (j->n + 7) / 8 * 8 + 8;
+        j->scale = i == 0 ? scale : 1;
+        tasks = j->numel / (j->n * j->inner) * j->ncb, per_task = j->numel / tasks;
+        parallel_items(tasks, per_task >= PAR_GRAIN ? 1 : PAR_GRAIN / per_task, column_blocks, j);
+    }
+    j->scale = scale, j->kind = kind, j->in_item = in_item;
+}
+
+static void slab_range(void *ctx, int64_t begin, int64_t end) {
+    pass_job *all = ctx;
+    for (int64_t i = begin; i < end; i++) {
+        pass_job j = *all;
+        j.in += i * j.slab_in * j.in_item, j.out += i * j.slab_out * j.out_item, j.st = MT_OK;
+        run_passes(&j);
+        if (j.st) {
+            __atomic_store_n(&all->st, j.st, __ATOMIC_RELAXED);
+            return;
+        }
     }
 }
 
@@ -232,32 +578,67 @@ static mt_status execute(int kind, mt_tensor *x, int ndims, const int64_t *dims,
     pthread_mutex_unlock(&planner);
     if (st) { MT_DROP(*out); return st; }
 
-    fft_job j;
+    pass_job j;
     memset(&j, 0, sizeof j);
-    plan_key *k = &j.key;
-    k->dbl = dbl, k->kind = kind, k->rank = ndims, k->hrank = ndim - ndims;
-    for (int i = 0; i < ndims; i++) {
-        int d = (int)dims[i];
-        k->dims[i] = (iodim64){signal_n[i], x->strides[d], strides[d]};
-    }
-    for (int i = 0; i < k->hrank; i++) k->hdims[i] = (iodim64){x->sizes[perm[i]], x->strides[perm[i]], strides[perm[i]]};
-    int in_item = mt_dtype_itemsize(x->dtype), out_item = mt_dtype_itemsize(out_dtype);
-    j.in = mt__data(x), j.out = mt__data(*out);
-    int64_t outer = 1, reals_per = out_item / (dbl ? 8 : 4), sig = 1;
-    if (k->hrank) {
-        outer = k->hdims[0].n;
-        j.in_step = k->hdims[0].is * in_item, j.out_step = k->hdims[0].os * out_item;
-        j.out_block = k->hdims[0].os * reals_per;
-    } else {
-        j.out_block = numel * reals_per;
-    }
+    int last = (int)dims[ndims - 1];
+    j.dbl = dbl, j.kind = kind, j.in = mt__data(x), j.out = mt__data(*out);
+    j.in_item = mt_dtype_itemsize(x->dtype), j.out_item = mt_dtype_itemsize(out_dtype);
+    int64_t sig = 1;
     for (int i = 0; i < ndims; i++) sig *= signal_n[i];
     j.scale = normalization == 2 ? 1.0 / (double)sig : normalization == 1 ? 1.0 / sqrt((double)sig) : 1.0;
-    int64_t per_index = numel / outer; /* output elements per index of the split dimension */
-    mt__parallel_for(outer, per_index >= 65536 ? 1 : 65536 / per_index, run_range, &j);
+    j.avx512 = mt__cpu_avx512f();
+    /* a multi-dimensional transform with a batch goes one index of the outermost batch dimension (a slab)
+     * at a time, all its passes while it is in cache */
+    int slabbed = ndims > 1 && ndim > ndims;
+    j.slab_in = slabbed ? x->strides[perm[0]] : 0, j.slab_out = slabbed ? strides[perm[0]] : 0;
+    int64_t slabs = slabbed ? x->sizes[perm[0]] : 1;
+    j.numel = numel / slabs;
+
+    /* the line pass: the other dimensions in perm's order, size-1 ones dropped, neighbours that step
+     * through memory as one dimension merged */
+    j.line = (iodim64){signal_n[ndims - 1], x->strides[last], strides[last]};
+    for (int i = slabbed; i < ndim - 1; i++) {
+        int d = perm[i];
+        if (x->sizes[d] == 1) continue;
+        iodim64 *p = &j.h[j.hrank - 1];
+        if (j.hrank && p->is == x->sizes[d] * x->strides[d] && p->os == x->sizes[d] * strides[d])
+            p->n *= x->sizes[d], p->is = x->strides[d], p->os = strides[d];
+        else
+            j.h[j.hrank++] = (iodim64){x->sizes[d], x->strides[d], strides[d]};
+    }
+    if (!j.hrank) j.h[j.hrank++] = (iodim64){1, 0, out_sizes[last]};
+    int64_t line_len = signal_n[ndims - 1] > out_sizes[last] ? signal_n[ndims - 1] : out_sizes[last];
+    int64_t inner_n = j.h[j.hrank - 1].n;
+    j.rows = LINE_BLOCK / line_len > 1 ? mt__min64(inner_n, LINE_BLOCK / line_len) : 1;
+    j.nblocks = (inner_n + j.rows - 1) / j.rows;
+    for (int i = 0; i < ndims - 1; i++) j.col_n[i] = out_sizes[dims[i]], j.col_inner[i] = strides[dims[i]];
+    j.ncols = ndims - 1;
+    int64_t n_last = signal_n[ndims - 1];
+    if ((kind == K_C2R || (kind == K_R2C && j.line.is == 1 && j.h[j.hrank - 1].is % 2 == 0)) && n_last % 2 == 0 &&
+        n_last >= HALF_MIN) {
+        int64_t nw = n_last / 4 + 1;
+        if (!(j.twiddles = malloc(nw * 2 * (dbl ? sizeof(double) : sizeof(float))))) {
+            MT_DROP(*out);
+            return mt__error(MT_ERR_OOM, "FFT: out of memory");
+        }
+        for (int64_t k = 0; k < nw; k++) {
+            double a = 2 * M_PI * (double)k / (double)n_last, c = cos(a), sn = -sin(a);
+            if (dbl) ((double *)j.twiddles)[2 * k] = c, ((double *)j.twiddles)[2 * k + 1] = sn;
+            else ((float *)j.twiddles)[2 * k] = (float)c, ((float *)j.twiddles)[2 * k + 1] = (float)sn;
+        }
+    }
+
+    if (slabs >= 2 * mt_get_num_threads()) { /* the slabs spread over the threads, each slab's passes serial */
+        int64_t grain = j.numel >= PAR_GRAIN ? 1 : PAR_GRAIN / j.numel;
+        parallel_items(slabs, grain, slab_range, &j);
+    } else {
+        slab_range(&j, 0, slabs);
+    }
+    free(j.twiddles);
     if (j.st) {
         MT_DROP(*out);
-        return mt__error(MT_ERR_RUNTIME, "FFTW could not plan this transform");
+        return j.st == MT_ERR_OOM ? mt__error(MT_ERR_OOM, "FFT: out of memory")
+                                  : mt__error(MT_ERR_RUNTIME, "FFTW could not plan this transform");
     }
     return MT_OK;
 }
@@ -340,27 +721,15 @@ mt_status mt__impl_fft_c2r(mt_tensor *x, int ndims, const int64_t *dims, int nor
         return mt__error(MT_ERR_RUNTIME, "_fft_c2r: a last dimension of %lld elements holds no signal of %lld points "
                                          "(it needs %lld)", (long long)x->sizes[last], (long long)last_dim_size, (long long)half);
     /* PyTorch's order: an inverse c2c over the other dims, then a one-dimensional c2r (results differ from
-     * one multi-dimensional c2r only for inputs that are not Hermitian) */
-    mt_tensor *y = x, *half_view = NULL, *scratch = NULL;
-    mt_status st = MT_OK;
+     * one multi-dimensional c2r only for inputs that are not Hermitian); the c2r reads the first `half`
+     * entries of the last dimension in place */
+    mt_tensor *y = x;
     if (ndims > 1) MT_TRY(mt__impl_fft_c2c(x, ndims - 1, d, normalization, 0, &y));
-    /* FFTW's c2r overwrites its input: it runs on a dense copy of the first `half` entries */
-    st = mt__impl_slice(y, last, 0, half, 1, &half_view);
-    if (!st) {
-        int64_t strides[MT_MAX_DIMS];
-        mt__like_strides(half_view, strides);
-        st = mt__alloc(half_view->ndim, half_view->sizes, strides, half_view->dtype, half_view->device, &scratch);
-    }
-    if (!st) st = mt__impl_copy_(scratch, half_view);
-    if (!st) {
-        memcpy(sizes, x->sizes, x->ndim * sizeof(int64_t));
-        sizes[last] = last_dim_size;
-        int64_t one = last;
-        st = execute(K_C2R, scratch, 1, &one, &last_dim_size, sizes, x->dtype == MT_C128 ? MT_F64 : MT_F32,
-                     normalization, out);
-    }
-    mt_tensor_release(scratch);
-    mt_tensor_release(half_view);
+    memcpy(sizes, x->sizes, x->ndim * sizeof(int64_t));
+    sizes[last] = last_dim_size;
+    int64_t one = last;
+    mt_status st = execute(K_C2R, y, 1, &one, &last_dim_size, sizes, x->dtype == MT_C128 ? MT_F64 : MT_F32,
+                           normalization, out);
     if (y != x) mt_tensor_release(y);
     return st;
 }
