@@ -346,7 +346,8 @@ mt_status mt_linalg_det(mt_tensor *a, mt_tensor **result) {
     return st;
 }
 
-/* gA = g A^-H with g = g_logabsdet - i Im(g_sign conj(sign)); a real sign has no derivative */
+/* gA = g A^-H with g = g_logabsdet + i Im(g_sign conj(sign)) (d sign = i sign Im tr(A^-1 dA)); a real
+ * sign has no derivative */
 static mt_status slogdet_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
     F c0 = {0}, *c = &c0;
     mt_tensor *A = SAVED(c, n, 0), *g = grads[1];
@@ -354,7 +355,7 @@ static mt_status slogdet_backward(mt_node *n, mt_tensor *const *grads, mt_tensor
     if (cx && grads[0]) {
         mt_tensor *sign = SAVED(c, n, 1);
         mt_tensor *ph = MUL(c, SCALAR_J(c, 1), U(c, MT_OP_IMAG, MUL(c, grads[0], U(c, MT_OP_CONJ, sign))));
-        g = g ? SUB(c, g, ph) : NEG(c, ph);
+        g = g ? ADD(c, g, ph) : ph;
     }
     if (!g) return END(c, out, 1);
     GIVE(c, out, 0, MUL(c, UNSQ(c, UNSQ(c, g, -1), -1), MH(c, INV(c, A))));
