@@ -195,6 +195,17 @@ def test_ormqr(ashape, left, transpose, dtype):
     close(am.ormqr(taum, cm.mT.contiguous().mT, left, transpose), rt, TOL[dtype] * 10)  # a non-contiguous C
 
 
+@pytest.mark.parametrize("shapes", [((5, 3), (3,), (5, 0), True), ((5, 3), (3,), (0, 5), False),
+                                    ((0, 5, 3), (0, 3), (0, 5, 2), True), ((5, 0), (0,), (5, 2), True)])
+def test_ormqr_empty(shapes):
+    a, t, c, left = shapes
+    args = [pair(rand(s, "float64", k), "float64") for k, s in enumerate((a, t, c))]
+    rm = mt.ormqr(*(m for m, _ in args), left=left)
+    rt = torch.ormqr(*(x for _, x in args), left=left)
+    close(rm, rt, 1e-12)
+    assert rm.stride() == rt.stride()
+
+
 ORMQR_ERRORS = {
     "1d input": lambda L, a, t, c: L.ormqr(a[0], t, c),
     "1d other": lambda L, a, t, c: L.ormqr(a, t, c[:, 0]),
