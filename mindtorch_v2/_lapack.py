@@ -17,7 +17,8 @@ for _name, _fields in (("linalg_cholesky_ex", "L info"), ("linalg_inv_ex", "inve
                        ("linalg_slogdet", "sign logabsdet"), ("slogdet", "sign logabsdet"),
                        ("linalg_eigh", "eigenvalues eigenvectors"), ("linalg_svd", "U S Vh"), ("svd", "U S V"),
                        ("linalg_qr", "Q R"), ("qr", "Q R"),
-                       ("linalg_lstsq", "solution residuals rank singular_values"), ("triangular_solve", "solution cloned_coefficient")):
+                       ("linalg_lstsq", "solution residuals rank singular_values"), ("triangular_solve", "solution cloned_coefficient"),
+                       ("linalg_ldl_factor_ex", "LD pivots info"), ("linalg_ldl_factor", "LD pivots"), ("geqrf", "a tau")):
     setattr(return_types, _name, _pair_type(_name, _fields.split()))
 
 
@@ -42,6 +43,17 @@ def _into(results, out):
     for o, r in zip(outs, results if isinstance(results, tuple) else (results,)):
         o.resize_(r.shape).copy_(r)
     return out if isinstance(out, Tensor) else type(results)(*outs) if isinstance(results, tuple) else out
+
+
+def _into_same_dtype(results, out):
+    """out= of PyTorch's structured ops: each out tensor must have its result's dtype."""
+    if out is not None:
+        from ._dtype import CPP_NAMES
+        for o, r in zip((out,) if isinstance(out, Tensor) else out, (results,) if isinstance(results, Tensor) else results):
+            if o.dtype != r.dtype:
+                raise RuntimeError(f"Expected out tensor to have dtype {CPP_NAMES[r.dtype._name]}, but got "
+                                   f"{CPP_NAMES[o.dtype._name]} instead")
+    return _into(results, out)
 
 
 # ---- cholesky ---------------------------------------------------------------------------------------
@@ -179,6 +191,36 @@ def torch_lu_solve(b, LU_data, LU_pivots, *, out=None):
     return lu_solve(LU_data, LU_pivots, b, out=out)
 
 
+# ---- LDL ---------------------------------------------------------------------------------------------
+
+def _ldl_check_errors(info, name):
+    # PyTorch's error-code check has no text for sytrf's singular-D code and fails with its internal assert
+    if (info > 0).any():
+        code = int(info[info > 0][0])
+        raise RuntimeError(f'false INTERNAL ASSERT FAILED at "/__w/pytorch/pytorch/aten/src/ATen/native/'
+                           f'BatchLinearAlgebra.cpp":1642, please report a bug to PyTorch. {name}: Unknown error code: '
+                           f'{code}.')
+
+
+def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
+    LD, piv, info = _call(lib.mt_linalg_ldl_factor_ex, 3, _t("linalg_ldl_factor_ex", "A", A), bool(hermitian))
+    if check_errors:
+        _ldl_check_errors(info, "torch.linalg.ldl_factor_ex")
+    return _into_same_dtype(return_types.linalg_ldl_factor_ex(LD, piv, info), out)
+
+
+def ldl_factor(A, *, hermitian=False, out=None):
+    LD, piv, info = _call(lib.mt_linalg_ldl_factor_ex, 3, _t("linalg_ldl_factor", "A", A), bool(hermitian))
+    _ldl_check_errors(info, "torch.linalg.ldl_factor")
+    return _into_same_dtype(return_types.linalg_ldl_factor(LD, piv), out)
+
+
+def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
+    r = call(lib.mt_linalg_ldl_solve, _t("linalg_ldl_solve", "LD", LD), _t("linalg_ldl_solve", "pivots", pivots, 2),
+             _t("linalg_ldl_solve", "B", B, 3), bool(hermitian))
+    return _into_same_dtype(r, out)
+
+
 # ---- solve, inverse ----------------------------------------------------------------------------------
 
 def solve_ex(A, B, *, left=True, check_errors=False, out=None):
@@ -240,6 +282,8 @@ def logdet(input):
         if msg.startswith("linalg.slogdet: "):
             raise type(e)("logdet: " + msg[len("linalg.slogdet: "):]) from None
         raise
+    if input.is_complex():  # log det = log|det| + i arg(sign)
+        return s.log() + l
     from ._elementwise import where
     return where(s == -1, math.nan, l)  # PyTorch's definition (WhereBackward0)
 
@@ -306,6 +350,80 @@ def qr(A, mode="reduced", *, out=None):
 
 def torch_qr(input, some=True, *, out=None):
     return _into(return_types.qr(*qr(input, "reduced" if some else "complete")), out)
+
+
+def geqrf(input, *, out=None):
+    a, tau = _call(lib.mt_geqrf, 2, _t("geqrf", "input", input))
+    return _into(return_types.geqrf(a, tau), out)
+
+
+def _householder_square(A, tau):
+    """The whole n x n Q = H_1 ... H_k of A's first k = len(tau) reflectors (n = A's rows), recorded."""
+    from ._shape_ops import cat
+    n, k = A.shape[-2], tau.shape[-1]
+    V = A[..., :, :k]
+    if k < n:
+        V = cat([V, V.new_zeros(*V.shape[:-1], n - k)], -1)
+    return householder_product(V, tau)
+
+
+_ORMQR = []  # the Function, made on first use
+
+
+def _ormqr_function():
+    from . import enable_grad, is_grad_enabled
+    from .autograd import grad as autograd_grad
+    from .autograd.function import Function
+
+    class Ormqr(Function):
+        # PyTorch's derivative of op(Q) C: C's gradient is op(Q)^H grad; Q's goes through householder_product
+        # to the reflectors and tau (its composition here is recorded, so double backward works)
+        _node_name = "OrmqrBackward0"
+
+        @staticmethod
+        def forward(ctx, A, tau, C, left, transpose):
+            ctx.save_for_backward(A, tau, C)
+            ctx.left, ctx.transpose = left, transpose
+            return call(lib.mt_ormqr, A._h, tau._h, C._h, left, transpose)
+
+        @staticmethod
+        def backward(ctx, grad):
+            A, tau, C = ctx.saved_tensors
+            higher = is_grad_enabled()  # create_graph: stay connected to A and tau
+            with enable_grad():
+                A_ = A if higher and A.requires_grad else A.detach().requires_grad_()
+                tau_ = tau if higher and tau.requires_grad else tau.detach().requires_grad_()
+                Q = _householder_square(A_, tau_)
+            Qd = Q if higher else Q.detach()
+            if ctx.left:  # R = Q C or Q^H C
+                gC = Qd @ grad if ctx.transpose else Qd.mH @ grad
+                gQ = C @ grad.mH if ctx.transpose else grad @ C.mH
+            else:  # R = C Q or C Q^H
+                gC = grad @ Qd if ctx.transpose else grad @ Qd.mH
+                gQ = grad.mH @ C if ctx.transpose else C.mH @ grad
+            gA = gtau = None
+            if ctx.needs_input_grad[0] or ctx.needs_input_grad[1]:
+                # (no reflectors: Q = I reads neither, and their gradients are zeros)
+                gA, gtau = autograd_grad(Q, (A_, tau_), gQ, create_graph=higher, allow_unused=True)
+                gA = A.new_zeros(A.shape) if gA is None else gA
+                gtau = tau.new_zeros(tau.shape) if gtau is None else gtau
+            return gA, gtau, gC, None, None
+    return Ormqr
+
+
+def ormqr(input, input2, input3, left=True, transpose=False, *, out=None):
+    a, tau, c = _t("ormqr", "input", input), _t("ormqr", "input2", input2, 2), _t("ormqr", "input3", input3, 3)
+    from . import is_grad_enabled
+    if is_grad_enabled() and (input.requires_grad or input2.requires_grad or input3.requires_grad):
+        if not _ORMQR:
+            _ORMQR.append(_ormqr_function())
+        r = _ORMQR[0].apply(input, input2, input3, bool(left), bool(transpose))
+    else:
+        r = call(lib.mt_ormqr, a, tau, c, bool(left), bool(transpose))
+    if out is not None and out.dtype != r.dtype:
+        raise RuntimeError(f"torch.ormqr: Expected input and result to have the same dtype, but input has dtype"
+                           f"{scalar_name(input.dtype)} and result has dtype {scalar_name(out.dtype)}")
+    return _into(r, out)
 
 
 # ---- least squares ----------------------------------------------------------------------------------------
@@ -481,7 +599,7 @@ def householder_product(A, tau, *, out=None):
         v = below[..., :, i:i + 1]
         if i:
             v = v * (_arange_ge(m, i, A.dtype).unsqueeze(-1))
-        Q = Q - (Q @ v) @ (v.mT * tau[..., i:i + 1].unsqueeze(-1))
+        Q = Q - (Q @ v) @ (v.mH * tau[..., i:i + 1].unsqueeze(-1))
     return _into(Q[..., :n], out)
 
 
@@ -540,7 +658,8 @@ LINALG = {"cholesky": cholesky, "cholesky_ex": cholesky_ex, "lu_factor": lu_fact
           "svd": svd, "svdvals": svdvals, "qr": qr, "pinv": pinv, "matrix_rank": matrix_rank,
           "matrix_power": matrix_power, "cond": cond, "tensorinv": tensorinv, "tensorsolve": tensorsolve,
           "vander": vander, "diagonal": diagonal, "householder_product": householder_product,
-          "matrix_exp": matrix_exp, "lstsq": lstsq, "LinAlgError": LinAlgError}
+          "matrix_exp": matrix_exp, "lstsq": lstsq, "ldl_factor": ldl_factor, "ldl_factor_ex": ldl_factor_ex,
+          "ldl_solve": ldl_solve, "LinAlgError": LinAlgError}
 
 # ---- randomized low-rank SVD and PCA: PyTorch's torch/_lowrank.py (Halko et al. 2009), dense tensors ----
 
@@ -596,7 +715,8 @@ FUNCTIONS = {"cholesky": torch_cholesky, "cholesky_solve": cholesky_solve, "chol
              "inverse": inv, "det": det, "logdet": logdet, "slogdet": torch_slogdet, "svd": torch_svd, "qr": torch_qr,
              "pinverse": pinverse, "matrix_power": matrix_power, "triangular_solve": triangular_solve,
              "lu": torch_lu, "lu_solve": torch_lu_solve, "lu_unpack": lu_unpack, "matrix_exp": matrix_exp,
-             "orgqr": householder_product, "svd_lowrank": svd_lowrank, "pca_lowrank": pca_lowrank}
+             "orgqr": householder_product, "svd_lowrank": svd_lowrank, "pca_lowrank": pca_lowrank, "geqrf": geqrf,
+             "ormqr": ormqr}
 METHODS = {k: FUNCTIONS[k] for k in ("cholesky", "cholesky_solve", "cholesky_inverse", "inverse", "det", "logdet",
                                      "slogdet", "svd", "qr", "pinverse", "matrix_power", "triangular_solve", "lu",
-                                     "lu_solve", "matrix_exp", "orgqr")}
+                                     "lu_solve", "matrix_exp", "orgqr", "geqrf", "ormqr")}

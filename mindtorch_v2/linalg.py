@@ -16,7 +16,7 @@ def vecdot(x, y, *, dim=-1, out=None):
 
 globals().update(_LAPACK)
 
-_MISSING = ("eig", "eigvals", "ldl_factor", "ldl_solve")
+_MISSING = ("eig", "eigvals")
 
 
 def __getattr__(name):

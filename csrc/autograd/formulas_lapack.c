@@ -1,8 +1,8 @@
 /* formulas_lapack.c — the autograd layer of the matrix factorisations (kernels/cpu/lapack.c):
  * each public mt_linalg_* runs its kernel with grad mode off and records PyTorch's node with the
  * formula of derivatives.yaml / FunctionsManual.cpp, written with public (recorded) ops so that
- * double backward works. The LU family (solve, inv, det) takes complex too: MH is then the
- * conjugate transpose (PyTorch's conjugate-Wirtinger convention); the others are real only. */
+ * double backward works. Complex inputs (LU family, cholesky, QR, slogdet, triangular solve) use
+ * MH, the conjugate transpose: PyTorch's conjugate-Wirtinger gradients. */
 #include "../kernels/cpu/lapack.h"
 #include "formula.h"
 
@@ -59,6 +59,10 @@ static mt_tensor *MH(F *c, mt_tensor *a) { /* ^H: the conjugate transpose (a tra
     mt_tensor *t = TR(c, a);
     return t && mt__is_complex(t->dtype) ? U(c, MT_OP_CONJ, t) : t;
 }
+static mt_tensor *DIAG(F *c, mt_tensor *t) {
+    mt_tensor *r = NULL;
+    return OK2(t, 1) ? KEEP(c, mt_diagonal(t, 0, -2, -1, &r), r) : NULL;
+}
 static int64_t rows(mt_tensor *t) { return t->sizes[t->ndim - 2]; }
 static int64_t cols(mt_tensor *t) { return t->sizes[t->ndim - 1]; }
 
@@ -79,10 +83,10 @@ static int wants_grad(mt_tensor *a, mt_tensor *b) {
 static mt_status cholesky_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
     F c0 = {0}, *c = &c0;
     mt_tensor *L = SAVED(c, n, 0), *gL = grads[0];
-    if (n->iv[0]) L = TR(c, L), gL = TR(c, gL); /* upper: A = U^H U with U = L^H */
-    mt_tensor *gA = TRIL(c, MM(c, TR(c, L), gL), 0, 0);
-    gA = BS(c, MT_OP_MUL, ADD(c, gA, TR(c, TRIL(c, gA, -1, 0))), 0.5);
-    gA = SOLVE_TRI(c, TR(c, L), gA, 1, 1, 0);
+    if (n->iv[0]) L = MH(c, L), gL = MH(c, gL); /* upper: A = U^H U with U = L^H */
+    mt_tensor *gA = TRIL(c, MM(c, MH(c, L), gL), 0, 0);
+    gA = BS(c, MT_OP_MUL, ADD(c, gA, MH(c, TRIL(c, gA, -1, 0))), 0.5);
+    gA = SOLVE_TRI(c, MH(c, L), gA, 1, 1, 0);
     gA = SOLVE_TRI(c, L, gA, 0, 0, 0);
     GIVE(c, out, 0, gA);
     return END(c, out, 1);
@@ -130,6 +134,59 @@ mt_status mt_linalg_lu_solve(mt_tensor *LU, mt_tensor *pivots, mt_tensor *b, int
     return st;
 }
 
+/* ---- LDL, geqrf: not differentiable in PyTorch; ormqr's kernel ------------------------------------------ */
+
+/* linalg_ldl_factor_ex and linalg_ldl_solve have no derivatives.yaml entry: PyTorch records its
+ * NotImplemented node, whose backward fails with a RuntimeError; geqrf's entry is not_implemented */
+static mt_status no_derivative(mt_node *n, mt_tensor *const *g, mt_tensor **out) {
+    (void)g, (void)out;
+    static const char *const aten[] = {"linalg_ldl_factor_ex", "linalg_ldl_solve"};
+    if (n->iv[0] == 2) return mt__error(MT_ERR_NOT_IMPLEMENTED, "the derivative for 'geqrf' is not implemented.");
+    return mt__error(MT_ERR_RUNTIME, "derivative for aten::%s is not implemented", aten[n->iv[0]]);
+}
+
+static mt_status record_no_derivative(const char *name, int which, int nin, mt_tensor **ins, int nout,
+                                      mt_tensor **outs) {
+    mt_node *n;
+    mt_status st = mt__record(name, no_derivative, nin, ins, nout, outs, &n);
+    if (!st && n) n->iv[0] = which;
+    return st;
+}
+
+mt_status mt_linalg_ldl_factor_ex(mt_tensor *a, int hermitian, mt_tensor **LD, mt_tensor **pivots, mt_tensor **info) {
+    MT_PROFILE("linalg_ldl_factor_ex", a);
+    int grad = wants_grad(a, NULL);
+    MT_TRY(NO_GRAD(mt__impl_linalg_ldl_factor_ex(a, hermitian, LD, pivots, info)));
+    mt_status st = grad ? record_no_derivative("NotImplemented", 0, 1, &a, 1, LD) : MT_OK;
+    if (st) { MT_DROP(*LD); MT_DROP(*pivots); MT_DROP(*info); }
+    return st;
+}
+
+mt_status mt_linalg_ldl_solve(mt_tensor *LD, mt_tensor *pivots, mt_tensor *b, int hermitian, mt_tensor **result) {
+    MT_PROFILE("linalg_ldl_solve", LD, pivots, b);
+    int grad = wants_grad(LD, b);
+    MT_TRY(NO_GRAD(mt__impl_linalg_ldl_solve(LD, pivots, b, hermitian, result)));
+    mt_tensor *ins[2] = {LD, b};
+    mt_status st = grad ? record_no_derivative("NotImplemented", 1, 2, ins, 1, result) : MT_OK;
+    if (st) MT_DROP(*result);
+    return st;
+}
+
+mt_status mt_geqrf(mt_tensor *a, mt_tensor **A, mt_tensor **tau) {
+    MT_PROFILE("geqrf", a);
+    int grad = wants_grad(a, NULL);
+    MT_TRY(NO_GRAD(mt__impl_geqrf(a, A, tau)));
+    mt_tensor *outs[2] = {*A, *tau};
+    mt_status st = grad ? record_no_derivative("GeqrfBackward0", 2, 1, &a, 2, outs) : MT_OK;
+    if (st) { MT_DROP(*A); MT_DROP(*tau); }
+    return st;
+}
+
+mt_status mt_ormqr(mt_tensor *a, mt_tensor *tau, mt_tensor *c, int left, int transpose, mt_tensor **result) {
+    MT_PROFILE("ormqr", a, tau, c);
+    return NO_GRAD(mt__impl_ormqr(a, tau, c, left, transpose, result));
+}
+
 /* ---- triangular solve --------------------------------------------------------------------------------- */
 
 /* gB = A^-H g (same triangle flipped); gA = -gB X^H (left) or -X^H gB, kept to A's triangle */
@@ -137,9 +194,9 @@ static mt_status solve_triangular_backward(mt_node *n, mt_tensor *const *grads, 
     F c0 = {0}, *c = &c0;
     int upper = (int)n->iv[0], left = (int)n->iv[1], unit = (int)n->iv[2];
     mt_tensor *A = SAVED(c, n, 0), *X = SAVED(c, n, 1);
-    mt_tensor *gB = SOLVE_TRI(c, TR(c, A), grads[0], !upper, left, unit);
+    mt_tensor *gB = SOLVE_TRI(c, MH(c, A), grads[0], !upper, left, unit);
     if (needs(n, 0)) {
-        mt_tensor *gA = NEG(c, left ? MM(c, gB, TR(c, X)) : MM(c, TR(c, X), gB));
+        mt_tensor *gA = NEG(c, left ? MM(c, gB, MH(c, X)) : MM(c, MH(c, X), gB));
         GIVE(c, out, 0, TRIL(c, gA, upper ? unit : -unit, upper));
     }
     if (needs(n, 1)) GIVE(c, out, 1, gB);
@@ -289,12 +346,19 @@ mt_status mt_linalg_det(mt_tensor *a, mt_tensor **result) {
     return st;
 }
 
-/* real A: the sign has no derivative; gA = g_logabsdet A^-H */
+/* gA = g A^-H with g = g_logabsdet + i Im(g_sign conj(sign)) (d sign = i sign Im tr(A^-1 dA)); a real
+ * sign has no derivative */
 static mt_status slogdet_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
     F c0 = {0}, *c = &c0;
-    if (!grads[1]) return END(c, out, 1);
-    mt_tensor *A = SAVED(c, n, 0);
-    GIVE(c, out, 0, MUL(c, UNSQ(c, UNSQ(c, grads[1], -1), -1), TR(c, INV(c, A))));
+    mt_tensor *A = SAVED(c, n, 0), *g = grads[1];
+    int cx = A && mt__is_complex(A->dtype);
+    if (cx && grads[0]) {
+        mt_tensor *sign = SAVED(c, n, 1);
+        mt_tensor *ph = MUL(c, SCALAR_J(c, 1), U(c, MT_OP_IMAG, MUL(c, grads[0], U(c, MT_OP_CONJ, sign))));
+        g = g ? ADD(c, g, ph) : ph;
+    }
+    if (!g) return END(c, out, 1);
+    GIVE(c, out, 0, MUL(c, UNSQ(c, UNSQ(c, g, -1), -1), MH(c, INV(c, A))));
     return END(c, out, 1);
 }
 
@@ -309,6 +373,7 @@ mt_status mt_linalg_slogdet(mt_tensor *a, mt_tensor **sign, mt_tensor **logabsde
     if (!st && n) {
         n->no_materialize = 1;
         st = mt__save(n, 0, a, 0);
+        if (!st && mt__is_complex(a->dtype)) st = mt__save(n, 1, *sign, 1);
     }
     if (st) { MT_DROP(*sign); MT_DROP(*logabsdet); }
     return st;
@@ -440,15 +505,20 @@ mt_status mt_linalg_svd(mt_tensor *a, int full_matrices, int compute_uv, mt_tens
 
 /* ---- QR -------------------------------------------------------------------------------------------------------- */
 
-/* square or tall (m >= n) reduced QR: gA = [gQ + Q syminvadj(triu(gR R^H - Q^H gQ))] R^-H */
+/* square or tall (m >= n) reduced QR: gA = [gQ + Q syminvadj(triu(gR R^H - Q^H gQ))] R^-H, where
+ * syminvadj(T) = T + T^H with the real part of its diagonal halved (R's diagonal is real) */
 static mt_tensor *qr_tall_backward(F *c, mt_tensor *gQ, mt_tensor *gR, mt_tensor *Q, mt_tensor *R) {
     mt_tensor *M = NULL;
-    if (gR) M = MM(c, gR, TR(c, R));
-    if (gQ) { mt_tensor *q = MM(c, TR(c, Q), gQ); M = M ? SUB(c, M, q) : NEG(c, q); }
-    mt_tensor *T = TRIL(c, M, 0, 1);
-    mt_tensor *gA = MM(c, Q, ADD(c, T, TR(c, TRIL(c, T, 1, 1))));
+    if (gR) M = MM(c, gR, MH(c, R));
+    if (gQ) { mt_tensor *q = MM(c, MH(c, Q), gQ); M = M ? SUB(c, M, q) : NEG(c, q); }
+    mt_tensor *T = TRIL(c, M, 0, 1), *S;
+    if (T && mt__is_complex(T->dtype))
+        S = SUB(c, ADD(c, T, MH(c, T)), DIAG_EMBED(c, U(c, MT_OP_REAL, DIAG(c, T))));
+    else
+        S = ADD(c, T, TR(c, TRIL(c, T, 1, 1)));
+    mt_tensor *gA = MM(c, Q, S);
     if (gQ) gA = ADD(c, gA, gQ);
-    return SOLVE_TRI(c, TR(c, R), gA, 0, 0, 0);
+    return SOLVE_TRI(c, MH(c, R), gA, 0, 0, 0);
 }
 
 static mt_status qr_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
@@ -472,7 +542,7 @@ static mt_status qr_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **ou
         /* A = [X | Y] with X = Q U (m x m) and Y = Q Z: Z = Q^H Y feeds back into gQ */
         mt_tensor *Ur = NARROW(c, R, -1, 0, m), *Z = NARROW(c, R, -1, m, nn - m);
         mt_tensor *gU = gR ? NARROW(c, gR, -1, 0, m) : NULL, *gZ = gR ? NARROW(c, gR, -1, m, nn - m) : NULL;
-        mt_tensor *gQx = gZ ? ADD(c, gQ, MM(c, Q, MM(c, Z, TR(c, gZ)))) : gQ;
+        mt_tensor *gQx = gZ ? ADD(c, gQ, MM(c, Q, MM(c, Z, MH(c, gZ)))) : gQ;
         mt_tensor *gX = qr_tall_backward(c, gQx, gU, Q, Ur);
         mt_tensor *gY = gZ ? MM(c, Q, gZ) : NULL;
         if (!gY && !c->st) { /* no gradient through Z: zeros */

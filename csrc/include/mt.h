@@ -288,9 +288,10 @@ mt_status mt_mv(mt_tensor *m, mt_tensor *v, mt_tensor **result);
 mt_status mt_matmul(mt_tensor *a, mt_tensor *b, mt_tensor **result);
 
 /* ---- matrix factorisations on OpenBLAS's LAPACK (kernels/cpu/lapack.c; autograd in
- *      autograd/formulas_lapack.c). float32/float64, batches of matrices [..., m, n]; results
- *      are batches of column-major matrices as PyTorch's. info: int32 per matrix, LAPACK's
- *      (0: success); check_errors turns a failure into MT_ERR_LINALG with PyTorch's text. */
+ *      autograd/formulas_lapack.c). float32/float64 (and complex64/complex128 where PyTorch has them),
+ *      batches of matrices [..., m, n]; results are batches of column-major matrices as PyTorch's.
+ *      info: int32 per matrix, LAPACK's (0: success); check_errors turns a failure into MT_ERR_LINALG
+ *      with PyTorch's text. */
 mt_status mt_linalg_cholesky_ex(mt_tensor *a, int upper, int check_errors, mt_tensor **L, mt_tensor **info);
 /* pivots: int32, 1-based as LAPACK's */
 mt_status mt_linalg_lu_factor_ex(mt_tensor *a, int pivot, int check_errors, mt_tensor **LU, mt_tensor **pivots,
@@ -327,6 +328,17 @@ enum mt_lstsq_driver {
 };
 mt_status mt_linalg_lstsq(mt_tensor *a, mt_tensor *b, int has_rcond, double rcond, int driver, mt_tensor **solution,
                           mt_tensor **residuals, mt_tensor **rank, mt_tensor **singular_values);
+/* LDL^T (LDL^H when hermitian and complex) by Bunch-Kaufman, LAPACK's lower packed form: LD's strict
+ * upper triangle zeroed, pivots LAPACK's (1-based; negative pairs mark 2x2 blocks of D), info per matrix;
+ * neither is differentiable (PyTorch's NotImplemented node) */
+mt_status mt_linalg_ldl_factor_ex(mt_tensor *a, int hermitian, mt_tensor **LD, mt_tensor **pivots, mt_tensor **info);
+/* pivots of any integer dtype; LD and B batches broadcast */
+mt_status mt_linalg_ldl_solve(mt_tensor *LD, mt_tensor *pivots, mt_tensor *b, int hermitian, mt_tensor **result);
+/* torch.geqrf: reflectors under R (column-major) and tau; not differentiable (GeqrfBackward0 says so) */
+mt_status mt_geqrf(mt_tensor *a, mt_tensor **A, mt_tensor **tau);
+/* torch.ormqr: op(Q) C (left) or C op(Q) with Q from geqrf's reflectors, op = ^H when transpose. The kernel
+ * only: the Python layer records OrmqrBackward0 (its formula goes through householder_product) */
+mt_status mt_ormqr(mt_tensor *a, mt_tensor *tau, mt_tensor *c, int left, int transpose, mt_tensor **result);
 
 /* ---- discrete Fourier transforms (kernels/cpu/fft.c on FFTW, opened at first use; autograd/formulas_fft.c) ----
  * PyTorch's _fft_c2c, _fft_r2c and _fft_c2r. normalization: 0 none, 1 by 1/sqrt(n), 2 by 1/n, n being

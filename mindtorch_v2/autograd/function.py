@@ -270,7 +270,8 @@ def _apply(cls, args):
         if id(o) in inputs and id(o) not in dirty:  # an input returned as is: a new alias gets the history
             o = outs[k] = o.detach()
         pos.append(k)
-        flags.append(int(record and o.dtype.is_floating_point and id(originals[k]) not in nondiff))
+        differentiable = o.dtype.is_floating_point or o.dtype.is_complex  # PyTorch's isDifferentiableType
+        flags.append(int(record and differentiable and id(originals[k]) not in nondiff))
         dirt.append(int(id(originals[k]) in dirty))
     for t in ctx.dirty_tensors:
         if not any(t is o for o in originals):

@@ -41,7 +41,8 @@ def _run_hooks(hooks, grad):
     return grad
 
 
-_CPP_NODES = {"AccumulateGrad", "CopyBackwards", "CopySlices", "DelayedError", "Error", "GraphRoot", "Identity"}
+_CPP_NODES = {"AccumulateGrad", "CopyBackwards", "CopySlices", "DelayedError", "Error", "GraphRoot", "Identity",
+              "NotImplemented"}
 
 
 def _qualified(name):

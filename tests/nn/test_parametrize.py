@@ -108,7 +108,8 @@ def test_custom_parametrization_cached_assign_and_remove():
 
 ORTH = [((4, 4), None, True), ((5, 3), None, True), ((3, 5), None, True), ((4, 4), "cayley", True),
         ((5, 3), "matrix_exp", True), ((4, 4), "householder", True), ((4, 4), "matrix_exp", False),
-        ((5, 3), "cayley", False)]
+        ((5, 3), "cayley", False), ((4, 4), "householder", False), ((5, 3), "householder", False),
+        ((3, 5), "householder", False)]
 
 
 @pytest.mark.parametrize("shape,omap,triv", ORTH)

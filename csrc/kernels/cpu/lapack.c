@@ -68,6 +68,40 @@ void sgelss_(const int *, const int *, const int *, float *, const int *, float 
 void dgelss_(const int *, const int *, const int *, double *, const int *, double *, const int *, double *,
              const double *, int *, double *, const int *, int *);
 
+/* complex cholesky and QR; LDL (sytrf/hetrf); Householder products (orgqr/ormqr and the unitary ones) */
+void cpotrf_(const char *, const int *, void *, const int *, int *, size_t);
+void zpotrf_(const char *, const int *, void *, const int *, int *, size_t);
+void cgeqrf_(const int *, const int *, void *, const int *, void *, void *, const int *, int *);
+void zgeqrf_(const int *, const int *, void *, const int *, void *, void *, const int *, int *);
+void cungqr_(const int *, const int *, const int *, void *, const int *, const void *, void *, const int *, int *);
+void zungqr_(const int *, const int *, const int *, void *, const int *, const void *, void *, const int *, int *);
+void sormqr_(const char *, const char *, const int *, const int *, const int *, const float *, const int *,
+             const float *, float *, const int *, float *, const int *, int *, size_t, size_t);
+void dormqr_(const char *, const char *, const int *, const int *, const int *, const double *, const int *,
+             const double *, double *, const int *, double *, const int *, int *, size_t, size_t);
+void cunmqr_(const char *, const char *, const int *, const int *, const int *, const void *, const int *, const void *,
+             void *, const int *, void *, const int *, int *, size_t, size_t);
+void zunmqr_(const char *, const char *, const int *, const int *, const int *, const void *, const int *, const void *,
+             void *, const int *, void *, const int *, int *, size_t, size_t);
+void ssytrf_(const char *, const int *, float *, const int *, int *, float *, const int *, int *, size_t);
+void dsytrf_(const char *, const int *, double *, const int *, int *, double *, const int *, int *, size_t);
+void csytrf_(const char *, const int *, void *, const int *, int *, void *, const int *, int *, size_t);
+void zsytrf_(const char *, const int *, void *, const int *, int *, void *, const int *, int *, size_t);
+void chetrf_(const char *, const int *, void *, const int *, int *, void *, const int *, int *, size_t);
+void zhetrf_(const char *, const int *, void *, const int *, int *, void *, const int *, int *, size_t);
+void ssytrs_(const char *, const int *, const int *, const float *, const int *, const int *, float *, const int *,
+             int *, size_t);
+void dsytrs_(const char *, const int *, const int *, const double *, const int *, const int *, double *, const int *,
+             int *, size_t);
+void csytrs_(const char *, const int *, const int *, const void *, const int *, const int *, void *, const int *, int *,
+             size_t);
+void zsytrs_(const char *, const int *, const int *, const void *, const int *, const int *, void *, const int *, int *,
+             size_t);
+void chetrs_(const char *, const int *, const int *, const void *, const int *, const int *, void *, const int *, int *,
+             size_t);
+void zhetrs_(const char *, const int *, const int *, const void *, const int *, const int *, void *, const int *, int *,
+             size_t);
+
 /* ---- checks ------------------------------------------------------------------------------- */
 
 mt_status mt__lapack_check(const mt_lapack_check *c, mt_tensor *a) {
@@ -157,12 +191,10 @@ static char *mat(mt_tensor *w, int64_t i) {
 
 /* zero the triangle of a column-major n x n matrix that a factor leaves untouched */
 static void zero_triangle(int dt, char *p, int64_t n, int keep_upper) {
-    for (int64_t c = 0; c < n; c++)
-        for (int64_t r = 0; r < n; r++)
-            if (keep_upper ? r > c : r < c) {
-                if (dt == MT_F32) ((float *)p)[c * n + r] = 0;
-                else ((double *)p)[c * n + r] = 0;
-            }
+    size_t isz = (size_t)mt_dtype_itemsize(dt);
+    for (int64_t c = 0; c < n; c++) /* column c: rows above the diagonal (keep lower) or below it */
+        if (keep_upper) memset(p + (c * n + c + 1) * (int64_t)isz, 0, (size_t)(n - c - 1) * isz);
+        else memset(p + c * n * (int64_t)isz, 0, (size_t)c * isz);
 }
 
 static double get(int dt, const char *p, int64_t i) { return dt == MT_F32 ? ((const float *)p)[i] : ((const double *)p)[i]; }
@@ -182,7 +214,7 @@ static void cput(int dt, char *p, int64_t i, double re, double im) {
 
 /* ---- cholesky --------------------------------------------------------------------------------- */
 
-static const mt_lapack_check CHOLESKY = {"linalg.cholesky", "cholesky_cpu", .square = 1, .float_check = 1};
+static const mt_lapack_check CHOLESKY = {"linalg.cholesky", "cholesky_cpu", .square = 1, .float_check = 1, .cplx = 1};
 
 mt_status mt__impl_linalg_cholesky_ex(mt_tensor *a, int upper, int check_errors, mt_tensor **L, mt_tensor **info) {
     MT_TRY(mt__lapack_check(&CHOLESKY, a));
@@ -197,8 +229,12 @@ mt_status mt__impl_linalg_cholesky_ex(mt_tensor *a, int upper, int check_errors,
     for (int64_t i = 0; i < nb; i++) {
         int r = 0;
         if (n) {
-            if (a->dtype == MT_F32) spotrf_(&uplo, &n, (float *)mat(w, i), &lda, &r, 1);
-            else dpotrf_(&uplo, &n, (double *)mat(w, i), &lda, &r, 1);
+            switch (a->dtype) {
+            case MT_F32: spotrf_(&uplo, &n, (float *)mat(w, i), &lda, &r, 1); break;
+            case MT_F64: dpotrf_(&uplo, &n, (double *)mat(w, i), &lda, &r, 1); break;
+            case MT_C64: cpotrf_(&uplo, &n, mat(w, i), &lda, &r, 1); break;
+            default: zpotrf_(&uplo, &n, mat(w, i), &lda, &r, 1);
+            }
             zero_triangle(a->dtype, mat(w, i), n, upper);
         }
         ip[i] = r;
@@ -488,7 +524,8 @@ done:
 }
 
 static const mt_lapack_check DET = {"linalg.det", "lu_cpu", .square = 1, .float_check = 1, .cplx = 1};
-static const mt_lapack_check SLOGDET = {"linalg.slogdet", "lu_cpu", .square = 1, .float_check = 1, .low_precision = 1};
+static const mt_lapack_check SLOGDET = {"linalg.slogdet", "lu_cpu", .square = 1, .float_check = 1, .low_precision = 1,
+                                        .cplx = 1};
 
 /* det (logabs == NULL) or slogdet's sign and log|det| of every matrix, from its LU */
 static mt_status determinants(const mt_lapack_check *c, mt_tensor *a, mt_tensor **det, mt_tensor **logabs) {
@@ -501,20 +538,29 @@ static mt_status determinants(const mt_lapack_check *c, mt_tensor *a, mt_tensor 
     if (!st) st = new_tensor(nd - 1, psz, MT_I32, a->device, &piv);
     if (!st) st = new_tensor(nd - 2, a->sizes, MT_I32, a->device, &inf);
     if (!st) st = new_tensor(nd - 2, a->sizes, a->dtype, a->device, &d);
-    if (!st && logabs) st = new_tensor(nd - 2, a->sizes, a->dtype, a->device, &l);
+    int real_dt = mt__complex_to_real(a->dtype); /* log|det| is real */
+    if (!st && logabs) st = new_tensor(nd - 2, a->sizes, real_dt, a->device, &l);
     if (st || a->device == MT_META) goto done;
     getrf_batch(w, (int32_t *)mt__data(piv), (int32_t *)mt__data(inf));
     int64_t nb = batch_count(nd, a->sizes);
     const int32_t *pp = (const int32_t *)mt__data(piv);
-    for (int64_t i = 0; mt__is_complex(a->dtype) && i < nb; i++) { /* det only: slogdet refuses complex */
+    for (int64_t i = 0; mt__is_complex(a->dtype) && i < nb; i++) {
+        /* det: the product of U's diagonal; slogdet: the product of its phases u/|u| and the sum of log|u| */
         const char *p = mat(w, i);
-        double re = 1, im = 0;
+        double re = 1, im = 0, logsum = 0;
         for (int64_t j = 0; j < n; j++) {
-            double ur = cget(a->dtype, p, j * n + j, 0), ui = cget(a->dtype, p, j * n + j, 1), t = re * ur - im * ui;
+            double ur = cget(a->dtype, p, j * n + j, 0), ui = cget(a->dtype, p, j * n + j, 1);
+            if (logabs) {
+                double mag = hypot(ur, ui);
+                logsum += log(mag);
+                ur = mag ? ur / mag : 0, ui = mag ? ui / mag : 0;
+            }
+            double t = re * ur - im * ui;
             im = re * ui + im * ur, re = t;
             if (pp[i * n + j] != j + 1) re = -re, im = -im;
         }
         cput(a->dtype, mt__data(d), i, re, im);
+        if (logabs) put(real_dt, mt__data(l), i, logsum);
     }
     for (int64_t i = 0; !mt__is_complex(a->dtype) && i < nb; i++) {
         const char *p = mat(w, i);
@@ -551,7 +597,7 @@ mt_status mt__impl_linalg_slogdet(mt_tensor *a, mt_tensor **sign, mt_tensor **lo
 
 /* ---- triangular solve (BLAS trsm) ------------------------------------------------------------------ */
 
-static const mt_lapack_check TRI = {"linalg.solve_triangular", "triangular_solve_cpu", .square = 1};
+static const mt_lapack_check TRI = {"linalg.solve_triangular", "triangular_solve_cpu", .square = 1, .cplx = 1};
 
 mt_status mt__impl_linalg_solve_triangular(mt_tensor *a, mt_tensor *b, int upper, int left, int unitriangular,
                                            mt_tensor **result) {
@@ -559,7 +605,7 @@ mt_status mt__impl_linalg_solve_triangular(mt_tensor *a, mt_tensor *b, int upper
     if (b->ndim < 2)
         return mt__error(MT_ERR_RUNTIME, "linalg.solve_triangular: The input tensor B must have at least 2 dimensions.");
     MT_TRY(mt__lapack_check(&TRI, a));
-    if (b->dtype != MT_F32 && b->dtype != MT_F64)
+    if (b->dtype != MT_F32 && b->dtype != MT_F64 && !mt__is_complex(b->dtype))
         return mt__error(MT_ERR_NOT_IMPLEMENTED, "\"triangular_solve_cpu\" not implemented for '%s'",
                          mt_dtype_names[b->dtype]);
     int64_t n = a->sizes[a->ndim - 1];
@@ -575,15 +621,29 @@ mt_status mt__impl_linalg_solve_triangular(mt_tensor *a, mt_tensor *b, int upper
     if (!st && a->device != MT_META) {
         int m = (int)sb[nd - 2], k = (int)sb[nd - 1], lda = n > 1 ? (int)n : 1, ldb = m > 1 ? m : 1;
         int64_t nb = batch_count(nd, sb);
+        enum CBLAS_SIDE side = left ? CblasLeft : CblasRight;
+        enum CBLAS_UPLO uplo = upper ? CblasUpper : CblasLower;
+        enum CBLAS_DIAG diag = unitriangular ? CblasUnit : CblasNonUnit;
+        static const float one_c[2] = {1, 0};
+        static const double one_z[2] = {1, 0};
         for (int64_t i = 0; i < nb && m && k; i++) {
-            if (a->dtype == MT_F32)
-                cblas_strsm(CblasColMajor, left ? CblasLeft : CblasRight, upper ? CblasUpper : CblasLower, CblasNoTrans,
-                            unitriangular ? CblasUnit : CblasNonUnit, m, k, 1.0f, (const float *)mat(w, i), lda,
+            switch (a->dtype) {
+            case MT_F32:
+                cblas_strsm(CblasColMajor, side, uplo, CblasNoTrans, diag, m, k, 1.0f, (const float *)mat(w, i), lda,
                             (float *)mat(x, i), ldb);
-            else
-                cblas_dtrsm(CblasColMajor, left ? CblasLeft : CblasRight, upper ? CblasUpper : CblasLower, CblasNoTrans,
-                            unitriangular ? CblasUnit : CblasNonUnit, m, k, 1.0, (const double *)mat(w, i), lda,
+                break;
+            case MT_F64:
+                cblas_dtrsm(CblasColMajor, side, uplo, CblasNoTrans, diag, m, k, 1.0, (const double *)mat(w, i), lda,
                             (double *)mat(x, i), ldb);
+                break;
+            case MT_C64:
+                cblas_ctrsm(CblasColMajor, side, uplo, CblasNoTrans, diag, m, k, one_c, (const void *)mat(w, i), lda,
+                            (void *)mat(x, i), ldb);
+                break;
+            default:
+                cblas_ztrsm(CblasColMajor, side, uplo, CblasNoTrans, diag, m, k, one_z, (const void *)mat(w, i), lda,
+                            (void *)mat(x, i), ldb);
+            }
         }
     }
     mt_tensor_release(w);
@@ -643,8 +703,11 @@ done:
 static const mt_lapack_check SVD = {"linalg.svd", "linalg_svd_cpu", .float_check = 1};
 
 static void set_eye(int dt, char *p, int64_t rows, int64_t cols) {
-    for (int64_t c = 0; c < cols; c++)
-        for (int64_t r = 0; r < rows; r++) put(dt, p, c * rows + r, r == c);
+    memset(p, 0, (size_t)(rows * cols) * (size_t)mt_dtype_itemsize(dt));
+    for (int64_t c = 0; c < cols && c < rows; c++) {
+        if (mt__is_complex(dt)) cput(dt, p, c * rows + c, 1, 0);
+        else put(dt, p, c * rows + c, 1);
+    }
 }
 
 mt_status mt__impl_linalg_svd(mt_tensor *a, int full_matrices, int compute_uv, mt_tensor **U, mt_tensor **S,
@@ -724,13 +787,43 @@ done:
 
 /* ---- QR ---------------------------------------------------------------------------------------------------- */
 
-static const mt_lapack_check QR = {"linalg.qr", "geqrf_cpu", .float_check = 1};
+/* a workspace size from a LAPACK query's answer (a float for the single precision routines, the real part
+ * of a complex one) */
+static int work_size(int dt, const void *q) {
+    double v = dt == MT_F32 || dt == MT_C64 ? ((const float *)q)[0] : ((const double *)q)[0];
+    return v > 1 ? (int)v + 1 : 1;
+}
+
+/* geqrf and orgqr/ungqr on one column-major matrix, any of the four dtypes; lwork -1 queries */
+static int geqrf_one(int dt, int m, int n, void *a, int lda, void *tau, void *work, int lwork) {
+    int info = 0;
+    switch (dt) {
+    case MT_F32: sgeqrf_(&m, &n, a, &lda, tau, work, &lwork, &info); break;
+    case MT_F64: dgeqrf_(&m, &n, a, &lda, tau, work, &lwork, &info); break;
+    case MT_C64: cgeqrf_(&m, &n, a, &lda, tau, work, &lwork, &info); break;
+    default: zgeqrf_(&m, &n, a, &lda, tau, work, &lwork, &info);
+    }
+    return info;
+}
+
+static int orgqr_one(int dt, int m, int n, int k, void *a, int lda, const void *tau, void *work, int lwork) {
+    int info = 0;
+    switch (dt) {
+    case MT_F32: sorgqr_(&m, &n, &k, a, &lda, tau, work, &lwork, &info); break;
+    case MT_F64: dorgqr_(&m, &n, &k, a, &lda, tau, work, &lwork, &info); break;
+    case MT_C64: cungqr_(&m, &n, &k, a, &lda, tau, work, &lwork, &info); break;
+    default: zungqr_(&m, &n, &k, a, &lda, tau, work, &lwork, &info);
+    }
+    return info;
+}
+
+static const mt_lapack_check QR = {"linalg.qr", "geqrf_cpu", .float_check = 1, .cplx = 1};
 
 /* mode: MT_QR_REDUCED, MT_QR_COMPLETE or MT_QR_R (Q is then an empty tensor) */
 mt_status mt__impl_linalg_qr(mt_tensor *a, int mode, mt_tensor **Q, mt_tensor **R) {
     MT_TRY(mt__lapack_check(&QR, a));
-    int nd = a->ndim, m = (int)a->sizes[nd - 2], n = (int)a->sizes[nd - 1], k = m < n ? m : n;
-    int isz = mt_dtype_itemsize(a->dtype), qcols = mode == MT_QR_COMPLETE ? m : k;
+    int nd = a->ndim, m = (int)a->sizes[nd - 2], n = (int)a->sizes[nd - 1], k = m < n ? m : n, dt = a->dtype;
+    int isz = mt_dtype_itemsize(dt), qcols = mode == MT_QR_COMPLETE ? m : k;
     int rrows = mode == MT_QR_COMPLETE ? m : k;
     int64_t qsz[MT_MAX_DIMS], rsz[MT_MAX_DIMS];
     memcpy(qsz, a->sizes, sizeof qsz);
@@ -738,47 +831,40 @@ mt_status mt__impl_linalg_qr(mt_tensor *a, int mode, mt_tensor **Q, mt_tensor **
     qsz[nd - 1] = qcols, rsz[nd - 2] = rrows;
     mt_tensor *w = NULL, *q = NULL, *r = NULL;
     mt_status st = colmajor_copy(a, nd, a->sizes, &w);
-    if (!st) st = mt__colmajor_empty(nd, rsz, a->dtype, a->device, &r);
-    if (!st) st = mode == MT_QR_R ? new_tensor(1, (int64_t[]){0}, a->dtype, a->device, &q)
-                                  : mt__colmajor_empty(nd, qsz, a->dtype, a->device, &q);
+    if (!st) st = mt__colmajor_empty(nd, rsz, dt, a->device, &r);
+    if (!st) st = mode == MT_QR_R ? new_tensor(1, (int64_t[]){0}, dt, a->device, &q)
+                                  : mt__colmajor_empty(nd, qsz, dt, a->device, &q);
     /* both outputs empty: nothing to do per matrix (2^40 empty matrices must not take 2^40 steps) */
     if (st || a->device == MT_META || (!mt_tensor_numel(r) && !mt_tensor_numel(q))) goto done;
     int64_t nb = batch_count(nd, a->sizes);
-    int lda = m > 1 ? m : 1, lwork = -1, info = 0, kk = k > 1 ? k : 1;
-    double wq = 0, wq2 = 0;
+    int lda = m > 1 ? m : 1, kk = k > 1 ? k : 1, lwork = 1;
+    double q1[2] = {0, 0}, q2[2] = {0, 0};
     void *tau = malloc((size_t)kk * isz);
     /* workspace: the larger of geqrf's and orgqr's queries */
     if (m && n) {
-        if (a->dtype == MT_F32) {
-            float f1 = 0, f2 = 0;
-            sgeqrf_(&m, &n, (float *)mat(w, 0), &lda, tau, &f1, &lwork, &info);
-            if (mode != MT_QR_R && qcols) sorgqr_(&m, &qcols, &k, (float *)mat(q, 0), &lda, tau, &f2, &lwork, &info);
-            wq = f1, wq2 = f2;
-        } else {
-            dgeqrf_(&m, &n, (double *)mat(w, 0), &lda, tau, &wq, &lwork, &info);
-            if (mode != MT_QR_R && qcols) dorgqr_(&m, &qcols, &k, (double *)mat(q, 0), &lda, tau, &wq2, &lwork, &info);
-        }
+        geqrf_one(dt, m, n, mat(w, 0), lda, tau, q1, -1);
+        if (mode != MT_QR_R && qcols) orgqr_one(dt, m, qcols, k, mat(q, 0), lda, tau, q2, -1);
+        int l1 = work_size(dt, q1), l2 = work_size(dt, q2);
+        lwork = l1 > l2 ? l1 : l2;
     }
-    lwork = (int)(wq > wq2 ? wq : wq2) + 1;
     void *work = malloc((size_t)lwork * isz);
     if (!tau || !work) st = mt__error(MT_ERR_OOM, "linalg.qr: out of memory for the workspace");
     for (int64_t i = 0; !st && i < nb; i++) {
         char *wp = mat(w, i), *rp = mat(r, i);
-        if (m && n) {
-            if (a->dtype == MT_F32) sgeqrf_(&m, &n, (float *)wp, &lda, tau, work, &lwork, &info);
-            else dgeqrf_(&m, &n, (double *)wp, &lda, tau, work, &lwork, &info);
-        }
+        if (m && n) geqrf_one(dt, m, n, wp, lda, tau, work, lwork);
         for (int64_t c = 0; c < n; c++) /* R: the upper triangle of the first rrows rows */
-            for (int64_t rr = 0; rr < rrows; rr++)
-                put(a->dtype, rp, c * rrows + rr, rr <= c && rr < m ? get(a->dtype, wp, c * m + rr) : 0);
+            for (int64_t rr = 0; rr < rrows; rr++) {
+                char *dst = rp + (c * rrows + rr) * isz;
+                if (rr <= c && rr < m) memcpy(dst, wp + (c * m + rr) * isz, (size_t)isz);
+                else memset(dst, 0, (size_t)isz);
+            }
         if (mode == MT_QR_R || !qcols) continue;
         char *qp = mat(q, i);
         /* Q: orgqr over the reflectors (the first k columns), extended to qcols columns */
         memcpy(qp, wp, (size_t)m * k * isz);
-        for (int64_t e = (int64_t)m * k; e < (int64_t)m * qcols; e++) put(a->dtype, qp, e, 0);
-        if (!k) { set_eye(a->dtype, qp, m, qcols); continue; }
-        if (a->dtype == MT_F32) sorgqr_(&m, &qcols, &k, (float *)qp, &lda, tau, work, &lwork, &info);
-        else dorgqr_(&m, &qcols, &k, (double *)qp, &lda, tau, work, &lwork, &info);
+        memset(qp + (int64_t)m * k * isz, 0, (size_t)m * (qcols - k) * isz);
+        if (!k) { set_eye(dt, qp, m, qcols); continue; }
+        orgqr_one(dt, m, qcols, k, qp, lda, tau, work, lwork);
     }
     free(tau);
     free(work);
@@ -786,6 +872,256 @@ done:
     mt_tensor_release(w);
     if (st) { mt_tensor_release(q); mt_tensor_release(r); return st; }
     *Q = q, *R = r;
+    return MT_OK;
+}
+
+/* ---- geqrf, ormqr: QR as Householder reflectors, and products with their Q ------------------------------------ */
+
+static int is_lapack_dtype(int dt) { return dt == MT_F32 || dt == MT_F64 || mt__is_complex(dt); }
+
+/* torch.geqrf: A's reflectors below the diagonal and R on and above it (column-major), and tau */
+mt_status mt__impl_geqrf(mt_tensor *a, mt_tensor **A, mt_tensor **tau) {
+    if (a->ndim < 2) return mt__error(MT_ERR_RUNTIME, "torch.geqrf: input must have at least 2 dimensions.");
+    if (!is_lapack_dtype(a->dtype))
+        return mt__error(MT_ERR_NOT_IMPLEMENTED, "\"geqrf_cpu\" not implemented for '%s'", mt_dtype_names[a->dtype]);
+    MT_TRY(mt__lapack_check(&QR, a)); /* LAPACK's index range */
+    int nd = a->ndim, m = (int)a->sizes[nd - 2], n = (int)a->sizes[nd - 1], k = m < n ? m : n, dt = a->dtype;
+    int isz = mt_dtype_itemsize(dt), lda = m > 1 ? m : 1;
+    int64_t tsz[MT_MAX_DIMS];
+    memcpy(tsz, a->sizes, sizeof tsz);
+    tsz[nd - 2] = k;
+    mt_tensor *w = NULL, *t = NULL;
+    mt_status st = colmajor_copy(a, nd, a->sizes, &w);
+    if (!st) st = new_tensor(nd - 1, tsz, dt, a->device, &t);
+    if (st || a->device == MT_META || !k) goto done;
+    int64_t nb = batch_count(nd, a->sizes);
+    double q[2] = {0, 0};
+    geqrf_one(dt, m, n, mat(w, 0), lda, mt__data(t), q, -1);
+    int lwork = work_size(dt, q);
+    void *work = malloc((size_t)lwork * isz);
+    if (!work) st = mt__error(MT_ERR_OOM, "torch.geqrf: out of memory for the workspace");
+    for (int64_t i = 0; !st && i < nb; i++) geqrf_one(dt, m, n, mat(w, i), lda, mt__data(t) + i * k * isz, work, lwork);
+    free(work);
+done:
+    if (st) { mt_tensor_release(w); mt_tensor_release(t); return st; }
+    *A = w, *tau = t;
+    return MT_OK;
+}
+
+static int ormqr_one(int dt, char side, char trans, int m, int n, int k, const void *a, int lda, const void *tau,
+                     void *c, int ldc, void *work, int lwork) {
+    int info = 0;
+    if (!mt__is_complex(dt) && trans == 'C') trans = 'T';
+    switch (dt) {
+    case MT_F32: sormqr_(&side, &trans, &m, &n, &k, a, &lda, tau, c, &ldc, work, &lwork, &info, 1, 1); break;
+    case MT_F64: dormqr_(&side, &trans, &m, &n, &k, a, &lda, tau, c, &ldc, work, &lwork, &info, 1, 1); break;
+    case MT_C64: cunmqr_(&side, &trans, &m, &n, &k, a, &lda, tau, c, &ldc, work, &lwork, &info, 1, 1); break;
+    default: zunmqr_(&side, &trans, &m, &n, &k, a, &lda, tau, c, &ldc, work, &lwork, &info, 1, 1);
+    }
+    return info;
+}
+
+static void format_batch(const mt_tensor *t, int nbatch, char *buf, size_t cap) {
+    size_t len = (size_t)snprintf(buf, cap, "[");
+    for (int d = 0; d < nbatch && len < cap; d++)
+        len += (size_t)snprintf(buf + len, cap - len, "%s%lld", d ? ", " : "", (long long)t->sizes[d]);
+    if (len < cap) snprintf(buf + len, cap - len, "]");
+}
+
+#define ORMQR "torch.ormqr"
+
+/* PyTorch's checks of torch.ormqr, in its order */
+static mt_status ormqr_check(mt_tensor *a, mt_tensor *tau, mt_tensor *c, int left) {
+    if (a->ndim < 2) return mt__error(MT_ERR_RUNTIME, ORMQR ": input must have at least 2 dimensions.");
+    if (c->ndim < 2) return mt__error(MT_ERR_RUNTIME, ORMQR ": other must have at least 2 dimensions.");
+    int cond = left ? -2 : -1;
+    int64_t nq = c->sizes[c->ndim + cond];
+    if (nq != a->sizes[a->ndim - 2])
+        return mt__error(MT_ERR_RUNTIME, ORMQR ": other.shape[%d] must be equal to input.shape[-2]", cond);
+    if (tau->ndim == 0) return mt__error(MT_ERR_INDEX, "Dimension specified as -1 but tensor has no dimensions");
+    int64_t an = a->sizes[a->ndim - 1];
+    if (tau->sizes[tau->ndim - 1] != (nq < an ? nq : an))
+        return mt__error(MT_ERR_RUNTIME, ORMQR ": tau.shape[-1] must be equal to min(other.shape[%d], input.shape[-1])",
+                         cond);
+    if (a->ndim - tau->ndim != 1)
+        return mt__error(MT_ERR_RUNTIME, ORMQR ": Expected tau to have one dimension less than input, but got tau.ndim "
+                         "equal to %d and input.ndim is equal to %d", tau->ndim, a->ndim);
+    if (a->ndim != c->ndim)
+        return mt__error(MT_ERR_RUNTIME, ORMQR ": Expected other to have the same number of dimensions as input, but "
+                         "got other.ndim equal to %d and input.ndim is equal to %d", c->ndim, a->ndim);
+    char buf[256];
+    int nbatch = a->ndim - 2;
+    if (memcmp(tau->sizes, a->sizes, (size_t)nbatch * sizeof(int64_t))) {
+        format_batch(tau, nbatch, buf, sizeof buf);
+        return mt__error(MT_ERR_RUNTIME, ORMQR ": Expected batch dimensions of tau to be equal to input.shape[:-2], but "
+                         "got %s", buf);
+    }
+    if (memcmp(c->sizes, a->sizes, (size_t)nbatch * sizeof(int64_t))) {
+        format_batch(c, nbatch, buf, sizeof buf);
+        return mt__error(MT_ERR_RUNTIME, ORMQR ": Expected batch dimensions of other to be equal to input.shape[:-2], "
+                         "but got %s", buf);
+    }
+    if (a->dtype != tau->dtype)
+        return mt__error(MT_ERR_RUNTIME, ORMQR ": Expected input and tau to have the same dtype, but input has dtype%s "
+                         "and tau has dtype %s", mt_dtype_names[a->dtype], mt_dtype_names[tau->dtype]);
+    if (a->dtype != c->dtype)
+        return mt__error(MT_ERR_RUNTIME, ORMQR ": Expected input and other to have the same dtype, but input has "
+                         "dtype%s and other has dtype %s", mt_dtype_names[a->dtype], mt_dtype_names[c->dtype]);
+    if (!is_lapack_dtype(a->dtype))
+        return mt__error(MT_ERR_NOT_IMPLEMENTED, "\"ormqr_cpu\" not implemented for '%s'", mt_dtype_names[a->dtype]);
+    if (c->sizes[c->ndim - 2] > INT_MAX || c->sizes[c->ndim - 1] > INT_MAX ||
+        c->sizes[c->ndim - 2] * c->sizes[c->ndim - 1] > INT_MAX || nq * an > INT_MAX)
+        return mt__error(MT_ERR_RUNTIME, ORMQR ": matrices too large for LAPACK's 32-bit indices");
+    return MT_OK;
+}
+
+/* torch.ormqr: op(Q) C (left) or C op(Q), Q = H_1 ... H_k from geqrf's reflectors, op the conjugate
+ * transpose when transpose */
+mt_status mt__impl_ormqr(mt_tensor *a, mt_tensor *tau, mt_tensor *c, int left, int transpose, mt_tensor **result) {
+    MT_TRY(ormqr_check(a, tau, c, left));
+    int nd = c->ndim, dt = c->dtype, isz = mt_dtype_itemsize(dt);
+    int m = (int)c->sizes[nd - 2], n = (int)c->sizes[nd - 1], k = (int)tau->sizes[tau->ndim - 1];
+    int lda = (int)a->sizes[a->ndim - 2] > 1 ? (int)a->sizes[a->ndim - 2] : 1, ldc = m > 1 ? m : 1;
+    char side = left ? 'L' : 'R', trans = transpose ? 'C' : 'N';
+    mt_tensor *w = NULL, *x = NULL, *t = NULL;
+    mt_status st = colmajor_copy(c, nd, c->sizes, &x);
+    if (!st) st = colmajor_copy(a, a->ndim, a->sizes, &w);
+    if (!st) st = mt__impl_contiguous(tau, &t);
+    if (st || c->device == MT_META || !m || !n || !k) goto done;
+    int64_t nb = batch_count(nd, c->sizes), astride = a->sizes[a->ndim - 2] * a->sizes[a->ndim - 1] * isz;
+    double q[2] = {0, 0};
+    ormqr_one(dt, side, trans, m, n, k, mt__data(w), lda, mt__data(t), mat(x, 0), ldc, q, -1);
+    int lwork = work_size(dt, q);
+    void *work = malloc((size_t)lwork * isz);
+    if (!work) st = mt__error(MT_ERR_OOM, ORMQR ": out of memory for the workspace");
+    for (int64_t i = 0; !st && i < nb; i++)
+        ormqr_one(dt, side, trans, m, n, k, mt__data(w) + i * astride, lda, mt__data(t) + i * k * isz, mat(x, i), ldc,
+                  work, lwork);
+    free(work);
+done:
+    mt_tensor_release(w);
+    mt_tensor_release(t);
+    if (st) { mt_tensor_release(x); return st; }
+    *result = x;
+    return MT_OK;
+}
+
+/* ---- LDL^T / LDL^H (Bunch-Kaufman: sytrf, hetrf) ---------------------------------------------------------- */
+
+static int sytrf_one(int dt, int herm, int n, void *a, int lda, int *ipiv, void *work, int lwork) {
+    int info = 0;
+    switch (dt) {
+    case MT_F32: ssytrf_("L", &n, a, &lda, ipiv, work, &lwork, &info, 1); break;
+    case MT_F64: dsytrf_("L", &n, a, &lda, ipiv, work, &lwork, &info, 1); break;
+    case MT_C64: (herm ? chetrf_ : csytrf_)("L", &n, a, &lda, ipiv, work, &lwork, &info, 1); break;
+    default: (herm ? zhetrf_ : zsytrf_)("L", &n, a, &lda, ipiv, work, &lwork, &info, 1);
+    }
+    return info;
+}
+
+static const mt_lapack_check LDL = {"torch.linalg.ldl_factor_ex", "ldl_factor_kernel_cpu", .square = 1,
+                                    .float_check = 1, .cplx = 1};
+
+/* A = L D L^T (L^H when hermitian) in LAPACK's packed lower form; pivots: LAPACK's ipiv (1-based, negative
+ * for the 2x2 blocks of D), info per matrix */
+mt_status mt__impl_linalg_ldl_factor_ex(mt_tensor *a, int hermitian, mt_tensor **LD, mt_tensor **pivots,
+                                        mt_tensor **info) {
+    MT_TRY(mt__lapack_check(&LDL, a));
+    int nd = a->ndim, n = (int)a->sizes[nd - 1], lda = n > 1 ? n : 1, dt = a->dtype;
+    int herm = hermitian && mt__is_complex(dt);
+    mt_tensor *w = NULL, *piv = NULL, *inf = NULL;
+    mt_status st = colmajor_copy(a, nd, a->sizes, &w);
+    if (!st) st = new_tensor(nd - 1, a->sizes, MT_I32, a->device, &piv);
+    if (!st) st = new_tensor(nd - 2, a->sizes, MT_I32, a->device, &inf);
+    if (st || a->device == MT_META) goto done;
+    int64_t nb = batch_count(nd, a->sizes);
+    int32_t *ip = (int32_t *)mt__data(inf), *pp = (int32_t *)mt__data(piv);
+    if (!n) {
+        memset(ip, 0, (size_t)nb * sizeof *ip);
+        goto done;
+    }
+    double q[2] = {0, 0};
+    sytrf_one(dt, herm, n, mat(w, 0), lda, pp, q, -1);
+    int lwork = work_size(dt, q);
+    void *work = malloc((size_t)lwork * (size_t)mt_dtype_itemsize(dt));
+    if (!work) st = mt__error(MT_ERR_OOM, "torch.linalg.ldl_factor_ex: out of memory for the workspace");
+    for (int64_t i = 0; !st && i < nb; i++) {
+        ip[i] = sytrf_one(dt, herm, n, mat(w, i), lda, pp + i * n, work, lwork);
+        zero_triangle(dt, mat(w, i), n, 0); /* the factor is the lower triangle, as PyTorch returns it */
+    }
+    free(work);
+done:
+    if (st) { MT_DROP(w); MT_DROP(piv); MT_DROP(inf); return st; }
+    *LD = w, *pivots = piv, *info = inf;
+    return MT_OK;
+}
+
+static void sytrs_one(int dt, int herm, int n, int k, const void *a, int ld, const int *ipiv, void *b) {
+    int info = 0;
+    switch (dt) {
+    case MT_F32: ssytrs_("L", &n, &k, a, &ld, ipiv, b, &ld, &info, 1); break;
+    case MT_F64: dsytrs_("L", &n, &k, a, &ld, ipiv, b, &ld, &info, 1); break;
+    case MT_C64: (herm ? chetrs_ : csytrs_)("L", &n, &k, a, &ld, ipiv, b, &ld, &info, 1); break;
+    default: (herm ? zhetrs_ : zsytrs_)("L", &n, &k, a, &ld, ipiv, b, &ld, &info, 1);
+    }
+}
+
+static const mt_lapack_check LDL_SOLVE = {"torch.linalg.ldl_solve", "ldl_solve_kernel_cpu", .square = 1,
+                                          .float_check = 1, .cplx = 1};
+
+/* X with A X = B from ldl_factor's LD and pivots (any integer dtype); batches broadcast */
+mt_status mt__impl_linalg_ldl_solve(mt_tensor *LD_, mt_tensor *pivots, mt_tensor *b, int hermitian,
+                                    mt_tensor **result) {
+    /* PyTorch checks the kernel's dtype last: keep that error for after B's and the pivots' checks */
+    mt_status kernel = mt__lapack_check(&LDL_SOLVE, LD_);
+    if (kernel && kernel != MT_ERR_NOT_IMPLEMENTED) return kernel;
+    if (LD_->dtype != b->dtype)
+        return mt__error(MT_ERR_RUNTIME, "Expected b and A to have the same dtype, but found b of type %s and A of type "
+                         "%s instead.", mt_dtype_names[b->dtype], mt_dtype_names[LD_->dtype]);
+    if (b->ndim < 2)
+        return b->ndim ? mt__error(MT_ERR_INDEX, "Dimension out of range (expected to be in range of [-1, 0], but got -2)")
+                       : mt__error(MT_ERR_INDEX, "Dimension specified as -2 but tensor has no dimensions");
+    int64_t n = LD_->sizes[LD_->ndim - 1];
+    if (b->sizes[b->ndim - 2] != n)
+        return mt__error(MT_ERR_RUNTIME, "Incompatible matrix sizes for torch.linalg.ldl_solve: each A matrix is %lld "
+                         "by %lld but each b matrix is %lld by %lld", (long long)n, (long long)n,
+                         (long long)b->sizes[b->ndim - 2], (long long)b->sizes[b->ndim - 1]);
+    if (pivots->ndim != LD_->ndim - 1 || memcmp(pivots->sizes, LD_->sizes, (size_t)pivots->ndim * sizeof(int64_t))) {
+        char buf[256];
+        format_batch(pivots, pivots->ndim, buf, sizeof buf);
+        return mt__error(MT_ERR_RUNTIME, "torch.linalg.ldl_solve: Expected LD.shape[:-1] and pivots.shape to be the "
+                         "same, but got pivots with shape %s instead", buf);
+    }
+    if (!mt__is_int(pivots->dtype))
+        return mt__error(MT_ERR_RUNTIME, "torch.linalg.ldl_solve: Expected pivots to be integers. Got %s",
+                         mt_dtype_names[pivots->dtype]);
+    if (kernel) return mt__lapack_check(&LDL_SOLVE, LD_);
+    int nd = 0, dt = LD_->dtype;
+    int64_t sa[MT_MAX_DIMS], sb[MT_MAX_DIMS];
+    MT_TRY(broadcast_batch(LD_, b, &nd, sa, sb));
+    if (sb[nd - 1] > INT_MAX || n * sb[nd - 1] > INT_MAX)
+        return mt__error(MT_ERR_RUNTIME, "torch.linalg.ldl_solve: B is too large for LAPACK's 32-bit indices");
+    mt_tensor *lu = NULL, *piv = NULL, *x = NULL;
+    mt_status st = colmajor_copy(LD_, nd, sa, &lu);
+    if (!st) st = new_tensor(nd - 1, sa, MT_I32, LD_->device, &piv); /* pivots broadcast to the batch, as int32 */
+    if (!st && LD_->device != MT_META) st = mt__impl_copy_(piv, pivots);
+    if (!st) st = colmajor_copy(b, nd, sb, &x);
+    if (st || LD_->device == MT_META) goto done;
+    const int32_t *p = (const int32_t *)mt__data(piv);
+    for (int64_t i = 0; i < mt_tensor_numel(piv); i++)
+        if (p[i] == 0 || p[i] > n || p[i] < -n) { /* (PyTorch lets a zero through to LAPACK, which reads out of bounds) */
+            st = mt__error(MT_ERR_RUNTIME, "Pivots given to ldl_solve must all satisfy |pivot| <= LD.size(-2). Did you "
+                           "properly pass the result of ldl_factor?");
+            goto done;
+        }
+    int k = (int)sb[nd - 1], herm = hermitian && mt__is_complex(dt), ld = n > 1 ? (int)n : 1;
+    int64_t nb = batch_count(nd, sb);
+    for (int64_t i = 0; i < nb && n && k; i++) sytrs_one(dt, herm, (int)n, k, mat(lu, i), ld, p + i * n, mat(x, i));
+done:
+    mt_tensor_release(lu);
+    mt_tensor_release(piv);
+    if (st) { mt_tensor_release(x); return st; }
+    *result = x;
     return MT_OK;
 }
 

@@ -41,5 +41,11 @@ mt_status mt__impl_linalg_svd(mt_tensor *a, int full_matrices, int compute_uv, m
 mt_status mt__impl_linalg_qr(mt_tensor *a, int mode, mt_tensor **Q, mt_tensor **R);
 mt_status mt__impl_linalg_lstsq(mt_tensor *a, mt_tensor *b, int has_rcond, double rcond, int driver,
                                 mt_tensor **solution, mt_tensor **residuals, mt_tensor **rank, mt_tensor **svals);
+mt_status mt__impl_geqrf(mt_tensor *a, mt_tensor **A, mt_tensor **tau);
+mt_status mt__impl_ormqr(mt_tensor *a, mt_tensor *tau, mt_tensor *c, int left, int transpose, mt_tensor **result);
+mt_status mt__impl_linalg_ldl_factor_ex(mt_tensor *a, int hermitian, mt_tensor **LD, mt_tensor **pivots,
+                                        mt_tensor **info);
+mt_status mt__impl_linalg_ldl_solve(mt_tensor *LD, mt_tensor *pivots, mt_tensor *b, int hermitian,
+                                    mt_tensor **result);
 
 #endif

@@ -161,8 +161,12 @@ class _Orthogonal(Module):
                 if self.orthogonal_map in ("matrix_exp", "cayley"):
                     raise NotImplementedError("It is not possible to assign to the matrix exponential or the Cayley "
                                               "parametrizations when use_trivialization=False.")
-                raise NotImplementedError("orthogonal(orthogonal_map='householder', use_trivialization=False) needs "
-                                          "torch.geqrf, which is not implemented in mindtorch_v2")
+                # householder: Q's reflectors from geqrf, R's diagonal signs kept on the diagonal (forward reads
+                # them there); a reflector LAPACK skipped (tau == 0) flips its sign
+                A, tau = _lapack.geqrf(Q)
+                d = A.diagonal(dim1=-2, dim2=-1)
+                d.copy_(d.sign() * (1 - 2 * (tau == 0).to(d.dtype)))
+                return A.mT if transpose else A
             if n == k:
                 Q = Q.clone() if _is_orthogonal(Q) else _make_orthogonal(Q)
             else:  # completed to a full n x n orthogonal matrix with random columns (PyTorch's draws)
