@@ -3,8 +3,8 @@
  * SVD and least squares. LAPACK is column-major, so each kernel works on a column-major copy of
  * its input (the layout PyTorch's linalg results have too) and calls the float32/float64 routine once per
  * matrix of the batch (those with mt_lapack_check.cplx, complex64/complex128 too: the LU family, eigh, SVD and
- * eig, whose results are complex for real input too). Checks and messages are PyTorch 2.13's, op by op; per-matrix failures
- * come back as LAPACK's info (an int32 tensor) or, when checked, as LinAlgError. These are the
+ * eig, whose results are complex for real input too). Checks and messages are PyTorch 2.13's, op by op;
+ * per-matrix failures come back as LAPACK's info (an int32 tensor) or, when checked, as LinAlgError. These are the
  * kernels; autograd/formulas_lapack.c records them. */
 #include <cblas.h>
 #include <limits.h>
