@@ -239,7 +239,7 @@ static mt_status prod_others(mt_tensor *s, mt_tensor **out) {
 }
 
 /* gA = g det A^-H; at a singular A (det 0) the cofactors come from the SVD A = U S Vh:
- * gA = g det(U) det(Vh) U diag(prod_{j != i} s_j) Vh */
+ * gA = g conj(det(U) det(Vh)) U diag(prod_{j != i} s_j) Vh */
 static mt_status det_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
     F c0 = {0}, *c = &c0;
     mt_tensor *A = SAVED(c, n, 0), *det = SAVED(c, n, 1), *g = grads[0];
@@ -253,9 +253,6 @@ static mt_status det_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **o
         GIVE(c, out, 0, MUL(c, gd, MH(c, INV(c, A))));
         return END(c, out, 1);
     }
-    if (!c->st && cx) /* the cofactors below need the complex SVD, which has no kernel yet */
-        c->st = mt__error(MT_ERR_NOT_IMPLEMENTED, "the derivative of linalg.det at a singular complex matrix is not "
-                                                  "implemented");
     if (!c->st && mt__grad_enabled())
         c->st = mt__error(MT_ERR_NOT_IMPLEMENTED,
                           "the second derivative of linalg.det at a singular matrix is not implemented");
@@ -268,7 +265,7 @@ static mt_status det_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **o
     keep(c, c->st, dv);
     if (!c->st) c->st = prod_others(s, &po);
     keep(c, c->st, po);
-    mt_tensor *alpha = MUL(c, MUL(c, du, dv), g);
+    mt_tensor *dudv = MUL(c, du, dv), *alpha = MUL(c, cx ? U(c, MT_OP_CONJ, dudv) : dudv, g);
     mt_tensor *D = MUL(c, po, UNSQ(c, alpha, -1));
     GIVE(c, out, 0, MM(c, MUL(c, u, UNSQ(c, D, -2)), vh));
     return END(c, out, 1);

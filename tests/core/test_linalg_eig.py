@@ -298,3 +298,17 @@ def test_complex_svd_phase_error():
     e = err(lambda: mt.linalg.svd(m.requires_grad_(), full_matrices=False)[0].real.sum().backward(),
             lambda: torch.linalg.svd(t.requires_grad_(), full_matrices=False)[0].real.sum().backward())
     assert "svd_backward" in str(e)
+
+
+def test_det_gradient_at_singular_complex_matrices():
+    # the cofactors of a singular matrix come from its SVD: complex ones now that the complex SVD exists
+    rng = np.random.default_rng(15)
+    for shape in [(3, 3), (2, 3, 3)]:
+        a = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+        a[..., 2, :] = a[..., 0, :] * (1 + 2j)
+        t = torch.tensor(a, requires_grad=True)
+        m = mt.tensor(t.tolist(), dtype=mt.complex128).requires_grad_()
+        g = torch.tensor(rng.standard_normal(shape[:-2]) + 1j * rng.standard_normal(shape[:-2]))
+        torch.linalg.det(t).backward(g)
+        mt.linalg.det(m).backward(mt.tensor(g.tolist(), dtype=mt.complex128).reshape(shape[:-2]))
+        np.testing.assert_allclose(np_of(m.grad), t.grad.numpy(), rtol=1e-8, atol=1e-10)
