@@ -1,12 +1,12 @@
 """Matrix factorisations and what is built on them (torch.linalg's cholesky, LU, solve, inv, det,
-eigh, svd, qr; pinv, matrix_rank, matrix_power, cond...). The factorisations are core calls
+eigh, eig, svd, qr; pinv, matrix_rank, matrix_power, cond...). The factorisations are core calls
 (LAPACK underneath, autograd in C); the compositions here are PyTorch's own definitions of them."""
 import math
 
 from ._C import lib
 from ._core import check, LinAlgError, new_out
 from ._dispatch import call
-from ._dtype import float16, float32, float64, int64, scalar_name
+from ._dtype import can_cast, float16, float32, float64, int64, scalar_name
 from ._reduce import _pair_type, return_types
 from ._tensor import Tensor, wrap
 
@@ -15,7 +15,8 @@ for _name, _fields in (("linalg_cholesky_ex", "L info"), ("linalg_inv_ex", "inve
                        ("linalg_solve_ex", "result info"), ("linalg_lu_factor", "LU pivots"),
                        ("linalg_lu_factor_ex", "LU pivots info"), ("linalg_lu", "P L U"), ("lu_unpack", "P L U"),
                        ("linalg_slogdet", "sign logabsdet"), ("slogdet", "sign logabsdet"),
-                       ("linalg_eigh", "eigenvalues eigenvectors"), ("linalg_svd", "U S Vh"), ("svd", "U S V"),
+                       ("linalg_eigh", "eigenvalues eigenvectors"), ("linalg_eig", "eigenvalues eigenvectors"),
+                       ("linalg_svd", "U S Vh"), ("svd", "U S V"),
                        ("linalg_qr", "Q R"), ("qr", "Q R"),
                        ("linalg_lstsq", "solution residuals rank singular_values"), ("triangular_solve", "solution cloned_coefficient"),
                        ("linalg_ldl_factor_ex", "LD pivots info"), ("linalg_ldl_factor", "LD pivots"), ("geqrf", "a tau")):
@@ -306,6 +307,35 @@ def eigvalsh(A, UPLO="L", *, out=None):
     return _into(L, out)
 
 
+def _check_eig_out(name, A, outs, fields):
+    """PyTorch's out= rule for eig/eigvals: each out tensor must take the complex dtype of A's safely (checked
+    after the shape checks, which the core makes: only square batches get here first)."""
+    if A.dim() < 2 or A.shape[-1] != A.shape[-2] or not (A.dtype.is_floating_point or A.dtype.is_complex):
+        return
+    want = A.dtype.to_complex()
+    for o, field in zip(outs, fields):
+        if not can_cast(want, o.dtype):
+            raise RuntimeError(f"{name}: Expected {field} to be safely castable from {scalar_name(want)} dtype, but "
+                               f"got {field} with dtype {scalar_name(o.dtype)}")
+
+
+def eig(A, *, out=None):
+    """Eigenvalues and unit eigenvectors of a general square matrix; complex for real input too."""
+    a = _t("linalg_eig", "input", A)
+    if out is not None:
+        _check_eig_out("torch.linalg.eig", A, out, ("eigenvalues", "eigenvectors"))
+    L, V = _call(lib.mt_linalg_eig, 2, a, True)
+    return _into(return_types.linalg_eig(L, V), out)
+
+
+def eigvals(A, *, out=None):
+    a = _t("linalg_eigvals", "input", A)
+    if out is not None:
+        _check_eig_out("torch.linalg.eigvals", A, (out,), ("eigenvalues",))
+    L, _ = _call(lib.mt_linalg_eig, 2, a, False)
+    return _into(L, out)
+
+
 def _no_driver(driver):
     if driver is not None:
         raise RuntimeError("torch.linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with "
@@ -328,7 +358,7 @@ def torch_svd(input, some=True, compute_uv=True, *, out=None):
     """Deprecated torch.svd: V rather than Vh; without compute_uv, U and V are zero-filled."""
     if compute_uv:
         U, S, Vh = svd(input, full_matrices=not some)
-        return _into(return_types.svd(U, S, Vh.mT), out)
+        return _into(return_types.svd(U, S, Vh.mH), out)
     from ._creation import zeros
     m, n = input.shape[-2], input.shape[-1]
     batch = tuple(input.shape[:-2])
@@ -655,6 +685,7 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
 LINALG = {"cholesky": cholesky, "cholesky_ex": cholesky_ex, "lu_factor": lu_factor, "lu_factor_ex": lu_factor_ex,
           "lu": lu, "lu_solve": lu_solve, "solve": solve, "solve_ex": solve_ex, "solve_triangular": solve_triangular,
           "inv": inv, "inv_ex": inv_ex, "det": det, "slogdet": slogdet, "eigh": eigh, "eigvalsh": eigvalsh,
+          "eig": eig, "eigvals": eigvals,
           "svd": svd, "svdvals": svdvals, "qr": qr, "pinv": pinv, "matrix_rank": matrix_rank,
           "matrix_power": matrix_power, "cond": cond, "tensorinv": tensorinv, "tensorsolve": tensorsolve,
           "vander": vander, "diagonal": diagonal, "householder_product": householder_product,

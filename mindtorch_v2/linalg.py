@@ -1,6 +1,5 @@
 """torch.linalg: norms, products, and the LAPACK factorisations with what is built on them
-(mindtorch_v2/_lapack.py). Those that need complex results (eig, eigvals) or are not written yet
-say so."""
+(mindtorch_v2/_lapack.py). Those not written yet say so."""
 from ._lapack import LINALG as _LAPACK
 from ._linalg import linalg_cross as cross, matmul, multi_dot
 from ._reduce import linalg_norm as norm, matrix_norm, vector_norm
@@ -16,7 +15,7 @@ def vecdot(x, y, *, dim=-1, out=None):
 
 globals().update(_LAPACK)
 
-_MISSING = ("eig", "eigvals")
+_MISSING = ()
 
 
 def __getattr__(name):

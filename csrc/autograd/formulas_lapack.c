@@ -1,8 +1,8 @@
 /* formulas_lapack.c — the autograd layer of the matrix factorisations (kernels/cpu/lapack.c):
  * each public mt_linalg_* runs its kernel with grad mode off and records PyTorch's node with the
  * formula of derivatives.yaml / FunctionsManual.cpp, written with public (recorded) ops so that
- * double backward works. Complex inputs (LU family, cholesky, QR, slogdet, triangular solve) use
- * MH, the conjugate transpose: PyTorch's conjugate-Wirtinger gradients. */
+ * double backward works. Complex inputs (LU family, cholesky, QR, slogdet, triangular solve, eigh, eig,
+ * SVD) use MH, the conjugate transpose: PyTorch's conjugate-Wirtinger gradients. */
 #include "../kernels/cpu/lapack.h"
 #include "formula.h"
 
@@ -296,7 +296,7 @@ static mt_status prod_others(mt_tensor *s, mt_tensor **out) {
 }
 
 /* gA = g det A^-H; at a singular A (det 0) the cofactors come from the SVD A = U S Vh:
- * gA = g det(U) det(Vh) U diag(prod_{j != i} s_j) Vh */
+ * gA = g conj(det(U) det(Vh)) U diag(prod_{j != i} s_j) Vh */
 static mt_status det_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
     F c0 = {0}, *c = &c0;
     mt_tensor *A = SAVED(c, n, 0), *det = SAVED(c, n, 1), *g = grads[0];
@@ -310,9 +310,6 @@ static mt_status det_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **o
         GIVE(c, out, 0, MUL(c, gd, MH(c, INV(c, A))));
         return END(c, out, 1);
     }
-    if (!c->st && cx) /* the cofactors below need the complex SVD, which has no kernel yet */
-        c->st = mt__error(MT_ERR_NOT_IMPLEMENTED, "the derivative of linalg.det at a singular complex matrix is not "
-                                                  "implemented");
     if (!c->st && mt__grad_enabled())
         c->st = mt__error(MT_ERR_NOT_IMPLEMENTED,
                           "the second derivative of linalg.det at a singular matrix is not implemented");
@@ -325,7 +322,7 @@ static mt_status det_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **o
     keep(c, c->st, dv);
     if (!c->st) c->st = prod_others(s, &po);
     keep(c, c->st, po);
-    mt_tensor *alpha = MUL(c, MUL(c, du, dv), g);
+    mt_tensor *dudv = MUL(c, du, dv), *alpha = MUL(c, cx ? U(c, MT_OP_CONJ, dudv) : dudv, g);
     mt_tensor *D = MUL(c, po, UNSQ(c, alpha, -1));
     GIVE(c, out, 0, MM(c, MUL(c, u, UNSQ(c, D, -2)), vh));
     return END(c, out, 1);
@@ -379,55 +376,111 @@ mt_status mt_linalg_slogdet(mt_tensor *a, mt_tensor **sign, mt_tensor **logabsde
     return st;
 }
 
-/* ---- eigh ----------------------------------------------------------------------------------------------------- */
+/* ---- eigh, eig ------------------------------------------------------------------------------------------------ */
 
-/* gA = V (diag(gL) + skew(V^H gV)/2 / E) V^H with E_ij = L_j - L_i (E_ii = 1) */
+static mt_tensor *DIAGONAL(F *c, mt_tensor *t) {
+    mt_tensor *r = NULL;
+    return OK2(t, 1) ? KEEP(c, mt_diagonal(t, 0, -2, -1, &r), r) : NULL;
+}
+static mt_tensor *IMAG(F *c, mt_tensor *t) { return U(c, MT_OP_IMAG, t); }
+
+/* PyTorch's allclose(x, y, rtol=1e-2, atol=1e-2) on real tensors (NULL: zeros), read back: the check that a
+ * loss does not depend on the phases of complex eigen- or singular vectors */
+static int phase_invariant(F *c, mt_tensor *x, mt_tensor *y) {
+    mt_tensor *xc = NULL, *yc = NULL, *any = x ? x : y;
+    if (c->st || !any) return 1;
+    if (x && !KEEP(c, mt__impl_contiguous(x, &xc), xc)) return 1;
+    if (y && !KEEP(c, mt__impl_contiguous(y, &yc), yc)) return 1;
+    int single = any->dtype == MT_F32;
+    for (int64_t i = 0; i < mt_tensor_numel(any); i++) {
+        double a = !xc ? 0 : single ? ((float *)mt__data(xc))[i] : ((double *)mt__data(xc))[i];
+        double b = !yc ? 0 : single ? ((float *)mt__data(yc))[i] : ((double *)mt__data(yc))[i];
+        if (!(fabs(a - b) <= 1e-2 + 1e-2 * fabs(b))) return 0;
+    }
+    return 1;
+}
+
+/* PyTorch's linalg_eig_backward for A = V diag(L) V^-1 (herm: eigh, V unitary):
+ * gA = V^-H (diag(gL) + P(V^H gV) / conj(E)) V^H with E_ij = L_j - L_i, where P projects onto the tangent space
+ * of V (unit columns for eig, skew-Hermitian for eigh); diag(gL) replaces the diagonal when given */
+static mt_tensor *eig_backward(F *c, mt_tensor *gL, mt_tensor *gV, mt_tensor *L, mt_tensor *V, int herm) {
+    if (c->st || (!gL && !gV)) return NULL;
+    mt_tensor *Vh = MH(c, V);
+    if (!gV) /* eigenvalues only: V^-H diag(gL) V^H */
+        return herm ? MM(c, MUL(c, V, UNSQ(c, gL, -2)), Vh) : SOLVE(c, Vh, MUL(c, UNSQ(c, gL, -1), Vh), 1);
+    mt_tensor *VhgV = MM(c, Vh, gV), *d = DIAGONAL(c, VhgV);
+    if (d && mt__is_complex(d->dtype) && !phase_invariant(c, IMAG(c, d), NULL) && !c->st)
+        c->st = mt__error(MT_ERR_RUNTIME, "%s: The eigenvectors in the complex case are specified up to "
+                          "multiplication by e^{i phi}. The specified loss function depends on this quantity, so "
+                          "it is ill-defined.", herm ? "linalg_eigh_backward" : "linalg_eig_backward");
+    if (herm) VhgV = BS(c, MT_OP_MUL, SUB(c, VhgV, MH(c, VhgV)), 0.5);
+    else VhgV = SUB(c, VhgV, MM(c, Vh, MUL(c, V, UNSQ(c, U(c, MT_OP_REAL, d), -2))));
+    mt_tensor *Lc = L && mt__is_complex(L->dtype) ? U(c, MT_OP_CONJ, L) : L;
+    mt_tensor *I = EYE(c, cols(V), mt__complex_to_real(V->dtype));
+    mt_tensor *inner = DIV(c, VhgV, ADD(c, SUB(c, UNSQ(c, Lc, -2), UNSQ(c, Lc, -1)), I));
+    if (gL) inner = ADD(c, MUL(c, inner, SB(c, MT_OP_SUB, 1.0, I)), DIAG_EMBED(c, gL));
+    return herm ? MM(c, V, MM(c, inner, Vh)) : SOLVE(c, Vh, MM(c, inner, Vh), 1);
+}
+
 static mt_status eigh_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
     F c0 = {0}, *c = &c0;
-    mt_tensor *L = SAVED(c, n, 0), *V = SAVED(c, n, 1), *gL = grads[0], *gV = grads[1], *gA;
-    if (!gV) {
-        gA = gL ? MM(c, MUL(c, V, UNSQ(c, gL, -2)), TR(c, V)) : NULL;
-    } else {
-        mt_tensor *VhgV = MM(c, TR(c, V), gV);
-        VhgV = BS(c, MT_OP_MUL, SUB(c, VhgV, TR(c, VhgV)), 0.5);
-        mt_tensor *E = ADD(c, SUB(c, UNSQ(c, L, -2), UNSQ(c, L, -1)), EYE(c, cols(V), V->dtype));
-        mt_tensor *inner = DIV(c, VhgV, E);
-        if (gL) inner = ADD(c, inner, DIAG_EMBED(c, gL));
-        gA = MM(c, V, MM(c, inner, TR(c, V)));
-    }
-    GIVE(c, out, 0, gA);
+    GIVE(c, out, 0, eig_backward(c, grads[0], grads[1], SAVED(c, n, 0), SAVED(c, n, 1), 1));
     return END(c, out, 1);
+}
+
+/* real A: the real part (PyTorch's handle_r_to_c) */
+static mt_status eig_backward_node(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
+    F c0 = {0}, *c = &c0;
+    mt_tensor *gA = eig_backward(c, grads[0], grads[1], SAVED(c, n, 0), SAVED(c, n, 1), 0);
+    GIVE(c, out, 0, n->iv[0] ? U(c, MT_OP_REAL, gA) : gA);
+    return END(c, out, 1);
+}
+
+/* the autograd half of eig and eigh: the node (under grad) with the values and the vectors, both saved; the
+ * vectors, computed for the derivative even when not asked for (PyTorch's eigvals and eigvalsh under grad do
+ * too), are an output of the node so that double backward sees their history; iv[0]: A is real */
+static mt_status record_eig(const char *name, mt_backward_fn fn, mt_tensor *a, int grad, int compute_v,
+                            mt_tensor **values, mt_tensor *vectors, mt_tensor **eigenvectors) {
+    mt_status st = MT_OK;
+    if (grad) {
+        mt_node *n;
+        mt_tensor *outs[2] = {*values, vectors};
+        st = mt__record(name, fn, 1, &a, 2, outs, &n);
+        if (!st && n) {
+            n->no_materialize = 1;
+            n->iv[0] = !mt__is_complex(a->dtype);
+            st = mt__save(n, 0, *values, 1);
+            if (!st) st = mt__save(n, 1, vectors, 1);
+        }
+    }
+    if (st) { MT_DROP(*values); MT_DROP(vectors); return st; }
+    if (compute_v) *eigenvectors = vectors;
+    else mt_tensor_release(vectors);
+    return MT_OK;
+}
+
+mt_status mt_linalg_eig(mt_tensor *a, int compute_v, mt_tensor **eigenvalues, mt_tensor **eigenvectors) {
+    MT_PROFILE("linalg_eig", a);
+    int grad = wants_grad(a, NULL);
+    mt_tensor *vectors = NULL; /* under grad, eigvals is eig (PyTorch's: its node, its checks) */
+    MT_TRY(NO_GRAD(mt__impl_linalg_eig(a, compute_v || grad, eigenvalues, &vectors)));
+    return record_eig("LinalgEigBackward0", eig_backward_node, a, grad, compute_v, eigenvalues, vectors, eigenvectors);
 }
 
 mt_status mt_linalg_eigh(mt_tensor *a, int upper, int compute_v, mt_tensor **eigenvalues, mt_tensor **eigenvectors) {
     MT_PROFILE("linalg_eigh", a);
     int grad = wants_grad(a, NULL);
-    /* the derivative needs the eigenvectors, as PyTorch's eigvalsh computes them under grad; they are
-     * an output of the node even when not returned, so that double backward sees their history */
     mt_tensor *vectors = NULL;
     MT_TRY(NO_GRAD(mt__impl_linalg_eigh(a, upper, compute_v || grad, eigenvalues, &vectors)));
-    mt_status st = MT_OK;
-    if (grad) {
-        mt_node *n;
-        mt_tensor *outs[2] = {*eigenvalues, vectors};
-        st = mt__record("LinalgEighBackward0", eigh_backward, 1, &a, 2, outs, &n);
-        if (!st && n) {
-            n->no_materialize = 1;
-            st = mt__save(n, 0, *eigenvalues, 1);
-            if (!st) st = mt__save(n, 1, vectors, 1);
-        }
-    }
-    if (st) { MT_DROP(*eigenvalues); MT_DROP(vectors); return st; }
-    if (compute_v) *eigenvectors = vectors;
-    else mt_tensor_release(vectors);
-    return MT_OK;
+    return record_eig("LinalgEighBackward0", eigh_backward, a, grad, compute_v, eigenvalues, vectors, eigenvectors);
 }
 
 /* ---- SVD ------------------------------------------------------------------------------------------------------- */
 
 /* PyTorch's svd_backward on the reduced factors (full ones narrowed to k = min(m, n) columns/rows):
  * gA = U [(skew(U^H gU) S + S skew(V^H gV)) / E + diag(gS)] V^H (E_jk = s_k^2 - s_j^2, E_jj = 1),
- * plus the parts of gU (m > n) or gV (m < n) outside the span of U or V */
+ * plus the parts of gU (m > n) or gV (m < n) outside the span of U or V; complex: the loss must not
+ * depend on the vectors' phases, and the diagonal takes i Im(diag(U^H gU)) / S */
 static mt_status svd_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **out) {
     F c0 = {0}, *c = &c0;
     int full = (int)n->iv[0];
@@ -442,29 +495,38 @@ static mt_status svd_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **o
     }
     if (c->st) return END(c, out, 1);
     int64_t m = rows(U), nn = cols(Vh);
+    int cx = mt__is_complex(U->dtype);
     if (!gU && !gVh) {
         if (gS) gA = m >= nn ? MM(c, U, MUL(c, UNSQ(c, gS, -1), Vh)) : MM(c, MUL(c, U, UNSQ(c, gS, -2)), Vh);
         GIVE(c, out, 0, gA);
         return END(c, out, 1);
     }
-    mt_tensor *gV = gVh ? TR(c, gVh) : NULL, *V = TR(c, Vh);
     mt_tensor *UhgU = NULL, *VhgV = NULL;
-    if (gU) { mt_tensor *x = MM(c, TR(c, U), gU); UhgU = SUB(c, x, TR(c, x)); }
-    if (gV) { mt_tensor *x = MM(c, Vh, gV); VhgV = SUB(c, x, TR(c, x)); }
+    if (gU) { mt_tensor *x = MM(c, MH(c, U), gU); UhgU = SUB(c, x, MH(c, x)); }
+    if (gVh) { mt_tensor *x = MM(c, Vh, MH(c, gVh)); VhgV = SUB(c, x, MH(c, x)); }
+    if (cx) { /* Im diag(U^H gU) = -Im diag(V^H gV) */
+        mt_tensor *imU = UhgU ? IMAG(c, DIAGONAL(c, UhgU)) : NULL;
+        mt_tensor *imV = VhgV ? NEG(c, IMAG(c, DIAGONAL(c, VhgV))) : NULL;
+        if (!phase_invariant(c, imU, imV) && !c->st)
+            c->st = mt__error(MT_ERR_RUNTIME, "svd_backward: The singular vectors in the complex case are specified "
+                              "up to multiplication by e^{i phi}. The specified loss function depends on this phase "
+                              "term, making it ill-defined.");
+    }
     mt_tensor *S2 = MUL(c, S, S);
     mt_tensor *E = ADD(c, SUB(c, UNSQ(c, S2, -2), UNSQ(c, S2, -1)), EYE(c, k, S->dtype));
     mt_tensor *num = ADD(c, UhgU ? MUL(c, UhgU, UNSQ(c, S, -2)) : NULL, VhgV ? MUL(c, UNSQ(c, S, -1), VhgV) : NULL);
     gA = DIV(c, num, E);
     if (gS) gA = ADD(c, gA, DIAG_EMBED(c, gS));
+    if (cx && gU && gVh) gA = ADD(c, gA, DIAG_EMBED(c, DIV(c, DIAGONAL(c, UhgU), BS(c, MT_OP_MUL, S, 2.0))));
     if (m > nn && gU) {
         gA = MM(c, U, gA);
         mt_tensor *gUSinv = DIV(c, gU, UNSQ(c, S, -2));
-        gA = SUB(c, ADD(c, gA, gUSinv), MM(c, U, MM(c, TR(c, U), gUSinv)));
+        gA = SUB(c, ADD(c, gA, gUSinv), MM(c, U, MM(c, MH(c, U), gUSinv)));
         gA = MM(c, gA, Vh);
-    } else if (m < nn && gV) {
+    } else if (m < nn && gVh) {
         gA = MM(c, gA, Vh);
-        mt_tensor *gVSinvH = TR(c, DIV(c, gV, UNSQ(c, S, -2)));
-        gA = SUB(c, ADD(c, gA, gVSinvH), MM(c, MM(c, gVSinvH, V), Vh));
+        mt_tensor *SinvgVh = DIV(c, gVh, UNSQ(c, S, -1));
+        gA = SUB(c, ADD(c, gA, SinvgVh), MM(c, MM(c, SinvgVh, MH(c, Vh)), Vh));
         gA = MM(c, U, gA);
     } else {
         gA = MM(c, U, MM(c, gA, Vh));

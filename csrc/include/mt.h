@@ -306,9 +306,12 @@ mt_status mt_linalg_solve_triangular(mt_tensor *a, mt_tensor *b, int upper, int 
 mt_status mt_linalg_inv_ex(mt_tensor *a, int check_errors, mt_tensor **inverse, mt_tensor **info);
 mt_status mt_linalg_det(mt_tensor *a, mt_tensor **result);
 mt_status mt_linalg_slogdet(mt_tensor *a, mt_tensor **sign, mt_tensor **logabsdet);
-/* eigenvalues ascending; eigenvectors only when compute_v */
+/* eigenvalues ascending (real: complex input gives its real dtype); eigenvectors only when compute_v */
 mt_status mt_linalg_eigh(mt_tensor *a, int upper, int compute_v, mt_tensor **eigenvalues, mt_tensor **eigenvectors);
-/* singular values descending; without compute_uv, U and Vh are empty tensors */
+/* linalg.eig (compute_v) and linalg.eigvals: complex results for real input too (float32 -> complex64),
+ * eigenvectors of unit norm, only when compute_v */
+mt_status mt_linalg_eig(mt_tensor *a, int compute_v, mt_tensor **eigenvalues, mt_tensor **eigenvectors);
+/* singular values descending (real, as eigh's eigenvalues); without compute_uv, U and Vh are empty tensors */
 mt_status mt_linalg_svd(mt_tensor *a, int full_matrices, int compute_uv, mt_tensor **U, mt_tensor **S,
                         mt_tensor **Vh);
 enum mt_qr_mode {

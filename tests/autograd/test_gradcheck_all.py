@@ -352,6 +352,8 @@ OPS = {
                                 (3, 3), (3, 2), gg=True),
     "eigh": Op(lambda L, x: signed_eigh(L, spd(L, x)), (2, 3, 3), gg=True),
     "eigvalsh": Op(lambda L, x: L.linalg.eigvalsh(spd(L, x), UPLO="U"), (3, 3), gg=True),
+    "eig": Op(lambda L, x: eig_invariant(L, x), (2, 3, 3), gg=True),
+    "eigvals": Op(lambda L, x: (lambda w: (w.real, w.imag))(L.linalg.eigvals(x)), (3, 3), gg=True),
     "svd": Op(lambda L, x: signed_svd(L, x), (4, 3), gg=True),
     "svd_wide": Op(lambda L, x: signed_svd(L, x), (2, 3, 4), gg=True),
     "svd_full_square": Op(lambda L, x: signed_svd(L, x, True), (3, 3), gg=True),
@@ -373,6 +375,12 @@ def spd(L, x):
 def signed_eigh(L, a):
     w, v = L.linalg.eigh(a)
     return w, v * v[..., :1, :].sign()
+
+
+def eig_invariant(L, x):
+    """eig's outputs made real and independent of the eigenvectors' phases"""
+    w, v = L.linalg.eig(x)
+    return w.real, w.imag, (v * v.conj()).real
 
 
 def signed_svd(L, x, full=False):

@@ -1,9 +1,10 @@
 /* lapack.c — matrix factorisations on OpenBLAS's LAPACK: cholesky, LU (and the solve, inverse
- * and determinants built on it), triangular solve, QR, the symmetric eigendecomposition, the
+ * and determinants built on it), triangular solve, QR, the symmetric and general eigendecompositions, the
  * SVD and least squares. LAPACK is column-major, so each kernel works on a column-major copy of
  * its input (the layout PyTorch's linalg results have too) and calls the float32/float64 routine once per
- * matrix of the batch (the LU family, mt_lapack_check.cplx, complex64/complex128 too). Checks and messages are PyTorch 2.13's, op by op; per-matrix failures
- * come back as LAPACK's info (an int32 tensor) or, when checked, as LinAlgError. These are the
+ * matrix of the batch (those with mt_lapack_check.cplx, complex64/complex128 too: the LU family, eigh, SVD and
+ * eig, whose results are complex for real input too). Checks and messages are PyTorch 2.13's, op by op;
+ * per-matrix failures come back as LAPACK's info (an int32 tensor) or, when checked, as LinAlgError. These are the
  * kernels; autograd/formulas_lapack.c records them. */
 #include <cblas.h>
 #include <limits.h>
@@ -50,6 +51,24 @@ void sgesdd_(const char *, const int *, const int *, float *, const int *, float
              const int *, float *, const int *, int *, int *, size_t);
 void dgesdd_(const char *, const int *, const int *, double *, const int *, double *, double *, const int *, double *,
              const int *, double *, const int *, int *, int *, size_t);
+
+/* the Hermitian eigendecomposition, SVD and general eigendecomposition of complex matrices (rwork: real) */
+void cheevd_(const char *, const char *, const int *, void *, const int *, float *, void *, const int *, float *,
+             const int *, int *, const int *, int *, size_t, size_t);
+void zheevd_(const char *, const char *, const int *, void *, const int *, double *, void *, const int *, double *,
+             const int *, int *, const int *, int *, size_t, size_t);
+void cgesdd_(const char *, const int *, const int *, void *, const int *, float *, void *, const int *, void *,
+             const int *, void *, const int *, float *, int *, int *, size_t);
+void zgesdd_(const char *, const int *, const int *, void *, const int *, double *, void *, const int *, void *,
+             const int *, void *, const int *, double *, int *, int *, size_t);
+void sgeev_(const char *, const char *, const int *, float *, const int *, float *, float *, float *, const int *,
+            float *, const int *, float *, const int *, int *, size_t, size_t);
+void dgeev_(const char *, const char *, const int *, double *, const int *, double *, double *, double *, const int *,
+            double *, const int *, double *, const int *, int *, size_t, size_t);
+void cgeev_(const char *, const char *, const int *, void *, const int *, void *, void *, const int *, void *,
+            const int *, void *, const int *, float *, int *, size_t, size_t);
+void zgeev_(const char *, const char *, const int *, void *, const int *, void *, void *, const int *, void *,
+            const int *, void *, const int *, double *, int *, size_t, size_t);
 
 void sgels_(const char *, const int *, const int *, const int *, float *, const int *, float *, const int *, float *,
             const int *, int *, size_t);
@@ -652,43 +671,69 @@ mt_status mt__impl_linalg_solve_triangular(mt_tensor *a, mt_tensor *b, int upper
     return MT_OK;
 }
 
-/* ---- symmetric eigendecomposition -------------------------------------------------------------------- */
+/* ---- workspaces, non-finite input -------------------------------------------------------------------- */
 
-static const mt_lapack_check EIGH = {"linalg.eigh", "linalg_eigh_cpu", .square = 1};
+/* the size a workspace query wrote into q[0] (a float from the float32 and complex64 routines), plus one */
+static int query_size(int dt, const double *q) {
+    float f;
+    memcpy(&f, q, sizeof f);
+    return (int)(dt == MT_F32 || dt == MT_C64 ? f : q[0]) + 1;
+}
 
+/* whether count entries at p hold a NaN (or, with inf_too, an infinity), complex entries in either part */
+static int non_finite(int dt, const char *p, int64_t count, int inf_too) {
+    int64_t reals = mt__is_complex(dt) ? 2 * count : count;
+    int single = dt == MT_F32 || dt == MT_C64;
+    for (int64_t e = 0; e < reals; e++) {
+        double v = single ? ((const float *)p)[e] : ((const double *)p)[e];
+        if (isnan(v) || (inf_too && isinf(v))) return 1;
+    }
+    return 0;
+}
+
+/* ---- symmetric / Hermitian eigendecomposition ------------------------------------------------------- */
+
+static const mt_lapack_check EIGH = {"linalg.eigh", "linalg_eigh_cpu", .square = 1, .cplx = 1};
+
+/* one ?syevd (real) or ?heevd (complex, rwork real) call; lwork -1 queries the workspaces into work[0],
+ * rwork[0] and iwork[0] */
+static int syevd_one(int dt, char jobz, char uplo, int n, void *a, void *w, void *work, int lwork, void *rwork,
+                     int lrwork, int *iwork, int liwork) {
+    int r = 0, ld = n > 1 ? n : 1;
+    switch (dt) {
+    case MT_F32: ssyevd_(&jobz, &uplo, &n, a, &ld, w, work, &lwork, iwork, &liwork, &r, 1, 1); break;
+    case MT_F64: dsyevd_(&jobz, &uplo, &n, a, &ld, w, work, &lwork, iwork, &liwork, &r, 1, 1); break;
+    case MT_C64: cheevd_(&jobz, &uplo, &n, a, &ld, w, work, &lwork, rwork, &lrwork, iwork, &liwork, &r, 1, 1); break;
+    default: zheevd_(&jobz, &uplo, &n, a, &ld, w, work, &lwork, rwork, &lrwork, iwork, &liwork, &r, 1, 1);
+    }
+    return r;
+}
+
+/* eigenvalues real (complex input: its real dtype), ascending */
 mt_status mt__impl_linalg_eigh(mt_tensor *a, int upper, int compute_v, mt_tensor **values, mt_tensor **vectors) {
     MT_TRY(mt__lapack_check(&EIGH, a));
-    int nd = a->ndim, n = (int)a->sizes[nd - 1], ld = n > 1 ? n : 1, isz = mt_dtype_itemsize(a->dtype);
+    int dt = a->dtype, rdt = mt__complex_to_real(dt), nd = a->ndim, n = (int)a->sizes[nd - 1];
+    int isz = mt_dtype_itemsize(dt), rsz = mt_dtype_itemsize(rdt);
     mt_tensor *w = NULL, *ev = NULL;
     mt_status st = colmajor_copy(a, nd, a->sizes, &w);
-    if (!st) st = new_tensor(nd - 1, a->sizes, a->dtype, a->device, &ev);
+    if (!st) st = new_tensor(nd - 1, a->sizes, rdt, a->device, &ev);
     if (st || a->device == MT_META || !n) goto done;
     char jobz = compute_v ? 'V' : 'N', uplo = upper ? 'U' : 'L';
-    int lwork = -1, liwork = -1, r = 0, iq = 0;
-    double wq = 0;
-    /* workspace query */
-    if (a->dtype == MT_F32) {
-        float fq = 0;
-        ssyevd_(&jobz, &uplo, &n, (float *)mat(w, 0), &ld, (float *)mt__data(ev), &fq, &lwork, &iq, &liwork, &r, 1, 1);
-        wq = fq;
-    } else {
-        dsyevd_(&jobz, &uplo, &n, (double *)mat(w, 0), &ld, (double *)mt__data(ev), &wq, &lwork, &iq, &liwork, &r, 1, 1);
-    }
-    lwork = (int)wq + 1, liwork = iq > 1 ? iq : 1;
-    void *work = malloc((size_t)lwork * isz);
+    double wq[2] = {0, 0}, rq = 0;
+    int iq = 0;
+    syevd_one(dt, jobz, uplo, n, mat(w, 0), mt__data(ev), wq, -1, &rq, -1, &iq, -1);
+    int lwork = query_size(dt, wq), lrwork = query_size(dt, &rq), liwork = iq > 1 ? iq : 1;
+    void *work = malloc((size_t)lwork * isz), *rwork = malloc((size_t)lrwork * rsz);
     int *iwork = malloc((size_t)liwork * sizeof(int));
     int64_t nb = batch_count(nd, a->sizes);
-    if (!work || !iwork) st = mt__error(MT_ERR_OOM, "linalg.eigh: out of memory for the workspace");
+    if (!work || !rwork || !iwork) st = mt__error(MT_ERR_OOM, "linalg.eigh: out of memory for the workspace");
     for (int64_t i = 0; !st && i < nb; i++) {
-        char *vals = mt__data(ev) + i * n * isz;
-        if (a->dtype == MT_F32)
-            ssyevd_(&jobz, &uplo, &n, (float *)mat(w, i), &ld, (float *)vals, work, &lwork, iwork, &liwork, &r, 1, 1);
-        else
-            dsyevd_(&jobz, &uplo, &n, (double *)mat(w, i), &ld, (double *)vals, work, &lwork, iwork, &liwork, &r, 1, 1);
-        if (r > 0)
-            st = not_converged("linalg.eigh", "eigenvalues", a, i, r);
+        int r = syevd_one(dt, jobz, uplo, n, mat(w, i), mt__data(ev) + i * n * rsz, work, lwork, rwork, lrwork, iwork,
+                          liwork);
+        if (r > 0) st = not_converged("linalg.eigh", "eigenvalues", a, i, r);
     }
     free(work);
+    free(rwork);
     free(iwork);
 done:
     if (st) { MT_DROP(w); MT_DROP(ev); return st; }
@@ -698,9 +743,99 @@ done:
     return MT_OK;
 }
 
+/* ---- general eigendecomposition --------------------------------------------------------------------------- */
+
+static const mt_lapack_check EIG = {"linalg.eig", "linalg_eig_out_cpu", .square = 1, .cplx = 1};
+static const mt_lapack_check EIGVALS = {"linalg.eigvals", "linalg_eig_out_cpu", .square = 1, .cplx = 1};
+
+/* one ?geev call for the right eigenvectors (vr NULL: eigenvalues only). The real routines give the
+ * eigenvalues as w (real parts) and wi, the complex ones as w; lwork -1 queries the workspace into work[0] */
+static int geev_one(int dt, int n, void *a, void *w, void *wi, void *vr, void *work, int lwork, void *rwork) {
+    char jl = 'N', jr = vr ? 'V' : 'N';
+    int r = 0, ld = n > 1 ? n : 1, one = 1, ldvr = vr ? ld : 1;
+    double none[4]; /* the left vectors, never referenced */
+    if (!vr) vr = none;
+    switch (dt) {
+    case MT_F32: sgeev_(&jl, &jr, &n, a, &ld, w, wi, (float *)none, &one, vr, &ldvr, work, &lwork, &r, 1, 1); break;
+    case MT_F64: dgeev_(&jl, &jr, &n, a, &ld, w, wi, none, &one, vr, &ldvr, work, &lwork, &r, 1, 1); break;
+    case MT_C64: cgeev_(&jl, &jr, &n, a, &ld, w, none, &one, vr, &ldvr, work, &lwork, rwork, &r, 1, 1); break;
+    default: zgeev_(&jl, &jr, &n, a, &ld, w, none, &one, vr, &ldvr, work, &lwork, rwork, &r, 1, 1);
+    }
+    return r;
+}
+
+/* the complex eigenvectors of a real matrix from geev's packed real ones: a real eigenvalue's vector is its
+ * column; a conjugate pair (positive imaginary part first) shares columns j, j+1: x + iy and x - iy */
+static void unpack_real_vectors(int dt, int64_t n, const char *wi, const char *vr, char *out) {
+    int cdt = dt == MT_F32 ? MT_C64 : MT_C128;
+    for (int64_t j = 0; j < n; j++) {
+        int pair = get(dt, wi, j) != 0 && j + 1 < n;
+        for (int64_t r = 0; r < n; r++) {
+            double x = get(dt, vr, j * n + r), y = pair ? get(dt, vr, (j + 1) * n + r) : 0;
+            cput(cdt, out, j * n + r, x, y);
+            if (pair) cput(cdt, out, (j + 1) * n + r, x, -y);
+        }
+        j += pair;
+    }
+}
+
+/* eigenvalues and (compute_v) eigenvectors of unit norm, complex whatever A's dtype (PyTorch's rule). PyTorch
+ * refuses non-finite input to eig; its eigvals hands it to LAPACK (NaNs, or a crash): here NaN eigenvalues. */
+mt_status mt__impl_linalg_eig(mt_tensor *a, int compute_v, mt_tensor **values, mt_tensor **vectors) {
+    int dt = a->dtype, cdt = dt == MT_F16 || dt == MT_BF16 ? dt : mt__to_complex(dt);
+    if (cdt < 0) return MT_ERR_RUNTIME; /* "Unknown Complex ScalarType for Long", before the shape checks */
+    MT_TRY(mt__lapack_check(compute_v ? &EIG : &EIGVALS, a));
+    int nd = a->ndim, n = (int)a->sizes[nd - 1], real = !mt__is_complex(dt);
+    int isz = mt_dtype_itemsize(dt), rsz = mt_dtype_itemsize(mt__complex_to_real(dt)), csz = mt_dtype_itemsize(cdt);
+    int64_t nb = batch_count(nd, a->sizes);
+    mt_tensor *w = NULL, *ev = NULL, *vec = NULL;
+    mt_status st = colmajor_copy(a, nd, a->sizes, &w);
+    if (!st) st = new_tensor(nd - 1, a->sizes, cdt, a->device, &ev);
+    if (!st && compute_v) /* PyTorch's meta vectors are row-major, its CPU ones column-major */
+        st = a->device == MT_META ? new_tensor(nd, a->sizes, cdt, a->device, &vec)
+                                  : mt__colmajor_empty(nd, a->sizes, cdt, a->device, &vec);
+    if (st || a->device == MT_META || !n || !nb) goto done;
+    if (compute_v && non_finite(dt, mt__data(w), mt_tensor_numel(w), 1)) {
+        st = mt__error(MT_ERR_RUNTIME, "torch.linalg.eig: input tensor should not contain infs or NaNs.");
+        goto done;
+    }
+    /* real input: eigenvalues as (w, wi), vectors packed in vr, both unpacked after each call */
+    char *wr = malloc((size_t)2 * n * rsz), *vr = real && compute_v ? malloc((size_t)n * n * rsz) : NULL;
+    void *rwork = malloc((size_t)2 * n * rsz);
+    double wq[2] = {0, 0};
+    if (wr && rwork && (vr || !real || !compute_v))
+        geev_one(dt, n, mat(w, 0), wr, wr + n * rsz, real ? vr : compute_v ? mat(vec, 0) : NULL, wq, -1, rwork);
+    int lwork = query_size(dt, wq);
+    void *work = malloc((size_t)lwork * isz);
+    if (!wr || !rwork || !work || (real && compute_v && !vr))
+        st = mt__error(MT_ERR_OOM, "linalg.eig: out of memory for the workspace");
+    for (int64_t i = 0; !st && i < nb; i++) {
+        char *ap = mat(w, i), *vals = mt__data(ev) + i * n * csz, *vp = compute_v ? mat(vec, i) : NULL;
+        if (!compute_v && non_finite(dt, ap, (int64_t)n * n, 1)) {
+            for (int64_t j = 0; j < n; j++) cput(cdt, vals, j, NAN, NAN);
+            continue;
+        }
+        int r = geev_one(dt, n, ap, real ? (void *)wr : vals, wr + n * rsz, real ? vr : vp, work, lwork, rwork);
+        if (r > 0) {
+            st = not_converged(compute_v ? "torch.linalg.eig" : "torch.linalg.eigvals", "eigenvalues", a, i, r);
+            break;
+        }
+        if (!real) continue;
+        for (int64_t j = 0; j < n; j++) cput(cdt, vals, j, get(dt, wr, j), get(dt, wr + n * rsz, j));
+        if (compute_v) unpack_real_vectors(dt, n, wr + n * rsz, vr, vp);
+    }
+    free(wr), free(vr), free(rwork), free(work);
+done:
+    mt_tensor_release(w);
+    if (st) { mt_tensor_release(ev); mt_tensor_release(vec); return st; }
+    *values = ev;
+    if (compute_v) *vectors = vec;
+    return MT_OK;
+}
+
 /* ---- SVD ------------------------------------------------------------------------------------------------ */
 
-static const mt_lapack_check SVD = {"linalg.svd", "linalg_svd_cpu", .float_check = 1};
+static const mt_lapack_check SVD = {"linalg.svd", "linalg_svd_cpu", .float_check = 1, .cplx = 1};
 
 static void set_eye(int dt, char *p, int64_t rows, int64_t cols) {
     memset(p, 0, (size_t)(rows * cols) * (size_t)mt_dtype_itemsize(dt));
@@ -710,12 +845,26 @@ static void set_eye(int dt, char *p, int64_t rows, int64_t cols) {
     }
 }
 
+/* one ?gesdd call (complex: rwork real); lwork -1 queries the workspace into work[0] */
+static int gesdd_one(int dt, char jobz, int m, int n, void *a, void *s, void *u, int ldu, void *vt, int ldvt,
+                     void *work, int lwork, void *rwork, int *iwork) {
+    int r = 0;
+    switch (dt) {
+    case MT_F32: sgesdd_(&jobz, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, &r, 1); break;
+    case MT_F64: dgesdd_(&jobz, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, &r, 1); break;
+    case MT_C64: cgesdd_(&jobz, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, work, &lwork, rwork, iwork, &r, 1); break;
+    default: zgesdd_(&jobz, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, work, &lwork, rwork, iwork, &r, 1);
+    }
+    return r;
+}
+
+/* singular values real (complex input: its real dtype), descending */
 mt_status mt__impl_linalg_svd(mt_tensor *a, int full_matrices, int compute_uv, mt_tensor **U, mt_tensor **S,
                               mt_tensor **Vh) {
     MT_TRY(mt__lapack_check(&SVD, a));
     int nd = a->ndim, m = (int)a->sizes[nd - 2], n = (int)a->sizes[nd - 1], k = m < n ? m : n;
-    int isz = mt_dtype_itemsize(a->dtype), full = compute_uv && full_matrices;
-    int ucols = full ? m : k, vrows = full ? n : k;
+    int dt = a->dtype, rdt = mt__complex_to_real(dt), isz = mt_dtype_itemsize(dt), rsz = mt_dtype_itemsize(rdt);
+    int full = compute_uv && full_matrices, ucols = full ? m : k, vrows = full ? n : k;
     int64_t usz[MT_MAX_DIMS], vsz[MT_MAX_DIMS], ssz[MT_MAX_DIMS];
     memcpy(usz, a->sizes, sizeof usz);
     memcpy(vsz, a->sizes, sizeof vsz);
@@ -723,60 +872,49 @@ mt_status mt__impl_linalg_svd(mt_tensor *a, int full_matrices, int compute_uv, m
     usz[nd - 1] = ucols, vsz[nd - 2] = vrows, ssz[nd - 2] = k;
     mt_tensor *w = NULL, *u = NULL, *s = NULL, *vh = NULL;
     mt_status st = colmajor_copy(a, nd, a->sizes, &w);
-    if (!st) st = new_tensor(nd - 1, ssz, a->dtype, a->device, &s);
-    if (!st && compute_uv) st = mt__colmajor_empty(nd, usz, a->dtype, a->device, &u);
-    if (!st && compute_uv) st = mt__colmajor_empty(nd, vsz, a->dtype, a->device, &vh);
-    if (!st && !compute_uv) st = new_tensor(1, (int64_t[]){0}, a->dtype, a->device, &u);
-    if (!st && !compute_uv) st = new_tensor(1, (int64_t[]){0}, a->dtype, a->device, &vh);
+    if (!st) st = new_tensor(nd - 1, ssz, rdt, a->device, &s);
+    if (!st && compute_uv) st = mt__colmajor_empty(nd, usz, dt, a->device, &u);
+    if (!st && compute_uv) st = mt__colmajor_empty(nd, vsz, dt, a->device, &vh);
+    if (!st && !compute_uv) st = new_tensor(1, (int64_t[]){0}, dt, a->device, &u);
+    if (!st && !compute_uv) st = new_tensor(1, (int64_t[]){0}, dt, a->device, &vh);
     if (st || a->device == MT_META) goto done;
     int64_t nb = batch_count(nd, a->sizes);
     if (!k) { /* an empty matrix: the full factors are identities (when both are empty there is nothing
                * to write, and 2^40 empty matrices must not take 2^40 steps) */
         for (int64_t i = 0; compute_uv && (mt_tensor_numel(u) || mt_tensor_numel(vh)) && i < nb; i++) {
-            set_eye(a->dtype, mat(u, i), m, ucols);
-            set_eye(a->dtype, mat(vh, i), vrows, n);
+            set_eye(dt, mat(u, i), m, ucols);
+            set_eye(dt, mat(vh, i), vrows, n);
         }
         goto done;
     }
     char jobz = !compute_uv ? 'N' : full ? 'A' : 'S';
-    int lda = m, ldu = m, ldvt = vrows > 1 ? vrows : 1, lwork = -1, r = 0;
+    int ldu = m, ldvt = vrows > 1 ? vrows : 1, mx = m > n ? m : n;
+    /* complex: LAPACK's real workspace, which has no query */
+    int64_t lrwork = !mt__is_complex(dt) ? 1 : jobz == 'N' ? 7 * (int64_t)k
+                     : 5 * (int64_t)k * k + 5 * k > 2 * (int64_t)mx * k + 2 * (int64_t)k * k + k
+                         ? 5 * (int64_t)k * k + 5 * k : 2 * (int64_t)mx * k + 2 * (int64_t)k * k + k;
     int *iwork = malloc((size_t)8 * k * sizeof(int));
-    double wq = 0;
-    float *uq = compute_uv ? (float *)mat(u, 0) : NULL, *vq = compute_uv ? (float *)mat(vh, 0) : NULL;
-    if (a->dtype == MT_F32) {
-        float fq = 0;
-        sgesdd_(&jobz, &m, &n, (float *)mat(w, 0), &lda, (float *)mt__data(s), uq, &ldu, vq, &ldvt, &fq, &lwork, iwork,
-                &r, 1);
-        wq = fq;
-    } else {
-        dgesdd_(&jobz, &m, &n, (double *)mat(w, 0), &lda, (double *)mt__data(s), (double *)uq, &ldu, (double *)vq,
-                &ldvt, &wq, &lwork, iwork, &r, 1);
-    }
-    lwork = (int)wq + 1;
+    void *rwork = malloc((size_t)lrwork * rsz);
+    double wq[2] = {0, 0};
+    gesdd_one(dt, jobz, m, n, mat(w, 0), mt__data(s), compute_uv ? mat(u, 0) : NULL, ldu,
+              compute_uv ? mat(vh, 0) : NULL, ldvt, wq, -1, rwork, iwork);
+    int lwork = query_size(dt, wq);
     void *work = malloc((size_t)lwork * isz);
-    if (!work || !iwork) st = mt__error(MT_ERR_OOM, "linalg.svd: out of memory for the workspace");
+    if (!work || !iwork || !rwork) st = mt__error(MT_ERR_OOM, "linalg.svd: out of memory for the workspace");
     for (int64_t i = 0; !st && i < nb; i++) {
-        char *sp = mt__data(s) + i * k * isz, *up = compute_uv ? mat(u, i) : NULL, *vp = compute_uv ? mat(vh, i) : NULL;
         /* LAPACK 3.10+ answers a NaN in the input with info -4 (and prints through xerbla), which
          * PyTorch reports as non-finite values: the same error, found before the call */
-        int nan = 0;
-        for (int64_t e = 0; e < (int64_t)m * n && !nan; e++)
-            nan = a->dtype == MT_F32 ? isnan(((const float *)mat(w, i))[e]) : isnan(((const double *)mat(w, i))[e]);
-        if (nan) {
+        if (non_finite(dt, mat(w, i), (int64_t)m * n, 0)) {
             st = failed(MT_ERR_LINALG, "linalg.svd", a, i, "The algorithm failed to converge because the input matrix "
                         "contained non-finite values.");
             break;
         }
-        if (a->dtype == MT_F32)
-            sgesdd_(&jobz, &m, &n, (float *)mat(w, i), &lda, (float *)sp, (float *)up, &ldu, (float *)vp, &ldvt, work,
-                    &lwork, iwork, &r, 1);
-        else
-            dgesdd_(&jobz, &m, &n, (double *)mat(w, i), &lda, (double *)sp, (double *)up, &ldu, (double *)vp, &ldvt,
-                    work, &lwork, iwork, &r, 1);
-        if (r > 0)
-            st = not_converged("linalg.svd", "singular values", a, i, r);
+        int r = gesdd_one(dt, jobz, m, n, mat(w, i), mt__data(s) + i * k * rsz, compute_uv ? mat(u, i) : NULL, ldu,
+                          compute_uv ? mat(vh, i) : NULL, ldvt, work, lwork, rwork, iwork);
+        if (r > 0) st = not_converged("linalg.svd", "singular values", a, i, r);
     }
     free(work);
+    free(rwork);
     free(iwork);
 done:
     mt_tensor_release(w);

@@ -36,6 +36,7 @@ mt_status mt__impl_linalg_slogdet(mt_tensor *a, mt_tensor **sign, mt_tensor **lo
 mt_status mt__impl_linalg_solve_triangular(mt_tensor *a, mt_tensor *b, int upper, int left, int unitriangular,
                                            mt_tensor **result);
 mt_status mt__impl_linalg_eigh(mt_tensor *a, int upper, int compute_v, mt_tensor **values, mt_tensor **vectors);
+mt_status mt__impl_linalg_eig(mt_tensor *a, int compute_v, mt_tensor **values, mt_tensor **vectors);
 mt_status mt__impl_linalg_svd(mt_tensor *a, int full_matrices, int compute_uv, mt_tensor **U, mt_tensor **S,
                               mt_tensor **Vh);
 mt_status mt__impl_linalg_qr(mt_tensor *a, int mode, mt_tensor **Q, mt_tensor **R);
