@@ -1,6 +1,6 @@
 """Two nodes on one machine: two network namespaces joined by a veth pair, one
-`torchrun --nnodes=2 --node-rank=i` in each (2 workers per node, a world of 4), the store on node 0's
-address. The DDP parity scenario (parameters equal to one local model on the full batch after every
+`torchrun --nnodes=2` in each (2 workers per node, a world of 4): static rendezvous (`--node-rank=i`,
+the store on node 0's address) and c10d rendezvous (the endpoint's node hosts the store). The DDP parity scenario (parameters equal to one local model on the full batch after every
 step) passes across them: the multi-machine path, with every connection crossing the veth link.
 Needs root and iproute2; skips with the reason otherwise. The namespaces are made and removed here."""
 import os
@@ -8,6 +8,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 import uuid
 
 import pytest
@@ -54,31 +55,46 @@ def nodes():
             _ip("link", "del", dev, check=False)  # an end never moved into its namespace
 
 
-def _torchrun(ns, dev, rank, master, tmp_path):
+def _torchrun(ns, dev, rdzv, tmp_path):
     env = dict(os.environ, GLOO_SOCKET_IFNAME=dev,
                PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     env.pop("MINDTORCH_PROXY", None)
     cmd = ["ip", "netns", "exec", ns, sys.executable, "-m", "torch_proxy", "-m", "torch.distributed.run",
-           "--nnodes=2", f"--node-rank={rank}", "--nproc-per-node=2", f"--master-addr={master}",
-           f"--master-port={PORT}", WORKER, "parity", "env"]
+           "--nnodes=2", "--nproc-per-node=2", *rdzv, WORKER, "parity", "env"]
     # its own session: on a timeout the agent and its workers are killed together
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
                             cwd=tmp_path, start_new_session=True)
 
 
 @pytest.mark.skipif(not dist.is_gloo_available(), reason="built without libgloo-dev")
-def test_ddp_parity_across_two_nodes(nodes, tmp_path):
+@pytest.mark.parametrize("backend", ["static", "c10d"])
+def test_ddp_parity_across_two_nodes(nodes, backend, tmp_path):
     master = nodes[0][2]
-    procs = [_torchrun(ns, dev, rank, master, tmp_path) for rank, (ns, dev, _) in enumerate(nodes)]
-    outs = []
+    if backend == "static":
+        rdzv = [[f"--node-rank={rank}", f"--master-addr={master}", f"--master-port={PORT}"] for rank in range(2)]
+    else:
+        rdzv = [["--rdzv-backend=c10d", f"--rdzv-endpoint={master}:{PORT}", "--rdzv-id=twonode"]] * 2
+    procs = {}
     try:
-        for p in procs:
-            outs.append(p.communicate(timeout=120)[0])
+        for node in (1, 0):  # node 1 first: its agent keeps connecting until node 0 hosts the store, as PyTorch's does
+            ns, dev, _ = nodes[node]
+            procs[node] = _torchrun(ns, dev, rdzv[node], tmp_path)
+            time.sleep(1)
     finally:
-        for p in procs:
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait(timeout=30)
-    for rank, (p, out) in enumerate(zip(procs, outs)):
-        assert p.returncode == 0, f"node {rank}:\n{out}"
-        assert out.splitlines().count("OK") == 2, f"node {rank}:\n{out}"  # both of its workers finished
+        results = _finish(procs, deadline=time.monotonic() + 120)
+    for node, (code, out) in results.items():
+        assert code == 0, f"node {node} {'timed out' if code is None else f'exited {code}'}:\n{out}"
+        assert out.splitlines().count("OK") == 2, f"node {node}:\n{out}"  # both of its workers finished
+
+
+def _finish(procs, deadline):
+    """{node: (exit code, output)}; a node still running at the deadline is killed with its workers
+    (exit code None), so that a failure is an error with the output, never a hang."""
+    results = {}
+    for node, p in procs.items():
+        try:
+            results[node] = (p.communicate(timeout=max(deadline - time.monotonic(), 0.1))[0], False)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            results[node] = (p.communicate(timeout=30)[0], True)
+    return {node: (None if late else procs[node].returncode, out) for node, (out, late) in results.items()}
