@@ -1,8 +1,9 @@
-"""Two nodes on one machine: two network namespaces joined by a veth pair, one
-`torchrun --nnodes=2` in each (2 workers per node, a world of 4): static rendezvous (`--node-rank=i`,
-the store on node 0's address) and c10d rendezvous (the endpoint's node hosts the store). The DDP parity scenario (parameters equal to one local model on the full batch after every
-step) passes across them: the multi-machine path, with every connection crossing the veth link.
-Needs root and iproute2; skips with the reason otherwise. The namespaces are made and removed here."""
+"""Two nodes on one machine: two network namespaces joined by a veth pair, one `torchrun --nnodes=2`
+in each (2 workers per node, a world of 4), by static rendezvous (`--node-rank=i`, the store on node 0's
+address) and by c10d rendezvous (the endpoint's node hosts the store). The DDP parity scenario
+(parameters equal to one local model on the full batch after every step) passes across them: the
+multi-machine path, every connection crossing the veth link. Needs root and iproute2 (skips saying
+why otherwise); the namespaces are made here and removed whatever happens."""
 import os
 import shutil
 import signal
