@@ -21,7 +21,7 @@ import sys
 import threading
 import time
 
-from ...._store import DistNetworkError, DistStoreError, PrefixStore
+from ...._store import DistNetworkError, PrefixStore
 from ...._tcp_store import TCPStore
 from ...multiprocessing import DefaultLogsSpecs, Std
 from ...multiprocessing.errors import ChildFailedError, ProcessFailure, record
@@ -308,7 +308,10 @@ class LocalElasticAgent:
                 if ok:
                     try:
                         rdzv.barrier("exit")  # node 0's store serves the others until all are done
-                    except DistStoreError as e:
+                    except SignalException:
+                        raise
+                    except Exception as e:  # the workers are done: a failed barrier (node 0 already gone,
+                        # its store closed before our answer left) is only logged, as PyTorch's agent does
                         logger.warning("Error waiting on exit barrier: %s", e)
                     return results
                 if remaining > 0:
