@@ -113,7 +113,9 @@ class _Rendezvous:
         self.agents = PrefixStore(f"torchelastic/{self.run_id}", self.store)
 
     def barrier(self, name):
-        self.agents.barrier(name, self.nnodes, self.timeout)
+        # the store's own barrier: counting in and waiting are one request, so node 0 cannot see it
+        # complete and close its store while another node is between an add and its wait
+        self.store.barrier(f"torchelastic/{self.run_id}/{name}", self.nnodes, self.timeout)
 
 
 class _Worker:
