@@ -1,5 +1,6 @@
 """One rank of a DistributedDataParallel scenario: python _ddp_worker.py SCENARIO RANK WORLD FILE [BACKEND]
-(BACKEND mpi under mpirun: RANK, WORLD and FILE are ignored).
+(BACKEND mpi under mpirun: RANK, WORLD and FILE are ignored), or python _ddp_worker.py SCENARIO env under
+torchrun (gloo, rank and world from the launcher's environment).
 PyTorch's own parity check: DDP on WORLD ranks, each on its slice of the batch, against one local
 model on the full batch, parameters compared after every step. Prints OK at the end."""
 import datetime
@@ -278,7 +279,10 @@ def mismatch(rank, world):
 
 def main():
     scenario, backend = sys.argv[1], sys.argv[5] if len(sys.argv) > 5 else "gloo"
-    if backend == "mpi":  # under mpirun: MPI's runtime assigns rank and world
+    if sys.argv[2:] == ["env"]:  # under torchrun: MASTER_ADDR, RANK, WORLD_SIZE from the agent
+        dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=60))
+        rank, world = dist.get_rank(), dist.get_world_size()
+    elif backend == "mpi":  # under mpirun: MPI's runtime assigns rank and world
         dist.init_process_group("mpi", timeout=datetime.timedelta(seconds=60))
         rank, world = dist.get_rank(), dist.get_world_size()
     else:
@@ -287,7 +291,8 @@ def main():
                                 timeout=datetime.timedelta(seconds=60))
     globals()[scenario](rank, world)
     dist.destroy_process_group()
-    print("OK")
+    os.write(1, f"OK {rank}\n".encode() if sys.argv[2:] == ["env"] else b"OK\n")  # one write: torchrun's
+    # workers share stdout, and print's text and newline can interleave
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ import sys
 import threading
 import time
 
-from ...._store import DistNetworkError, DistStoreError, PrefixStore
+from ...._store import DistNetworkError, PrefixStore
 from ...._tcp_store import TCPStore
 from ...multiprocessing import DefaultLogsSpecs, Std
 from ...multiprocessing.errors import ChildFailedError, ProcessFailure, record
@@ -113,7 +113,9 @@ class _Rendezvous:
         self.agents = PrefixStore(f"torchelastic/{self.run_id}", self.store)
 
     def barrier(self, name):
-        self.agents.barrier(name, self.nnodes, self.timeout)
+        # the store's own barrier: counting in and waiting are one request, so node 0 cannot see it
+        # complete and close its store while another node is between an add and its wait
+        self.store.barrier(f"torchelastic/{self.run_id}/{name}", self.nnodes, self.timeout)
 
 
 class _Worker:
@@ -308,7 +310,10 @@ class LocalElasticAgent:
                 if ok:
                     try:
                         rdzv.barrier("exit")  # node 0's store serves the others until all are done
-                    except DistStoreError as e:
+                    except SignalException:
+                        raise
+                    except Exception as e:  # the workers are done: a failed barrier (node 0 already gone,
+                        # its store closed before our answer left) is only logged, as PyTorch's agent does
                         logger.warning("Error waiting on exit barrier: %s", e)
                     return results
                 if remaining > 0:
