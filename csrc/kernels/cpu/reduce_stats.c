@@ -349,6 +349,7 @@ mt_status mt__impl_vector_norm(mt_tensor *x, double p, int ndims, const int64_t 
     if (!mt__is_float(x->dtype))
         return mt__error(MT_ERR_RUNTIME, "linalg.vector_norm: Expected a floating point or complex tensor as input. Got %s",
                          mt_dtype_names[x->dtype]);
+    if (dtype >= MT_NUM_DTYPES) return mt__error(MT_ERR_VALUE, "linalg.vector_norm: unknown dtype %d", dtype);
     if (dtype >= 0 && dtype != x->dtype) {
         if (!mt__is_float(dtype) || mt_promote_types(x->dtype, dtype) != dtype)
             return mt__error(MT_ERR_RUNTIME,
