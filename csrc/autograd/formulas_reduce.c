@@ -227,6 +227,7 @@ static mt_status norm_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **
 mt_status mt_vector_norm(mt_tensor *x, double ord, int ndims, const int64_t *dims, int keepdim, int dtype,
                          mt_tensor **result) {
     MT_PROFILE("linalg_vector_norm", x);
+    if (dtype >= MT_NUM_DTYPES) return mt__error(MT_ERR_VALUE, "linalg.vector_norm: unknown dtype %d", dtype);
     if (mt__is_complex(x->dtype)) { /* the norm of |x|, in the real dtype of dtype= */
         if (dtype >= 0 && !mt__is_complex(dtype))
             return mt__error(MT_ERR_RUNTIME, "linalg.vector_norm: dtype should be complex for complex inputs, but got %s",

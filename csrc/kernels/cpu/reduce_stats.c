@@ -349,7 +349,6 @@ mt_status mt__impl_vector_norm(mt_tensor *x, double p, int ndims, const int64_t 
     if (!mt__is_float(x->dtype))
         return mt__error(MT_ERR_RUNTIME, "linalg.vector_norm: Expected a floating point or complex tensor as input. Got %s",
                          mt_dtype_names[x->dtype]);
-    if (dtype >= MT_NUM_DTYPES) return mt__error(MT_ERR_VALUE, "linalg.vector_norm: unknown dtype %d", dtype);
     if (dtype >= 0 && dtype != x->dtype) {
         if (!mt__is_float(dtype) || mt_promote_types(x->dtype, dtype) != dtype)
             return mt__error(MT_ERR_RUNTIME,
@@ -673,7 +672,7 @@ static void mode_row(const rows_t *r, int64_t o, void *row, int64_t *idx) {
         mode_f(row, r->count, &m, &mi);
         store_f(c->values, o, m);
     }
-    store_i(c->indices, o, mi);
+    if (c->indices) store_i(c->indices, o, mi); /* none without a dim (values only) */
 }
 
 mt_status mt__impl_median(int op, mt_tensor *x, int has_dim, int64_t dim, int keepdim, mt_tensor **values,
