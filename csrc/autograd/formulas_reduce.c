@@ -415,6 +415,7 @@ static mt_status select_all_backward(mt_node *n, mt_tensor *const *grads, mt_ten
 
 mt_status mt_median(int op, mt_tensor *x, int has_dim, int64_t dim, int keepdim, mt_tensor **values, mt_tensor **indices) {
     MT_PROFILE(MT_PROF_NAME(mt__prof_names_median, op), x);
+    has_dim = has_dim != 0; /* it indexes name tables */
     int grad = mt__grad_enabled() && mt__requires_grad(x);
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_median(op, x, has_dim, dim, keepdim, values, indices);
