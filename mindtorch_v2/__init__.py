@@ -77,14 +77,20 @@ from ._ops import ops, Tag  # noqa: E402  (torch.ops: operators torch.library de
 from .amp.autocast_mode import (autocast, get_autocast_cpu_dtype, get_autocast_dtype,  # noqa: E402
                                 get_autocast_gpu_dtype, is_autocast_cache_enabled, is_autocast_cpu_enabled,
                                 is_autocast_enabled, set_autocast_cache_enabled, set_autocast_dtype,
-                                set_autocast_enabled, clear_autocast_cache, is_autocast_available)
-from ._higher_order import cond  # noqa: E402
+                                set_autocast_enabled, clear_autocast_cache, is_autocast_available,
+                                autocast_increment_nesting, autocast_decrement_nesting, set_autocast_cpu_dtype,
+                                set_autocast_cpu_enabled)
+from ._higher_order import cond, while_loop  # noqa: E402
 from ._deterministic import (are_deterministic_algorithms_enabled, get_deterministic_debug_mode,  # noqa: E402
                              is_deterministic_algorithms_warn_only_enabled, set_deterministic_debug_mode,
                              use_deterministic_algorithms)
 
 # ---- serialization and interop: save/load, storages (issue 6) ----
 from . import _utils, serialization, storage  # noqa: E402
+from ._utils import classproperty  # noqa: E402
+from ._utils_internal import get_file_path, prepare_multiprocessing_environment  # noqa: E402
+from .random import thread_safe_generator  # noqa: E402
+from ._lobpcg import lobpcg  # noqa: E402
 from .serialization import save, load  # noqa: E402
 from ._archive import PyTorchFileReader, PyTorchFileWriter  # noqa: E402
 from . import _C  # noqa: E402

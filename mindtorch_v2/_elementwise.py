@@ -161,16 +161,37 @@ def masked_fill_(self, mask, value):
     return _ternary(g.OP_MASKED_FILL, self, mask, value, out=self)
 
 
+def _complex_scalar(value, dtype):
+    """A complex Python scalar taken in the compute dtype, as PyTorch's Scalar conversion: a real
+    part alone for a real dtype (half types convert through float), or its RuntimeError."""
+    if not isinstance(value, complex) or dtype.is_complex:
+        return value
+    _dtype.check_scalar(value, _dtype.float32 if dtype in (_dtype.float16, _dtype.bfloat16) else dtype)
+    return value.real
+
+
 def lerp(input, end, weight, *, out=None):
+    if isinstance(weight, complex) and not input.is_complex():
+        # a real input takes the weight as a real Scalar (integer inputs reach the kernel's dtype error)
+        weight = _complex_scalar(weight, input.dtype) if input.dtype.is_floating_point else weight.real
     return _ternary(g.OP_LERP, input, end, weight, out=out)
 
 
+def _addc(op, input, tensor1, tensor2, value, out):
+    if isinstance(value, complex):
+        ops = [as_tensor_operand(v) for v in (input, tensor1, tensor2)]
+        value = _complex_scalar(value, _dtype.from_id(lib.mt_result_type(3, [v._h for v in ops])))
+        if isinstance(value, complex):  # complex compute: PyTorch's kernel multiplies tensor1 by value first
+            return _ternary(op, input, tensor1 * value, tensor2, 1.0, out=out)
+    return _ternary(op, input, tensor1, tensor2, float(value), out=out)
+
+
 def addcmul(input, tensor1, tensor2, *, value=1, out=None):
-    return _ternary(g.OP_ADDCMUL, input, tensor1, tensor2, float(value), out=out)
+    return _addc(g.OP_ADDCMUL, input, tensor1, tensor2, value, out)
 
 
 def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
-    return _ternary(g.OP_ADDCDIV, input, tensor1, tensor2, float(value), out=out)
+    return _addc(g.OP_ADDCDIV, input, tensor1, tensor2, value, out)
 
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):

@@ -269,9 +269,9 @@ def install():
     attach the methods to Tensor."""
     from ._numpy_compat import accept_numpy_names
     from ._tensor_serial import METHODS as serial_methods
-    from . import _runtime, _tensor_misc, _spectral, sparse
+    from . import _runtime, _symbolic, _tensor_misc, _spectral, sparse
     for module in (g, ew, v, _reduce, _linalg, _lapack, _random, _nn_ops, _shape_ops, _runtime, _special, _special_gamma,
-                   _index_reduce, _linalg_utils, _creation, _tensor_misc, _spectral, sparse):
+                   _index_reduce, _linalg_utils, _creation, _tensor_misc, _spectral, _symbolic, sparse):
         TORCH.register(module.FUNCTIONS, module.__name__)
         TENSOR.register(module.METHODS, module.__name__)
     TORCH.register({"clone": clone, "fill": fill, "fill_": fill_, "zero_": zero_}, __name__)

@@ -24,6 +24,28 @@ def get_num_threads():
 _interop_threads = [None]
 
 
+def init_num_threads():
+    """PyTorch sets up its OpenMP/MKL threads here; our pool starts its workers on first use."""
+
+
+def get_device_module(device=None):
+    """torch.<type> of a device (a torch.device or string); without one, the current accelerator's: CPU"""
+    from ._device import device as device_type
+    if isinstance(device, device_type):
+        name = device.type
+    elif isinstance(device, str):
+        name = device_type(device).type
+    elif device is None:
+        name = "cpu"
+    else:
+        raise RuntimeError(f"Invalid value of device '{device}', expect torch.device, str, or None")
+    import mindtorch_v2
+    module = getattr(mindtorch_v2, name, None)
+    if module is None:
+        raise RuntimeError(f"Device '{name}' does not have a corresponding module registered as 'torch.{name}'.")
+    return module
+
+
 def set_num_interop_threads(n):
     if not isinstance(n, builtins.int) or n <= 0:
         raise RuntimeError("set_num_interop_threads expects a positive integer")
@@ -168,7 +190,8 @@ FUNCTIONS = {
     "set_warn_always": set_warn_always, "is_warn_always_enabled": is_warn_always_enabled,
     "set_default_tensor_type": set_default_tensor_type, "set_anomaly_enabled": set_anomaly_enabled,
     "from_file": from_file, "set_printoptions": set_printoptions, "to_dlpack": to_dlpack,
-    "set_num_threads": set_num_threads, "get_num_threads": get_num_threads,
+    "set_num_threads": set_num_threads, "get_num_threads": get_num_threads, "init_num_threads": init_num_threads,
+    "get_device_module": get_device_module,
     "set_num_interop_threads": set_num_interop_threads, "get_num_interop_threads": get_num_interop_threads,
     "set_float32_matmul_precision": set_float32_matmul_precision,
     "get_float32_matmul_precision": get_float32_matmul_precision, "set_flush_denormal": set_flush_denormal,

@@ -351,6 +351,9 @@ def _prelu(self, weight):
     return prelu(self, weight)
 
 
+# hash_tensor's result is always uint64, a dtype mindtorch_v2 has no tensors of
+_NO_UINT64 = " (its result is a torch.uint64 tensor; mindtorch_v2 has no uint16/uint32/uint64 tensors)"
+
 METHODS = {
     "apply_": apply_, "map_": map_, "map2_": map2_, "new": new, "new_empty_strided": new_empty_strided,
     "resize": resize, "resize_as": resize_as, "resize_as_": resize_as_, "sum_to_size": sum_to_size,
@@ -359,7 +362,9 @@ METHODS = {
     "const_data_ptr": const_data_ptr, "is_set_to": is_set_to, "as_subclass": as_subclass,
     "is_distributed": is_distributed, "module_load": module_load, "reinforce": reinforce, "dim_order": dim_order,
     "prelu": _prelu,
-    # first-class dimensions (functorch.dim) are not implemented
+    # first-class dimensions (functorch.dim) and uint64 results are not implemented
     "index": missing_function("Tensor.index", " (first-class dimensions, functorch.dim)"),
+    "hash_tensor": missing_function("Tensor.hash_tensor", _NO_UINT64),
 }
-FUNCTIONS = {"resize_as_": resize_as_, "is_distributed": is_distributed}
+FUNCTIONS = {"resize_as_": resize_as_, "is_distributed": is_distributed,
+             "hash_tensor": missing_function("torch.hash_tensor", _NO_UINT64)}

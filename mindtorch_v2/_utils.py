@@ -156,3 +156,18 @@ REBUILD_FUNCTIONS = (_rebuild_parameter, _rebuild_parameter_with_state, _rebuild
                      _rebuild_tensor_v2, _rebuild_tensor_v3, _rebuild_sparse_tensor,
                      _rebuild_meta_tensor_no_storage, _rebuild_nested_tensor, _rebuild_wrapper_subclass,
                      _rebuild_device_tensor_from_numpy, _rebuild_device_tensor_from_cpu_tensor)
+
+
+class _ClassProperty:
+    """A read-only property looked up on the class (the getter receives the class, or is a staticmethod)."""
+
+    def __init__(self, getter):
+        self.fget = getter
+
+    def __get__(self, instance, owner=None):
+        return self.fget.__get__(instance, type(instance) if owner is None else owner)()
+
+
+def classproperty(func):
+    """Decorator: a property of the class itself (torch._utils.classproperty)."""
+    return _ClassProperty(func if isinstance(func, (classmethod, staticmethod)) else classmethod(func))

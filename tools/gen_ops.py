@@ -4,8 +4,9 @@
     python tools/gen_ops.py --check  # exit 1 if they are stale (run by the tests)
 
 Outputs (each carries a do-not-edit banner):
-  csrc/include/mt.h              the op enum between the GENERATED markers
-  csrc/generated/op_table.c      op descriptors and the CPU kernel table
+  csrc/include/mt.h              the op enum and the selector families' enums between the GENERATED markers
+  csrc/generated/names.h         the selector families' name tables, declared (internal.h includes it)
+  csrc/generated/op_table.c      op descriptors, the CPU kernel table and the families' name tables
   csrc/generated/derivatives.c   the backward formulas of the table: node names, what each node
                                  saves, and one switch of formulas written with the table's ops
   mindtorch_v2/_generated_ops.py op ids, the regular Python bindings, the nodes' _saved_* fields
@@ -45,15 +46,20 @@ DOMAINS = ("real", "pos", "unit", "gt1", "distinct", "-")
 
 
 def read_table(path=TABLE):
-    """The op lines (dicts) and the alias lines ({alias: target}), checked: a name is declared once."""
-    ops, aliases, seen = [], {}, set()
+    """The op lines (dicts), the alias lines ({alias: target}) and the selector families
+    ({family: dict}), checked: a name is declared once."""
+    ops, aliases, families, seen = [], {}, {}, set()
     with open(path) as f:
         for lineno, line in enumerate(f, 1):
-            line = line.split("#", 1)[0].strip()
+            line, _, comment = line.partition("#")
+            line = line.strip()
             if not line:
                 continue
             cols = line.split(None, 6)
             where = f"{path}:{lineno}"
+            if cols[0] == "family" or cols[0] in families:
+                read_selector(cols, comment.strip(), families, where)
+                continue
             if cols[0] in seen:
                 raise SystemExit(f"{where}: {cols[0]} is declared twice")
             seen.add(cols[0])
@@ -72,7 +78,25 @@ def read_table(path=TABLE):
     for alias, (target, _) in aliases.items():
         if target not in names:
             raise SystemExit(f"{path}: alias {alias} of unknown op {target}")
-    return ops, aliases
+    return ops, aliases, families
+
+
+def read_selector(cols, comment, families, where):
+    """A family line ("family reduce mt_reduce_op RED names_reduce") or one of its member lines
+    ("reduce SUM sum"): the member's constant (MT_<prefix>_<member>; "-" is the prefix alone) and
+    one PyTorch name per name table of the family."""
+    if cols[0] == "family":
+        if len(cols) < 4 or cols[1] in families:
+            raise SystemExit(f"{where}: expected a new family: family name enum prefix [name tables]")
+        families[cols[1]] = dict(enum=cols[2], prefix=cols[3], tables=cols[4:], members=[])
+        return
+    fam = families[cols[0]]
+    if len(cols) != 2 + len(fam["tables"]):
+        raise SystemExit(f"{where}: a {cols[0]} member gives its constant and {len(fam['tables'])} name(s)")
+    const = f"MT_{fam['prefix']}" + ("" if cols[1] == "-" else f"_{cols[1]}")
+    if any(m[0] == const for m in fam["members"]):
+        raise SystemExit(f"{where}: {const} is declared twice")
+    fam["members"].append((const, cols[2:], comment))
 
 
 # ---- derivatives: the formula column compiled to C -------------------------------------------
@@ -334,7 +358,36 @@ def gen_enum(ops):
     return "\n".join(lines)
 
 
-def gen_op_table_c(ops):
+def gen_selectors(families):
+    """mt.h's selector enums, each member numbered in table order, with its family's count."""
+    lines = []
+    for fam in families.values():
+        lines.append(f"enum {fam['enum']} {{")
+        for i, (const, _, comment) in enumerate(fam["members"]):
+            lines.append(f"    {const} = {i}," + (f" /* {comment} */" if comment else ""))
+        lines.append(f"    MT_NUM_{fam['prefix']} = {len(fam['members'])}")
+        lines.append("};")
+    return "\n".join(lines)
+
+
+def gen_names_h(families):
+    """The name tables' declarations (internal.h includes them), sized by the families' counts."""
+    out = [f"/* {BANNER} */", "#pragma once", ""]
+    for fam in families.values():
+        out += [f"extern const char *const mt__{t}[MT_NUM_{fam['prefix']}];" for t in fam["tables"]]
+    return "\n".join(out) + "\n"
+
+
+def gen_names_c(families):
+    out = []
+    for fam in families.values():
+        for k, table in enumerate(fam["tables"]):
+            names = ", ".join(f'"{names[k]}"' for _, names, _ in fam["members"])
+            out.append(f"const char *const mt__{table}[MT_NUM_{fam['prefix']}] = {{{names}}};")
+    return out
+
+
+def gen_op_table_c(ops, families):
     out = [f"/* {BANNER} */", '#include "../core/internal.h"', ""]
     for op in ops:
         for dt in kernel_dtypes(op["kernels"]):
@@ -347,6 +400,9 @@ def gen_op_table_c(ops):
         out.append(f"    [MT_OP_{op['name'].upper()}] = {{\"{op['name']}\", MT_KIND_{op['kind'].upper()}, "
                    f"MT_RESULT_{op['result'].upper()}, {{{loops}}}}},")
     out.append("};")
+    out.append("")
+    out.append("/* the selector families' PyTorch names (the profiler's event names), by member */")
+    out += gen_names_c(families)
     return "\n".join(out) + "\n"
 
 
@@ -420,17 +476,23 @@ def gen_python(ops, aliases):
     return "\n".join(out).rstrip() + "\n"
 
 
-def outputs(ops, aliases):
+def _fill(text, marker, body):
+    """text with the lines between /* ---- BEGIN <marker> ... and /* ---- END <marker> replaced"""
+    begin = text.index(f"/* ---- BEGIN {marker}")
+    begin = text.index("\n", begin) + 1
+    end = text.index(f"/* ---- END {marker}")
+    return text[:begin] + body + "\n" + text[end:]
+
+
+def outputs(ops, aliases, families):
     header_path = os.path.join(ROOT, "csrc", "include", "mt.h")
     with open(header_path) as f:
         header = f.read()
-    begin = header.index("/* ---- BEGIN GENERATED OPS")
-    begin = header.index("\n", begin) + 1
-    end = header.index("/* ---- END GENERATED OPS")
-    header = header[:begin] + gen_enum(ops) + "\n" + header[end:]
+    header = _fill(_fill(header, "GENERATED SELECTORS", gen_selectors(families)), "GENERATED OPS", gen_enum(ops))
     return {
         header_path: header,
-        os.path.join(ROOT, "csrc", "generated", "op_table.c"): gen_op_table_c(ops),
+        os.path.join(ROOT, "csrc", "generated", "names.h"): gen_names_h(families),
+        os.path.join(ROOT, "csrc", "generated", "op_table.c"): gen_op_table_c(ops, families),
         os.path.join(ROOT, "csrc", "generated", "derivatives.c"): gen_derivatives_c(ops),
         os.path.join(ROOT, "mindtorch_v2", "_generated_ops.py"): gen_python(ops, aliases),
         **gen_fuzz.outputs(header),
@@ -438,9 +500,9 @@ def outputs(ops, aliases):
 
 
 def main(argv):
-    ops, aliases = read_table()
+    ops, aliases, families = read_table()
     stale = []
-    for path, text in outputs(ops, aliases).items():
+    for path, text in outputs(ops, aliases, families).items():
         old = open(path).read() if os.path.exists(path) else None
         if old != text:
             stale.append(path)

@@ -31,19 +31,24 @@ OUT_OF_SCOPE = [
     (r"(?!(torch\.sparse_(coo|csr)_tensor|Tensor\.(to_sparse(_coo|_csr)?|coalesce|is_coalesced|indices|values|"
      r"crow_indices|col_indices|sparse_dim|dense_dim|sparse_mask))$)"
      r".*(sparse|_coo|_csr|_csc|_bsr|_bsc|crow_|ccol_|row_indices|col_indices|coalesce|"
-     r"smm$|hspmm|sspaddmm|saddmm|dense_dim|indices$|values$|_nnz).*", "sparse layouts"),
+     r"smm$|hspmm|sspaddmm|saddmm|dense_dim|(?<!tril_)(?<!triu_)(?<!_with_)indices$|values$|_nnz).*",
+     "sparse layouts"),
     (r"torch\.(native_norm|spmm)$", "sparse layouts"),  # CPU kernels for sparse tensors only
     (r".*(quantize|q_per_channel|q_scale|q_zero_point|qscheme|int_repr|fake_quant|quantized_|"
      r"_per_tensor|dequantize|choose_qparams|fused_moving_avg_obs).*", "quantized tensors"),
-    (r".*(cudnn|miopen|mkldnn|fbgemm|mps_|nnpack|_cuda|cuda$|xpu|ipu|hpu|mtia|vulkan|opengl|"
+    (r".*(cudnn|miopen|mkldnn|fbgemm|mps_|nnpack|_cuda|cuda$|xpu|(?<!fl)ipu|hpu|mtia|vulkan|opengl|_gpu_|_xla_|"
      r"is_vulkan|is_mkldnn|is_xla|is_ort|is_maia|is_meta_tensor).*", "backend-specific entry points"),
-    (r"torch\.(compile|compiled_with_cxx11_abi|cond|while_loop|vmap_impl|export|jit|script|trace|"
+    # (torch.trace is the matrix trace; the autocast state functions, sym_* on Python numbers, cond and
+    # while_loop run eagerly, and are in scope)
+    (r"torch\.(compiled_with_cxx11_abi|vmap_impl|export|jit|script|"
      r"import_ir_module.*|merge_type_from_type_comment|parse_.*|unify_type_list|fork|wait|"
-     r"get_device_module|set_float32_matmul_precision_.*|classes|sym_.*|Sym.*|wrap_.*|"
-     r"init_num_threads|read_vitals|set_vital|vitals_enabled|has_.*|is_anomaly_.*_enabled|"
-     r"autocast_.*|clear_autocast_cache|.*_autocast_.*|get_autocast_.*|set_autocast_.*)$",
+     r"set_float32_matmul_precision_.*|classes|sym_constrain_range.*|sym_fresh_size|Sym.*|wrap_.*|"
+     r"read_vitals|set_vital|vitals_enabled|has_.*)$",
      "TorchScript/compiler internals"),
     (r"Tensor\.(nested_.*|to_padded_tensor|is_nested|values|offsets|lengths)$", "nested tensors"),
+    (r"Tensor\.index$", "functorch first-class dimensions"),  # binds positions to functorch.dim Dim objects
+    # always a uint64 result, and uint16/32/64 tensors are absent (_unsupported_dtypes.py)
+    (r"(torch|Tensor)\.hash_tensor$", "unsigned 16-64-bit results"),
 ]
 _SCOPE_RE = [(re.compile(p), why) for p, why in OUT_OF_SCOPE]
 

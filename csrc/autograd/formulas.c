@@ -206,25 +206,26 @@ static mt_status ternary_backward(mt_node *n, mt_tensor *const *grads, mt_tensor
         if (needs(n, 2) && hi) GIVE(c, out, 2, WHERE(c, hi_mask, g, zero));
         break;
     }
-    case MT_OP_LERP: { /* start, end, weight */
+    case MT_OP_LERP: { /* start, end, weight; complex: the conjugate factors (PyTorch's formulas) */
         if (n->iv[2]) { /* a Python number weight: PyTorch's formula takes it as a double */
             if (needs(n, 0)) GIVE(c, out, 0, BS(c, MT_OP_MUL, g, 1.0 - n->s[1]));
             if (needs(n, 1)) GIVE(c, out, 1, BS(c, MT_OP_MUL, g, n->s[1]));
             break;
         }
-        mt_tensor *w = SAVED(c, n, 2);
+        mt_tensor *w = U(c, MT_OP_CONJ, SAVED(c, n, 2));
         if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_MUL, g, SB(c, MT_OP_SUB, 1.0, w)));
         if (needs(n, 1)) GIVE(c, out, 1, B(c, MT_OP_MUL, g, w));
-        if (needs(n, 2)) GIVE(c, out, 2, B(c, MT_OP_MUL, g, B(c, MT_OP_SUB, SAVED(c, n, 1), SAVED(c, n, 0))));
+        if (needs(n, 2))
+            GIVE(c, out, 2, B(c, MT_OP_MUL, g, U(c, MT_OP_CONJ, B(c, MT_OP_SUB, SAVED(c, n, 1), SAVED(c, n, 0)))));
         break;
     }
     case MT_OP_ADDCMUL:
         if (needs(n, 0)) GIVE(c, out, 0, g);
-        if (needs(n, 1)) GIVE(c, out, 1, BS(c, MT_OP_MUL, B(c, MT_OP_MUL, g, SAVED(c, n, 2)), v));
-        if (needs(n, 2)) GIVE(c, out, 2, BS(c, MT_OP_MUL, B(c, MT_OP_MUL, g, SAVED(c, n, 1)), v));
+        if (needs(n, 1)) GIVE(c, out, 1, BS(c, MT_OP_MUL, B(c, MT_OP_MUL, g, U(c, MT_OP_CONJ, SAVED(c, n, 2))), v));
+        if (needs(n, 2)) GIVE(c, out, 2, BS(c, MT_OP_MUL, B(c, MT_OP_MUL, g, U(c, MT_OP_CONJ, SAVED(c, n, 1))), v));
         break;
     case MT_OP_ADDCDIV: {
-        mt_tensor *t1 = SAVED(c, n, 1), *t2 = SAVED(c, n, 2);
+        mt_tensor *t1 = U(c, MT_OP_CONJ, SAVED(c, n, 1)), *t2 = U(c, MT_OP_CONJ, SAVED(c, n, 2));
         if (needs(n, 0)) GIVE(c, out, 0, g);
         if (needs(n, 1)) GIVE(c, out, 1, BS(c, MT_OP_MUL, B(c, MT_OP_DIV, g, t2), v));
         if (needs(n, 2)) GIVE(c, out, 2, BS(c, MT_OP_MUL, B(c, MT_OP_DIV, B(c, MT_OP_MUL, g, t1), B(c, MT_OP_MUL, t2, t2)), -v));
@@ -355,7 +356,7 @@ static mt_status reduce_backward(mt_node *n, mt_tensor *const *grads, mt_tensor 
 
 mt_status mt_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, int keepdim, int dtype, mt_tensor *out,
                     mt_tensor **result) {
-    MT_PROFILE(MT_PROF_NAME(mt__prof_names_reduce, op), x);
+    MT_PROFILE(MT_PROF_NAME(mt__names_reduce, op), x);
     int grad = mt__grad_enabled() && mt__requires_grad(x);
     if (grad && out) return out_arg_error("sum");
     int prev = mt__grad_push(0);

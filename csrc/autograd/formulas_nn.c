@@ -219,7 +219,7 @@ static mt_status linear_backward_bw(mt_node *n, mt_tensor *const *grads, mt_tens
 
 mt_status mt_activation_backward(int act, mt_tensor *grad, mt_tensor *input, double a, double b, double cc,
                                  mt_tensor **result) {
-    MT_PROFILE(MT_PROF_NAME(mt__prof_names_activation_backward, act), grad, input);
+    MT_PROFILE(MT_PROF_NAME(mt__names_activation_backward, act), grad, input);
     int rec = recorded(grad, input, NULL);
     if (!rec || linear_backward_name(act)) {
         int prev = mt__grad_push(0);
@@ -295,7 +295,7 @@ static mt_status act_inplace_oop(void *p, mt_tensor **r) {
 }
 
 mt_status mt_activation(int act, mt_tensor *x, double a, double b, double c, mt_tensor *out, mt_tensor **result) {
-    MT_PROFILE_KIND(MT_PROF_NAME(mt__prof_names_activation, act), out && out == x ? MT_PROF_INPLACE : MT_PROF_OP, x);
+    MT_PROFILE_KIND(MT_PROF_NAME(mt__names_activation, act), out && out == x ? MT_PROF_INPLACE : MT_PROF_OP, x);
     act_ctx u = {act, x, a, b, c, out != NULL};
     if (!mt__act_name(act)) return mt__error(MT_ERR_VALUE, "unknown activation %d", act);
     if (!out) return act_forward(&u, mt__act_name(act), result);

@@ -329,6 +329,11 @@ static mt_status scan_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **
     case MT_SCAN_LOGCUMSUMEXP: {
         mt_tensor *x = SAVED(c, n, 0), *y = SAVED(c, n, 1);
         if (m->sizes[dim] == 1) { r = g; break; }
+        if (mt__is_complex(m->dtype)) { /* one log of the conjugate gradient: no sign split (PyTorch's) */
+            mt_tensor *lg = B(c, MT_OP_SUB, U(c, MT_OP_LOG, U(c, MT_OP_CONJ, g)), y);
+            r = U(c, MT_OP_CONJ, U(c, MT_OP_EXP, B(c, MT_OP_ADD, SCAN(c, MT_SCAN_LOGCUMSUMEXP, lg, dim, back), x)));
+            break;
+        }
         mt_tensor *lo = SCALAR(c, lowest(m->dtype)), *la = U(c, MT_OP_LOG, U(c, MT_OP_ABS, g));
         mt_tensor *lpos = WHERE(c, BS(c, MT_OP_GT, g, 0.0), la, lo), *lneg = WHERE(c, BS(c, MT_OP_LT, g, 0.0), la, lo);
         mt_tensor *pos = U(c, MT_OP_EXP, B(c, MT_OP_ADD, SCAN(c, MT_SCAN_LOGCUMSUMEXP, B(c, MT_OP_SUB, lpos, y), dim, back), x));
@@ -382,7 +387,7 @@ static mt_status scan_rec(int op, mt_tensor *x, int64_t dim, int dtype, int reve
 }
 
 mt_status mt_scan(int op, mt_tensor *x, int64_t dim, int dtype, mt_tensor *out, mt_tensor **result) {
-    MT_PROFILE(MT_PROF_NAME(mt__prof_names_scan, op), x);
+    MT_PROFILE(MT_PROF_NAME(mt__names_scan, op), x);
     return scan_rec(op, x, dim, dtype, 0, out, result);
 }
 
@@ -414,7 +419,7 @@ static mt_status select_all_backward(mt_node *n, mt_tensor *const *grads, mt_ten
 }
 
 mt_status mt_median(int op, mt_tensor *x, int has_dim, int64_t dim, int keepdim, mt_tensor **values, mt_tensor **indices) {
-    MT_PROFILE(MT_PROF_NAME(mt__prof_names_median, op), x);
+    MT_PROFILE(MT_PROF_NAME(mt__names_select, op), x);
     has_dim = has_dim != 0; /* it indexes name tables */
     int grad = mt__grad_enabled() && mt__requires_grad(x);
     int prev = mt__grad_push(0);

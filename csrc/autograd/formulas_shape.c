@@ -471,7 +471,7 @@ static mt_status scatter_oop(void *p, mt_tensor **r) {
 
 mt_status mt_scatter(int kind, mt_tensor *self, int64_t dim, mt_tensor *index, mt_tensor *src, int is_value, int reduce,
                      int include_self, int inplace, mt_tensor **out) {
-    MT_PROFILE_KIND(MT_PROF_NAME(mt__prof_names_scatter, kind), inplace ? MT_PROF_INPLACE : MT_PROF_OP, self, index, src);
+    MT_PROFILE_KIND(MT_PROF_NAME(mt__names_scatter, kind), inplace ? MT_PROF_INPLACE : MT_PROF_OP, self, index, src);
     mt_tensor *ins[2] = {self, is_value ? NULL : src};
     int grad = any_grad(2, ins);
     static const char *const inames[3] = {"scatter_", "scatter_add_", "scatter_reduce_"};
@@ -537,9 +537,9 @@ static mt_status index_op_oop(void *p, mt_tensor **r) {
 
 mt_status mt_index_op(int kind, mt_tensor *self, int64_t dim, mt_tensor *index, mt_tensor *source, double alpha,
                       int inplace, mt_tensor **out) {
-    MT_PROFILE_KIND(MT_PROF_NAME(mt__prof_names_index_op, kind), inplace ? MT_PROF_INPLACE : MT_PROF_OP, self, index, source);
+    MT_PROFILE_KIND(MT_PROF_NAME(mt__names_index, kind), inplace ? MT_PROF_INPLACE : MT_PROF_OP, self, index, source);
     *out = NULL;
-    if ((unsigned)kind > MT_INDEX_FILL) return mt__error(MT_ERR_VALUE, "mt_index_op: unknown kind %d", kind);
+    if ((unsigned)kind >= MT_NUM_INDEX) return mt__error(MT_ERR_VALUE, "mt_index_op: unknown kind %d", kind);
     mt_tensor *ins[2] = {self, source};
     int grad = any_grad(2, ins);
     static const char *const inames[3] = {"index_add_", "index_copy_", "index_fill_"};

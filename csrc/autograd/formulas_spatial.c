@@ -370,9 +370,9 @@ static mt_status pointwise_backward(mt_node *n, mt_tensor *const *grads, mt_tens
 
 mt_status mt_pointwise_loss(int kind, mt_tensor *x, mt_tensor *t, mt_tensor *w, mt_tensor *pw, double p, int reduction,
                             mt_tensor **out) {
-    MT_PROFILE(MT_PROF_NAME(mt__prof_names_pointwise_loss, kind), x, t, w, pw);
+    MT_PROFILE(MT_PROF_NAME(mt__names_loss, kind), x, t, w, pw);
     *out = NULL;
-    if ((unsigned)kind > MT_LOSS_SOFT_MARGIN) return mt__error(MT_ERR_VALUE, "unknown loss %d", kind);
+    if ((unsigned)kind >= MT_NUM_LOSS) return mt__error(MT_ERR_VALUE, "unknown loss %d", kind);
     if ((unsigned)reduction > MT_REDUCTION_SUM) return mt__error(MT_ERR_VALUE, "%d is not a valid value for reduction", reduction);
     if (kind == MT_LOSS_SMOOTH_L1 && p < 0)
         return mt__error(MT_ERR_RUNTIME, "smooth_l1_loss does not support negative values for beta.");
@@ -645,11 +645,11 @@ static mt_status pool_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **
 mt_status mt_pool(int kind, int nsp, mt_tensor *x, const int64_t *k, const int64_t *s, const int64_t *p,
                   const int64_t *d, int ceil, int count_include_pad, int64_t divisor, mt_tensor **out,
                   mt_tensor **indices) {
-    MT_PROFILE(MT_PROF_NAME(mt__prof_names_pool, (nsp == 3) * 4 + kind), x);
+    MT_PROFILE(nsp == 3 ? MT_PROF_NAME(mt__names_pool3d, kind) : MT_PROF_NAME(mt__names_pool2d, kind), x);
     static const char *names[2][4] = {
         {"MaxPool2DWithIndicesBackward0", "AvgPool2DBackward0", "AdaptiveMaxPool2DBackward0", "AdaptiveAvgPool2DBackward0"},
         {"MaxPool3DWithIndicesBackward0", "AvgPool3DBackward0", "AdaptiveMaxPool3DBackward0", "AdaptiveAvgPool3DBackward0"}};
-    if ((unsigned)kind > MT_POOL_ADAPTIVE_AVG) return mt__error(MT_ERR_VALUE, "unknown pooling %d", kind);
+    if ((unsigned)kind >= MT_NUM_POOL) return mt__error(MT_ERR_VALUE, "unknown pooling %d", kind);
     if (nsp != 2 && nsp != 3) return mt__error(MT_ERR_VALUE, "pooling over %d dims: 2 or 3 expected", nsp);
     int grad = mt__grad_enabled() && mt__requires_grad(x);
     int64_t zero[3] = {0, 0, 0}, one[3] = {1, 1, 1};
@@ -722,7 +722,7 @@ static mt_status pad_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **o
 }
 
 mt_status mt_pad(mt_tensor *x, int npad, const int64_t *pad, int mode, double value, mt_tensor **out) {
-    MT_PROFILE(MT_PROF_NAME(mt__prof_names_pad, mode), x);
+    MT_PROFILE(MT_PROF_NAME(mt__names_pad, mode), x);
     if (npad < 0 || npad > MT_MAX_DIMS)
         return mt__error(MT_ERR_NOT_IMPLEMENTED, "pad with more than %d padding values is not implemented", MT_MAX_DIMS);
     int grad = mt__grad_enabled() && mt__requires_grad(x);
@@ -778,7 +778,7 @@ static mt_status upsample_backward(mt_node *n, mt_tensor *const *grads, mt_tenso
 
 mt_status mt_upsample(mt_tensor *x, int mode, int nd, const int64_t *osz, const double *scales, int align,
                       mt_tensor **out) {
-    MT_PROFILE(MT_PROF_NAME(mt__prof_names_upsample, mode), x);
+    MT_PROFILE(MT_PROF_NAME(mt__names_upsample, mode), x);
     static const char *names[5][2] = {{"UpsampleNearest1DBackward0", "UpsampleNearest2DBackward0"},
                                       {"UpsampleNearestExact1DBackward0", "UpsampleNearestExact2DBackward0"},
                                       {"UpsampleLinear1DBackward0", "UpsampleBilinear2DBackward0"},

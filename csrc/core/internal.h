@@ -123,20 +123,8 @@ static inline void mt__prof_close(int64_t *id) {
 #define MT_PROFILE(name, ...) MT_PROFILE_KIND(name, MT_PROF_OP, __VA_ARGS__)
 /* PyTorch's names of the kinds one entry point runs (mt_reduce's ops, ...), in profiler.c */
 #define MT_PROF_NAME(table, i) ((unsigned)(i) < sizeof(table) / sizeof *(table) ? (table)[i] : "?")
-extern const char *const mt__prof_names_reduce[9];
-extern const char *const mt__prof_names_activation_backward[16];
-extern const char *const mt__prof_names_activation[16];
-extern const char *const mt__prof_names_scan[3];
-extern const char *const mt__prof_names_median[3];
-extern const char *const mt__prof_names_pointwise_loss[6];
-extern const char *const mt__prof_names_pool[8];
-extern const char *const mt__prof_names_pad[4];
-extern const char *const mt__prof_names_upsample[5];
 extern const char *const mt__prof_names_dropout[4];
-extern const char *const mt__prof_names_rand_new[7];
-extern const char *const mt__prof_names_rand_fill_[7];
-extern const char *const mt__prof_names_scatter[3];
-extern const char *const mt__prof_names_index_op[3];
+#include "../generated/names.h" /* the selector families' names (csrc/ops.tbl) */
 /* a storage of n bytes allocated (n > 0) or freed (n < 0), counted while profile_memory records */
 static inline void mt__prof_memory(int64_t n) {
     if (__builtin_expect(__atomic_load_n(&mt__prof_on, __ATOMIC_RELAXED) & MT_PROF_MEMORY, 0)) mt__prof_bytes += n;

@@ -14,48 +14,11 @@
 
 #include "internal.h"
 
-/* PyTorch's op names by kind (MT_PROF_NAME) */
-const char *const mt__prof_names_reduce[9] = {
-    "sum", "prod", "mean", "amax", "amin", "all", "any", "nansum", "count_nonzero"
-};
-const char *const mt__prof_names_activation_backward[16] = {
-    "threshold_backward", "hardtanh_backward", "leaky_relu_backward", "elu_backward", "elu_backward",
-    "silu_backward", "mish_backward", "gelu_backward", "gelu_backward", "softplus_backward",
-    "hardsigmoid_backward", "hardswish_backward", "softshrink_backward", "hardshrink_backward",
-    "log_sigmoid_backward", "threshold_backward"
-};
-const char *const mt__prof_names_activation[16] = {
-    "relu", "hardtanh", "leaky_relu", "elu", "celu", "silu", "mish", "gelu", "gelu", "softplus",
-    "hardsigmoid", "hardswish", "softshrink", "hardshrink", "log_sigmoid", "threshold"
-};
-const char *const mt__prof_names_scan[3] = {"cumsum", "cumprod", "logcumsumexp"};
-const char *const mt__prof_names_median[3] = {"median", "nanmedian", "mode"};
-const char *const mt__prof_names_pointwise_loss[6] = {
-    "mse_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
-    "binary_cross_entropy_with_logits", "soft_margin_loss"
-};
-const char *const mt__prof_names_pool[8] = {
-    "max_pool2d", "avg_pool2d", "adaptive_max_pool2d", "adaptive_avg_pool2d",
-    "max_pool3d", "avg_pool3d", "adaptive_max_pool3d", "adaptive_avg_pool3d"
-};
-const char *const mt__prof_names_pad[4] = {
-    "constant_pad_nd", "reflection_pad", "replication_pad", "_pad_circular"
-};
-const char *const mt__prof_names_upsample[5] = {
-    "upsample_nearest", "_upsample_nearest_exact", "upsample_linear", "_upsample_bilinear2d_aa",
-    "_upsample_bicubic2d_aa"
-};
+/* dropout's op names by its flags (MT_PROF_NAME); the selector families' names are generated
+ * from csrc/ops.tbl (generated/op_table.c) */
 const char *const mt__prof_names_dropout[4] = {
     "dropout", "feature_dropout", "alpha_dropout", "feature_alpha_dropout"
 };
-const char *const mt__prof_names_rand_new[7] = {
-    "rand", "randn", "randint", "randint", "randint", "bernoulli", "exponential"
-};
-const char *const mt__prof_names_rand_fill_[7] = {
-    "uniform_", "normal_", "random_", "random_", "random_", "bernoulli_", "exponential_"
-};
-const char *const mt__prof_names_scatter[3] = {"scatter", "scatter_add", "scatter_reduce"};
-const char *const mt__prof_names_index_op[3] = {"index_add", "index_copy", "index_fill"};
 
 int mt__prof_on;          /* MT_PROF_ON | MT_PROF_SHAPES | MT_PROF_MEMORY while recording */
 _Thread_local int64_t mt__prof_bytes; /* this thread's bytes allocated minus freed, with MT_PROF_MEMORY */

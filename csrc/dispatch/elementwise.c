@@ -648,7 +648,8 @@ mt_status mt__impl_ternary(int op, mt_tensor *a, mt_tensor *b, mt_tensor *c, dou
             return mt__error(MT_ERR_RUNTIME, "expected dtype %s for `weight` but got dtype %s", cpp_names[a->dtype],
                              cpp_names[c->dtype]);
         run_opts o = {.kname = c->wrapped ? "lerp_kernel_scalar" : "lerp_kernel_tensor"};
-        if (c->wrapped && c->storage->data) { /* a Python weight: in the compute type, unrounded */
+        /* a real Python weight: in the compute type, unrounded (a complex one is converted as an operand) */
+        if (c->wrapped && c->storage->data && !mt__is_complex(a->dtype)) {
             int64_t i;
             MT_TRY(mt_item(c, &k.sv, &i));
             k.scalar_last = 1;

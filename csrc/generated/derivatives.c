@@ -289,7 +289,7 @@ mt_status mt__table_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **ou
     }
     case MT_OP_SINC: {
         mt_tensor *self = table_saves(n, 0) ? SAVED(c, n, 0) : NULL;
-        if (needs(n, 0)) GIVE(c, out, 0, WHERE(c, BS(c, MT_OP_EQ, BS(c, MT_OP_MUL, B(c, MT_OP_MUL, self, self), M_PI), 0.0), SCALAR(c, 0.0), B(c, MT_OP_DIV, B(c, MT_OP_MUL, grad, B(c, MT_OP_SUB, B(c, MT_OP_MUL, BS(c, MT_OP_MUL, self, M_PI), U(c, MT_OP_COS, BS(c, MT_OP_MUL, self, M_PI))), U(c, MT_OP_SIN, BS(c, MT_OP_MUL, self, M_PI)))), BS(c, MT_OP_MUL, B(c, MT_OP_MUL, self, self), M_PI))));
+        if (needs(n, 0)) GIVE(c, out, 0, WHERE(c, BS(c, MT_OP_EQ, BS(c, MT_OP_MUL, B(c, MT_OP_MUL, self, self), M_PI), 0.0), SCALAR(c, 0.0), B(c, MT_OP_MUL, grad, U(c, MT_OP_CONJ, B(c, MT_OP_DIV, B(c, MT_OP_SUB, B(c, MT_OP_MUL, BS(c, MT_OP_MUL, self, M_PI), U(c, MT_OP_COS, BS(c, MT_OP_MUL, self, M_PI))), U(c, MT_OP_SIN, BS(c, MT_OP_MUL, self, M_PI))), BS(c, MT_OP_MUL, B(c, MT_OP_MUL, self, self), M_PI))))));
         break;
     }
     case MT_OP_DEG2RAD: {
@@ -370,8 +370,8 @@ mt_status mt__table_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **ou
     case MT_OP_LOGADDEXP: {
         mt_tensor *self = table_saves(n, 0) ? OPND(c, n, 0) : NULL;
         mt_tensor *other = table_saves(n, 1) ? OPND(c, n, 1) : NULL;
-        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_DIV, grad, SB(c, MT_OP_ADD, 1.0, U(c, MT_OP_EXP, B(c, MT_OP_SUB, other, self)))));
-        if (needs(n, 1)) GIVE(c, out, 1, B(c, MT_OP_DIV, grad, SB(c, MT_OP_ADD, 1.0, U(c, MT_OP_EXP, B(c, MT_OP_SUB, self, other)))));
+        if (needs(n, 0)) GIVE(c, out, 0, B(c, MT_OP_DIV, grad, U(c, MT_OP_CONJ, SB(c, MT_OP_ADD, 1.0, U(c, MT_OP_EXP, B(c, MT_OP_SUB, other, self))))));
+        if (needs(n, 1)) GIVE(c, out, 1, B(c, MT_OP_DIV, grad, U(c, MT_OP_CONJ, SB(c, MT_OP_ADD, 1.0, U(c, MT_OP_EXP, B(c, MT_OP_SUB, self, other))))));
         break;
     }
     case MT_OP_LOGADDEXP2: {

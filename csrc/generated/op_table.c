@@ -289,6 +289,8 @@ void mt_cpu_sinc_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_sinc_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_sinc_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_sinc_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_sinc_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_sinc_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_deg2rad_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_deg2rad_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_deg2rad_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
@@ -603,6 +605,8 @@ void mt_cpu_logaddexp_f16(char **d, const int64_t *s, int64_t n, const mt_kargs 
 void mt_cpu_logaddexp_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_logaddexp_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_logaddexp_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_logaddexp_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_logaddexp_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_logaddexp2_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_logaddexp2_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_logaddexp2_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
@@ -682,6 +686,8 @@ void mt_cpu_lerp_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_lerp_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_lerp_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_lerp_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_lerp_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_lerp_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_addcmul_u8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_addcmul_i8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_addcmul_i16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
@@ -691,10 +697,14 @@ void mt_cpu_addcmul_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k
 void mt_cpu_addcmul_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_addcmul_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_addcmul_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_addcmul_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_addcmul_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_addcdiv_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_addcdiv_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_addcdiv_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_addcdiv_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_addcdiv_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_addcdiv_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_masked_fill_bool(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_masked_fill_u8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_masked_fill_i8(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
@@ -754,7 +764,7 @@ const mt_op_desc mt_ops[MT_NUM_OPS] = {
     [MT_OP_LGAMMA] = {"lgamma", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_lgamma_f16, [MT_BF16] = mt_cpu_lgamma_bf16, [MT_F32] = mt_cpu_lgamma_f32, [MT_F64] = mt_cpu_lgamma_f64}},
     [MT_OP_DIGAMMA] = {"digamma", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_digamma_f16, [MT_BF16] = mt_cpu_digamma_bf16, [MT_F32] = mt_cpu_digamma_f32, [MT_F64] = mt_cpu_digamma_f64}},
     [MT_OP_TRIGAMMA] = {"trigamma", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_trigamma_f16, [MT_BF16] = mt_cpu_trigamma_bf16, [MT_F32] = mt_cpu_trigamma_f32, [MT_F64] = mt_cpu_trigamma_f64}},
-    [MT_OP_SINC] = {"sinc", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_sinc_f16, [MT_BF16] = mt_cpu_sinc_bf16, [MT_F32] = mt_cpu_sinc_f32, [MT_F64] = mt_cpu_sinc_f64}},
+    [MT_OP_SINC] = {"sinc", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_sinc_f16, [MT_BF16] = mt_cpu_sinc_bf16, [MT_F32] = mt_cpu_sinc_f32, [MT_F64] = mt_cpu_sinc_f64, [MT_C64] = mt_cpu_sinc_c64, [MT_C128] = mt_cpu_sinc_c128}},
     [MT_OP_DEG2RAD] = {"deg2rad", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_deg2rad_f16, [MT_BF16] = mt_cpu_deg2rad_bf16, [MT_F32] = mt_cpu_deg2rad_f32, [MT_F64] = mt_cpu_deg2rad_f64}},
     [MT_OP_RAD2DEG] = {"rad2deg", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_rad2deg_f16, [MT_BF16] = mt_cpu_rad2deg_bf16, [MT_F32] = mt_cpu_rad2deg_f32, [MT_F64] = mt_cpu_rad2deg_f64}},
     [MT_OP_FRAC] = {"frac", MT_KIND_UNARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_frac_f16, [MT_BF16] = mt_cpu_frac_bf16, [MT_F32] = mt_cpu_frac_f32, [MT_F64] = mt_cpu_frac_f64}},
@@ -792,7 +802,7 @@ const mt_op_desc mt_ops[MT_NUM_OPS] = {
     [MT_OP_COPYSIGN] = {"copysign", MT_KIND_BINARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_copysign_f16, [MT_BF16] = mt_cpu_copysign_bf16, [MT_F32] = mt_cpu_copysign_f32, [MT_F64] = mt_cpu_copysign_f64}},
     [MT_OP_FMAX] = {"fmax", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_BOOL] = mt_cpu_fmax_bool, [MT_U8] = mt_cpu_fmax_u8, [MT_I8] = mt_cpu_fmax_i8, [MT_I16] = mt_cpu_fmax_i16, [MT_I32] = mt_cpu_fmax_i32, [MT_I64] = mt_cpu_fmax_i64, [MT_F16] = mt_cpu_fmax_f16, [MT_BF16] = mt_cpu_fmax_bf16, [MT_F32] = mt_cpu_fmax_f32, [MT_F64] = mt_cpu_fmax_f64}},
     [MT_OP_FMIN] = {"fmin", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_BOOL] = mt_cpu_fmin_bool, [MT_U8] = mt_cpu_fmin_u8, [MT_I8] = mt_cpu_fmin_i8, [MT_I16] = mt_cpu_fmin_i16, [MT_I32] = mt_cpu_fmin_i32, [MT_I64] = mt_cpu_fmin_i64, [MT_F16] = mt_cpu_fmin_f16, [MT_BF16] = mt_cpu_fmin_bf16, [MT_F32] = mt_cpu_fmin_f32, [MT_F64] = mt_cpu_fmin_f64}},
-    [MT_OP_LOGADDEXP] = {"logaddexp", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_logaddexp_f16, [MT_BF16] = mt_cpu_logaddexp_bf16, [MT_F32] = mt_cpu_logaddexp_f32, [MT_F64] = mt_cpu_logaddexp_f64}},
+    [MT_OP_LOGADDEXP] = {"logaddexp", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_logaddexp_f16, [MT_BF16] = mt_cpu_logaddexp_bf16, [MT_F32] = mt_cpu_logaddexp_f32, [MT_F64] = mt_cpu_logaddexp_f64, [MT_C64] = mt_cpu_logaddexp_c64, [MT_C128] = mt_cpu_logaddexp_c128}},
     [MT_OP_LOGADDEXP2] = {"logaddexp2", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_logaddexp2_f16, [MT_BF16] = mt_cpu_logaddexp2_bf16, [MT_F32] = mt_cpu_logaddexp2_f32, [MT_F64] = mt_cpu_logaddexp2_f64}},
     [MT_OP_GCD] = {"gcd", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_U8] = mt_cpu_gcd_u8, [MT_I8] = mt_cpu_gcd_i8, [MT_I16] = mt_cpu_gcd_i16, [MT_I32] = mt_cpu_gcd_i32, [MT_I64] = mt_cpu_gcd_i64}},
     [MT_OP_LCM] = {"lcm", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_U8] = mt_cpu_lcm_u8, [MT_I8] = mt_cpu_lcm_i8, [MT_I16] = mt_cpu_lcm_i16, [MT_I32] = mt_cpu_lcm_i32, [MT_I64] = mt_cpu_lcm_i64}},
@@ -807,9 +817,25 @@ const mt_op_desc mt_ops[MT_NUM_OPS] = {
     [MT_OP_POLAR] = {"polar", MT_KIND_BINARY, MT_RESULT_COMPLEX, {[MT_F32] = mt_cpu_polar_f32, [MT_F64] = mt_cpu_polar_f64}},
     [MT_OP_WHERE] = {"where", MT_KIND_TERNARY, MT_RESULT_SAME, {[MT_BOOL] = mt_cpu_where_bool, [MT_U8] = mt_cpu_where_u8, [MT_I8] = mt_cpu_where_i8, [MT_I16] = mt_cpu_where_i16, [MT_I32] = mt_cpu_where_i32, [MT_I64] = mt_cpu_where_i64, [MT_F16] = mt_cpu_where_f16, [MT_BF16] = mt_cpu_where_bf16, [MT_F32] = mt_cpu_where_f32, [MT_F64] = mt_cpu_where_f64, [MT_C64] = mt_cpu_where_c64, [MT_C128] = mt_cpu_where_c128}},
     [MT_OP_CLAMP] = {"clamp", MT_KIND_TERNARY, MT_RESULT_SAME, {[MT_U8] = mt_cpu_clamp_u8, [MT_I8] = mt_cpu_clamp_i8, [MT_I16] = mt_cpu_clamp_i16, [MT_I32] = mt_cpu_clamp_i32, [MT_I64] = mt_cpu_clamp_i64, [MT_F16] = mt_cpu_clamp_f16, [MT_BF16] = mt_cpu_clamp_bf16, [MT_F32] = mt_cpu_clamp_f32, [MT_F64] = mt_cpu_clamp_f64}},
-    [MT_OP_LERP] = {"lerp", MT_KIND_TERNARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_lerp_f16, [MT_BF16] = mt_cpu_lerp_bf16, [MT_F32] = mt_cpu_lerp_f32, [MT_F64] = mt_cpu_lerp_f64}},
-    [MT_OP_ADDCMUL] = {"addcmul", MT_KIND_TERNARY, MT_RESULT_SAME, {[MT_U8] = mt_cpu_addcmul_u8, [MT_I8] = mt_cpu_addcmul_i8, [MT_I16] = mt_cpu_addcmul_i16, [MT_I32] = mt_cpu_addcmul_i32, [MT_I64] = mt_cpu_addcmul_i64, [MT_F16] = mt_cpu_addcmul_f16, [MT_BF16] = mt_cpu_addcmul_bf16, [MT_F32] = mt_cpu_addcmul_f32, [MT_F64] = mt_cpu_addcmul_f64}},
-    [MT_OP_ADDCDIV] = {"addcdiv", MT_KIND_TERNARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_addcdiv_f16, [MT_BF16] = mt_cpu_addcdiv_bf16, [MT_F32] = mt_cpu_addcdiv_f32, [MT_F64] = mt_cpu_addcdiv_f64}},
+    [MT_OP_LERP] = {"lerp", MT_KIND_TERNARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_lerp_f16, [MT_BF16] = mt_cpu_lerp_bf16, [MT_F32] = mt_cpu_lerp_f32, [MT_F64] = mt_cpu_lerp_f64, [MT_C64] = mt_cpu_lerp_c64, [MT_C128] = mt_cpu_lerp_c128}},
+    [MT_OP_ADDCMUL] = {"addcmul", MT_KIND_TERNARY, MT_RESULT_SAME, {[MT_U8] = mt_cpu_addcmul_u8, [MT_I8] = mt_cpu_addcmul_i8, [MT_I16] = mt_cpu_addcmul_i16, [MT_I32] = mt_cpu_addcmul_i32, [MT_I64] = mt_cpu_addcmul_i64, [MT_F16] = mt_cpu_addcmul_f16, [MT_BF16] = mt_cpu_addcmul_bf16, [MT_F32] = mt_cpu_addcmul_f32, [MT_F64] = mt_cpu_addcmul_f64, [MT_C64] = mt_cpu_addcmul_c64, [MT_C128] = mt_cpu_addcmul_c128}},
+    [MT_OP_ADDCDIV] = {"addcdiv", MT_KIND_TERNARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_addcdiv_f16, [MT_BF16] = mt_cpu_addcdiv_bf16, [MT_F32] = mt_cpu_addcdiv_f32, [MT_F64] = mt_cpu_addcdiv_f64, [MT_C64] = mt_cpu_addcdiv_c64, [MT_C128] = mt_cpu_addcdiv_c128}},
     [MT_OP_MASKED_FILL] = {"masked_fill", MT_KIND_TERNARY, MT_RESULT_SAME, {[MT_BOOL] = mt_cpu_masked_fill_bool, [MT_U8] = mt_cpu_masked_fill_u8, [MT_I8] = mt_cpu_masked_fill_i8, [MT_I16] = mt_cpu_masked_fill_i16, [MT_I32] = mt_cpu_masked_fill_i32, [MT_I64] = mt_cpu_masked_fill_i64, [MT_F16] = mt_cpu_masked_fill_f16, [MT_BF16] = mt_cpu_masked_fill_bf16, [MT_F32] = mt_cpu_masked_fill_f32, [MT_F64] = mt_cpu_masked_fill_f64, [MT_C64] = mt_cpu_masked_fill_c64, [MT_C128] = mt_cpu_masked_fill_c128}},
     [MT_OP_NAN_TO_NUM] = {"nan_to_num", MT_KIND_TERNARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_nan_to_num_f16, [MT_BF16] = mt_cpu_nan_to_num_bf16, [MT_F32] = mt_cpu_nan_to_num_f32, [MT_F64] = mt_cpu_nan_to_num_f64}},
 };
+
+/* the selector families' PyTorch names (the profiler's event names), by member */
+const char *const mt__names_reduce[MT_NUM_RED] = {"sum", "prod", "mean", "amax", "amin", "all", "any", "nansum", "count_nonzero"};
+const char *const mt__names_scan[MT_NUM_SCAN] = {"cumsum", "cumprod", "logcumsumexp"};
+const char *const mt__names_select[MT_NUM_SEL] = {"median", "nanmedian", "mode"};
+const char *const mt__names_activation[MT_NUM_ACT] = {"relu", "hardtanh", "leaky_relu", "elu", "celu", "silu", "mish", "gelu", "gelu", "softplus", "hardsigmoid", "hardswish", "softshrink", "hardshrink", "log_sigmoid", "threshold"};
+const char *const mt__names_activation_backward[MT_NUM_ACT] = {"threshold_backward", "hardtanh_backward", "leaky_relu_backward", "elu_backward", "elu_backward", "silu_backward", "mish_backward", "gelu_backward", "gelu_backward", "softplus_backward", "hardsigmoid_backward", "hardswish_backward", "softshrink_backward", "hardshrink_backward", "log_sigmoid_backward", "threshold_backward"};
+const char *const mt__names_loss[MT_NUM_LOSS] = {"mse_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "soft_margin_loss"};
+const char *const mt__names_pool2d[MT_NUM_POOL] = {"max_pool2d", "avg_pool2d", "adaptive_max_pool2d", "adaptive_avg_pool2d"};
+const char *const mt__names_pool3d[MT_NUM_POOL] = {"max_pool3d", "avg_pool3d", "adaptive_max_pool3d", "adaptive_avg_pool3d"};
+const char *const mt__names_pad[MT_NUM_PAD] = {"constant_pad_nd", "reflection_pad", "replication_pad", "_pad_circular"};
+const char *const mt__names_upsample[MT_NUM_UPSAMPLE] = {"upsample_nearest", "_upsample_nearest_exact", "upsample_linear", "_upsample_bilinear2d_aa", "_upsample_bicubic2d_aa"};
+const char *const mt__names_rand[MT_NUM_RAND] = {"rand", "randn", "randint", "randint", "randint", "bernoulli", "exponential"};
+const char *const mt__names_rand_fill[MT_NUM_RAND] = {"uniform_", "normal_", "random_", "random_", "random_", "bernoulli_", "exponential_"};
+const char *const mt__names_scatter[MT_NUM_SCATTER] = {"scatter", "scatter_add", "scatter_reduce"};
+const char *const mt__names_index[MT_NUM_INDEX] = {"index_add", "index_copy", "index_fill"};

@@ -184,24 +184,10 @@ mt_status mt_trace(mt_tensor *t, mt_tensor **out);
 mt_status mt_index_select(mt_tensor *t, int64_t dim, mt_tensor *index, mt_tensor **out);
 mt_status mt_gather(mt_tensor *t, int64_t dim, mt_tensor *index, mt_tensor **out);
 mt_status mt_take(mt_tensor *t, mt_tensor *index, mt_tensor **out);
-enum mt_scatter_kind {
-    MT_SCATTER = 0,        /* scatter (reduce NONE, or the legacy SUM 'add' / PROD 'multiply') */
-    MT_SCATTER_ADD = 1,
-    MT_SCATTER_REDUCE = 2
-};
-enum mt_scatter_reduce {
-    MT_SR_NONE = 0,
-    MT_SR_SUM = 1,
-    MT_SR_PROD = 2,
-    MT_SR_MEAN = 3,
-    MT_SR_AMAX = 4,
-    MT_SR_AMIN = 5
-};
-/* src is a tensor, or with is_value a 0-dim tensor holding the value */
+/* kind: MT_SCATTER*, reduce: MT_SR_*; src is a tensor, or with is_value a 0-dim tensor holding the value */
 mt_status mt_scatter(int kind, mt_tensor *self, int64_t dim, mt_tensor *index, mt_tensor *src, int is_value,
                      int reduce, int include_self, int inplace, mt_tensor **out);
-enum mt_index_op { MT_INDEX_ADD = 0, MT_INDEX_COPY = 1, MT_INDEX_FILL = 2 };
-/* source: index_add's/index_copy's source, or index_fill's 0-dim value; alpha: index_add's */
+/* kind: MT_INDEX_*; source: index_add's/index_copy's source, or index_fill's 0-dim value; alpha: index_add's */
 mt_status mt_index_op(int kind, mt_tensor *self, int64_t dim, mt_tensor *index, mt_tensor *source, double alpha,
                       int inplace, mt_tensor **out);
 mt_status mt_masked_select(mt_tensor *t, mt_tensor *mask, mt_tensor **out);
@@ -242,18 +228,8 @@ const char *mt_op_name(int op);
 int mt_result_type(int n, mt_tensor *const *tensors); /* -1 (error set): float8 promotion */
 
 /* ---- reductions ------------------------------------------------------- */
-enum mt_reduce_op {
-    MT_RED_SUM = 0,
-    MT_RED_PROD = 1,
-    MT_RED_MEAN = 2,
-    MT_RED_AMAX = 3,
-    MT_RED_AMIN = 4,
-    MT_RED_ALL = 5,
-    MT_RED_ANY = 6,
-    MT_RED_NANSUM = 7,        /* sum with NaN counted as 0 */
-    MT_RED_COUNT_NONZERO = 8  /* int64 count */
-};
-/* ndims <= 0 reduces every dim; dtype < 0 means PyTorch's default result dtype. */
+/* op: MT_RED_* (the selector families of csrc/ops.tbl, generated at the end of this header);
+ * ndims <= 0 reduces every dim; dtype < 0 means PyTorch's default result dtype. */
 mt_status mt_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, int keepdim, int dtype,
                     mt_tensor *out, mt_tensor **result);
 /* max (is_min = 0) or min along dim: values and int64 indices of the first extreme */
@@ -270,19 +246,9 @@ mt_status mt_var(mt_tensor *x, int ndims, const int64_t *dims, double correction
 mt_status mt_vector_norm(mt_tensor *x, double ord, int ndims, const int64_t *dims, int keepdim, int dtype,
                          mt_tensor **result);
 mt_status mt_logsumexp(mt_tensor *x, int ndims, const int64_t *dims, int keepdim, mt_tensor **result);
-enum mt_scan_op {
-    MT_SCAN_CUMSUM = 0,
-    MT_SCAN_CUMPROD = 1,
-    MT_SCAN_LOGCUMSUMEXP = 2
-};
-/* cumulative op along dim; dtype < 0: PyTorch's default (int64 for integral inputs) */
+/* cumulative op (MT_SCAN_*) along dim; dtype < 0: PyTorch's default (int64 for integral inputs) */
 mt_status mt_scan(int op, mt_tensor *x, int64_t dim, int dtype, mt_tensor *out, mt_tensor **result);
-enum mt_select_op {
-    MT_SEL_MEDIAN = 0,
-    MT_SEL_NANMEDIAN = 1,
-    MT_SEL_MODE = 2
-};
-/* median/nanmedian/mode along dim (values, int64 indices); has_dim = 0: of all elements, values only */
+/* median/nanmedian/mode (MT_SEL_*) along dim (values, int64 indices); has_dim = 0: of all elements, values only */
 mt_status mt_median(int op, mt_tensor *x, int has_dim, int64_t dim, int keepdim, mt_tensor **values,
                     mt_tensor **indices);
 enum mt_quantile_interp {
@@ -390,25 +356,7 @@ mt_status mt_batch_norm(mt_tensor *x, mt_tensor *weight, mt_tensor *bias, mt_ten
 mt_status mt_group_norm(mt_tensor *x, mt_tensor *weight, mt_tensor *bias, int64_t groups, double eps,
                         mt_tensor **out, mt_tensor **mean, mt_tensor **rstd);
 
-/* Elementwise activations; a, b, c are their scalar parameters. */
-enum mt_activation {
-    MT_ACT_RELU = 0,
-    MT_ACT_HARDTANH = 1,     /* a = min_val, b = max_val (relu6: 0, 6) */
-    MT_ACT_LEAKY_RELU = 2,   /* a = negative_slope */
-    MT_ACT_ELU = 3,          /* a = alpha, b = scale, c = input_scale (elu, selu) */
-    MT_ACT_CELU = 4,         /* elu with a = alpha, b = 1, c = 1 / alpha */
-    MT_ACT_SILU = 5,
-    MT_ACT_MISH = 6,
-    MT_ACT_GELU = 7,
-    MT_ACT_GELU_TANH = 8,
-    MT_ACT_SOFTPLUS = 9,     /* a = beta, b = threshold */
-    MT_ACT_HARDSIGMOID = 10,
-    MT_ACT_HARDSWISH = 11,
-    MT_ACT_SOFTSHRINK = 12,  /* a = lambd */
-    MT_ACT_HARDSHRINK = 13,  /* a = lambd */
-    MT_ACT_LOGSIGMOID = 14,
-    MT_ACT_THRESHOLD = 15    /* a = threshold, b = value */
-};
+/* Elementwise activations (MT_ACT_*); a, b, c are their scalar parameters. */
 /* out NULL: a new tensor; out == x: in place */
 mt_status mt_activation(int act, mt_tensor *x, double a, double b, double c, mt_tensor *out, mt_tensor **result);
 /* grad * f'(input) (relu: input is the forward's result), as PyTorch's <act>_backward */
@@ -464,15 +412,7 @@ mt_status mt_nll_loss(mt_tensor *input, mt_tensor *target, mt_tensor *weight, in
 /* class indices or probabilities (target shaped like input), label smoothing */
 mt_status mt_cross_entropy(mt_tensor *input, mt_tensor *target, mt_tensor *weight, int reduction,
                            int64_t ignore_index, double label_smoothing, mt_tensor **out);
-enum mt_loss_kind {
-    MT_LOSS_MSE = 0,
-    MT_LOSS_SMOOTH_L1 = 1,   /* param: beta */
-    MT_LOSS_HUBER = 2,       /* param: delta */
-    MT_LOSS_BCE = 3,         /* weight */
-    MT_LOSS_BCE_LOGITS = 4,  /* weight, pos_weight */
-    MT_LOSS_SOFT_MARGIN = 5
-};
-/* the losses with a fused backward in PyTorch (MseLossBackward0, ...) */
+/* the losses with a fused backward in PyTorch (MT_LOSS_*: MseLossBackward0, ...) */
 mt_status mt_pointwise_loss(int kind, mt_tensor *input, mt_tensor *target, mt_tensor *weight, mt_tensor *pos_weight,
                             double param, int reduction, mt_tensor **out);
 /* convolution (transposed = 0) or transposed convolution over nspatial = 1, 2 or 3 dims of a
@@ -485,24 +425,12 @@ mt_status mt_im2col(mt_tensor *input, const int64_t *kernel_size, const int64_t 
                     const int64_t *stride, mt_tensor **out);
 mt_status mt_col2im(mt_tensor *input, const int64_t *output_size, const int64_t *kernel_size, const int64_t *dilation,
                     const int64_t *padding, const int64_t *stride, mt_tensor **out);
-enum mt_pool_kind {
-    MT_POOL_MAX = 0,          /* kernel_size, stride, padding, dilation, ceil_mode */
-    MT_POOL_AVG = 1,          /* kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override (0: none) */
-    MT_POOL_ADAPTIVE_MAX = 2, /* kernel_size is the output size */
-    MT_POOL_ADAPTIVE_AVG = 3
-};
-/* pooling of a [N,] C, H, W (nspatial = 2) or [N,] C, D, H, W (nspatial = 3) input, nspatial values per
+/* pooling (MT_POOL_*) of a [N,] C, H, W (nspatial = 2) or [N,] C, D, H, W (nspatial = 3) input, nspatial values per
  * argument; indices (int64, flat within the spatial volume, max kinds only) may be NULL */
 mt_status mt_pool(int kind, int nspatial, mt_tensor *input, const int64_t *kernel_size, const int64_t *stride,
                   const int64_t *padding, const int64_t *dilation, int ceil_mode, int count_include_pad,
                   int64_t divisor_override, mt_tensor **out, mt_tensor **indices);
-enum mt_pad_mode {
-    MT_PAD_CONSTANT = 0,
-    MT_PAD_REFLECT = 1,
-    MT_PAD_REPLICATE = 2,
-    MT_PAD_CIRCULAR = 3
-};
-/* F.pad: pad holds (left, right) pairs from the last dim backwards */
+/* F.pad (mode: MT_PAD_*): pad holds (left, right) pairs from the last dim backwards */
 mt_status mt_pad(mt_tensor *input, int npad, const int64_t *pad, int mode, double value, mt_tensor **out);
 /* torchvision's operators (kernels/cpu/vision.c), registered as torch.ops.torchvision.* by
  * mindtorch_v2/_vision_ops.py; float32/float64 on CPU; no autograd (torchvision registers it). */
@@ -528,14 +456,7 @@ mt_status mt_vision_deform_im2col(mt_tensor *input, mt_tensor *offset, mt_tensor
 mt_status mt_vision_deform_col2im(mt_tensor *columns, mt_tensor *input, mt_tensor *offset, mt_tensor *mask,
                                   const int64_t *geometry, int64_t offset_groups, mt_tensor **grad_input,
                                   mt_tensor **grad_offset, mt_tensor **grad_mask);
-enum mt_upsample_mode {
-    MT_UPSAMPLE_NEAREST = 0,
-    MT_UPSAMPLE_NEAREST_EXACT = 1,
-    MT_UPSAMPLE_LINEAR = 2,      /* linear (1-D), bilinear (2-D) */
-    MT_UPSAMPLE_BILINEAR_AA = 3, /* antialias=True (2-D only): PyTorch's separable filters */
-    MT_UPSAMPLE_BICUBIC_AA = 4
-};
-/* interpolate a [N, C, (H,) W] input to output_size (nspatial values); scales[i] > 0 is the
+/* interpolate (mode: MT_UPSAMPLE_*) a [N, C, (H,) W] input to output_size (nspatial values); scales[i] > 0 is the
  * scale_factor PyTorch passes on (0: none). float types; uint8 for nearest and 2-D (bi)linear and the
  * antialiased modes, in PyTorch's int16 fixed point */
 mt_status mt_upsample(mt_tensor *input, int mode, int nspatial, const int64_t *output_size, const double *scales,
@@ -657,16 +578,7 @@ mt_status mt_generator_get_state(mt_generator *g, mt_tensor **out); /* uint8[505
 mt_status mt_generator_set_state(mt_generator *g, mt_tensor *state);
 void mt_generator_copy_state(mt_generator *dst, mt_generator *src);
 
-enum mt_rand_kind {
-    MT_RAND_UNIFORM = 0,     /* uniform_(f0 = from, f1 = to) */
-    MT_RAND_NORMAL = 1,      /* normal_(f0 = mean, f1 = std) */
-    MT_RAND_INT = 2,         /* random_(): [0, 2^mantissa] floating, [0, max] integral */
-    MT_RAND_FROM_TO = 3,     /* random_(i0 = from, i1 = to): [from, to) */
-    MT_RAND_FROM = 4,        /* random_(i0 = from, None): [from, max] (full 64 bits if from = INT64_MIN) */
-    MT_RAND_BERNOULLI = 5,   /* bernoulli_(f0 = p) */
-    MT_RAND_EXPONENTIAL = 6  /* exponential_(f0 = lambd) */
-};
-/* In-place fill of t, or a new contiguous tensor filled (rand, randn, randint...). */
+/* In-place fill of t, or a new contiguous tensor filled (kind: MT_RAND_*: rand, randn, randint...). */
 mt_status mt_rand_fill_(mt_tensor *t, int kind, double f0, double f1, int64_t i0, int64_t i1, mt_generator *g);
 mt_status mt_rand_new(int kind, int ndim, const int64_t *sizes, int dtype, int device, double f0, double f1,
                       int64_t i0, int64_t i1, mt_generator *g, mt_tensor **out);
@@ -787,6 +699,113 @@ int64_t mt_profiler_now(void);
 mt_status mt_profiler_range_begin(const char *name, int64_t *id);
 void mt_profiler_range_end(int64_t id);
 
+/* ---- BEGIN GENERATED SELECTORS (tools/gen_ops.py from csrc/ops.tbl; do not edit) ---- */
+enum mt_reduce_op {
+    MT_RED_SUM = 0,
+    MT_RED_PROD = 1,
+    MT_RED_MEAN = 2,
+    MT_RED_AMAX = 3,
+    MT_RED_AMIN = 4,
+    MT_RED_ALL = 5,
+    MT_RED_ANY = 6,
+    MT_RED_NANSUM = 7, /* sum with NaN counted as 0 */
+    MT_RED_COUNT_NONZERO = 8, /* int64 count */
+    MT_NUM_RED = 9
+};
+enum mt_scan_op {
+    MT_SCAN_CUMSUM = 0,
+    MT_SCAN_CUMPROD = 1,
+    MT_SCAN_LOGCUMSUMEXP = 2,
+    MT_NUM_SCAN = 3
+};
+enum mt_select_op {
+    MT_SEL_MEDIAN = 0,
+    MT_SEL_NANMEDIAN = 1,
+    MT_SEL_MODE = 2,
+    MT_NUM_SEL = 3
+};
+enum mt_activation {
+    MT_ACT_RELU = 0,
+    MT_ACT_HARDTANH = 1, /* a = min_val, b = max_val (relu6: 0, 6) */
+    MT_ACT_LEAKY_RELU = 2, /* a = negative_slope */
+    MT_ACT_ELU = 3, /* a = alpha, b = scale, c = input_scale (elu, selu) */
+    MT_ACT_CELU = 4, /* elu with a = alpha, b = 1, c = 1 / alpha */
+    MT_ACT_SILU = 5,
+    MT_ACT_MISH = 6,
+    MT_ACT_GELU = 7,
+    MT_ACT_GELU_TANH = 8,
+    MT_ACT_SOFTPLUS = 9, /* a = beta, b = threshold */
+    MT_ACT_HARDSIGMOID = 10,
+    MT_ACT_HARDSWISH = 11,
+    MT_ACT_SOFTSHRINK = 12, /* a = lambd */
+    MT_ACT_HARDSHRINK = 13, /* a = lambd */
+    MT_ACT_LOGSIGMOID = 14,
+    MT_ACT_THRESHOLD = 15, /* a = threshold, b = value */
+    MT_NUM_ACT = 16
+};
+enum mt_loss_kind {
+    MT_LOSS_MSE = 0,
+    MT_LOSS_SMOOTH_L1 = 1, /* param: beta */
+    MT_LOSS_HUBER = 2, /* param: delta */
+    MT_LOSS_BCE = 3, /* weight */
+    MT_LOSS_BCE_LOGITS = 4, /* weight, pos_weight */
+    MT_LOSS_SOFT_MARGIN = 5,
+    MT_NUM_LOSS = 6
+};
+enum mt_pool_kind {
+    MT_POOL_MAX = 0, /* kernel_size, stride, padding, dilation, ceil_mode */
+    MT_POOL_AVG = 1, /* kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override (0: none) */
+    MT_POOL_ADAPTIVE_MAX = 2, /* kernel_size is the output size */
+    MT_POOL_ADAPTIVE_AVG = 3,
+    MT_NUM_POOL = 4
+};
+enum mt_pad_mode {
+    MT_PAD_CONSTANT = 0,
+    MT_PAD_REFLECT = 1,
+    MT_PAD_REPLICATE = 2,
+    MT_PAD_CIRCULAR = 3,
+    MT_NUM_PAD = 4
+};
+enum mt_upsample_mode {
+    MT_UPSAMPLE_NEAREST = 0,
+    MT_UPSAMPLE_NEAREST_EXACT = 1,
+    MT_UPSAMPLE_LINEAR = 2, /* linear (1-D), bilinear (2-D) */
+    MT_UPSAMPLE_BILINEAR_AA = 3, /* antialias=True (2-D only): PyTorch's separable filters */
+    MT_UPSAMPLE_BICUBIC_AA = 4,
+    MT_NUM_UPSAMPLE = 5
+};
+enum mt_rand_kind {
+    MT_RAND_UNIFORM = 0, /* uniform_(f0 = from, f1 = to) */
+    MT_RAND_NORMAL = 1, /* normal_(f0 = mean, f1 = std) */
+    MT_RAND_INT = 2, /* random_(): [0, 2^mantissa] floating, [0, max] integral */
+    MT_RAND_FROM_TO = 3, /* random_(i0 = from, i1 = to): [from, to) */
+    MT_RAND_FROM = 4, /* random_(i0 = from, None): [from, max] (full 64 bits if from = INT64_MIN) */
+    MT_RAND_BERNOULLI = 5, /* bernoulli_(f0 = p) */
+    MT_RAND_EXPONENTIAL = 6, /* exponential_(f0 = lambd) */
+    MT_NUM_RAND = 7
+};
+enum mt_scatter_kind {
+    MT_SCATTER = 0, /* scatter (reduce NONE, or the legacy SUM 'add' / PROD 'multiply') */
+    MT_SCATTER_ADD = 1,
+    MT_SCATTER_REDUCE = 2,
+    MT_NUM_SCATTER = 3
+};
+enum mt_scatter_reduce {
+    MT_SR_NONE = 0,
+    MT_SR_SUM = 1,
+    MT_SR_PROD = 2,
+    MT_SR_MEAN = 3,
+    MT_SR_AMAX = 4,
+    MT_SR_AMIN = 5,
+    MT_NUM_SR = 6
+};
+enum mt_index_op {
+    MT_INDEX_ADD = 0,
+    MT_INDEX_COPY = 1,
+    MT_INDEX_FILL = 2,
+    MT_NUM_INDEX = 3
+};
+/* ---- END GENERATED SELECTORS ---- */
 /* ---- BEGIN GENERATED OPS (tools/gen_ops.py from csrc/ops.tbl; do not edit) ---- */
 enum mt_op {
     MT_OP_ABS = 0,

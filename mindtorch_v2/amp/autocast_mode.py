@@ -74,6 +74,18 @@ def is_autocast_cpu_enabled():
     return _ac.cpu_enabled()
 
 
+def set_autocast_cpu_enabled(enabled):
+    warnings.warn("torch.set_autocast_cpu_enabled(enabled) is deprecated. Please use "
+                  "torch.set_autocast_enabled('cpu', enabled) instead.", DeprecationWarning, stacklevel=2)
+    set_autocast_enabled("cpu", enabled)
+
+
+def set_autocast_cpu_dtype(dtype):
+    warnings.warn("torch.set_autocast_cpu_dtype(dtype) is deprecated. Please use "
+                  "torch.set_autocast_dtype('cpu', dtype) instead.", DeprecationWarning, stacklevel=2)
+    set_autocast_dtype("cpu", dtype)
+
+
 def is_autocast_cache_enabled():
     return getattr(_state, "cache", True)
 

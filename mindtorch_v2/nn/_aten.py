@@ -2,7 +2,7 @@
 nn.functional's: the reduction as an int (at::Reduction), positional arguments, and the
 native_* ops' tuple results (the saved statistics)."""
 from .. import _reduce
-from . import functional as F
+from . import _grid_functional, _grouped_mm, functional as F
 from ._ctc import ctc_loss_aten
 from .._missing import no_cpu_kernel
 
@@ -20,6 +20,10 @@ def _pool_stride(stride):
 
 def max_pool1d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
     return F.max_pool1d(input, kernel_size, _pool_stride(stride), padding, dilation, ceil_mode)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return F.max_pool1d_with_indices(input, kernel_size, _pool_stride(stride), padding, dilation, ceil_mode)
 
 
 def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
@@ -238,9 +242,12 @@ def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
 
 
 def grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners):
-    if input.dim() != 4:
-        raise RuntimeError(f"grid_sampler(): expected 4D input and grid with same number of dimensions, but got "
-                           f"input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    _grid_functional._check_grid_sampler(input, grid, _GRID_MODES[interpolation_mode], 4)
+    return grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+def grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners):
+    _grid_functional._check_grid_sampler(input, grid, _GRID_MODES[interpolation_mode], 5)
     return grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
 
 
@@ -262,7 +269,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabl
 
 
 FUNCTIONS = {
-    "max_pool1d": max_pool1d, "max_pool2d": max_pool2d, "max_pool3d": max_pool3d, "adaptive_max_pool1d": adaptive_max_pool1d,
+    "max_pool1d": max_pool1d, "max_pool1d_with_indices": max_pool1d_with_indices, "max_pool2d": max_pool2d, "max_pool3d": max_pool3d, "adaptive_max_pool1d": adaptive_max_pool1d,
     "binary_cross_entropy_with_logits": binary_cross_entropy_with_logits,
     "cosine_embedding_loss": cosine_embedding_loss, "hinge_embedding_loss": hinge_embedding_loss,
     "kl_div": kl_div, "margin_ranking_loss": margin_ranking_loss, "poisson_nll_loss": poisson_nll_loss,
@@ -272,6 +279,7 @@ FUNCTIONS = {
     "batch_norm": batch_norm, "ctc_loss": ctc_loss_aten,
     "batch_norm_update_stats": batch_norm_update_stats, "embedding_bag": embedding_bag,
     "affine_grid_generator": affine_grid_generator, "grid_sampler": grid_sampler, "grid_sampler_2d": grid_sampler_2d,
+    "grid_sampler_3d": grid_sampler_3d, **_grouped_mm.FUNCTIONS,
     # SyncBatchNorm's kernels: PyTorch registers them for CUDA only, so on CPU they raise its dispatcher error
     **{name: no_cpu_kernel(name) for name in (
         "batch_norm_stats", "batch_norm_elemt", "batch_norm_gather_stats", "batch_norm_gather_stats_with_counts",

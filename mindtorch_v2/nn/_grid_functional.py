@@ -1,6 +1,8 @@
 """affine_grid and grid_sample, composed of core ops as PyTorch's math defines them (its
 affine_grid_generator is itself a composition; grid_sample's bilinear/nearest sampling is the same
 unnormalise -> pad -> gather -> weight arithmetic, with autograd through the ops)."""
+import itertools
+import math
 import warnings
 
 import mindtorch_v2 as _mt
@@ -87,15 +89,47 @@ def _source_index(coord, size, padding_mode, align_corners):
     return c
 
 
-def _gather(flat, fy, fx, H, W):
-    """input values at the integral float coordinates (fy, fx) [N, Ho, Wo] from flat [N, C, H*W], and
-    whether each is inside the input (NaN and infinities are outside)"""
-    inside = ((fx >= 0) & (fx < W) & (fy >= 0) & (fy < H)).unsqueeze(1)
-    iy = fy.detach().nan_to_num(0, 0, 0).clamp(0, H - 1).long()
-    ix = fx.detach().nan_to_num(0, 0, 0).clamp(0, W - 1).long()
-    idx = (iy * W + ix).reshape(flat.shape[0], 1, -1)
-    vals = flat.gather(2, idx.expand(-1, flat.shape[1], -1)).reshape(flat.shape[0], flat.shape[1], *iy.shape[1:])
-    return vals, inside
+def _gather(flat, fs, sizes):
+    """input values at the integral float coordinates fs (one [N, *out] tensor per spatial dim, in the
+    input's order) from flat [N, C, prod(sizes)], and whether each is inside the input (NaN and
+    infinities are outside)"""
+    inside, idx = None, None
+    for f, n in zip(fs, sizes):
+        ok = (f >= 0) & (f < n)
+        inside = ok if inside is None else inside & ok
+        i = f.detach().nan_to_num(0, 0, 0).clamp(0, n - 1).long()
+        idx = i if idx is None else idx * n + i
+    npts = math.prod(idx.shape[1:])  # explicit sizes: -1 is ambiguous for an empty batch
+    vals = flat.gather(2, idx.reshape(flat.shape[0], 1, npts).expand(-1, flat.shape[1], -1))
+    return vals.reshape(flat.shape[0], flat.shape[1], *idx.shape[1:]), inside.unsqueeze(1)
+
+
+def _check_grid_sampler(input, grid, mode, rank=None):
+    """PyTorch's shape checks (check_grid_sampler_common, then 2-D/3-D: rank 4 or 5 for
+    grid_sampler_2d/3d, either for grid_sample), then its kernel's dtype dispatch"""
+    if input.shape[0] != grid.shape[0]:
+        raise RuntimeError("grid_sampler(): expected grid and input to have same batch size, but got input with "
+                           f"sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    if grid.shape[-1] != input.dim() - 2:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {input.dim() - 2} in last dimension, but "
+                           f"got grid with sizes {list(grid.shape)}")
+    for i in range(2, input.dim()):
+        if input.shape[i] <= 0:
+            raise RuntimeError("grid_sampler(): expected input to have non-empty spatial dimensions, but input has "
+                               f"sizes {list(input.shape)} with dimension {i} being empty")
+    if rank is not None and (input.dim() != rank or grid.dim() != rank):
+        raise RuntimeError(f"grid_sampler(): expected {rank}D input and grid with same number of dimensions, but "
+                           f"got input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    if input.dim() not in (4, 5) or grid.dim() != input.dim():
+        raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same number of dimensions, but "
+                           f"got input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    if input.dim() == 5 and mode == "bicubic":
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    if not input.is_floating_point():
+        kernel = "grid_sampler3d_cpu" if input.dim() == 5 else "grid_sampler_2d_cpu_kernel_impl"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_name(input.dtype)}'")
+    if grid.dtype != input.dtype:
+        raise RuntimeError(f"expected scalar type {scalar_name(input.dtype)} but found {scalar_name(grid.dtype)}")
 
 
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
@@ -108,41 +142,28 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     if align_corners is None:
         warnings.warn(_ALIGN_WARNING)
         align_corners = False
-    # PyTorch's check_grid_sampler_common, then the rank check
-    if input.dtype != grid.dtype:
-        raise RuntimeError(f"grid_sampler(): expected input and grid to have same dtype, but input has "
-                           f"{scalar_name(input.dtype)} and grid has {scalar_name(grid.dtype)}")
-    if input.shape[0] != grid.shape[0]:
-        raise RuntimeError("grid_sampler(): expected grid and input to have same batch size, but got input with "
-                           f"sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
-    if grid.shape[-1] != input.dim() - 2:
-        raise RuntimeError(f"grid_sampler(): expected grid to have size {input.dim() - 2} in last dimension, but "
-                           f"got grid with sizes {list(grid.shape)}")
-    for i in range(2, input.dim()):
-        if input.shape[i] <= 0:
-            raise RuntimeError("grid_sampler(): expected input to have non-empty spatial dimensions, but input has "
-                               f"sizes {list(input.shape)} with dimension {i} being empty")
-    if input.dim() not in (4, 5) or grid.dim() != input.dim():
-        raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same number of dimensions, but "
-                           f"got input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
-    if input.dim() == 5:
-        raise NotImplementedError("grid_sample over 5-D (volumetric) inputs is not implemented in mindtorch_v2")
+    _check_grid_sampler(input, grid, mode)
     if mode == "bicubic":
         raise NotImplementedError("grid_sample(mode='bicubic') is not implemented in mindtorch_v2")
-    N, C, H, W = input.shape
-    ix = _source_index(grid[..., 0], W, padding_mode, align_corners)
-    iy = _source_index(grid[..., 1], H, padding_mode, align_corners)
-    flat = input.reshape(N, C, H * W)
+    N, C, *sizes = input.shape  # (H, W) or (D, H, W); the grid's last axis is (x, y[, z]), the reverse
+    k = len(sizes)
+    coords = [_source_index(grid[..., k - 1 - d], sizes[d], padding_mode, align_corners) for d in range(k)]
+    flat = input.reshape(N, C, math.prod(sizes))
     if mode == "nearest":  # round half to even, as nearbyint
-        v, inside = _gather(flat, iy.round(), ix.round(), H, W)
+        v, inside = _gather(flat, [c.round() for c in coords], sizes)
         zero = (grid[..., 0] * 0).nan_to_num(0, 0, 0).unsqueeze(1)  # the grid's gradient is zeros, not None
         return _mt.where(inside, v, v.new_zeros(())) + zero
-    x0, y0 = ix.floor(), iy.floor()
-    x1, y1 = x0 + 1, y0 + 1
+    # (tri/bi)linear: the 2**k corners in PyTorch's order (first spatial dim slowest), each corner's
+    # weight the product of its per-dim factors taken from x (last dim) first, as PyTorch multiplies them
+    lo = [c.floor() for c in coords]
     out = None
-    for ys, xs, w in ((y0, x0, (x1 - ix) * (y1 - iy)), (y0, x1, (ix - x0) * (y1 - iy)),
-                      (y1, x0, (x1 - ix) * (iy - y0)), (y1, x1, (ix - x0) * (iy - y0))):
-        v, inside = _gather(flat, ys, xs, H, W)
+    for corner in itertools.product((0, 1), repeat=k):
+        pos = [f + 1 if b else f for f, b in zip(lo, corner)]
+        w = None
+        for d in reversed(range(k)):
+            f = coords[d] - lo[d] if corner[d] else lo[d] + 1 - coords[d]
+            w = f if w is None else w * f
+        v, inside = _gather(flat, pos, sizes)
         term = _mt.where(inside, v, v.new_zeros(())) * w.unsqueeze(1)  # a NaN weight stays NaN, as PyTorch
         out = term if out is None else out + term
     return out

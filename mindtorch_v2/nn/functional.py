@@ -356,4 +356,6 @@ from ._extra_functional import *  # noqa: E402,F401,F403  (bilinear, pdist, unpo
 from ._ctc import ctc_loss  # noqa: E402,F401
 from ._fractional_pool import *  # noqa: E402,F401,F403
 from ._linear_cross_entropy import linear_cross_entropy  # noqa: E402,F401
+from ._grouped_mm import *  # noqa: E402,F401,F403  (grouped_mm, scaled_mm, scaled_grouped_mm)
+from ._grouped_mm import _ScalingType, _SwizzleType  # noqa: E402,F401
 from . import grad  # noqa: E402,F401  (torch.nn.functional.grad is torch.nn.grad)

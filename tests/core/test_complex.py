@@ -414,6 +414,102 @@ def test_matmul(name):
     check(lambda lib: lib.mm(a(lib), lib.ones(5, 2)))  # PyTorch's dtype error
 
 
+# ---- lerp, addcmul, addcdiv, sinc, logaddexp, logcumsumexp: PyTorch's CPU kernels take complex -----
+
+def _tol(name):
+    return 1e-5 if name == "complex64" else 1e-12
+
+
+@pytest.mark.parametrize("name", CDTYPES)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_interpolation_and_log_ops(name, layout):
+    x = lambda lib: LAYOUTS[layout](lib, name)  # noqa: E731
+    y = lambda lib: LAYOUTS[layout](lib, name) * (0.5 - 1j) + 0.25  # noqa: E731
+    w = lambda lib: LAYOUTS[layout](lib, name).conj() * 0.3  # noqa: E731  (some |w| < 0.5, some above)
+    for fn in (lambda lib: lib.lerp(x(lib), y(lib), w(lib)), lambda lib: lib.lerp(x(lib), y(lib), 0.3),
+               lambda lib: lib.lerp(x(lib), y(lib), 0.75 - 0.25j),
+               lambda lib: lib.addcmul(x(lib), y(lib), w(lib), value=0.5),
+               lambda lib: lib.addcdiv(x(lib), y(lib), w(lib) + 1, value=-2),
+               lambda lib: lib.addcmul(x(lib), y(lib), w(lib), value=1 - 2j),
+               lambda lib: lib.addcdiv(x(lib), y(lib), w(lib) + 1, value=0.5j),
+               lambda lib: lib.sinc(x(lib)), lambda lib: lib.logaddexp(x(lib), y(lib)),
+               lambda lib: x(lib).sinc(), lambda lib: x(lib).logaddexp(y(lib))):
+        check(fn, _tol(name))
+    if layout != "0dim":
+        check(lambda lib: lib.logcumsumexp(x(lib), 0), _tol(name))
+        check(lambda lib: lib.logcumsumexp(x(lib), -1), _tol(name))
+    else:
+        check(lambda lib: lib.logcumsumexp(x(lib), 0), _tol(name))
+
+
+@pytest.mark.parametrize("name", CDTYPES)
+def test_interpolation_and_log_ops_broadcast_and_mixed(name):
+    z = lambda lib: cz(lib, name, MAT)  # noqa: E731
+    r = lambda lib: lib.tensor(A[0][:1] * 5)  # noqa: E731  (a real float32 row, broadcast)
+    check(lambda lib: lib.addcmul(z(lib), r(lib), z(lib)[0]), _tol(name))
+    check(lambda lib: lib.addcdiv(r(lib), z(lib), z(lib)[:, :1] + 2), _tol(name))
+    check(lambda lib: lib.lerp(z(lib), z(lib)[0], lib.tensor(0.25 + 0.5j, dtype=dt(lib, name))), _tol(name))
+    check(lambda lib: lib.logaddexp(z(lib), z(lib)[1, 1]), _tol(name))
+    out = lambda lib: lib.empty(4, 5, dtype=dt(lib, name))  # noqa: E731
+    check(lambda lib: lib.addcmul(z(lib), z(lib), z(lib), value=2, out=out(lib)), _tol(name))
+    check(lambda lib: z(lib).clone().lerp_(z(lib).flip(0), 0.6), _tol(name))
+    check(lambda lib: z(lib).clone().addcdiv_(z(lib), z(lib) + 3, value=1j), _tol(name))
+
+
+@pytest.mark.parametrize("name", CDTYPES)
+def test_interpolation_and_log_ops_special_values(name):
+    inf, nan = float("inf"), float("nan")
+    vals = [0j, -0.0 + 0j, complex(inf, 1), complex(inf, 2), complex(-inf, 0), complex(-inf, 3), complex(nan, 0),
+            complex(1, nan), 1e-8 + 1e-8j, 30 + 1j]
+    flip = list(reversed(vals))
+    check(lambda lib: lib.sinc(cz(lib, name, vals)), _tol(name))
+    check(lambda lib: lib.logaddexp(cz(lib, name, vals), cz(lib, name, flip)), _tol(name))
+    check(lambda lib: lib.logaddexp(cz(lib, name, vals), cz(lib, name, vals)), _tol(name))
+    check(lambda lib: lib.logcumsumexp(cz(lib, name, vals), 0), _tol(name))
+    check(lambda lib: lib.logcumsumexp(cz(lib, name, flip), 0), _tol(name))
+
+
+def test_interpolation_and_log_ops_errors():
+    z = lambda lib: lib.tensor(VALUES)  # noqa: E731
+    x = lambda lib: lib.tensor([1.0, 2.0])  # noqa: E731
+    check(lambda lib: lib.lerp(z(lib), z(lib).real, 0.5))
+    check(lambda lib: lib.lerp(z(lib), z(lib), z(lib).real))
+    check(lambda lib: lib.lerp(x(lib), x(lib), 0.5j))
+    check(lambda lib: lib.lerp(x(lib).double(), x(lib).double(), 0.5 + 0j))
+    check(lambda lib: lib.lerp(x(lib).long(), x(lib).long(), 0.5j))
+    check(lambda lib: lib.addcmul(x(lib), x(lib), x(lib), value=1j))
+    check(lambda lib: lib.addcdiv(x(lib).half(), x(lib), x(lib), value=2 - 1j))
+    check(lambda lib: lib.addcmul(x(lib).long(), x(lib).long(), x(lib).long(), value=1j))
+    check(lambda lib: x(lib).addcmul_(z(lib)[:2], z(lib)[:2]))
+    check(lambda lib: lib.logaddexp(z(lib), 1))
+
+
+COMPLEX_OPS_GRAPHS = {  # functions of complex leaves z, w for the interpolation and log ops
+    "lerp_tensor": "lib.lerp(z, w, z * 0.2 + 0.1j)", "lerp_scalar": "lib.lerp(z, w, 0.3)",
+    "lerp_complex_scalar": "lib.lerp(z, w, 0.3 - 0.4j)", "addcmul": "lib.addcmul(z, w, z, value=0.5)",
+    "addcdiv": "lib.addcdiv(w, z, w, value=-1.5)", "addcmul_complex_value": "lib.addcmul(z, w, z, value=2j)",
+    "sinc": "lib.sinc(z) * w", "logaddexp": "lib.logaddexp(z, w)", "logcumsumexp": "lib.logcumsumexp(z * w, 0)",
+}
+
+
+@pytest.mark.parametrize("graph", COMPLEX_OPS_GRAPHS)
+def test_interpolation_and_log_ops_gradients(graph):
+    fn = lambda lib: eval(f"lambda z, w: {COMPLEX_OPS_GRAPHS[graph]}", {"lib": lib})  # noqa: E731,S307
+    z = mt.tensor(Z, dtype=mt.complex128, requires_grad=True)
+    w = mt.tensor(W, dtype=mt.complex128, requires_grad=True)
+    assert mt.autograd.gradcheck(fn(mt), (z, w))
+    assert mt.autograd.gradgradcheck(fn(mt), (z, w))
+
+    def grads_of(lib):
+        zz = lib.tensor(Z, dtype=lib.complex128, requires_grad=True)
+        ww = lib.tensor(W, dtype=lib.complex128, requires_grad=True)
+        y = fn(lib)(zz, ww)
+        return lib.autograd.grad(y, (zz, ww), lib.ones_like(y) * (1 - 0.5j), allow_unused=True)
+    check(grads_of, 1e-10)
+    if "complex" not in graph:  # PyTorch's node names (a complex value multiplies tensor1 in a MulBackward0 first)
+        check(lambda lib: type(fn(lib)(lib.tensor(Z, requires_grad=True), lib.tensor(W)).grad_fn).__name__)
+
+
 # ---- autograd -----------------------------------------------------------------------------------
 
 def grads(lib, fn, *inputs, dtype="float64"):

@@ -52,6 +52,60 @@ def test_grid_sample_nonfinite_grid_reads_nothing():
         np.testing.assert_array_equal(np.nan_to_num(out.numpy(), nan=7), np.nan_to_num(ref.numpy(), nan=7))
 
 
+@pytest.mark.parametrize("mode,pad,align", CASES)
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_grid_sample_3d(mode, pad, align, dtype):
+    x = Arg(rnd(2, 3, 4, 5, 3), dtype, grad=True, noncontig=True)
+    g = Arg(rnd(2, 3, 4, 2, 3, lo=-1.4, hi=1.4, seed=3), dtype, grad=True)
+    diff(lambda L, x, g: F(L).grid_sample(x, g, mode, pad, align), x, g, dtype=dtype, **NATIVE)
+    diff(lambda L, x, g: L.grid_sampler_3d(x, g, ("bilinear", "nearest").index(mode),
+                                            ("zeros", "border", "reflection").index(pad), align), x, g,
+         dtype=dtype, **NATIVE)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_grid_sample_3d_half(dtype):
+    x = Arg(rnd(1, 2, 3, 4, 5), dtype)
+    g = Arg(rnd(1, 2, 3, 4, 3, lo=-1.1, hi=1.1, seed=5), dtype)
+    diff(lambda L, x, g: F(L).grid_sample(x, g, "bilinear", "border", False), x, g, dtype=dtype, **NATIVE)
+
+
+def test_grid_sample_3d_empty_and_broadcast():
+    # an empty batch or output grid, and a grid expanded over the batch (stride 0)
+    x = Arg(rnd(2, 1, 2, 3, 4))
+    g = Arg(rnd(1, 2, 2, 2, 3, lo=-1, hi=1))
+    diff(lambda L, x, g: F(L).grid_sample(x, g.expand(2, -1, -1, -1, -1), align_corners=True), x, g, **NATIVE)
+    diff(lambda L, x, g: F(L).grid_sample(x[:0], g[:0], align_corners=True), x, g, **NATIVE)
+    diff(lambda L, x, g: F(L).grid_sample(x[:1], g[:, :0], align_corners=True), x, g, **NATIVE)
+
+
+@pytest.mark.parametrize("mode,pad", [("bilinear", "zeros"), ("bilinear", "border"), ("bilinear", "reflection"),
+                                      ("nearest", "zeros")])
+def test_grid_sample_3d_gradcheck(mode, pad):
+    x = mt.tensor(rnd(1, 2, 2, 3, 3), requires_grad=True)
+    g = mt.tensor(rnd(1, 2, 2, 1, 3, lo=-1.2, hi=1.2, seed=4), requires_grad=True)
+    fn = lambda x, g: mt.nn.functional.grid_sample(x, g, mode, pad, True)  # noqa: E731
+    assert mt.autograd.gradcheck(fn, (x, g))
+    assert mt.autograd.gradgradcheck(fn, (x, g))
+
+
+def test_grid_sampler_entry_point_errors():
+    x, g = Arg(rnd(1, 2, 3, 4, 5)), Arg(rnd(1, 2, 3, 4, 3))
+    errors_match(lambda L, x, g: F(L).grid_sample(x, g, "bicubic", align_corners=False), x, g)
+    errors_match(lambda L, x, g: F(L).grid_sample(x, g[..., :2], align_corners=False), x, g)
+    errors_match(lambda L, x, g: F(L).grid_sample(x.expand(2, -1, -1, -1, -1), g, align_corners=False), x, g)
+    errors_match(lambda L, x, g: F(L).grid_sample(x[:, :, :0], g, align_corners=False), x, g)
+    errors_match(lambda L, x, g: F(L).grid_sample(x, g.float(), align_corners=False), x, g)
+    errors_match(lambda L, x, g: F(L).grid_sample(x.int(), g.int(), align_corners=False), x, g)
+    errors_match(lambda L, x, g: F(L).grid_sample(x[0].int(), g[0, ..., :2].int(), align_corners=False), x, g)
+    errors_match(lambda L, x, g: F(L).grid_sample(x.to(L.complex64), g.to(L.complex64), align_corners=False), x, g)
+    errors_match(lambda L, x, g: L.grid_sampler_3d(x[0], g[0, ..., :2], 0, 0, False), x, g)
+    errors_match(lambda L, x, g: L.grid_sampler_3d(x[0], g[0], 0, 0, False), x, g)
+    errors_match(lambda L, x, g: L.grid_sampler_3d(x, g, 2, 0, False), x, g)
+    errors_match(lambda L, x, g: L.grid_sampler_2d(x, g, 0, 0, False), x, g)
+    errors_match(lambda L, x, g: L.grid_sampler(x, g, 2, 0, False), x, g)
+
+
 def test_grid_errors():
     x, g = Arg(rnd(1, 1, 2, 2)), Arg(rnd(1, 2, 2, 2))
     errors_match(lambda L, x, g: F(L).grid_sample(x, g, mode="cubic"), x, g)

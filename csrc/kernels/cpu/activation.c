@@ -92,7 +92,7 @@ typedef struct {
     mt_loop_fn fwd[MT_NUM_DTYPES], bwd[MT_NUM_DTYPES];
 } act_desc;
 
-static const act_desc acts[] = {
+static const act_desc acts[MT_NUM_ACT] = {
     [MT_ACT_RELU] = {"ReluBackward0", "relu", {FLOATS(act_relu), INTS(act_relu)}, {FLOATS(actb_relu)}},
     [MT_ACT_HARDTANH] = {"HardtanhBackward0", "hardtanh", {FLOATS(act_hardtanh), INTS(act_hardtanh)},
                          {FLOATS(actb_hardtanh)}},

@@ -161,6 +161,7 @@ ROWS_FLOAT(B_SAME, fmin, fmin(x, y))
     (isinf(x) && (x) == (y) ? (x) : ((x) > (y) ? (x) : (y)) + (CT)log1p(E(-fabs((x) - (y)))) * (SCALE))
 ROWS_FLOAT(B_SAME, logaddexp, LOGADDEXP(CT, x, y, exp, (CT)1))
 ROWS_FLOAT(B_SAME, logaddexp2, LOGADDEXP(CT, x, y, exp2, (CT)(1 / M_LN2)))
+ROWS_COMPLEX(B_SAME, logaddexp, CLOGADDEXP(x, y))
 /* PyTorch's calc_gcd/lcm in the tensor's own type: the magnitudes wrap at the type's minimum as
  * std::abs does there, through unsigned arithmetic (no signed-overflow UB) */
 #define IABS(CT, v) ((v) < 0 ? (CT)(0 - (uint64_t)(v)) : (v))

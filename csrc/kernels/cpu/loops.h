@@ -88,6 +88,35 @@
     }
 MT_COMPLEX_FNS(f, float)
 MT_COMPLEX_FNS(, double)
+
+/* c10's complex log1p (log1p(z) exact near 0: |z| < 0.5 takes log1p(x(2 + x) + y^2) / 2) and
+ * PyTorch's complex log-add-exp of two (logaddexp, logcumsumexp): ordered by real part, a NaN
+ * part anywhere gives NaN, equal infinite real parts are handled apart (inf - inf). */
+#define MT_COMPLEX_LOG_FNS(SFX, R)                                                                \
+    static inline R _Complex mt__clog1p##SFX(R _Complex z) {                                      \
+        R a = __real__ z, b = __imag__ z, th = atan2(b, a + 1), r = a * (2 + a) + b * b;          \
+        if (hypot(a, b) < (R)0.5) return mt__cmake##SFX(r == 0 ? a : (R)0.5 * log1p(r), th);      \
+        return mt__cmake##SFX(log(hypot(a + 1, b)), th);                                          \
+    }                                                                                             \
+    static inline R _Complex mt__clogaddexp##SFX(R _Complex x, R _Complex y) {                    \
+        R _Complex lo = y, hi = y;                                                                \
+        if (isnan(__real__ y) || isnan(__imag__ y)) {                                             \
+        } else if (isnan(__real__ x) || isnan(__imag__ x)) {                                      \
+            lo = hi = x;                                                                          \
+        } else if (__real__ x < __real__ y) {                                                     \
+            lo = x;                                                                               \
+        } else {                                                                                  \
+            hi = x;                                                                               \
+        }                                                                                         \
+        if (isnan(__real__ lo) || isnan(__imag__ lo)) return mt__cmake##SFX(NAN, NAN);            \
+        if (!isfinite(__real__ lo) && __real__ lo == __real__ hi)                                 \
+            return __real__ lo < 0 ? lo : log(exp(lo) + exp(hi));                                 \
+        return mt__clog1p##SFX(exp(lo - hi)) + hi;                                                \
+    }
+MT_COMPLEX_LOG_FNS(f, float)
+MT_COMPLEX_LOG_FNS(, double)
+#define CLOG1P(x) _Generic((x), float _Complex: mt__clog1pf, default: mt__clog1p)(x)
+#define CLOGADDEXP(x, y) _Generic((x), float _Complex: mt__clogaddexpf, default: mt__clogaddexp)((x), (y))
 #define CMUL(x, y) _Generic((x), float _Complex: mt__cmulf, default: mt__cmul)((x), (y))
 #define CDIV(x, y) _Generic((x), float _Complex: mt__cdivf, default: mt__cdiv)((x), (y))
 /* re + im*i in the complex type of CT (a real or complex compute type) */

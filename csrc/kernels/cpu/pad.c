@@ -35,7 +35,7 @@ static mt_status pad_check(mt_tensor *x, int npad, const int64_t *pad, int mode)
     if (npad > 2 * x->ndim)
         return mt__error(MT_ERR_RUNTIME, "Padding length should be less than or equal to two times the input dimension "
                          "but got padding length %d and input of dimension %d", npad, x->ndim);
-    if ((unsigned)mode > MT_PAD_CIRCULAR) return mt__error(MT_ERR_NOT_IMPLEMENTED, "Unrecognised padding mode %d", mode);
+    if ((unsigned)mode >= MT_NUM_PAD) return mt__error(MT_ERR_NOT_IMPLEMENTED, "Unrecognised padding mode %d", mode);
     int k = npad / 2;
     for (int j = 0; j < k; j++) { /* sizes are summed left to right below: none of the sums may overflow */
         int64_t n, d = x->ndim - 1 - j;

@@ -273,7 +273,7 @@ static mt_status check_dtype(int kind, int nsp, mt_tensor *x) {
 static mt_status pool_setup(int kind, int nsp, mt_tensor *x, const int64_t *k, const int64_t *s, const int64_t *p,
                             const int64_t *d, int ceil, int64_t divisor, pool_job *j) {
     memset(j, 0, sizeof *j);
-    if ((unsigned)kind > MT_POOL_ADAPTIVE_AVG) return mt__error(MT_ERR_VALUE, "unknown pooling %d", kind);
+    if ((unsigned)kind >= MT_NUM_POOL) return mt__error(MT_ERR_VALUE, "unknown pooling %d", kind);
     if (nsp != 2 && nsp != 3) return mt__error(MT_ERR_VALUE, "pooling over %d dims: 2 or 3 expected", nsp);
     j->kind = kind;
     for (int a = 0; a < 3; a++) j->isz[a] = j->osz[a] = j->k[a] = j->s[a] = j->d[a] = 1;

@@ -1055,7 +1055,7 @@ mt_status mt_exponential_(mt_tensor *t, double lambd, mt_generator *g) {
 
 mt_status mt_rand_new(int kind, int ndim, const int64_t *sizes, int dtype, int device, double f0, double f1,
                       int64_t i0, int64_t i1, mt_generator *g, mt_tensor **out) {
-    MT_PROFILE(MT_PROF_NAME(mt__prof_names_rand_new, kind));
+    MT_PROFILE(MT_PROF_NAME(mt__names_rand, kind));
     for (int i = 0; i < ndim; i++)
         if (sizes[i] < 0) {
             char b[256];
@@ -1085,7 +1085,7 @@ mt_status mt_rand_new(int kind, int ndim, const int64_t *sizes, int dtype, int d
 }
 
 mt_status mt_rand_fill_(mt_tensor *t, int kind, double f0, double f1, int64_t i0, int64_t i1, mt_generator *g) {
-    MT_PROFILE(MT_PROF_NAME(mt__prof_names_rand_fill_, kind), t);
+    MT_PROFILE(MT_PROF_NAME(mt__names_rand_fill, kind), t);
     switch (kind) {
     case MT_RAND_UNIFORM: return mt_uniform_(t, f0, f1, g);
     case MT_RAND_NORMAL: return mt_normal_(t, f0, f1, g);

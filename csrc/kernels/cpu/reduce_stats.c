@@ -679,7 +679,7 @@ mt_status mt__impl_median(int op, mt_tensor *x, int has_dim, int64_t dim, int ke
                           mt_tensor **indices) {
     static const char *names[] = {"median", "median", "mode"}; /* PyTorch says median() for nanmedian too */
     static const char *kernels[] = {"median_cpu", "median_out"};
-    if ((unsigned)op > MT_SEL_MODE) return mt__error(MT_ERR_VALUE, "unknown order statistic %d", op);
+    if ((unsigned)op >= MT_NUM_SEL) return mt__error(MT_ERR_VALUE, "unknown order statistic %d", op);
     if (mt__is_complex(x->dtype)) /* PyTorch's CPU kernels have no complex instance */
         return mt__not_implemented(op == MT_SEL_MODE ? "mode_cpu" : kernels[has_dim], x->dtype);
     int bool_err = x->dtype == MT_BOOL && op != MT_SEL_MODE; /* after the dim checks; median() of empty is NaN */

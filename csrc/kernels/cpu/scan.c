@@ -32,13 +32,14 @@ static double log_add_exp(double x, double y) { /* PyTorch's _log_add_exp_helper
             ACC v = (ACC)LOAD(*(const T *)(src + k * ss));                                      \
             if (c->op == MT_SCAN_CUMSUM) acc = ADD(acc, v);                                     \
             else if (c->op == MT_SCAN_CUMPROD) acc = MUL(acc, v);                               \
-            else acc = (ACC)log_add_exp((double)v, (double)acc);                                \
+            else acc = LAE(v, acc);                                                              \
             *(T *)(dst + k * ds) = STORE(acc);                                                  \
         }                                                                                       \
     }
 
 #define ADD(a, b) ((a) + (b))
 #define MUL(a, b) ((a) * (b))
+#define LAE(v, acc) ((__typeof__(acc))log_add_exp((double)(v), (double)(acc)))
 #define WADD(a, b) ((int64_t)((uint64_t)(a) + (uint64_t)(b)))
 #define WMUL(a, b) ((int64_t)((uint64_t)(a) * (uint64_t)(b)))
 
@@ -65,11 +66,15 @@ static void scan_chunk(void *p, int64_t b, int64_t e) {
         case MT_F64: SCAN_LINE(double, double, ID, ID) break;
 #undef MUL
 #define MUL CMUL
-        /* complex: complex<double> accumulation as PyTorch's acc_type; logcumsumexp refused before */
+#undef LAE
+#define LAE(v, acc) mt__clogaddexp((v), (acc))
+        /* complex: complex<double> accumulation as PyTorch's acc_type (-inf + 0i starts logcumsumexp) */
         case MT_C64: SCAN_LINE(float _Complex, double _Complex, ID, (float _Complex)) break;
         case MT_C128: SCAN_LINE(double _Complex, double _Complex, ID, ID) break;
 #undef ADD
 #undef MUL
+#undef LAE
+#define LAE(v, acc) (acc) /* integers: refused before */
 #define ADD WADD
 #define MUL WMUL
         case MT_U8: SCAN_LINE(uint8_t, int64_t, ID, (uint8_t)) break;
@@ -94,12 +99,12 @@ int mt__scan_dtype(int op, int xdt, int dtype) {
 }
 
 mt_status mt__impl_scan(int op, mt_tensor *x, int64_t dim, int dtype, int reverse, mt_tensor *out, mt_tensor **result) {
-    if ((unsigned)op > MT_SCAN_LOGCUMSUMEXP) return mt__error(MT_ERR_VALUE, "unknown scan %d", op);
+    if ((unsigned)op >= MT_NUM_SCAN) return mt__error(MT_ERR_VALUE, "unknown scan %d", op);
     MT_TRY(mt__wrap_dim(&dim, x->ndim));
     int rdt = mt__scan_dtype(op, x->dtype, dtype);
-    if (mt__is_float8(rdt) || (op == MT_SCAN_LOGCUMSUMEXP && mt__is_complex(rdt))) return mt__not_implemented(scan_kernel(op), rdt);
+    if (mt__is_float8(rdt)) return mt__not_implemented(scan_kernel(op), rdt);
     if (out && out->dtype != rdt && dtype < 0 && op != MT_SCAN_LOGCUMSUMEXP) rdt = out->dtype; /* out= picks the dtype */
-    if (op == MT_SCAN_LOGCUMSUMEXP && !mt__is_float(rdt))
+    if (op == MT_SCAN_LOGCUMSUMEXP && !mt__is_float(rdt) && !mt__is_complex(rdt))
         return mt__error(MT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", scan_kernel(op), mt_dtype_names[rdt]);
     mt_tensor *src = x, *tmp = NULL, *buf = NULL;
     if (x->dtype != rdt) {

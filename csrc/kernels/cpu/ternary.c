@@ -26,5 +26,9 @@ ROWS_INT(T_SAME, addcmul, (CT)((uint64_t)x + (uint64_t)KALPHA(CT) * (uint64_t)y 
 /* self + value * t1 * t2 (value in the compute type, unrounded for float16/bfloat16) */
 ROWS_FLOAT(T_SAME, addcmul, fma(KALPHA(CT) * y, z, x))
 ROWS_FLOAT(T_SAME, addcdiv, x + KALPHA(CT) * y / z)
+/* complex: c10's products and division in PyTorch's order, |weight| < 0.5 picks lerp's form */
+ROWS_COMPLEX(T_SAME, lerp, fabs(z) < 0.5 ? x + CMUL(z, y - x) : y - CMUL(y - x, (CT)1 - z))
+ROWS_COMPLEX(T_SAME, addcmul, x + CMUL(CMUL(KALPHA(CT), y), z))
+ROWS_COMPLEX(T_SAME, addcdiv, x + CDIV(CMUL(KALPHA(CT), y), z))
 ROWS_FLOAT(T_SAME, nan_to_num,
            x != x ? (CT)k->alpha : (isinf(x) ? (x > 0 ? (CT)k->s1 : (CT)k->s2) : x))

@@ -76,6 +76,11 @@ ROWS_FLOAT(U_SAME, lgamma, (CT)mt__lgamma(x))
 ROWS_FLOAT(U_SAME, digamma, (CT)mt__digamma(x))
 ROWS_FLOAT(U_SAME, trigamma, (CT)mt__trigamma(x))
 ROWS_FLOAT(U_SAME, sinc, x == 0 ? (CT)1 : sin((CT)M_PI * x) / ((CT)M_PI * x))
+/* complex: pi as a complex number times x (c10's product), then c10's division */
+ROWS_COMPLEX(U_SAME, sinc, x == 0 ? (CT)1 : ({
+    CT px_ = CMUL(CMAKE(CT, M_PI, 0), x);
+    CDIV(sin(px_), px_);
+}))
 ROWS_FLOAT(U_SAME, deg2rad, x * (CT)(M_PI / 180.0))
 ROWS_FLOAT(U_SAME, rad2deg, x * (CT)(180.0 / M_PI))
 ROWS_FLOAT(U_SAME, frac, x - trunc(x))
@@ -104,12 +109,7 @@ ROWS_COMPLEX(U_SAME, expm1, CMAKE(CT, expm1(creal(x)) * cos(cimag(x)) - 2 * sin(
 #define RT(x) __typeof__(creal(x)) /* the real type of a complex value */
 ROWS_COMPLEX(U_SAME, exp2, exp(x * (RT(x))M_LN2))
 ROWS_COMPLEX(U_SAME, log, log(x))
-/* c10's log1p: |z| < 0.5 from log1p(x(2 + x) + y^2) / 2, exact near 0 */
-ROWS_COMPLEX(U_SAME, log1p, ({
-    RT(x) a_ = creal(x), b_ = cimag(x), th_ = atan2(b_, a_ + 1), r_ = a_ * (2 + a_) + b_ * b_;
-    hypot(a_, b_) < 0.5 ? CMAKE(CT, r_ == 0 ? a_ : (RT(x))0.5 * log1p(r_), th_)
-                        : CMAKE(CT, log(hypot(a_ + 1, b_)), th_);
-}))
+ROWS_COMPLEX(U_SAME, log1p, CLOG1P(x))
 ROWS_COMPLEX(U_SAME, log2, log(x) / (RT(x))M_LN2)
 ROWS_COMPLEX(U_SAME, log10, log(x) / (RT(x))M_LN10)
 ROWS_COMPLEX(U_SAME, sin, sin(x))

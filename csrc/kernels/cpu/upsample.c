@@ -394,7 +394,7 @@ static const char *up_name(int mode, int nd) {
 static mt_status upsample_run(int backward, mt_tensor *x, mt_tensor *g, int mode, int nd, const int64_t *osz,
                               const double *scales, int align, mt_tensor **out) {
     char b[256];
-    if (mode < 0 || mode > MT_UPSAMPLE_BICUBIC_AA) return mt__error(MT_ERR_NOT_IMPLEMENTED, "interpolation mode %d is not implemented", mode);
+    if ((unsigned)mode >= MT_NUM_UPSAMPLE) return mt__error(MT_ERR_NOT_IMPLEMENTED, "interpolation mode %d is not implemented", mode);
     if (nd < 1 || nd > 2) return mt__error(MT_ERR_NOT_IMPLEMENTED, "interpolation over %d dims is not implemented", nd);
     int aa = mode >= MT_UPSAMPLE_BILINEAR_AA;
     if (aa && nd != 2) return mt__error(MT_ERR_RUNTIME, "antialiased interpolation needs a 4-D input");
