@@ -55,12 +55,14 @@ mt_status mt_arange(double start, double end, double step, int dtype, int device
         return mt__error(MT_ERR_RUNTIME, "unsupported range: %g -> %g", start, end);
     if (!((step > 0 && end >= start) || (step < 0 && end <= start)))
         return mt__error(MT_ERR_RUNTIME, "upper bound and lower bound inconsistent with step sign");
-    if (is_int) /* the bounds and step in int64 (an infinite step too) */
-        for (int i = 0; i < 3; i++) {
-            double v = i == 0 ? start : i == 1 ? end : step;
-            if (!(v >= -9.2233720368547758e18 && v < 9.2233720368547758e18))
-                return mt__error(MT_ERR_RUNTIME, "value cannot be converted to type int64_t without overflow");
-        }
+    /* PyTorch reads the step in int64 for every integer dtype, the bounds too for int64 (its overflow check
+     * in double lets 2^63 through, which then gives no valid size) */
+    for (int i = dtype == MT_I64 ? 0 : 2; is_int && i < 3; i++) {
+        double v = i == 0 ? start : i == 1 ? end : step;
+        if (!(v >= -9.2233720368547758e18 && v <= 9.2233720368547758e18))
+            return mt__error(MT_ERR_RUNTIME, "value cannot be converted to type int64_t without overflow");
+        if (v == 9.2233720368547758e18) return mt__error(MT_ERR_RUNTIME, "invalid size, possible overflow?");
+    }
     double xs = trunc(start), xst = trunc(step), n; /* integers compute from truncated bounds */
     if (dtype == MT_I64) { /* and int64 counts in integer arithmetic */
         int64_t a = (int64_t)xs, b = (int64_t)trunc(end), c = (int64_t)xst, sgn = c > 0 ? 1 : -1;

@@ -9,7 +9,7 @@
  * and overlapping views as outputs, in-place on views). Every call must return a status, a failed
  * one with a fresh error message and no tensor; the harness crashes only when the core does
  * (ASan/UBSan report it), when that rule breaks, or when tensors leak (checked after each input).
- * MT_FUZZ_TRACE=1 prints each call (to read a crashing input). */
+ * MT_FUZZ_TRACE=1 prints each call and the live tensors after it (to read a crashing input). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -238,6 +238,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             if (k < NCALLS) call(&m, &b, (int)k);
             else read_case(&m, &b);
         }
+        if (trace) fprintf(stderr, "  -> %lld live tensors\n", (long long)mt_live_tensors());
     }
     for (int i = 0; i < R; i++) mt_tensor_release(m.r[i]);
     if (mt_live_tensors() != baseline) {
