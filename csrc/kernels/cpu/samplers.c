@@ -178,7 +178,9 @@ static int64_t sample_poisson(double lambda, mt_generator *g) {
             double u = uniform01(g) - 0.5;
             double v = uniform01(g);
             double us = 0.5 - fabs(u);
-            int64_t k = (int64_t)floor((2 * a / us + b) * u + lambda + 0.43);
+            double kf = floor((2 * a / us + b) * u + lambda + 0.43);
+            /* x86's conversion, which PyTorch's cast compiles to: out of range gives INT64_MIN */
+            int64_t k = kf >= -9.2233720368547758e18 && kf < 9.2233720368547758e18 ? (int64_t)kf : INT64_MIN;
             if (us >= 0.07 && v <= vr) return k;
             if (k < 0 || (us < 0.013 && v > us)) continue;
             if (log(v) + log(invalpha) - log(a / (us * us) + b) <= -lambda + k * loglam - mt__lgamma((double)k + 1))
