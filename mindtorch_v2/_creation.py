@@ -419,12 +419,11 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
     start, end, step = _number(start), _number(end), _number(step)
     is_float = any(isinstance(v, float) for v in (start, end, step))
     dt = dtype_id(dtype, lib.mt_get_default_dtype() if is_float else lib.MT_I64, "arange")
-    # the bounds are read in PyTorch's accumulate type first, with its overflow checks
-    acc = {lib.MT_F16: _dtype.float32, lib.MT_BF16: _dtype.float32}.get(dt, _dtype.int64)
-    if not _dtype.BY_ID[dt].is_floating_point or dt in (lib.MT_F16, lib.MT_BF16):
+    # float16/bfloat16 read the bounds in float32 first, with its overflow check (the core checks int64's)
+    if dt in (lib.MT_F16, lib.MT_BF16):
         for v in (start, end, step):
             if v - v == 0:  # (non-finite bounds get arange's own error)
-                _dtype.check_scalar(v, acc)
+                _dtype.check_scalar(v, _dtype.float32)
     return call(lib.mt_arange, float(start), float(end), float(step), dt, core_id(device))
 
 

@@ -11,10 +11,13 @@ Outputs (each carries a do-not-edit banner):
                                  saves, and one switch of formulas written with the table's ops
   mindtorch_v2/_generated_ops.py op ids, the regular Python bindings, the nodes' _saved_* fields
                                  and the table itself (OPS) for the tests that sweep it
+  tests/c/fuzz/fuzz_calls.h      the C fuzzer's call cases, one per entry point of mt.h (tools/gen_fuzz.py)
 """
 import os
 import re
 import sys
+
+import gen_fuzz
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TABLE = os.path.join(ROOT, "csrc", "ops.tbl")
@@ -492,6 +495,7 @@ def outputs(ops, aliases, families):
         os.path.join(ROOT, "csrc", "generated", "op_table.c"): gen_op_table_c(ops, families),
         os.path.join(ROOT, "csrc", "generated", "derivatives.c"): gen_derivatives_c(ops),
         os.path.join(ROOT, "mindtorch_v2", "_generated_ops.py"): gen_python(ops, aliases),
+        **gen_fuzz.outputs(header),
     }
 
 

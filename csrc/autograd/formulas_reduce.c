@@ -227,6 +227,7 @@ static mt_status norm_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **
 mt_status mt_vector_norm(mt_tensor *x, double ord, int ndims, const int64_t *dims, int keepdim, int dtype,
                          mt_tensor **result) {
     MT_PROFILE("linalg_vector_norm", x);
+    if (dtype >= MT_NUM_DTYPES) return mt__error(MT_ERR_VALUE, "linalg.vector_norm: unknown dtype %d", dtype);
     if (mt__is_complex(x->dtype)) { /* the norm of |x|, in the real dtype of dtype= */
         if (dtype >= 0 && !mt__is_complex(dtype))
             return mt__error(MT_ERR_RUNTIME, "linalg.vector_norm: dtype should be complex for complex inputs, but got %s",
@@ -419,6 +420,7 @@ static mt_status select_all_backward(mt_node *n, mt_tensor *const *grads, mt_ten
 
 mt_status mt_median(int op, mt_tensor *x, int has_dim, int64_t dim, int keepdim, mt_tensor **values, mt_tensor **indices) {
     MT_PROFILE(MT_PROF_NAME(mt__names_select, op), x);
+    has_dim = has_dim != 0; /* it indexes name tables */
     int grad = mt__grad_enabled() && mt__requires_grad(x);
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_median(op, x, has_dim, dim, keepdim, values, indices);

@@ -538,6 +538,8 @@ static mt_status index_op_oop(void *p, mt_tensor **r) {
 mt_status mt_index_op(int kind, mt_tensor *self, int64_t dim, mt_tensor *index, mt_tensor *source, double alpha,
                       int inplace, mt_tensor **out) {
     MT_PROFILE_KIND(MT_PROF_NAME(mt__names_index, kind), inplace ? MT_PROF_INPLACE : MT_PROF_OP, self, index, source);
+    *out = NULL;
+    if ((unsigned)kind >= MT_NUM_INDEX) return mt__error(MT_ERR_VALUE, "mt_index_op: unknown kind %d", kind);
     mt_tensor *ins[2] = {self, source};
     int grad = any_grad(2, ins);
     static const char *const inames[3] = {"index_add_", "index_copy_", "index_fill_"};

@@ -486,6 +486,7 @@ mt_tensor *mt_tensor_grad(mt_tensor *t) {
 }
 
 mt_status mt_tensor_set_grad(mt_tensor *t, mt_tensor *g) {
+    if (g == t) return mt__error(MT_ERR_RUNTIME, "can't assign Variable as its own grad"); /* a cycle */
     if (g) {
         if (g->dtype != t->dtype)
             return mt__error(MT_ERR_RUNTIME, "assigned grad has data of a different type");

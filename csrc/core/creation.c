@@ -50,11 +50,19 @@ mt_status mt_arange(double start, double end, double step, int dtype, int device
         return mt__error(MT_ERR_RUNTIME, "\"arange_cpu\" not implemented for '%s'",
                          (unsigned)dtype < MT_NUM_DTYPES ? mt_dtype_names[dtype] : "?");
     int is_int = !mt__is_float(dtype), is_half = dtype == MT_F16 || dtype == MT_BF16;
-    if (step == 0) return mt__error(MT_ERR_RUNTIME, "step must be nonzero");
+    if (!(step > 0 || step < 0)) return mt__error(MT_ERR_RUNTIME, "step must be nonzero"); /* NaN too */
     if (!isfinite(start) || !isfinite(end))
         return mt__error(MT_ERR_RUNTIME, "unsupported range: %g -> %g", start, end);
     if (!((step > 0 && end >= start) || (step < 0 && end <= start)))
         return mt__error(MT_ERR_RUNTIME, "upper bound and lower bound inconsistent with step sign");
+    /* PyTorch reads the step in int64 for every integer dtype, the bounds too for int64 (its overflow check
+     * in double lets 2^63 through, which then gives no valid size) */
+    for (int i = dtype == MT_I64 ? 0 : 2; is_int && i < 3; i++) {
+        double v = i == 0 ? start : i == 1 ? end : step;
+        if (!(v >= -9.2233720368547758e18 && v <= 9.2233720368547758e18))
+            return mt__error(MT_ERR_RUNTIME, "value cannot be converted to type int64_t without overflow");
+        if (v == 9.2233720368547758e18) return mt__error(MT_ERR_RUNTIME, "invalid size, possible overflow?");
+    }
     double xs = trunc(start), xst = trunc(step), n; /* integers compute from truncated bounds */
     if (dtype == MT_I64) { /* and int64 counts in integer arithmetic */
         int64_t a = (int64_t)xs, b = (int64_t)trunc(end), c = (int64_t)xst, sgn = c > 0 ? 1 : -1;

@@ -80,7 +80,8 @@ uint16_t mt_f32_to_bf16(float x) { return mt__f32_to_bf16(x); }
 float mt_bf16_to_f32(uint16_t h) { return mt__bf16_to_f32(h); }
 
 mt_status mt__not_implemented(const char *kernel, int dtype) {
-    return mt__error(MT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", kernel, mt_dtype_names[dtype]);
+    return mt__error(MT_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", kernel,
+                     (unsigned)dtype < MT_NUM_DTYPES ? mt_dtype_names[dtype] : "?");
 }
 
 /* PyTorch's toComplexType: bfloat16 gives complex64 there too; float16's complex32 is not supported */
@@ -92,7 +93,7 @@ int mt__to_complex(int dt) {
         mt__error(MT_ERR_NOT_IMPLEMENTED, "complex32 (ComplexHalf) tensors are not supported in mindtorch_v2");
         return -1;
     }
-    mt__error(MT_ERR_RUNTIME, "Unknown Complex ScalarType for %s", mt_dtype_names[dt]);
+    mt__error(MT_ERR_RUNTIME, "Unknown Complex ScalarType for %s", (unsigned)dt < MT_NUM_DTYPES ? mt_dtype_names[dt] : "?");
     return -1;
 }
 

@@ -94,7 +94,7 @@ static int overlaps(const mt_tensor *a, const mt_tensor *b) {
 }
 
 mt_status mt__impl_copy_(mt_tensor *dst, mt_tensor *src) {
-    if (dst->device != src->device && !src->wrapped && src->ndim) {
+    if (dst->device != src->device && ((!src->wrapped && src->ndim) || src->device == MT_META)) {
         if (src->device == MT_META) return mt__error(MT_ERR_NOT_IMPLEMENTED, "Cannot copy out of meta tensor; no data!");
         if (dst->device != MT_META) return mt__error(MT_ERR_RUNTIME, "Expected all tensors to be on the same device");
         /* into a meta tensor: the shape checks only (the loop below skips a tensor with no data) */
@@ -323,6 +323,13 @@ static mt_status run(int op, int nin, mt_tensor **ins, int compute, int result_d
         if (!seen || ins[i]->ndim) device = ins[i]->device;
         seen = 1;
     }
+    /* a 0-dim meta input has no data to broadcast into a CPU result; nor has a meta result for out= */
+    for (int i = 0; i < nin; i++)
+        if (device == MT_CPU && ins[i]->device == MT_META)
+            return mt__error(MT_ERR_RUNTIME, "Tensor on device meta is not on the expected device cpu!");
+    if (out && out->device != device)
+        return mt__error(MT_ERR_RUNTIME, "Attempting to copy from device %s to device %s, but cross-device copies are "
+                         "not allowed!", device == MT_META ? "meta" : "cpu", out->device == MT_META ? "meta" : "cpu");
     int ndim;
     int64_t sizes[MT_MAX_DIMS];
     MT_TRY(mt__broadcast_shapes(nin, ins, &ndim, sizes));

@@ -297,3 +297,14 @@ def test_mlp_training_loss_falls():
                 w.grad = None
         losses.append(loss.item())
     assert losses[-1] < losses[0] * 0.8
+
+
+@pytest.mark.parametrize("lib", ["mt", "torch"])
+def test_grad_assigned_to_itself_is_refused(lib):
+    """PyTorch's check (the C fuzzer found the core accepting it: a tensor holding itself never dies)"""
+    L = mt if lib == "mt" else torch
+    x = L.ones(3)
+    with pytest.raises(RuntimeError, match="^can't assign Variable as its own grad$"):
+        x.grad = x
+    assert x.grad is None
+    x.grad = L.zeros(3)  # another tensor is fine

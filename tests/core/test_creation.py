@@ -238,7 +238,10 @@ def test_like_and_new_factories(layout, dtype):
 ARANGE = [(5,), (0,), (2, 7), (7, 2, -1), (0, 1, 0.1), (-3, 5.5, 0.37), (10, -10, -0.3), (0.5, 300, 1.1), (1, 1),
           (0, 10, 3), (0, -10, -3), (2.5,), (0, 5, 1.5), (-1.5, 1.5, 0.5), (1e6, 1e6 + 10), (0, 1e-3, 1e-4),
           (3, 0, 1), (0, 3, -1), (0, 1, 0), (0, float("inf")), (float("nan"), 1), (0, 2 ** 62, 2 ** 60),
-          (True, 5), (0, 4, True)]
+          (True, 5), (0, 4, True),
+          # an infinite, NaN or out-of-int64 step (the C fuzzer's finding: an infinite int step gave [])
+          (0, 10, float("inf")), (0, 10, float("-inf")), (0, 10, float("nan")), (0, 10, 1e19), (0, 10, -1e19),
+          (0, 1e30, 1), (-1e30, 0, 1), (0, 2.0 ** 63, 2.0 ** 62)]
 
 
 @pytest.mark.parametrize("args", ARANGE, ids=[repr(a) for a in ARANGE])

@@ -105,6 +105,34 @@ def test_no_data_on_meta():
         x + mt.ones(3)
 
 
+def test_samplers_on_meta():
+    """PyTorch has meta kernels for poisson and _standard_gamma only (the C fuzzer found them reading
+    the meta tensor's missing data)"""
+    from mtdiff import same
+    for name, n in (("poisson", 1), ("_standard_gamma", 1), ("_sample_dirichlet", 1), ("binomial", 2),
+                    ("_standard_gamma_grad", 2), ("_dirichlet_grad", 3)):
+        same(lambda: getattr(mt, name)(*[M(mt, 3)] * n), lambda: getattr(torch, name)(*[M(torch, 3)] * n),
+             cmp=same_meta)
+
+
+CROSS = {
+    "out_cpu": lambda L: L.neg(M(L, 3), out=L.zeros(3)), "out_cpu_binary": lambda L: L.add(M(L, 3), 1, out=L.zeros(3)),
+    "out_cpu_0dim": lambda L: L.neg(M(L), out=L.zeros(())), "out_meta": lambda L: L.neg(L.ones(3), out=M(L, 3)),
+    "cpu_plus_0dim_meta": lambda L: L.ones(3) + M(L), "meta_plus_0dim_cpu": lambda L: M(L, 3) + L.tensor(1.0),
+    "copy_0dim_meta": lambda L: L.zeros(()).copy_(M(L)),
+}
+
+
+@pytest.mark.parametrize("name", CROSS)
+def test_elementwise_across_meta_and_cpu(name):
+    """out= on the other device, a 0-dim meta operand beside CPU ones (the C fuzzer's finding: computed
+    into the CPU tensor from the meta one's missing data)"""
+    from mtdiff import same
+    def where(m, t):
+        assert (m.device.type, tuple(m.shape)) == (t.device.type, tuple(t.shape))
+    same(lambda: CROSS[name](mt), lambda: CROSS[name](torch), cmp=where)
+
+
 def test_default_device():
     assert mt.get_default_device() == mt.device("cpu")
     with mt.device("meta") as d:

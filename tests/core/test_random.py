@@ -520,3 +520,11 @@ def test_range_warning_matches_pytorch():
         assert msgs == ["to - 1 is out of bounds [-(2^24), 2^24]. Due to precision limitations float can support "
                         "discrete uniform distribution only within this range. This warning will become an error "
                         "in version 1.7 release, please fix the code in advance"], L.__name__
+
+
+def test_poisson_rate_beyond_int64():
+    """a rate past 2^63 samples past int64: PyTorch's cast gives INT64_MIN (the C fuzzer found ours
+    undefined)"""
+    torch = pytest.importorskip("torch")
+    r = mt.poisson(mt.tensor([1e30, 4.58e27], dtype=mt.float64))
+    assert r.tolist() == torch.poisson(torch.tensor([1e30, 4.58e27], dtype=torch.float64)).tolist()

@@ -1102,6 +1102,7 @@ mt_status mt_rand_fill_(mt_tensor *t, int kind, double f0, double f1, int64_t i0
 
 mt_status mt_randperm(int64_t n, int dtype, int device, mt_generator *g, mt_tensor **out) {
     MT_PROFILE("randperm");
+    if ((unsigned)dtype >= MT_NUM_DTYPES) return mt__error(MT_ERR_VALUE, "randperm: unknown dtype %d", dtype);
     if (n < 0) return mt__error(MT_ERR_RUNTIME, "Trying to create tensor with negative dimension %lld: [%lld]",
                                 (long long)n, (long long)n);
     /* check_supported_max_int_with_precision */

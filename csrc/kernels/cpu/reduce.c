@@ -463,6 +463,7 @@ static mt_status complex_reduce(int op, mt_tensor *x, int ndims, const int64_t *
 mt_status mt__impl_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, int keepdim, int dtype,
                     mt_tensor *out, mt_tensor **result) {
     if ((unsigned)op >= MT_NUM_RED) return mt__error(MT_ERR_VALUE, "unknown reduction %d", op);
+    if (dtype >= MT_NUM_DTYPES) return mt__error(MT_ERR_VALUE, "unknown dtype %d", dtype);
     if (mt__is_complex(x->dtype)) return complex_reduce(op, x, ndims, dims, keepdim, dtype, out, result);
     if (mt__is_float8(x->dtype) && (dtype < 0 || mt__is_float8(dtype))) {
         /* PyTorch's CPU reduces float8 only in all/any: the truth of each element, exact in float32 */

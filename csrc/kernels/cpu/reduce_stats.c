@@ -672,7 +672,7 @@ static void mode_row(const rows_t *r, int64_t o, void *row, int64_t *idx) {
         mode_f(row, r->count, &m, &mi);
         store_f(c->values, o, m);
     }
-    store_i(c->indices, o, mi);
+    if (c->indices) store_i(c->indices, o, mi); /* none without a dim (values only) */
 }
 
 mt_status mt__impl_median(int op, mt_tensor *x, int has_dim, int64_t dim, int keepdim, mt_tensor **values,

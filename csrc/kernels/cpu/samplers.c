@@ -178,7 +178,9 @@ static int64_t sample_poisson(double lambda, mt_generator *g) {
             double u = uniform01(g) - 0.5;
             double v = uniform01(g);
             double us = 0.5 - fabs(u);
-            int64_t k = (int64_t)floor((2 * a / us + b) * u + lambda + 0.43);
+            double kf = floor((2 * a / us + b) * u + lambda + 0.43);
+            /* x86's conversion, which PyTorch's cast compiles to: out of range gives INT64_MIN */
+            int64_t k = kf >= -9.2233720368547758e18 && kf < 9.2233720368547758e18 ? (int64_t)kf : INT64_MIN;
             if (us >= 0.07 && v <= vr) return k;
             if (k < 0 || (us < 0.013 && v > us)) continue;
             if (log(v) + log(invalpha) - log(a / (us * us) + b) <= -lambda + k * loglam - mt__lgamma((double)k + 1))
@@ -249,9 +251,27 @@ static void job_free(job *j) {
     if (j->out) mt_tensor_release(j->out);
 }
 
-static mt_status job_init(job *j, int n, mt_tensor *const *ins, const char *kernel, int f16_ok) {
+/* hands the output over */
+static mt_status job_result(job *j, mt_tensor **out) {
+    *out = j->out;
+    j->out = NULL;
+    job_free(j);
+    return MT_OK;
+}
+
+/* meta inputs: an output without values where PyTorch has a meta kernel (aten NULL), else its
+ * dispatcher's error naming aten */
+static mt_status job_init(job *j, int n, mt_tensor *const *ins, const char *kernel, int f16_ok, const char *aten) {
     *j = (job){.n = 0};
     mt_tensor *x = ins[0];
+    for (int k = 0; k < n; k++)
+        if (ins[k]->device == MT_META && aten)
+            return mt__error(MT_ERR_NOT_IMPLEMENTED, "aten::%s: attempted to run this operator with Meta tensors, but "
+                             "there was no fake impl or Meta kernel registered. You may have run into this message "
+                             "while using an operator with PT2 compilation APIs (torch.compile/torch.export); in order "
+                             "to use this operator with those APIs you'll need to add a fake impl. Please see the "
+                             "following for next steps:  https://pytorch.org/tutorials/advanced/custom_ops_landing_page.html",
+                             aten);
     for (int k = 1; k < n; k++) MT_TRY(same_dtype(x->dtype, ins[k]));
     int dt = x->dtype;
     if (!(dt == MT_F32 || dt == MT_F64 || (f16_ok && (dt == MT_F16 || dt == MT_BF16))))
@@ -268,7 +288,8 @@ static mt_status job_init(job *j, int n, mt_tensor *const *ins, const char *kern
 mt_status mt_standard_gamma(mt_tensor *alpha, mt_generator *g, mt_tensor **out) {
     MT_PROFILE("_standard_gamma", alpha);
     job j;
-    MT_TRY(job_init(&j, 1, &alpha, "gamma_cpu", 0));
+    MT_TRY(job_init(&j, 1, &alpha, "gamma_cpu", 0, NULL));
+    if (j.out->device == MT_META) return job_result(&j, out);
     int64_t n = mt_tensor_numel(j.out);
     g = mt__gen_resolve(g);
     mt__gen_lock(g);
@@ -297,7 +318,7 @@ mt_status mt_standard_gamma(mt_tensor *alpha, mt_generator *g, mt_tensor **out) 
 mt_status mt_sample_dirichlet(mt_tensor *alpha, mt_generator *g, mt_tensor **out) {
     MT_PROFILE("_sample_dirichlet", alpha);
     job j;
-    MT_TRY(job_init(&j, 1, &alpha, "dirichlet", 0));
+    MT_TRY(job_init(&j, 1, &alpha, "dirichlet", 0, "_sample_dirichlet"));
     int64_t n = mt_tensor_numel(j.out);
     mt_tensor *gamma = NULL, *sum = NULL;
     mt_status st = mt__alloc(j.out->ndim, j.out->sizes, NULL, MT_F64, j.out->device, &gamma);
@@ -346,7 +367,8 @@ mt_status mt_sample_dirichlet(mt_tensor *alpha, mt_generator *g, mt_tensor **out
 mt_status mt_poisson(mt_tensor *rates, mt_generator *g, mt_tensor **out) {
     MT_PROFILE("poisson", rates);
     job j;
-    MT_TRY(job_init(&j, 1, &rates, "poisson_cpu", 1));
+    MT_TRY(job_init(&j, 1, &rates, "poisson_cpu", 1, NULL));
+    if (j.out->device == MT_META) return job_result(&j, out);
     int64_t n = mt_tensor_numel(j.out);
     mt_status st = MT_OK;
     g = mt__gen_resolve(g);
@@ -372,7 +394,7 @@ mt_status mt_binomial(mt_tensor *count, mt_tensor *prob, mt_generator *g, mt_ten
     MT_PROFILE("binomial", count, prob);
     job j;
     mt_tensor *ins[2] = {count, prob};
-    MT_TRY(job_init(&j, 2, ins, "binomial_cpu", 0));
+    MT_TRY(job_init(&j, 2, ins, "binomial_cpu", 0, "binomial"));
     int64_t n = mt_tensor_numel(j.out);
     g = mt__gen_resolve(g);
     mt__gen_lock(g);
@@ -396,7 +418,7 @@ mt_status mt_standard_gamma_grad(mt_tensor *alpha, mt_tensor *x, mt_tensor **out
     MT_PROFILE("_standard_gamma_grad", alpha, x);
     job j;
     mt_tensor *ins[2] = {alpha, x};
-    MT_TRY(job_init(&j, 2, ins, "_standard_gamma_grad_cpu", 0));
+    MT_TRY(job_init(&j, 2, ins, "_standard_gamma_grad_cpu", 0, "_standard_gamma_grad"));
     int64_t n = mt_tensor_numel(j.out);
     for (int64_t i = 0; i < n; i++) {
         double r = standard_gamma_grad_one(load(j.in[0], i), load(j.in[1], i));
@@ -412,7 +434,7 @@ mt_status mt_dirichlet_grad(mt_tensor *x, mt_tensor *alpha, mt_tensor *total, mt
     MT_PROFILE("_dirichlet_grad", x, alpha, total);
     job j;
     mt_tensor *ins[3] = {x, alpha, total};
-    MT_TRY(job_init(&j, 3, ins, "_dirichlet_grad_cpu", 0));
+    MT_TRY(job_init(&j, 3, ins, "_dirichlet_grad_cpu", 0, "_dirichlet_grad"));
     int64_t n = mt_tensor_numel(j.out);
     if (j.out->dtype == MT_F32) {
         const float *a = (const float *)mt__data(j.in[0]), *b = (const float *)mt__data(j.in[1]),

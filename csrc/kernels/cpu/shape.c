@@ -296,7 +296,12 @@ mt_status mt__impl_diag_embed(mt_tensor *t, int64_t offset, int64_t dim1, int64_
     if (d1 == d2)
         return mt__error(MT_ERR_RUNTIME, "diagonal dimensions cannot be identical %lld, %lld", (long long)dim1,
                          (long long)dim2);
-    int64_t last = t->ndim ? t->sizes[t->ndim - 1] : 1, m = last + (offset < 0 ? -offset : offset);
+    /* PyTorch's size wraps past INT64_MAX (an |offset| near 2^63), then its SymInt check refuses it */
+    uint64_t uoff = offset < 0 ? -(uint64_t)offset : (uint64_t)offset;
+    int64_t last = t->ndim ? t->sizes[t->ndim - 1] : 1, m = (int64_t)((uint64_t)last + uoff);
+    if (m < 0)
+        return mt__error(MT_ERR_RUNTIME, "IntArrayRef contains an int that cannot be represented as a SymInt: %lld",
+                         (long long)m);
     int64_t sizes[MT_MAX_DIMS];
     for (int d = 0, j = 0; d < nd; d++) sizes[d] = d == d1 || d == d2 ? m : t->sizes[j++];
     MT_TRY(mt__alloc(nd, sizes, NULL, t->dtype, t->device, out));
