@@ -1,4 +1,4 @@
-/* upsample.c — interpolate's nearest, nearest-exact and (bi)linear modes over
+/* upsample.c — interpolate's nearest, nearest-exact, (bi)linear and bicubic modes over
  * [N, C,] H, W planes (1-D runs with height 1), forward and backward, with
  * PyTorch's index arithmetic (UpSample.h: float scales for nearest, the compute
  * type for linear; align_corners; a given scale_factor used as 1/scale). Each
@@ -375,6 +375,108 @@ static mt_status separable_run(int backward, const void *src, void *r, int dt, i
     return st;
 }
 
+/* ---- plain bicubic (upsample_bicubic2d): cubic convolution with A = -0.75 over 4 x 4 taps -------- */
+
+typedef struct {
+    int64_t i[4]; /* source indices, clamped into the input (border replication) */
+    double w[4];  /* their weights, computed in the compute type */
+} ctap;
+
+/* the source index (no clamping at 0, unlike linear), its floor and fraction (guard_index_and_lambda,
+ * whose floorf we keep), and Keys' weights of the taps floor - 1 .. floor + 2 */
+#define CUBIC_TAPS(T, SUF)                                                                                     \
+    static void cubic_taps_##SUF(int64_t in, int64_t out, int align, double opt, ctap *t) {                    \
+        const T A = (T)-0.75, s = scale_##SUF(in, out, align, opt);                                            \
+        for (int64_t o = 0; o < out; o++) {                                                                    \
+            T src = align ? s * (T)o : s * ((T)o + (T)0.5) - (T)0.5;                                           \
+            int64_t f = sat_i64(floorf((float)src));                                                           \
+            if (f > in - 1) f = in - 1;                                                                        \
+            T l = src - (T)f, m;                                                                               \
+            l = l < 0 ? 0 : l > 1 ? 1 : l;                                                                     \
+            m = 1 - l;                                                                                         \
+            T d[4] = {l + 1, l, m, m + 1}; /* distances to the four taps */                                    \
+            for (int k = 0; k < 4; k++) {                                                                      \
+                T x = d[k];                                                                                    \
+                t[o].w[k] = k == 1 || k == 2 ? ((A + 2) * x - (A + 3)) * x * x + 1                             \
+                                             : ((A * x - 5 * A) * x + 8 * A) * x - 4 * A;                      \
+                int64_t i = f - 1 + k;                                                                         \
+                t[o].i[k] = i < 0 ? 0 : i > in - 1 ? in - 1 : i;                                               \
+            }                                                                                                  \
+        }                                                                                                      \
+    }
+CUBIC_TAPS(float, f32)
+CUBIC_TAPS(double, f64)
+
+typedef struct {
+    int f64, backward;
+    int64_t H, W, OH, OW;
+    const ctap *ty, *tx;
+    const void *src;
+    void *dst;
+} cubic_job;
+
+/* forward: each row's 4 taps along x, then those 4 rows along y, in tap order as PyTorch sums them;
+ * backward: each gradient spread over the same 16 taps (x outer, as upsample_bicubic2d_backward) */
+#define CUBIC_LOOPS(T)                                                                                         \
+    static void cubic_fwd_##T(const cubic_job *j, int64_t p) {                                                 \
+        const T *in = (const T *)j->src + p * j->H * j->W;                                                     \
+        T *out = (T *)j->dst + p * j->OH * j->OW;                                                              \
+        for (int64_t oy = 0; oy < j->OH; oy++) {                                                               \
+            const ctap *y = &j->ty[oy];                                                                        \
+            for (int64_t ox = 0; ox < j->OW; ox++) {                                                           \
+                const ctap *x = &j->tx[ox];                                                                    \
+                T v = 0;                                                                                       \
+                for (int a = 0; a < 4; a++) {                                                                  \
+                    const T *r = in + y->i[a] * j->W;                                                          \
+                    T h = r[x->i[0]] * (T)x->w[0];                                                             \
+                    for (int b = 1; b < 4; b++) h += r[x->i[b]] * (T)x->w[b];                                  \
+                    v = a ? v + h * (T)y->w[a] : h * (T)y->w[a];                                               \
+                }                                                                                              \
+                out[oy * j->OW + ox] = v;                                                                      \
+            }                                                                                                  \
+        }                                                                                                      \
+    }                                                                                                          \
+    static void cubic_bwd_##T(const cubic_job *j, int64_t p) {                                                 \
+        const T *g = (const T *)j->src + p * j->OH * j->OW;                                                    \
+        T *gi = (T *)j->dst + p * j->H * j->W;                                                                 \
+        memset(gi, 0, (size_t)(j->H * j->W) * sizeof(T));                                                      \
+        for (int64_t oy = 0; oy < j->OH; oy++) {                                                               \
+            const ctap *y = &j->ty[oy];                                                                        \
+            for (int64_t ox = 0; ox < j->OW; ox++) {                                                           \
+                const ctap *x = &j->tx[ox];                                                                    \
+                T v = g[oy * j->OW + ox];                                                                      \
+                for (int a = 0; a < 4; a++)                                                                    \
+                    for (int b = 0; b < 4; b++) gi[y->i[b] * j->W + x->i[a]] += v * (T)y->w[b] * (T)x->w[a];   \
+            }                                                                                                  \
+        }                                                                                                      \
+    }
+CUBIC_LOOPS(float)
+CUBIC_LOOPS(double)
+
+static void cubic_task(void *c, int64_t b, int64_t e) {
+    const cubic_job *j = c;
+    for (int64_t p = b; p < e; p++) {
+        if (j->backward) j->f64 ? cubic_bwd_double(j, p) : cubic_bwd_float(j, p);
+        else j->f64 ? cubic_fwd_double(j, p) : cubic_fwd_float(j, p);
+    }
+}
+
+/* src [planes, H, W] contiguous in the compute type -> r [planes, OH, OW] (backward: the reverse) */
+static mt_status cubic_run(int backward, const void *src, void *r, int f64, int64_t planes, const int64_t *isz,
+                           const int64_t *osz, const double *scales, int align) {
+    ctap *t = malloc((size_t)(osz[0] + osz[1]) * sizeof(ctap));
+    if (!t) return mt__error(MT_ERR_OOM, "out of memory in interpolate");
+    for (int d = 0; d < 2; d++) {
+        ctap *td = d ? t + osz[0] : t;
+        if (f64) cubic_taps_f64(isz[d], osz[d], align, scales[d], td);
+        else cubic_taps_f32(isz[d], osz[d], align, scales[d], td);
+    }
+    cubic_job j = {f64, backward, isz[0], isz[1], osz[0], osz[1], t, t + osz[0], src, r};
+    mt__parallel_for(planes, 1 + MT_GRAIN_SIZE / (16 * osz[0] * osz[1] + 1), cubic_task, &j);
+    free(t);
+    return MT_OK;
+}
+
 static void up_task(void *c, int64_t b, int64_t e) {
     const up_job *j = c;
     for (int64_t p = b; p < e; p++) {
@@ -396,8 +498,9 @@ static mt_status upsample_run(int backward, mt_tensor *x, mt_tensor *g, int mode
     char b[256];
     if ((unsigned)mode >= MT_NUM_UPSAMPLE) return mt__error(MT_ERR_NOT_IMPLEMENTED, "interpolation mode %d is not implemented", mode);
     if (nd < 1 || nd > 2) return mt__error(MT_ERR_NOT_IMPLEMENTED, "interpolation over %d dims is not implemented", nd);
-    int aa = mode >= MT_UPSAMPLE_BILINEAR_AA;
+    int aa = mode == MT_UPSAMPLE_BILINEAR_AA || mode == MT_UPSAMPLE_BICUBIC_AA, cubic = mode == MT_UPSAMPLE_BICUBIC;
     if (aa && nd != 2) return mt__error(MT_ERR_RUNTIME, "antialiased interpolation needs a 4-D input");
+    if (cubic && nd != 2) return mt__error(MT_ERR_RUNTIME, "bicubic interpolation needs a 4-D input");
     if (x->ndim != nd + 2)
         return mt__error(MT_ERR_RUNTIME, "It is expected input_size equals to %d, but got size %d", nd + 2, x->ndim);
     for (int i = 0; i < nd; i++)
@@ -413,7 +516,12 @@ static mt_status upsample_run(int backward, mt_tensor *x, mt_tensor *g, int mode
         return mt__error(MT_ERR_RUNTIME, "Non-empty %dD data tensor expected but got a tensor with sizes %s", x->ndim,
                          MT_SZ(b, x));
     /* uint8: nearest, and the separable path's 2-D (bi)linear and antialiased modes (forward only) */
-    int u8 = x->dtype == MT_U8 && !backward && (mode < MT_UPSAMPLE_LINEAR || nd == 2);
+    int u8 = x->dtype == MT_U8 && !backward && (mode < MT_UPSAMPLE_LINEAR || nd == 2) && !cubic;
+    /* PyTorch's uint8 bicubic takes the separable int16 path with a = -0.75, not reproduced here */
+    if (cubic && x->dtype == MT_U8)
+        return mt__error(MT_ERR_NOT_IMPLEMENTED, "interpolate(mode='bicubic') on uint8 input is not implemented");
+    if (cubic && !mt__is_float(x->dtype))
+        return mt__error(MT_ERR_NOT_IMPLEMENTED, "\"compute_indices_weights_cubic\" not implemented for '%s'", MT_DTNAME(x));
     if (aa && !u8 && x->dtype != MT_F32 && x->dtype != MT_F64)
         return mt__error(MT_ERR_NOT_IMPLEMENTED, "\"compute_index_ranges_weights\" not implemented for '%s'", MT_DTNAME(x));
     if (!mt__is_float(x->dtype) && !u8)
@@ -427,10 +535,14 @@ static mt_status upsample_run(int backward, mt_tensor *x, mt_tensor *g, int mode
     else MT_TRY(mt__alloc(x->ndim, sz, NULL, cdt, x->device, &r));
     if (x->device == MT_META || mt_tensor_numel(r) == 0) return mt__from_compute(r, x->dtype, out);
     int separable = aa || (u8 && mode == MT_UPSAMPLE_LINEAR);
-    tap *t = separable ? NULL : malloc((size_t)(j.OH + j.OW) * sizeof(tap));
-    mt_status st = t || separable ? MT_OK : mt__error(MT_ERR_OOM, "out of memory in interpolate");
+    tap *t = separable || cubic ? NULL : malloc((size_t)(j.OH + j.OW) * sizeof(tap));
+    mt_status st = t || separable || cubic ? MT_OK : mt__error(MT_ERR_OOM, "out of memory in interpolate");
     if (!st) st = mt__as_contig(backward ? g : x, cdt, &src);
-    if (!st && separable) {
+    if (!st && cubic) {
+        int64_t isz[2] = {j.H, j.W}, o2[2] = {j.OH, j.OW};
+        st = cubic_run(backward, mt__data(src), mt__data(r), cdt == MT_F64, x->sizes[0] * x->sizes[1], isz, o2, scales,
+                       align);
+    } else if (!st && separable) {
         int64_t isz[2] = {j.H, j.W}, o2[2] = {j.OH, j.OW};
         st = separable_run(backward, mt__data(src), mt__data(r), cdt, x->sizes[0] * x->sizes[1], mode, isz, o2,
                            scales, align);
