@@ -461,15 +461,22 @@ static void cubic_task(void *c, int64_t b, int64_t e) {
     }
 }
 
-/* src [planes, H, W] contiguous in the compute type -> r [planes, OH, OW] (backward: the reverse) */
-static mt_status cubic_run(int backward, const void *src, void *r, int f64, int64_t planes, const int64_t *isz,
+/* src [planes, H, W] contiguous in the compute type -> r [planes, OH, OW] (backward: the reverse);
+ * dt: the tensor's dtype, whose precision PyTorch's forward stores the weights in */
+static mt_status cubic_run(int backward, const void *src, void *r, int dt, int64_t planes, const int64_t *isz,
                            const int64_t *osz, const double *scales, int align) {
+    int f64 = dt == MT_F64;
     ctap *t = malloc((size_t)(osz[0] + osz[1]) * sizeof(ctap));
     if (!t) return mt__error(MT_ERR_OOM, "out of memory in interpolate");
     for (int d = 0; d < 2; d++) {
         ctap *td = d ? t + osz[0] : t;
         if (f64) cubic_taps_f64(isz[d], osz[d], align, scales[d], td);
         else cubic_taps_f32(isz[d], osz[d], align, scales[d], td);
+        for (int64_t o = 0; o < osz[d] && !backward && (dt == MT_F16 || dt == MT_BF16); o++)
+            for (int k = 0; k < 4; k++) {
+                float w = (float)td[o].w[k];
+                td[o].w[k] = dt == MT_F16 ? mt__f16_to_f32(mt__f32_to_f16(w)) : mt__bf16_to_f32(mt__f32_to_bf16(w));
+            }
     }
     cubic_job j = {f64, backward, isz[0], isz[1], osz[0], osz[1], t, t + osz[0], src, r};
     mt__parallel_for(planes, 1 + MT_GRAIN_SIZE / (16 * osz[0] * osz[1] + 1), cubic_task, &j);
@@ -540,7 +547,7 @@ static mt_status upsample_run(int backward, mt_tensor *x, mt_tensor *g, int mode
     if (!st) st = mt__as_contig(backward ? g : x, cdt, &src);
     if (!st && cubic) {
         int64_t isz[2] = {j.H, j.W}, o2[2] = {j.OH, j.OW};
-        st = cubic_run(backward, mt__data(src), mt__data(r), cdt == MT_F64, x->sizes[0] * x->sizes[1], isz, o2, scales,
+        st = cubic_run(backward, mt__data(src), mt__data(r), x->dtype, x->sizes[0] * x->sizes[1], isz, o2, scales,
                        align);
     } else if (!st && separable) {
         int64_t isz[2] = {j.H, j.W}, o2[2] = {j.OH, j.OW};
