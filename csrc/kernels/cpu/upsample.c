@@ -4,9 +4,10 @@
  * type for linear; align_corners; a given scale_factor used as 1/scale). Each
  * output row/column gets its two source taps and weights once; planes split
  * over the core's pool. float16/bfloat16 compute in float32.
- * antialias=True (bilinear, bicubic) and uint8 (bi)linear take PyTorch's separable path
+ * antialias=True (bilinear, bicubic) and uint8 (bi)linear/bicubic take PyTorch's separable path
  * (UpSampleKernel.cpp): a span of source taps per output index, the width pass then the height
- * pass; uint8 in its int16 fixed point, so that values equal PyTorch's exactly. */
+ * pass; uint8 in its int16 fixed point, so that values equal PyTorch's exactly. Plain bicubic
+ * (float types) takes 4 x 4 clamped taps per output, as PyTorch's upsample_bicubic2d. */
 #include <math.h>
 #include <stdio.h>
 
@@ -146,8 +147,9 @@ static int64_t sat_i64(double v) {
         if (align) return out > 1 ? (T)(in - 1) / (T)(out - 1) : (T)0;                                        \
         return opt > 0 ? (T)(1.0 / opt) : (T)in / (T)out;                                                     \
     }                                                                                                          \
-    static T filter_##SUF(T x, int cubic) { /* Pillow's triangle, Keys' cubic with a = -0.5 */                 \
-        const T a = (T)-0.5;                                                                                   \
+    /* Pillow's triangle; Keys' cubic with a = -0.5 (antialias), or -0.75 (cubic == 2: plain bicubic) */      \
+    static T filter_##SUF(T x, int cubic) {                                                                    \
+        const T a = cubic == 2 ? (T)-0.75 : (T)-0.5;                                                           \
         x = x < 0 ? -x : x;                                                                                    \
         if (!cubic) return x < 1.0 ? (T)(1.0 - x) : (T)0;                                                      \
         if (x < 1.0) return ((a + 2) * x - (a + 3)) * x * x + 1;                                               \
@@ -186,26 +188,28 @@ static int64_t sat_i64(double v) {
 AA_WEIGHTS(float, f32)
 AA_WEIGHTS(double, f64)
 
-/* _compute_indices_min_size_weights (uint8 bilinear without antialias): the two linear taps, with
- * the weights of taps outside the input folded onto the border one, as PyTorch */
-static double lin_span(int64_t o, int64_t in, double scale, int align, span *s, double *w) {
+/* _compute_indices_min_size_weights (uint8 bilinear and bicubic without antialias): the k (2 or 4)
+ * taps around the source index, with the weights of taps outside the input folded onto the border
+ * one, as PyTorch */
+static double noaa_span(int64_t o, int64_t in, double scale, int align, int64_t k, span *s, double *w) {
+    int cubic = k > 2;
     double real = align ? scale * (double)o : scale * ((double)o + 0.5) - 0.5;
-    if (!align && real < 0) real = 0;
+    if (!align && !cubic && real < 0) real = 0; /* only linear clamps the source index at 0 */
     int64_t idx = sat_i64(floorf((float)real)); /* guard_index_and_lambda's floorf */
     if (idx > in - 1) idx = in - 1;
     double lambda = real - (double)idx;
     lambda = lambda < 0 ? 0 : lambda, lambda = 1 < lambda ? 1 : lambda;
-    int64_t umin = idx, umax = idx + 2, wi = 0; /* support 1 */
+    int64_t umin = idx - k / 2 + 1, umax = idx + k / 2 + 1, wi = 0;
     double mx = 0;
     s->min = umin > 0 ? umin : 0;
     s->size = (umax < in ? umax : in) - s->min;
-    s->size = s->size < 0 ? 0 : s->size > 2 ? 2 : s->size;
-    for (int64_t j = 0; j < 2; j++) {
+    s->size = s->size < 0 ? 0 : s->size > k ? k : s->size;
+    for (int64_t j = 0; j < k; j++) {
         w[j] = 0;
-        double v = filter_f64((double)j - lambda, 0);
+        double v = filter_f64((double)(j + 1 - k / 2) - lambda, cubic ? 2 : 0);
         if (umin + j <= 0) wi = 0;
         else if (umin + j >= in - 1) wi = s->size - 1;
-        if (wi < 0 || wi > 1) continue;
+        if (wi < 0 || wi >= k) continue;
         w[wi] += v;
         mx = mx < w[wi] ? w[wi] : mx;
         wi++;
@@ -222,11 +226,12 @@ typedef struct {
 } axis;
 
 static mt_status axis_make(axis *a, int dt, int mode, int64_t in, int64_t out, int align, double opt) {
-    int cubic = mode == MT_UPSAMPLE_BICUBIC_AA, aa = mode != MT_UPSAMPLE_LINEAR;
+    int cubic = mode == MT_UPSAMPLE_BICUBIC_AA || mode == MT_UPSAMPLE_BICUBIC;
+    int aa = mode == MT_UPSAMPLE_BILINEAR_AA || mode == MT_UPSAMPLE_BICUBIC_AA;
     a->in = in, a->out = out, a->prec = 0;
     float sf = 0, suf = 0;
     double sd = 0, sud = 0;
-    if (!aa) a->k = 2;
+    if (!aa) a->k = cubic ? 4 : 2;
     else if (dt == MT_F32) sf = scale_f32(in, out, align, opt), a->k = taps_f32(sf, cubic, in, &suf);
     else sd = scale_f64(in, out, align, opt), a->k = taps_f64(sd, cubic, in, &sud);
     if (out > ((int64_t)1 << 62) / (8 * a->k)) return mt__error(MT_ERR_OOM, "out of memory in interpolate");
@@ -239,7 +244,7 @@ static mt_status axis_make(axis *a, int dt, int mode, int64_t in, int64_t out, i
         else {
             double *w = (double *)a->w + o * a->k, m;
             if (aa) m = aa_span_f64(o, in, sd, sud, cubic, a->k, a->sp + o, w);
-            else m = lin_span(o, in, scale_f64(in, out, align, opt), align, a->sp + o, w);
+            else m = noaa_span(o, in, scale_f64(in, out, align, opt), align, a->k, a->sp + o, w);
             mx = mx < m ? m : mx;
         }
     }
@@ -523,11 +528,8 @@ static mt_status upsample_run(int backward, mt_tensor *x, mt_tensor *g, int mode
         return mt__error(MT_ERR_RUNTIME, "Non-empty %dD data tensor expected but got a tensor with sizes %s", x->ndim,
                          MT_SZ(b, x));
     /* uint8: nearest, and the separable path's 2-D (bi)linear and antialiased modes (forward only) */
-    int u8 = x->dtype == MT_U8 && !backward && (mode < MT_UPSAMPLE_LINEAR || nd == 2) && !cubic;
-    /* PyTorch's uint8 bicubic takes the separable int16 path with a = -0.75, not reproduced here */
-    if (cubic && x->dtype == MT_U8)
-        return mt__error(MT_ERR_NOT_IMPLEMENTED, "interpolate(mode='bicubic') on uint8 input is not implemented");
-    if (cubic && !mt__is_float(x->dtype))
+    int u8 = x->dtype == MT_U8 && !backward && (mode < MT_UPSAMPLE_LINEAR || nd == 2);
+    if (cubic && !u8 && !mt__is_float(x->dtype))
         return mt__error(MT_ERR_NOT_IMPLEMENTED, "\"compute_indices_weights_cubic\" not implemented for '%s'", MT_DTNAME(x));
     if (aa && !u8 && x->dtype != MT_F32 && x->dtype != MT_F64)
         return mt__error(MT_ERR_NOT_IMPLEMENTED, "\"compute_index_ranges_weights\" not implemented for '%s'", MT_DTNAME(x));
@@ -541,7 +543,8 @@ static mt_status upsample_run(int backward, mt_tensor *x, mt_tensor *g, int mode
     if (backward) MT_TRY(mt__alloc(x->ndim, x->sizes, NULL, cdt, x->device, &r));
     else MT_TRY(mt__alloc(x->ndim, sz, NULL, cdt, x->device, &r));
     if (x->device == MT_META || mt_tensor_numel(r) == 0) return mt__from_compute(r, x->dtype, out);
-    int separable = aa || (u8 && mode == MT_UPSAMPLE_LINEAR);
+    int separable = aa || (u8 && (mode == MT_UPSAMPLE_LINEAR || cubic));
+    cubic = cubic && !u8;
     tap *t = separable || cubic ? NULL : malloc((size_t)(j.OH + j.OW) * sizeof(tap));
     mt_status st = t || separable || cubic ? MT_OK : mt__error(MT_ERR_OOM, "out of memory in interpolate");
     if (!st) st = mt__as_contig(backward ? g : x, cdt, &src);
