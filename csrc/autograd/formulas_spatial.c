@@ -764,12 +764,13 @@ static mt_status upsample_backward(mt_node *n, mt_tensor *const *grads, mt_tenso
         int prev = mt__grad_push(0);
         mt_status st = mt__impl_upsample_backward(grads[0], x, n->op, nd, n->iv + 2, n->s, (int)n->iv[1], &r);
         mt__grad_pop(prev);
-        static const char *names[5][2] = {
+        static const char *names[MT_NUM_UPSAMPLE][2] = {
             {"UpsampleNearest1DBackwardBackward0", "UpsampleNearest2DBackwardBackward0"},
             {"UpsampleNearestExact1DBackwardBackward0", "UpsampleNearestExact2DBackwardBackward0"},
             {"UpsampleLinear1DBackwardBackward0", "UpsampleBilinear2DBackwardBackward0"},
             {"?", "UpsampleBilinear2DAaBackwardBackward0"},
-            {"?", "UpsampleBicubic2DAaBackwardBackward0"}};
+            {"?", "UpsampleBicubic2DAaBackwardBackward0"},
+            {"?", "UpsampleBicubic2DBackwardBackward0"}};
         mt_tensor *ins[1] = {grads[0]};
         GIVE(c, out, 0, BWD(c, st, r, names[n->op][nd - 1], upsample_double_backward, n, 1, ins, 0, NULL));
     }
@@ -779,11 +780,12 @@ static mt_status upsample_backward(mt_node *n, mt_tensor *const *grads, mt_tenso
 mt_status mt_upsample(mt_tensor *x, int mode, int nd, const int64_t *osz, const double *scales, int align,
                       mt_tensor **out) {
     MT_PROFILE(MT_PROF_NAME(mt__names_upsample, mode), x);
-    static const char *names[5][2] = {{"UpsampleNearest1DBackward0", "UpsampleNearest2DBackward0"},
+    static const char *names[MT_NUM_UPSAMPLE][2] = {{"UpsampleNearest1DBackward0", "UpsampleNearest2DBackward0"},
                                       {"UpsampleNearestExact1DBackward0", "UpsampleNearestExact2DBackward0"},
                                       {"UpsampleLinear1DBackward0", "UpsampleBilinear2DBackward0"},
                                       {"?", "UpsampleBilinear2DAaBackward0"},   /* antialias: 2-D only */
-                                      {"?", "UpsampleBicubic2DAaBackward0"}};
+                                      {"?", "UpsampleBicubic2DAaBackward0"},
+                                      {"?", "UpsampleBicubic2DBackward0"}};
     int grad = mt__grad_enabled() && mt__requires_grad(x);
     int prev = mt__grad_push(0);
     mt_status st = mt__impl_upsample(x, mode, nd, osz, scales, align, out);

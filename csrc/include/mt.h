@@ -787,7 +787,8 @@ enum mt_upsample_mode {
     MT_UPSAMPLE_LINEAR = 2, /* linear (1-D), bilinear (2-D) */
     MT_UPSAMPLE_BILINEAR_AA = 3, /* antialias=True (2-D only): PyTorch's separable filters */
     MT_UPSAMPLE_BICUBIC_AA = 4,
-    MT_NUM_UPSAMPLE = 5
+    MT_UPSAMPLE_BICUBIC = 5, /* plain bicubic (2-D only): cubic convolution, A = -0.75 */
+    MT_NUM_UPSAMPLE = 6
 };
 enum mt_rand_kind {
     MT_RAND_UNIFORM = 0, /* uniform_(f0 = from, f1 = to) */

@@ -378,7 +378,7 @@ def pad(input, pad, mode="constant", value=None):
 
 # ---- interpolation ----------------------------------------------------------------------------
 
-_UPSAMPLE = {"nearest": 0, "nearest-exact": 1, "linear": 2, "bilinear": 2}
+_UPSAMPLE = {"nearest": 0, "nearest-exact": 1, "linear": 2, "bilinear": 2, "bicubic": lib.MT_UPSAMPLE_BICUBIC}
 _UPSAMPLE_AA = {"bilinear": lib.MT_UPSAMPLE_BILINEAR_AA, "bicubic": lib.MT_UPSAMPLE_BICUBIC_AA}
 
 
@@ -435,10 +435,10 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode == "area" and dim in (1, 2):
         return (adaptive_avg_pool1d if dim == 1 else adaptive_avg_pool2d)(input, output_size)
     supported = {("nearest", 1), ("nearest", 2), ("nearest-exact", 1), ("nearest-exact", 2), ("linear", 1),
-                 ("bilinear", 2)}
+                 ("bilinear", 2), ("bicubic", 2)}
     if (mode, dim) not in supported and not antialias:
         if mode in ("bicubic", "trilinear", "lanczos", "area") or dim == 3:
-            if (mode == "bicubic" and dim == 2) or (mode in ("trilinear", "nearest", "nearest-exact", "area") and dim == 3):
+            if mode in ("trilinear", "nearest", "nearest-exact", "area") and dim == 3:
                 raise NotImplementedError(f"interpolate(mode='{mode}') on {input.dim()}-D input is not implemented")
         for m, d, need in (("bilinear", 1, "4D"), ("trilinear", 1, "5D"), ("linear", 2, "3D"), ("trilinear", 2, "5D"),
                            ("linear", 3, "3D"), ("bilinear", 3, "4D")):

@@ -306,6 +306,8 @@ OPS = {
     "interp_linear": Op(lambda L, x: L.nn.functional.interpolate(x, size=5, mode="linear"), (1, 2, 3), gg=True),
     "interp_bilinear": Op(lambda L, x: L.nn.functional.interpolate(x, size=(3, 3), mode="bilinear",
                                                                    align_corners=True), (1, 1, 2, 2), gg=True),
+    "interp_bicubic": Op(lambda L, x: L.nn.functional.interpolate(x, size=(5, 3), mode="bicubic"), (1, 2, 3, 4),
+                         gg=True),
     # antialiased downsampling (the AA kernels; their backward's own backward by gg)
     "interp_bilinear_aa": Op(lambda L, x: L.nn.functional.interpolate(x, size=(2, 3), mode="bilinear",
                                                                       antialias=True), (1, 1, 5, 6), gg=True),

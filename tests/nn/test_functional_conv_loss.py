@@ -633,6 +633,53 @@ def test_interpolate_antialias_gradcheck(mode):
         assert mt.autograd.gradgradcheck(fn, (x,))
 
 
+BICUBIC = [  # (input shape, kwargs) for plain bicubic (upsample_bicubic2d)
+    ((2, 3, 5, 7), dict(size=(9, 11))),
+    ((2, 3, 5, 7), dict(size=(9, 11), align_corners=True)),
+    ((1, 2, 12, 10), dict(size=(5, 3))),  # down: the taps reach past the border and are clamped
+    ((1, 2, 12, 10), dict(size=(4, 7), align_corners=True)),
+    ((2, 2, 6, 5), dict(scale_factor=1.7)),
+    ((2, 2, 6, 5), dict(scale_factor=(0.6, 2.3), recompute_scale_factor=True)),
+    ((2, 2, 6, 5), dict(scale_factor=(0.6, 2.3), recompute_scale_factor=False, align_corners=True)),
+    ((1, 3, 4, 4), dict(size=(4, 4))),
+    ((1, 1, 1, 3), dict(size=(3, 1))),  # one-pixel input and output: align_corners' scale 0
+    ((1, 1, 1, 3), dict(size=(3, 1), align_corners=True)),
+    ((0, 3, 4, 5), dict(scale_factor=2)),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "bfloat16", "float16"])
+@pytest.mark.parametrize("case", range(len(BICUBIC)))
+def test_interpolate_bicubic(case, dtype):
+    shape, kw = BICUBIC[case]
+    x = Arg(rnd(*shape, seed=case), dtype, grad=True, noncontig=case % 2 == 0)
+    diff(lambda L, x: F(L).interpolate(x, mode="bicubic", **kw), x, dtype=dtype)
+
+
+def test_interpolate_bicubic_channels_last_and_grads():
+    a = rnd(2, 3, 6, 5, seed=3)
+    for cl in (False, True):
+        def fn(L, x):
+            if cl:
+                x = x.contiguous(memory_format=L.channels_last)
+            return F(L).interpolate(x, size=(8, 3), mode="bicubic")
+        diff(fn, Arg(a, "float32", grad=True), dtype="float32")
+    x = mt.tensor(rnd(1, 2, 5, 4).tolist(), dtype=mt.float64, requires_grad=True)
+    for kw in (dict(size=(8, 3)), dict(size=(3, 7), align_corners=True), dict(scale_factor=0.7)):
+        fn = lambda x: MF.interpolate(x, mode="bicubic", **kw)  # noqa: E731
+        assert mt.autograd.gradcheck(fn, (x,))
+        assert mt.autograd.gradgradcheck(fn, (x,))
+
+
+def test_interpolate_bicubic_errors():
+    x = Arg(rnd(2, 3, 4, 5))
+    for fn in (lambda L, x: F(L).interpolate(x.to(L.int32), size=3, mode="bicubic"),
+               lambda L, x: F(L).interpolate(x[0], size=3, mode="bicubic"),
+               lambda L, x: F(L).interpolate(x[:, :0], size=3, mode="bicubic"),
+               lambda L, x: F(L).interpolate(x, size=(3, 0), mode="bicubic")):
+        errors_match(fn, x)
+
+
 UINT8 = [  # (input shape, kwargs): uint8 in PyTorch's int16 fixed point, equal to it exactly
     ((1, 3, 20, 17), dict(size=(7, 9))),
     ((2, 4, 6, 5), dict(size=(13, 11))),
@@ -644,7 +691,7 @@ UINT8 = [  # (input shape, kwargs): uint8 in PyTorch's int16 fixed point, equal 
 
 
 @pytest.mark.parametrize("mode, antialias", [("bilinear", False), ("bilinear", True), ("bicubic", True),
-                                             ("nearest", False), ("nearest-exact", False)])
+                                             ("bicubic", False), ("nearest", False), ("nearest-exact", False)])
 @pytest.mark.parametrize("case", range(len(UINT8)))
 def test_interpolate_uint8(case, mode, antialias):
     shape, kw = UINT8[case]

@@ -1,12 +1,13 @@
-/* upsample.c — interpolate's nearest, nearest-exact and (bi)linear modes over
+/* upsample.c — interpolate's nearest, nearest-exact, (bi)linear and bicubic modes over
  * [N, C,] H, W planes (1-D runs with height 1), forward and backward, with
  * PyTorch's index arithmetic (UpSample.h: float scales for nearest, the compute
  * type for linear; align_corners; a given scale_factor used as 1/scale). Each
  * output row/column gets its two source taps and weights once; planes split
  * over the core's pool. float16/bfloat16 compute in float32.
- * antialias=True (bilinear, bicubic) and uint8 (bi)linear take PyTorch's separable path
+ * antialias=True (bilinear, bicubic) and uint8 (bi)linear/bicubic take PyTorch's separable path
  * (UpSampleKernel.cpp): a span of source taps per output index, the width pass then the height
- * pass; uint8 in its int16 fixed point, so that values equal PyTorch's exactly. */
+ * pass; uint8 in its int16 fixed point, so that values equal PyTorch's exactly. Plain bicubic
+ * (float types) takes 4 x 4 clamped taps per output, as PyTorch's upsample_bicubic2d. */
 #include <math.h>
 #include <stdio.h>
 
@@ -146,8 +147,9 @@ static int64_t sat_i64(double v) {
         if (align) return out > 1 ? (T)(in - 1) / (T)(out - 1) : (T)0;                                        \
         return opt > 0 ? (T)(1.0 / opt) : (T)in / (T)out;                                                     \
     }                                                                                                          \
-    static T filter_##SUF(T x, int cubic) { /* Pillow's triangle, Keys' cubic with a = -0.5 */                 \
-        const T a = (T)-0.5;                                                                                   \
+    /* Pillow's triangle; Keys' cubic with a = -0.5 (antialias), or -0.75 (cubic == 2: plain bicubic) */      \
+    static T filter_##SUF(T x, int cubic) {                                                                    \
+        const T a = cubic == 2 ? (T)-0.75 : (T)-0.5;                                                           \
         x = x < 0 ? -x : x;                                                                                    \
         if (!cubic) return x < 1.0 ? (T)(1.0 - x) : (T)0;                                                      \
         if (x < 1.0) return ((a + 2) * x - (a + 3)) * x * x + 1;                                               \
@@ -186,26 +188,28 @@ static int64_t sat_i64(double v) {
 AA_WEIGHTS(float, f32)
 AA_WEIGHTS(double, f64)
 
-/* _compute_indices_min_size_weights (uint8 bilinear without antialias): the two linear taps, with
- * the weights of taps outside the input folded onto the border one, as PyTorch */
-static double lin_span(int64_t o, int64_t in, double scale, int align, span *s, double *w) {
+/* _compute_indices_min_size_weights (uint8 bilinear and bicubic without antialias): the k (2 or 4)
+ * taps around the source index, with the weights of taps outside the input folded onto the border
+ * one, as PyTorch */
+static double noaa_span(int64_t o, int64_t in, double scale, int align, int64_t k, span *s, double *w) {
+    int cubic = k > 2;
     double real = align ? scale * (double)o : scale * ((double)o + 0.5) - 0.5;
-    if (!align && real < 0) real = 0;
+    if (!align && !cubic && real < 0) real = 0; /* only linear clamps the source index at 0 */
     int64_t idx = sat_i64(floorf((float)real)); /* guard_index_and_lambda's floorf */
     if (idx > in - 1) idx = in - 1;
     double lambda = real - (double)idx;
     lambda = lambda < 0 ? 0 : lambda, lambda = 1 < lambda ? 1 : lambda;
-    int64_t umin = idx, umax = idx + 2, wi = 0; /* support 1 */
+    int64_t umin = idx - k / 2 + 1, umax = idx + k / 2 + 1, wi = 0;
     double mx = 0;
     s->min = umin > 0 ? umin : 0;
     s->size = (umax < in ? umax : in) - s->min;
-    s->size = s->size < 0 ? 0 : s->size > 2 ? 2 : s->size;
-    for (int64_t j = 0; j < 2; j++) {
+    s->size = s->size < 0 ? 0 : s->size > k ? k : s->size;
+    for (int64_t j = 0; j < k; j++) {
         w[j] = 0;
-        double v = filter_f64((double)j - lambda, 0);
+        double v = filter_f64((double)(j + 1 - k / 2) - lambda, cubic ? 2 : 0);
         if (umin + j <= 0) wi = 0;
         else if (umin + j >= in - 1) wi = s->size - 1;
-        if (wi < 0 || wi > 1) continue;
+        if (wi < 0 || wi >= k) continue;
         w[wi] += v;
         mx = mx < w[wi] ? w[wi] : mx;
         wi++;
@@ -222,11 +226,12 @@ typedef struct {
 } axis;
 
 static mt_status axis_make(axis *a, int dt, int mode, int64_t in, int64_t out, int align, double opt) {
-    int cubic = mode == MT_UPSAMPLE_BICUBIC_AA, aa = mode != MT_UPSAMPLE_LINEAR;
+    int cubic = mode == MT_UPSAMPLE_BICUBIC_AA || mode == MT_UPSAMPLE_BICUBIC;
+    int aa = mode == MT_UPSAMPLE_BILINEAR_AA || mode == MT_UPSAMPLE_BICUBIC_AA;
     a->in = in, a->out = out, a->prec = 0;
     float sf = 0, suf = 0;
     double sd = 0, sud = 0;
-    if (!aa) a->k = 2;
+    if (!aa) a->k = cubic ? 4 : 2;
     else if (dt == MT_F32) sf = scale_f32(in, out, align, opt), a->k = taps_f32(sf, cubic, in, &suf);
     else sd = scale_f64(in, out, align, opt), a->k = taps_f64(sd, cubic, in, &sud);
     if (out > ((int64_t)1 << 62) / (8 * a->k)) return mt__error(MT_ERR_OOM, "out of memory in interpolate");
@@ -239,7 +244,7 @@ static mt_status axis_make(axis *a, int dt, int mode, int64_t in, int64_t out, i
         else {
             double *w = (double *)a->w + o * a->k, m;
             if (aa) m = aa_span_f64(o, in, sd, sud, cubic, a->k, a->sp + o, w);
-            else m = lin_span(o, in, scale_f64(in, out, align, opt), align, a->sp + o, w);
+            else m = noaa_span(o, in, scale_f64(in, out, align, opt), align, a->k, a->sp + o, w);
             mx = mx < m ? m : mx;
         }
     }
@@ -375,6 +380,115 @@ static mt_status separable_run(int backward, const void *src, void *r, int dt, i
     return st;
 }
 
+/* ---- plain bicubic (upsample_bicubic2d): cubic convolution with A = -0.75 over 4 x 4 taps -------- */
+
+typedef struct {
+    int64_t i[4]; /* source indices, clamped into the input (border replication) */
+    double w[4];  /* their weights, computed in the compute type */
+} ctap;
+
+/* the source index (no clamping at 0, unlike linear), its floor and fraction (guard_index_and_lambda,
+ * whose floorf we keep), and Keys' weights of the taps floor - 1 .. floor + 2 */
+#define CUBIC_TAPS(T, SUF)                                                                                     \
+    static void cubic_taps_##SUF(int64_t in, int64_t out, int align, double opt, ctap *t) {                    \
+        const T A = (T)-0.75, s = scale_##SUF(in, out, align, opt);                                            \
+        for (int64_t o = 0; o < out; o++) {                                                                    \
+            T src = align ? s * (T)o : s * ((T)o + (T)0.5) - (T)0.5;                                           \
+            int64_t f = sat_i64(floorf((float)src));                                                           \
+            if (f > in - 1) f = in - 1;                                                                        \
+            T l = src - (T)f, m;                                                                               \
+            l = l < 0 ? 0 : l > 1 ? 1 : l;                                                                     \
+            m = 1 - l;                                                                                         \
+            T d[4] = {l + 1, l, m, m + 1}; /* distances to the four taps */                                    \
+            for (int k = 0; k < 4; k++) {                                                                      \
+                T x = d[k];                                                                                    \
+                t[o].w[k] = k == 1 || k == 2 ? ((A + 2) * x - (A + 3)) * x * x + 1                             \
+                                             : ((A * x - 5 * A) * x + 8 * A) * x - 4 * A;                      \
+                int64_t i = f - 1 + k;                                                                         \
+                t[o].i[k] = i < 0 ? 0 : i > in - 1 ? in - 1 : i;                                               \
+            }                                                                                                  \
+        }                                                                                                      \
+    }
+CUBIC_TAPS(float, f32)
+CUBIC_TAPS(double, f64)
+
+typedef struct {
+    int f64, backward;
+    int64_t H, W, OH, OW;
+    const ctap *ty, *tx;
+    const void *src;
+    void *dst;
+} cubic_job;
+
+/* forward: each row's 4 taps along x, then those 4 rows along y, in tap order as PyTorch sums them;
+ * backward: each gradient spread over the same 16 taps (x outer, as upsample_bicubic2d_backward) */
+#define CUBIC_LOOPS(T)                                                                                         \
+    static void cubic_fwd_##T(const cubic_job *j, int64_t p) {                                                 \
+        const T *in = (const T *)j->src + p * j->H * j->W;                                                     \
+        T *out = (T *)j->dst + p * j->OH * j->OW;                                                              \
+        for (int64_t oy = 0; oy < j->OH; oy++) {                                                               \
+            const ctap *y = &j->ty[oy];                                                                        \
+            for (int64_t ox = 0; ox < j->OW; ox++) {                                                           \
+                const ctap *x = &j->tx[ox];                                                                    \
+                T v = 0;                                                                                       \
+                for (int a = 0; a < 4; a++) {                                                                  \
+                    const T *r = in + y->i[a] * j->W;                                                          \
+                    T h = r[x->i[0]] * (T)x->w[0];                                                             \
+                    for (int b = 1; b < 4; b++) h += r[x->i[b]] * (T)x->w[b];                                  \
+                    v = a ? v + h * (T)y->w[a] : h * (T)y->w[a];                                               \
+                }                                                                                              \
+                out[oy * j->OW + ox] = v;                                                                      \
+            }                                                                                                  \
+        }                                                                                                      \
+    }                                                                                                          \
+    static void cubic_bwd_##T(const cubic_job *j, int64_t p) {                                                 \
+        const T *g = (const T *)j->src + p * j->OH * j->OW;                                                    \
+        T *gi = (T *)j->dst + p * j->H * j->W;                                                                 \
+        memset(gi, 0, (size_t)(j->H * j->W) * sizeof(T));                                                      \
+        for (int64_t oy = 0; oy < j->OH; oy++) {                                                               \
+            const ctap *y = &j->ty[oy];                                                                        \
+            for (int64_t ox = 0; ox < j->OW; ox++) {                                                           \
+                const ctap *x = &j->tx[ox];                                                                    \
+                T v = g[oy * j->OW + ox];                                                                      \
+                for (int a = 0; a < 4; a++)                                                                    \
+                    for (int b = 0; b < 4; b++) gi[y->i[b] * j->W + x->i[a]] += v * (T)y->w[b] * (T)x->w[a];   \
+            }                                                                                                  \
+        }                                                                                                      \
+    }
+CUBIC_LOOPS(float)
+CUBIC_LOOPS(double)
+
+static void cubic_task(void *c, int64_t b, int64_t e) {
+    const cubic_job *j = c;
+    for (int64_t p = b; p < e; p++) {
+        if (j->backward) j->f64 ? cubic_bwd_double(j, p) : cubic_bwd_float(j, p);
+        else j->f64 ? cubic_fwd_double(j, p) : cubic_fwd_float(j, p);
+    }
+}
+
+/* src [planes, H, W] contiguous in the compute type -> r [planes, OH, OW] (backward: the reverse);
+ * dt: the tensor's dtype, whose precision PyTorch's forward stores the weights in */
+static mt_status cubic_run(int backward, const void *src, void *r, int dt, int64_t planes, const int64_t *isz,
+                           const int64_t *osz, const double *scales, int align) {
+    int f64 = dt == MT_F64;
+    ctap *t = malloc((size_t)(osz[0] + osz[1]) * sizeof(ctap));
+    if (!t) return mt__error(MT_ERR_OOM, "out of memory in interpolate");
+    for (int d = 0; d < 2; d++) {
+        ctap *td = d ? t + osz[0] : t;
+        if (f64) cubic_taps_f64(isz[d], osz[d], align, scales[d], td);
+        else cubic_taps_f32(isz[d], osz[d], align, scales[d], td);
+        for (int64_t o = 0; o < osz[d] && !backward && (dt == MT_F16 || dt == MT_BF16); o++)
+            for (int k = 0; k < 4; k++) {
+                float w = (float)td[o].w[k];
+                td[o].w[k] = dt == MT_F16 ? mt__f16_to_f32(mt__f32_to_f16(w)) : mt__bf16_to_f32(mt__f32_to_bf16(w));
+            }
+    }
+    cubic_job j = {f64, backward, isz[0], isz[1], osz[0], osz[1], t, t + osz[0], src, r};
+    mt__parallel_for(planes, 1 + MT_GRAIN_SIZE / (16 * osz[0] * osz[1] + 1), cubic_task, &j);
+    free(t);
+    return MT_OK;
+}
+
 static void up_task(void *c, int64_t b, int64_t e) {
     const up_job *j = c;
     for (int64_t p = b; p < e; p++) {
@@ -396,8 +510,9 @@ static mt_status upsample_run(int backward, mt_tensor *x, mt_tensor *g, int mode
     char b[256];
     if ((unsigned)mode >= MT_NUM_UPSAMPLE) return mt__error(MT_ERR_NOT_IMPLEMENTED, "interpolation mode %d is not implemented", mode);
     if (nd < 1 || nd > 2) return mt__error(MT_ERR_NOT_IMPLEMENTED, "interpolation over %d dims is not implemented", nd);
-    int aa = mode >= MT_UPSAMPLE_BILINEAR_AA;
+    int aa = mode == MT_UPSAMPLE_BILINEAR_AA || mode == MT_UPSAMPLE_BICUBIC_AA, cubic = mode == MT_UPSAMPLE_BICUBIC;
     if (aa && nd != 2) return mt__error(MT_ERR_RUNTIME, "antialiased interpolation needs a 4-D input");
+    if (cubic && nd != 2) return mt__error(MT_ERR_RUNTIME, "bicubic interpolation needs a 4-D input");
     if (x->ndim != nd + 2)
         return mt__error(MT_ERR_RUNTIME, "It is expected input_size equals to %d, but got size %d", nd + 2, x->ndim);
     for (int i = 0; i < nd; i++)
@@ -414,6 +529,8 @@ static mt_status upsample_run(int backward, mt_tensor *x, mt_tensor *g, int mode
                          MT_SZ(b, x));
     /* uint8: nearest, and the separable path's 2-D (bi)linear and antialiased modes (forward only) */
     int u8 = x->dtype == MT_U8 && !backward && (mode < MT_UPSAMPLE_LINEAR || nd == 2);
+    if (cubic && !u8 && !mt__is_float(x->dtype))
+        return mt__error(MT_ERR_NOT_IMPLEMENTED, "\"compute_indices_weights_cubic\" not implemented for '%s'", MT_DTNAME(x));
     if (aa && !u8 && x->dtype != MT_F32 && x->dtype != MT_F64)
         return mt__error(MT_ERR_NOT_IMPLEMENTED, "\"compute_index_ranges_weights\" not implemented for '%s'", MT_DTNAME(x));
     if (!mt__is_float(x->dtype) && !u8)
@@ -426,11 +543,16 @@ static mt_status upsample_run(int backward, mt_tensor *x, mt_tensor *g, int mode
     if (backward) MT_TRY(mt__alloc(x->ndim, x->sizes, NULL, cdt, x->device, &r));
     else MT_TRY(mt__alloc(x->ndim, sz, NULL, cdt, x->device, &r));
     if (x->device == MT_META || mt_tensor_numel(r) == 0) return mt__from_compute(r, x->dtype, out);
-    int separable = aa || (u8 && mode == MT_UPSAMPLE_LINEAR);
-    tap *t = separable ? NULL : malloc((size_t)(j.OH + j.OW) * sizeof(tap));
-    mt_status st = t || separable ? MT_OK : mt__error(MT_ERR_OOM, "out of memory in interpolate");
+    int separable = aa || (u8 && (mode == MT_UPSAMPLE_LINEAR || cubic));
+    cubic = cubic && !u8;
+    tap *t = separable || cubic ? NULL : malloc((size_t)(j.OH + j.OW) * sizeof(tap));
+    mt_status st = t || separable || cubic ? MT_OK : mt__error(MT_ERR_OOM, "out of memory in interpolate");
     if (!st) st = mt__as_contig(backward ? g : x, cdt, &src);
-    if (!st && separable) {
+    if (!st && cubic) {
+        int64_t isz[2] = {j.H, j.W}, o2[2] = {j.OH, j.OW};
+        st = cubic_run(backward, mt__data(src), mt__data(r), x->dtype, x->sizes[0] * x->sizes[1], isz, o2, scales,
+                       align);
+    } else if (!st && separable) {
         int64_t isz[2] = {j.H, j.W}, o2[2] = {j.OH, j.OW};
         st = separable_run(backward, mt__data(src), mt__data(r), cdt, x->sizes[0] * x->sizes[1], mode, isz, o2,
                            scales, align);
