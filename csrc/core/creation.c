@@ -55,15 +55,19 @@ mt_status mt_arange(double start, double end, double step, int dtype, int device
         return mt__error(MT_ERR_RUNTIME, "unsupported range: %g -> %g", start, end);
     if (!((step > 0 && end >= start) || (step < 0 && end <= start)))
         return mt__error(MT_ERR_RUNTIME, "upper bound and lower bound inconsistent with step sign");
-    /* PyTorch reads the step in int64 for every integer dtype, the bounds too for int64 (its overflow check
-     * in double lets 2^63 through, which then gives no valid size) */
-    for (int i = dtype == MT_I64 ? 0 : 2; is_int && i < 3; i++) {
-        double v = i == 0 ? start : i == 1 ? end : step;
-        if (!(v >= -9.2233720368547758e18 && v <= 9.2233720368547758e18))
+    /* PyTorch reads the step in int64 for every integer dtype, the bounds too for int64, before the size;
+     * a smaller integer type reads its start in int64 after the size. Its overflow check in double lets
+     * 2^63 through, which gives no valid size as an int64 step or int64 bound, and INT64_MIN (x86's
+     * conversion) as a smaller integer type's start */
+    double read[3] = {dtype == MT_I64 ? start : 0, dtype == MT_I64 ? end : 0, step};
+    for (int i = 0; is_int && i < 3; i++)
+        if (!(read[i] >= -9.2233720368547758e18 && read[i] <= 9.2233720368547758e18))
             return mt__error(MT_ERR_RUNTIME, "value cannot be converted to type int64_t without overflow");
-        if (v == 9.2233720368547758e18) return mt__error(MT_ERR_RUNTIME, "invalid size, possible overflow?");
-    }
+    for (int i = 0; is_int && i < 3; i++)
+        if (read[i] == 9.2233720368547758e18 && (i == 2 || dtype == MT_I64))
+            return mt__error(MT_ERR_RUNTIME, "invalid size, possible overflow?");
     double xs = trunc(start), xst = trunc(step), n; /* integers compute from truncated bounds */
+    if (xs == 9.2233720368547758e18) xs = -xs;
     if (dtype == MT_I64) { /* and int64 counts in integer arithmetic */
         int64_t a = (int64_t)xs, b = (int64_t)trunc(end), c = (int64_t)xst, sgn = c > 0 ? 1 : -1;
         if (c == 0) return mt__error(MT_ERR_VALUE, "step must be nonzero");
@@ -72,6 +76,8 @@ mt_status mt_arange(double start, double end, double step, int dtype, int device
         n = ceil((end - start) / step);
     }
     if (!(n >= 0 && n <= 9.2233720368547758e18)) return mt__error(MT_ERR_RUNTIME, "invalid size, possible overflow?");
+    if (is_int && !(start >= -9.2233720368547758e18 && start <= 9.2233720368547758e18))
+        return mt__error(MT_ERR_RUNTIME, "value cannot be converted to type int64_t without overflow");
     int64_t size = (int64_t)n;
     MT_TRY(mt__alloc(1, &size, NULL, dtype, device, out));
     if (device == MT_META) return MT_OK;

@@ -482,3 +482,20 @@ def test_legacy_constructors_ignore_the_device_context():
         for args in ((2,), ([1.0],)):
             with pytest.raises(RuntimeError, match="legacy constructor expects device type: cpu but device type: meta"):
                 L.Tensor(*args, device="meta")
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int16", "uint8", "int8", "int64"])
+@pytest.mark.parametrize("args", [(9.2233720368547758e18, 9.2233720368547758e18 + 4e15, 1e15),
+                                  (-1e19, -1e19 + 1e16, 1e15), (0, 1e30, 1e29), (3e9, 3e9 + 5, 1),
+                                  (1e30, 0, -1e29), (0, 10, 1e19)])
+def test_arange_integer_bounds_beyond_int64(args, dtype):
+    """integer aranges read start and step in int64 (the end too for int64) with PyTorch's overflow check;
+    2^63 itself passes it and starts a smaller integer type at INT64_MIN (found by the C fuzzer: UB)"""
+    torch = pytest.importorskip("torch")
+
+    def run(L):
+        try:
+            return L.arange(*args, dtype=getattr(L, dtype)).tolist()
+        except RuntimeError as e:
+            return str(e)
+    assert run(mt) == run(torch)
