@@ -100,6 +100,7 @@ int mt__scan_dtype(int op, int xdt, int dtype) {
 
 mt_status mt__impl_scan(int op, mt_tensor *x, int64_t dim, int dtype, int reverse, mt_tensor *out, mt_tensor **result) {
     if ((unsigned)op >= MT_NUM_SCAN) return mt__error(MT_ERR_VALUE, "unknown scan %d", op);
+    if (dtype >= MT_NUM_DTYPES) return mt__error(MT_ERR_TYPE, "invalid dtype %d", dtype); /* C callers only */
     MT_TRY(mt__wrap_dim(&dim, x->ndim));
     int rdt = mt__scan_dtype(op, x->dtype, dtype);
     if (mt__is_float8(rdt)) return mt__not_implemented(scan_kernel(op), rdt);
