@@ -35,6 +35,15 @@ def test_sym_functions(name, args):
     assert ours == theirs and type(ours[1]) is type(theirs[1])
 
 
+@pytest.fixture(autouse=True)
+def _keep_validation():
+    """PyTorch's while_loop runs through torch.compile, and dynamo turns the distributions' argument
+    validation off for the whole process: restore it for the tests that follow"""
+    before = torch.distributions.Distribution._validate_args
+    yield
+    torch.distributions.Distribution.set_default_validate_args(before)
+
+
 def test_while_loop():
     for L in (torch, mt):
         i, x = L.while_loop(lambda i, x: i < 3, lambda i, x: (i + 1, x * 2), (L.tensor(0), L.ones(2)))
