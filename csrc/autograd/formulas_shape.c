@@ -472,6 +472,7 @@ static mt_status scatter_oop(void *p, mt_tensor **r) {
 mt_status mt_scatter(int kind, mt_tensor *self, int64_t dim, mt_tensor *index, mt_tensor *src, int is_value, int reduce,
                      int include_self, int inplace, mt_tensor **out) {
     MT_PROFILE_KIND(MT_PROF_NAME(mt__names_scatter, kind), inplace ? MT_PROF_INPLACE : MT_PROF_OP, self, index, src);
+    if ((unsigned)kind >= MT_NUM_SCATTER) return mt__error(MT_ERR_VALUE, "unknown scatter %d", kind); /* C callers */
     mt_tensor *ins[2] = {self, is_value ? NULL : src};
     int grad = any_grad(2, ins);
     static const char *const inames[3] = {"scatter_", "scatter_add_", "scatter_reduce_"};
