@@ -7,6 +7,7 @@
  * result follows the input's layout as PyTorch's TensorIterator does. */
 #include "loops.h"
 #include "nn.h"
+#include "shape.h"
 #include "vecmath.h"
 
 #define PA ((CT)k->alpha)
@@ -156,6 +157,7 @@ mt_status mt__impl_activation(int act, mt_tensor *x, double a, double b, double 
     if (out && (out->dtype != x->dtype || out->ndim != x->ndim ||
                 memcmp(out->sizes, x->sizes, x->ndim * sizeof(int64_t))))
         return mt__error(MT_ERR_RUNTIME, "activation: out must have the input's shape and dtype");
+    if (out) MT_TRY(mt__same_device(out, x));
     if (!mt__is_float(x->dtype)) { /* integer kernels convert a and b to the dtype, checked as PyTorch's Scalar */
         static const double lo[MT_NUM_DTYPES] = {0, 0, INT8_MIN, INT16_MIN, INT32_MIN, -9223372036854775808.0};
         static const double hi[MT_NUM_DTYPES] = {1, UINT8_MAX, INT8_MAX, INT16_MAX, INT32_MAX, 9223372036854775807.0};
@@ -179,6 +181,7 @@ mt_status mt__impl_activation_backward(int act, mt_tensor *grad, mt_tensor *x, d
     if (!loop) return mt__not_implemented(acts[act].kname, x->dtype);
     if (grad->ndim != x->ndim || memcmp(grad->sizes, x->sizes, x->ndim * sizeof(int64_t)))
         return mt__error(MT_ERR_RUNTIME, "activation backward: grad and input shapes differ");
+    MT_TRY(mt__same_device(grad, x)); /* a meta grad has no data for the kernel to read */
     mt_tensor *gc = NULL;
     if (grad->dtype != x->dtype) {
         MT_TRY(mt__impl_to_dtype(grad, x->dtype, 0, &gc));
