@@ -31,8 +31,11 @@ def headers():  # a header edit rebuilds the extension (distutils compares only 
 
 
 def compile_args():
+    # vect-epilogues-nomask=0: a loop's last few elements run scalar instead of in a second, narrower
+    # vectorised copy of every loop, a quarter of the stamped kernels' compile time (docs/PERFORMANCE.md,
+    # "Build time, session 20"); results are the same, and the benchmark rows did not move
     args = ["-std=gnu11", "-O3", "-pthread", "-fno-math-errno", "-fno-trapping-math", "-Wall", "-Wno-unused-function",
-            "-fvisibility=hidden"]
+            "-fvisibility=hidden", "--param", "vect-epilogues-nomask=0"]
     if os.environ.get("MT_SANITIZE"):
         args += ["-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefined"]
     return args
@@ -87,13 +90,26 @@ def _wrapper_keeping_gil(self, tp, name):
 recompiler.Recompiler._generate_cpy_function_decl = _wrapper_keeping_gil
 
 
+# The kernels stamped per dtype and ISA clone (loops.h) take most of a build, and not in proportion to
+# their size: these start first, costliest first, so that none of them is the last to finish
+# (compile seconds measured in docs/PERFORMANCE.md, "Build time, session 20").
+COSTLIEST_FIRST = ["kernels/cpu/binary.c", "kernels/cpu/activation.c", "kernels/cpu/copy.c", "kernels/cpu/attention.c",
+                   "kernels/cpu/unary.c", "kernels/cpu/ternary.c"]
+
+
+def compile_cost(src):
+    """A sort key: the listed costly files in their order, then the rest by size, biggest first."""
+    name = os.path.relpath(os.path.abspath(src), HERE)
+    return (COSTLIEST_FIRST.index(name), 0) if name in COSTLIEST_FIRST else (len(COSTLIEST_FIRST), -os.path.getsize(src))
+
+
 def _compile_in_parallel(self, sources, output_dir=None, macros=None, include_dirs=None, debug=0, extra_preargs=None,
                          extra_postargs=None, depends=None):
     """distutils' CCompiler.compile, one compiler process per core (it compiles one file at a time)."""
     macros, objects, extra_postargs, pp_opts, build = self._setup_compile(
         output_dir, macros, include_dirs, sources, depends, extra_postargs)
     cc_args = self._get_cc_args(pp_opts, debug, extra_preargs)
-    todo = sorted((obj for obj in objects if obj in build), key=lambda obj: -os.path.getsize(build[obj][0]))  # the biggest sources first
+    todo = sorted((obj for obj in objects if obj in build), key=lambda obj: compile_cost(build[obj][0]))
     done = [0]
 
     def one(obj):
@@ -111,6 +127,10 @@ def _compile_in_parallel(self, sources, output_dir=None, macros=None, include_di
 
 
 CCompiler.compile = _compile_in_parallel
+
+missing = [f for f in COSTLIEST_FIRST if not os.path.exists(os.path.join(HERE, f))]
+if missing:  # a renamed kernel file would silently lose its place in the order
+    raise RuntimeError(f"build_ffi.COSTLIEST_FIRST names files that do not exist: {missing}")
 
 ffibuilder = FFI()
 ffibuilder.cdef(CDEF + PY_CALLBACKS)

@@ -6,6 +6,7 @@
 
 #include "loops.h"
 #include "nn.h"
+#include "shape.h"
 
 static mt_status check_indices(mt_tensor *idx, int arg, const char *fn) {
     if (idx->dtype == MT_I64 || idx->dtype == MT_I32) return MT_OK;
@@ -30,6 +31,8 @@ mt_status mt__impl_embedding(mt_tensor *weight, mt_tensor *indices, mt_tensor **
     sizes[indices->ndim] = D;
     MT_TRY(mt__alloc(indices->ndim + 1, sizes, NULL, weight->dtype, weight->device, out));
     if (weight->device == MT_META || n == 0) return MT_OK;
+    mt_status dev = mt__same_device(weight, indices); /* meta indices have no values to read */
+    if (dev) { MT_DROP(*out); return dev; }
     mt_tensor *ic;
     mt_status st = mt__impl_contiguous(indices, &ic);
     if (st) { MT_DROP(*out); return st; }
@@ -113,6 +116,8 @@ mt_status mt__impl_embedding_backward(mt_tensor *grad, mt_tensor *indices, int64
     int64_t sizes[2] = {num_weights, D};
     MT_TRY(mt__alloc(2, sizes, NULL, grad->dtype, grad->device, out));
     if (grad->device == MT_META) return MT_OK;
+    mt_status dev = mt__same_device(grad, indices);
+    if (dev) { MT_DROP(*out); return dev; }
     memset(mt__data(*out), 0, num_weights * D * mt_dtype_itemsize(grad->dtype));
     mt_tensor *ic = NULL, *gc = NULL;
     int64_t *counts = NULL;
@@ -150,6 +155,7 @@ mt_status mt_embedding_renorm_(mt_tensor *weight, mt_tensor *indices, double max
     MT_TRY(check_indices(indices, 2, "embedding_renorm_"));
     if (!mt__is_float(weight->dtype)) return mt__not_implemented("embedding_renorm_cpu_", weight->dtype);
     if (weight->device == MT_META) return MT_OK;
+    MT_TRY(mt__same_device(weight, indices));
     int64_t n = mt_tensor_numel(indices), V = weight->sizes[0], D = weight->sizes[1];
     mt_tensor *ic;
     MT_TRY(mt__impl_contiguous(indices, &ic));

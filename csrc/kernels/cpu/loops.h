@@ -189,13 +189,16 @@ static inline __attribute__((always_inline)) float mt__rnd_f(int kind, float v) 
     MT_SIMD void mt_cpu_##NAME##_##TAG(char **d, const int64_t *s, int64_t n, const mt_kargs *k_in) { \
         typedef CTY CT __attribute__((unused));                                      \
         KARGS_LOCAL                                                                  \
-        enum { rnd_kind_ = MT_RND_##TAG, rnd_row_ = MT_RND_##TAG };                  \
+        enum { rnd_row_ = MT_RND_##TAG };                                            \
         TO *o = (TO *)d[0];                                                          \
         const TI *a = (const TI *)d[1], *b = (const TI *)d[2];                       \
-        if (k && k->scalar_last) { /* y is a number in the compute type */           \
-            enum { rnd_kind_ = 0 }; /* PyTorch's scalar paths keep intermediates */  \
-            const CTY y = (CTY)k->sv;                                                 \
-            if (s[0] == sizeof(TO) && s[1] == sizeof(TI)) {                          \
+        const int scalar_ = k && k->scalar_last; /* y is a number in the compute type */ \
+        const int dense_x = s[0] == sizeof(TO) && s[1] == sizeof(TI);                \
+        if (scalar_ || (dense_x && s[2] == 0)) { /* one y for every x */             \
+            /* PyTorch's scalar paths keep intermediates: no rounding to the dtype */ \
+            const int rnd_kind_ = scalar_ ? 0 : MT_RND_##TAG;                        \
+            const CTY y = scalar_ ? (CTY)k->sv : LOAD(b[0]);                          \
+            if (dense_x) {                                                           \
                 for (int64_t i = 0; i < n; i++) {                                    \
                     CTY x = LOAD(a[i]);                                               \
                     o[i] = STORE(EXPR);                                              \
@@ -206,27 +209,24 @@ static inline __attribute__((always_inline)) float mt__rnd_f(int kind, float v) 
                     AT(d[0], i, s[0], TO) = STORE(EXPR);                             \
                 }                                                                    \
             }                                                                        \
-        } else if (s[0] == sizeof(TO) && s[1] == sizeof(TI) && s[2] == sizeof(TI)) { \
-            for (int64_t i = 0; i < n; i++) {                                        \
-                CTY x = LOAD(a[i]), y = LOAD(b[i]);                                   \
-                o[i] = STORE(EXPR);                                                  \
-            }                                                                        \
-        } else if (s[0] == sizeof(TO) && s[1] == sizeof(TI) && s[2] == 0) {          \
-            const CTY y = LOAD(b[0]);                                                 \
-            for (int64_t i = 0; i < n; i++) {                                        \
-                CTY x = LOAD(a[i]);                                                   \
-                o[i] = STORE(EXPR);                                                  \
-            }                                                                        \
-        } else if (s[0] == sizeof(TO) && s[1] == 0 && s[2] == sizeof(TI)) {          \
-            const CTY x = LOAD(a[0]);                                                 \
-            for (int64_t i = 0; i < n; i++) {                                        \
-                CTY y = LOAD(b[i]);                                                   \
-                o[i] = STORE(EXPR);                                                  \
-            }                                                                        \
         } else {                                                                     \
-            for (int64_t i = 0; i < n; i++) {                                        \
-                CTY x = LOAD(AT(d[1], i, s[1], const TI)), y = LOAD(AT(d[2], i, s[2], const TI)); \
-                AT(d[0], i, s[0], TO) = STORE(EXPR);                                 \
+            enum { rnd_kind_ = MT_RND_##TAG };                                       \
+            if (dense_x && s[2] == sizeof(TI)) {                                     \
+                for (int64_t i = 0; i < n; i++) {                                    \
+                    CTY x = LOAD(a[i]), y = LOAD(b[i]);                               \
+                    o[i] = STORE(EXPR);                                              \
+                }                                                                    \
+            } else if (s[0] == sizeof(TO) && s[1] == 0 && s[2] == sizeof(TI)) {      \
+                const CTY x = LOAD(a[0]);                                             \
+                for (int64_t i = 0; i < n; i++) {                                    \
+                    CTY y = LOAD(b[i]);                                               \
+                    o[i] = STORE(EXPR);                                              \
+                }                                                                    \
+            } else {                                                                 \
+                for (int64_t i = 0; i < n; i++) {                                    \
+                    CTY x = LOAD(AT(d[1], i, s[1], const TI)), y = LOAD(AT(d[2], i, s[2], const TI)); \
+                    AT(d[0], i, s[0], TO) = STORE(EXPR);                             \
+                }                                                                    \
             }                                                                        \
         }                                                                            \
     }
