@@ -314,6 +314,8 @@ def test_big_transforms_staged_through_a_buffer():
     check(lambda lib: lib.fft.fft(data(lib, (512, 1024), "complex64")))
     check(lambda lib: lib.fft.ifft(data(lib, (256, 2048), "complex128"), norm="forward"))
     check(lambda lib: lib.fft.rfft(data(lib, (256, 4096), "float32"), norm="ortho"))
+    check(lambda lib: lib.fft.rfft(data(lib, (128, 4096), "float64")))
+    check(lambda lib: lib.fft.fft(data(lib, (256, 4096), "float32")))  # a two-sided r2c
     check(lambda lib: lib.fft.irfft(data(lib, (256, 2049), "complex64"), n=4096))
     check(lambda lib: lib.fft.irfft(data(lib, (128, 2049), "complex128"), n=4096, norm="ortho"))
     check(lambda lib: lib.fft.fft2(data(lib, (8, 256, 256), "complex64")))
