@@ -309,10 +309,25 @@ def test_blocked_passes_equal_pytorch(dtype):
             check(lambda lib: lib._fft_r2c(data(lib, (3, 20, 256), dtype), dims, 2, onesided))
 
 
+def test_big_transforms_staged_through_a_buffer():
+    # from 4 MiB, blocks of adjacent lines are copied in (and for long lines out) through a buffer
+    check(lambda lib: lib.fft.fft(data(lib, (512, 1024), "complex64")))
+    check(lambda lib: lib.fft.ifft(data(lib, (256, 2048), "complex128"), norm="forward"))
+    check(lambda lib: lib.fft.rfft(data(lib, (256, 4096), "float32"), norm="ortho"))
+    check(lambda lib: lib.fft.rfft(data(lib, (128, 4096), "float64")))
+    check(lambda lib: lib.fft.fft(data(lib, (256, 4096), "float32")))  # a two-sided r2c
+    check(lambda lib: lib.fft.irfft(data(lib, (256, 2049), "complex64"), n=4096))
+    check(lambda lib: lib.fft.irfft(data(lib, (128, 2049), "complex128"), n=4096, norm="ortho"))
+    check(lambda lib: lib.fft.fft2(data(lib, (8, 256, 256), "complex64")))
+    # contiguous lines that start one element past an aligned address
+    check(lambda lib: lib.fft.fft(data(lib, (512 * 1024 + 1,), "complex64")[1:].view(512, 1024)))
+
+
 def test_bits_do_not_depend_on_the_thread_count():
     xs = {"fft2": data(mt, (5, 96, 72), "complex64"), "rfft2": data(mt, (3, 128, 130), "float32"),
           "irfft": data(mt, (257, 1025), "complex64"), "fftn": data(mt, (4, 24, 40, 8), "complex128"),
-          "rfft": data(mt, (300, 1000), "float64"), "ifft": data(mt, (20, 9, 301), "complex64")}
+          "rfft": data(mt, (300, 1000), "float64"), "ifft": data(mt, (20, 9, 301), "complex64"),
+          "fft": data(mt, (300, 2048), "complex64")}  # staged through a buffer
     before = mt.get_num_threads()
     try:
         results = []

@@ -174,6 +174,8 @@ static mt_status run_plan(held_plan *h, const plan_key *k, char *in, char *out) 
 #define COLS 8           /* columns per block of a column pass (a multiple of 8: the AVX-512 tiles) */
 #define HALF_MIN 128     /* even real lengths from which r2c/c2r run as complex transforms of half the length */
 #define PAR_GRAIN 16384  /* output elements below which a thread is not worth waking */
+#define STAGE_MIN (4 << 20) /* bytes of a transform's input or output from which blocks of lines are staged in L2 */
+#define STAGE_OUT 2048   /* complex line length from which FFTW writes a block of lines faster to L2, then copied */
 
 typedef struct {
     int dbl, kind, hrank, in_item, out_item, avx512;
@@ -188,6 +190,7 @@ typedef struct {
     int64_t n, inner, ld, ncb; /* column pass: out viewed as [outer, n, inner]; buffer rows; blocks per outer */
     double scale;            /* normalization, applied by the last pass (1: none) */
     void *twiddles;          /* r2c/c2r as complex transforms of half the length: exp(-2 pi i k / n), k < n / 4 + 1 */
+    int stage_in, stage_out; /* the line pass copies a block's adjacent input lines into L2 first, or its output from there */
     mt_status st;
 } pass_job;
 
@@ -289,7 +292,7 @@ static AVX512 void f32_c2r_pre_avx512(const float *x, float *z, int64_t m, const
 
 /* the half-length path for one block of lines; in/out at the block's start */
 static mt_status half_real_block(pass_job *j, held_plan *hp, const iodim64 *h, int64_t lines, char *in, char *out,
-                                 char *buf) {
+                                 char *buf, char *stage) {
     int64_t m = j->line.n / 2;
     plan_key key;
     memset(&key, 0, sizeof key);
@@ -297,6 +300,7 @@ static mt_status half_real_block(pass_job *j, held_plan *hp, const iodim64 *h, i
     if (j->kind == K_R2C) { /* real rows at an even step: complex rows of m, into the buffer (the output's
                              * rows of m + 1 would be at odd steps, where FFTW cannot use its SIMD codelets) */
         key.kind = K_FORWARD, key.hdims[0] = (iodim64){lines, h->is / 2, m};
+        if (stage && j->stage_in) in = memcpy(stage, in, (size_t)(lines * j->line.n * j->in_item));
         MT_TRY(run_plan(hp, &key, in, buf));
         for (int64_t l = 0; l < lines; l++) {
             char *z = buf + l * m * j->out_item, *x = out + l * h->os * j->out_item;
@@ -317,7 +321,10 @@ static mt_status half_real_block(pass_job *j, held_plan *hp, const iodim64 *h, i
         else f32_c2r_pre((const float *)x, j->line.is, (float *)z, m, j->twiddles, (float)j->scale);
     }
     key.kind = K_BACKWARD, key.hdims[0] = (iodim64){lines, m, h->os / 2};
-    return run_plan(hp, &key, buf, out);
+    if (!stage || !j->stage_out) return run_plan(hp, &key, buf, out);
+    MT_TRY(run_plan(hp, &key, buf, stage));
+    memcpy(out, stage, (size_t)(lines * j->line.n * j->out_item));
+    return MT_OK;
 }
 
 /* block t of the line pass: its first line along the last h, its offsets (elements) in the input and output */
@@ -334,12 +341,15 @@ static void block_start(const pass_job *j, int64_t t, int64_t *first, int64_t *i
 static void line_blocks(void *ctx, int64_t begin, int64_t end) {
     pass_job *j = ctx;
     const iodim64 *h = &j->h[j->hrank - 1];
-    char *buf = NULL; /* the half-length transforms' complex lines */
-    int64_t cplx = j->kind == K_R2C ? j->out_item : j->in_item;
-    if (j->twiddles && !(buf = aligned_alloc(64, (size_t)((j->rows * (j->line.n / 2) * cplx + 63) / 64 * 64)))) {
+    int64_t cplx = j->kind == K_R2C ? j->out_item : j->in_item, half = j->twiddles ? (j->rows * (j->line.n / 2) * cplx + 63) / 64 * 64 : 0;
+    int64_t staged = j->stage_in || j->stage_out ? (j->rows * j->line.n * (j->in_item > j->out_item ? j->in_item : j->out_item) + 63) / 64 * 64 : 0;
+    /* buf: the half-length transforms' complex lines; stage: a block's input or output lines in L2 */
+    char *buf = NULL, *stage = NULL;
+    if ((half || staged) && !(buf = aligned_alloc(64, (size_t)(half + staged)))) {
         __atomic_store_n(&j->st, MT_ERR_OOM, __ATOMIC_RELAXED);
         return;
     }
+    if (staged) stage = buf + half;
     held_plan hp = {0};
     for (int64_t t = begin; t < end; t++) {
         int64_t first, in_off, out_off;
@@ -349,7 +359,15 @@ static void line_blocks(void *ctx, int64_t begin, int64_t end) {
         key.dbl = j->dbl, key.kind = j->kind, key.rank = 1, key.hrank = 1, key.dims[0] = j->line;
         key.hdims[0] = (iodim64){mt__min64(j->rows, h->n - first), h->is, h->os};
         char *out = j->out + out_off * j->out_item, *in = j->in + in_off * j->in_item;
-        mt_status st = j->twiddles ? half_real_block(j, &hp, h, key.hdims[0].n, in, out, buf) : run_plan(&hp, &key, in, out);
+        int64_t lines = key.hdims[0].n;
+        mt_status st;
+        if (j->twiddles) {
+            st = half_real_block(j, &hp, h, lines, in, out, buf, stage);
+        } else {
+            if (j->stage_in) in = memcpy(stage, in, (size_t)(lines * j->line.n * j->in_item));
+            st = run_plan(&hp, &key, in, j->stage_out ? stage : out);
+            if (!st && j->stage_out) memcpy(out, stage, (size_t)(lines * j->line.n * j->out_item));
+        }
         if (st) {
             __atomic_store_n(&j->st, st, __ATOMIC_RELAXED);
             break;
@@ -627,6 +645,18 @@ static mt_status execute(int kind, mt_tensor *x, int ndims, const int64_t *dims,
             else ((float *)j.twiddles)[2 * k] = (float)c, ((float *)j.twiddles)[2 * k + 1] = (float)sn;
         }
     }
+
+    /* A big transform (STAGE_MIN bytes) whose blocks of lines are adjacent stages them in L2: memcpy streamed the
+     * input from memory faster than FFTW's reads of each line, and from STAGE_OUT complex points FFTW's writes
+     * were slower than a copy as well (2-3%: docs/PERFORMANCE.md, "torch.fft, session 20"); inputs already in
+     * cache only paid for the copy. The plans keep their strides (an unaligned input's gets the aligned one). */
+    const iodim64 *hl = &j.h[j.hrank - 1];
+    int64_t m_len = j.twiddles ? n_last / 2 : n_last; /* the complex transform's length */
+    int complex_lines = kind == K_FORWARD || kind == K_BACKWARD || j.twiddles;
+    j.stage_in = complex_lines && kind != K_C2R && mt__numel(ndim, x->sizes) * j.in_item >= STAGE_MIN &&
+                 j.line.is == 1 && (hl->n == 1 || hl->is == n_last);
+    j.stage_out = complex_lines && kind != K_R2C && numel * j.out_item >= STAGE_MIN && m_len >= STAGE_OUT &&
+                  j.line.os == 1 && (hl->n == 1 || hl->os == n_last);
 
     if (slabs >= 2 * mt_get_num_threads()) { /* the slabs spread over the threads, each slab's passes serial */
         int64_t grain = j.numel >= PAR_GRAIN ? 1 : PAR_GRAIN / j.numel;
