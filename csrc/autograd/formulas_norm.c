@@ -98,7 +98,7 @@ static mt_status group_norm_bw(mt_node *n, mt_tensor *const *grads, mt_tensor **
     if (c->st) return END(c, out, 3);
     int nd = x->ndim;
     int64_t N = x->sizes[0], C = x->sizes[1], G = n->iv[0], S = 1, last = 2;
-    for (int d = 2; d < nd; d++) S *= x->sizes[d];
+    for (int d = 2; d < nd; d++) S = mt__wmul(S, x->sizes[d]); /* wraps only when a size is 0 */
     int64_t grp[3] = {N, G, C / G * S};
     int64_t shape[MT_MAX_DIMS], dims[MT_MAX_DIMS], nred = 0;
     for (int d = 0; d < nd; d++) {

@@ -91,7 +91,7 @@ static mt_status norm_dims(const char *name, mt_tensor *x, mt_tensor *const *per
     if (x->ndim < 2) return mt__error(MT_ERR_RUNTIME, "%s: expected input with at least 2 dimensions, got %d", name,
                                       x->ndim);
     *N = x->sizes[0], *C = x->sizes[1], *S = 1;
-    for (int d = 2; d < x->ndim; d++) *S *= x->sizes[d];
+    for (int d = 2; d < x->ndim; d++) *S = mt__wmul(*S, x->sizes[d]); /* wraps only when a size is 0: numel fits */
     for (int i = 0; i < n; i++)
         if (per_channel[i] && mt_tensor_numel(per_channel[i]) != *C)
             return mt__error(MT_ERR_RUNTIME, "%s: expected %lld elements per channel parameter, got %lld", name,
