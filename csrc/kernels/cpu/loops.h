@@ -189,7 +189,7 @@ static inline __attribute__((always_inline)) float mt__rnd_f(int kind, float v) 
     MT_SIMD void mt_cpu_##NAME##_##TAG(char **d, const int64_t *s, int64_t n, const mt_kargs *k_in) { \
         typedef CTY CT __attribute__((unused));                                      \
         KARGS_LOCAL                                                                  \
-        enum { rnd_row_ = MT_RND_##TAG };                                            \
+        const int rnd_row_ = MT_RND_##TAG;                                          \
         TO *o = (TO *)d[0];                                                          \
         const TI *a = (const TI *)d[1], *b = (const TI *)d[2];                       \
         const int scalar_ = k && k->scalar_last; /* y is a number in the compute type */ \
@@ -210,7 +210,7 @@ static inline __attribute__((always_inline)) float mt__rnd_f(int kind, float v) 
                 }                                                                    \
             }                                                                        \
         } else {                                                                     \
-            enum { rnd_kind_ = MT_RND_##TAG };                                       \
+            const int rnd_kind_ = MT_RND_##TAG;                                     \
             if (dense_x && s[2] == sizeof(TI)) {                                     \
                 for (int64_t i = 0; i < n; i++) {                                    \
                     CTY x = LOAD(a[i]), y = LOAD(b[i]);                               \
