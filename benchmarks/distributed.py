@@ -32,6 +32,9 @@ def worker(lib_name, backend, rank, world, path, max_mib):
     import datetime
     dist = importlib.import_module(lib_name + ".distributed")
     nn = torch.nn
+    # one compute thread per rank on both sides: PyTorch takes it from OMP_NUM_THREADS=1, our pool
+    # does not read that variable (it would run 2 threads per rank, 4 on the 2 cores)
+    torch.set_num_threads(1)
     if backend == "mpi":
         dist.init_process_group("mpi", timeout=datetime.timedelta(seconds=300))
         rank = dist.get_rank()
@@ -73,8 +76,7 @@ def worker(lib_name, backend, rank, world, path, max_mib):
 
 
 def run(lib_name, backend, max_mib, world=2):
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""), OMP_NUM_THREADS="1",
-               MT_NUM_THREADS="1")
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""), OMP_NUM_THREADS="1")
     env.pop("MINDTORCH_PROXY", None)
     args = ["-m", "benchmarks.distributed", "--worker", lib_name, backend]
     with tempfile.TemporaryDirectory() as tmp:

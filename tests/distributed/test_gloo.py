@@ -129,3 +129,31 @@ def test_errors_match_pytorch():
         td.destroy_process_group()
     for name, (ours, theirs) in {**before, **during}.items():
         assert ours == theirs, name
+
+
+def _batch_threads():
+    found = set()
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            if os.sched_getscheduler(int(tid)) == os.SCHED_BATCH:
+                found.add(tid)
+        except ProcessLookupError:  # a thread that has just ended
+            pass
+    return found
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="scheduling policies per thread are Linux's")
+def test_network_thread_is_batch():
+    """Gloo's epoll thread runs SCHED_BATCH, the caller's thread keeps its policy: a loop thread that
+    preempts the one holding its pair's lock spins until the 4 ms tick (docs/PERFORMANCE.md)."""
+    before = _batch_threads()
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        added = _batch_threads() - before
+        t = mt.ones(4)
+        dist.all_reduce(t)
+    finally:
+        dist.destroy_process_group()
+    assert len(added) == 1 and os.sched_getscheduler(0) == os.SCHED_OTHER
+    assert t.tolist() == [1.0] * 4
+
