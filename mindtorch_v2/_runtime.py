@@ -19,6 +19,24 @@ def get_num_threads():
     return lib.mt_get_num_threads()
 
 
+def _threads_from_environment():
+    """PyTorch's start-up rule for the intra-op threads: MKL_NUM_THREADS, else OMP_NUM_THREADS, when it
+    is a positive integer (anything else is ignored), at most the default (one per core); torchrun sets
+    OMP_NUM_THREADS=1 for its workers."""
+    import os
+    for name in ("MKL_NUM_THREADS", "OMP_NUM_THREADS"):
+        try:
+            n = builtins.int(os.environ.get(name, ""))
+        except ValueError:
+            continue
+        if n > 0:
+            lib.mt_set_num_threads(builtins.min(n, lib.mt_get_num_threads()))
+            return
+
+
+_threads_from_environment()
+
+
 # The inter-op pool runs independent ops side by side (TorchScript's fork); mindtorch_v2 has no such
 # scheduler, so the setting is kept for the API and changes nothing.
 _interop_threads = [None]
