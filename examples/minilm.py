@@ -84,11 +84,10 @@ def main():
     print(f"mindtorch_v2: {secs * 1e3:.1f} ms per batch of {len(SENTENCES)}")
     if args.no_reference:
         return
-    try:  # real PyTorch in a separate process: `import torch` can name only one library per process
-        import importlib.util
-        if importlib.util.find_spec("torch") is None:
-            raise ImportError
-    except ImportError:
+    # real PyTorch in a separate process: `import torch` can name only one library per process. It is
+    # looked up on sys.path itself: in this process the proxy's import hook answers for "torch".
+    import importlib.machinery
+    if importlib.machinery.PathFinder.find_spec("torch") is None:
         print("(PyTorch not installed: no side-by-side run)")
         return
     import tempfile
