@@ -618,8 +618,8 @@ static mt_status execute(int kind, mt_tensor *x, int ndims, const int64_t *dims,
     for (int i = slabbed; i < ndim - 1; i++) {
         int d = perm[i];
         if (x->sizes[d] == 1) continue;
-        iodim64 *p = &j.h[j.hrank - 1];
-        if (j.hrank && p->is == x->sizes[d] * x->strides[d] && p->os == x->sizes[d] * strides[d])
+        iodim64 *p = j.hrank ? &j.h[j.hrank - 1] : NULL;
+        if (p && p->is == x->sizes[d] * x->strides[d] && p->os == x->sizes[d] * strides[d])
             p->n *= x->sizes[d], p->is = x->strides[d], p->os = strides[d];
         else
             j.h[j.hrank++] = (iodim64){x->sizes[d], x->strides[d], strides[d]};

@@ -203,7 +203,8 @@ mt_status mt__impl_repeat(mt_tensor *t, int n, const int64_t *repeats, mt_tensor
     if (n > MT_MAX_DIMS) return mt__error(MT_ERR_RUNTIME, "repeat: too many dimensions");
     int lead = n - t->ndim;
     int64_t sizes[MT_MAX_DIMS];
-    for (int d = 0; d < n; d++) sizes[d] = (d < lead ? 1 : t->sizes[d - lead]) * repeats[d];
+    /* wrapping as PyTorch's product does in practice: its errors print the wrapped sizes */
+    for (int d = 0; d < n; d++) sizes[d] = mt__wmul(d < lead ? 1 : t->sizes[d - lead], repeats[d]);
     for (int d = 0; d < n; d++)
         if (sizes[d] < 0) {
             char a[256];
