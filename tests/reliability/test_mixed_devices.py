@@ -30,6 +30,7 @@ CASES = {
     "linalg_solve": f"torch.linalg.solve(torch.eye(3), torch.empty(3,{M}))",
     "lu_solve": f"torch.linalg.lu_solve(*torch.linalg.lu_factor(torch.eye(3)), torch.empty(3,2,{M}))",
     "bincount_weights": f"torch.bincount(torch.tensor([1,2]), torch.empty(2,{M}))",
+    "searchsorted_sorter": f"torch.searchsorted(torch.tensor([2.,1.]), torch.tensor([1.5]), sorter=torch.empty(2,dtype=torch.long,{M}))",
     "index_add_source": f"torch.zeros(3).index_add(0, torch.tensor([0]), torch.empty(1,{M}))",
     "index_copy_source": f"torch.zeros(3).index_copy(0, torch.tensor([0]), torch.empty(1,{M}))",
     "backward_meta_grad": f"a=torch.randn(3,4,requires_grad=True); torch.softmax(a,1).backward(torch.empty(3,4,{M}))",

@@ -227,6 +227,7 @@ mt_status mt_searchsorted(mt_tensor *boundaries, mt_tensor *input, int out_int32
     MT_PROFILE("searchsorted", boundaries, input, sorter);
     char a[256], b[256];
     MT_TRY(mt__same_device(boundaries, input));
+    if (sorter) MT_TRY(mt__same_device(boundaries, sorter)); /* a meta sorter has no values to read */
     if (sorter) {
         if (sorter->ndim != boundaries->ndim || memcmp(sorter->sizes, boundaries->sizes, sorter->ndim * sizeof(int64_t)))
             return mt__error(MT_ERR_RUNTIME, "torch.searchsorted(): boundary and sorter must have the same size, but "
