@@ -31,6 +31,11 @@ CASES = {
     "lu_solve": f"torch.linalg.lu_solve(*torch.linalg.lu_factor(torch.eye(3)), torch.empty(3,2,{M}))",
     "bincount_weights": f"torch.bincount(torch.tensor([1,2]), torch.empty(2,{M}))",
     "searchsorted_sorter": f"torch.searchsorted(torch.tensor([2.,1.]), torch.tensor([1.5]), sorter=torch.empty(2,dtype=torch.long,{M}))",
+    # torchvision's kernels over the C core, called below the dispatcher (which sends meta elsewhere)
+    "vision_nms_scores": f"from mindtorch_v2._vision_ops import nms; nms(torch.rand(3,4), torch.empty(3,{M}), 0.5)",
+    "vision_roi_align_rois": f"from mindtorch_v2._vision_ops import _roi, lib; _roi(lib.MT_ROI_ALIGN, torch.rand(1,1,4,4), torch.empty(1,5,{M}), 1., 2, 2)",
+    "vision_roi_pool_backward_argmax": "from mindtorch_v2._vision_ops import _roi_backward, lib; _roi_backward(lib.MT_ROI_POOL, "
+        f"torch.rand(1,1,2,2), torch.zeros(1,5), torch.empty(1,1,2,2,dtype=torch.int32,{M}), 1., 2, 2, 0, False, 1, 1, 4, 4)",
     "index_add_source": f"torch.zeros(3).index_add(0, torch.tensor([0]), torch.empty(1,{M}))",
     "index_copy_source": f"torch.zeros(3).index_copy(0, torch.tensor([0]), torch.empty(1,{M}))",
     "backward_meta_grad": f"a=torch.randn(3,4,requires_grad=True); torch.softmax(a,1).backward(torch.empty(3,4,{M}))",
