@@ -37,12 +37,13 @@ CASES = {
     "vision_roi_pool_backward_argmax": "from mindtorch_v2._vision_ops import _roi_backward, lib; _roi_backward(lib.MT_ROI_POOL, "
         f"torch.rand(1,1,2,2), torch.zeros(1,5), torch.empty(1,1,2,2,dtype=torch.int32,{M}), 1., 2, 2, 0, False, 1, 1, 4, 4)",
     "index_add_source": f"torch.zeros(3).index_add(0, torch.tensor([0]), torch.empty(1,{M}))",
+    "index_fill_value": f"torch.zeros(3).index_fill(0, torch.tensor([0]), torch.tensor(1.,{M}))",
     "index_copy_source": f"torch.zeros(3).index_copy(0, torch.tensor([0]), torch.empty(1,{M}))",
     "backward_meta_grad": f"a=torch.randn(3,4,requires_grad=True); torch.softmax(a,1).backward(torch.empty(3,4,{M}))",
     "backward_meta_grad_conv": f"a=torch.randn(1,1,4,4,requires_grad=True); F.conv2d(a,torch.ones(1,1,2,2)).backward(torch.empty(1,1,3,3,{M}))",
 }
 # the cases where PyTorch's message is ours word for word
-SAME_TEXT = {"index_add_source", "index_copy_source", "backward_meta_grad", "backward_meta_grad_conv"}
+SAME_TEXT = {"index_add_source", "index_copy_source", "index_fill_value", "backward_meta_grad", "backward_meta_grad_conv"}
 
 PROBE = """
 import sys
