@@ -285,6 +285,9 @@ mt_status mt_backward(int nroots, mt_tensor *const *roots, mt_tensor *const *gra
                              mt__fmt_sizes(a, sizeof a, grads[i]->ndim, grads[i]->sizes), i,
                              mt__fmt_sizes(b, sizeof b, roots[i]->ndim, roots[i]->sizes));
         }
+        if (grads[i]->device != roots[i]->device) /* ... and their device: a meta gradient has no data */
+            return mt__error(MT_ERR_RUNTIME, "invalid gradient at index %d - expected device %s but got %s", i,
+                             roots[i]->device == MT_META ? "meta" : "cpu", grads[i]->device == MT_META ? "meta" : "cpu");
     }
     for (int i = 0; i < ninputs; i++) MT_TRY(mt__sync_view(inputs[i]));
     for (int i = 0; i < nroots; i++) MT_TRY(mt__sync_view(roots[i]));

@@ -117,7 +117,7 @@ static int channels_last_contiguous(const mt_tensor *t) {
         int d = order[i];
         if (t->sizes[d] != 1) {
             if (t->strides[d] != expected) return 0;
-            expected *= t->sizes[d];
+            expected = mt__wmul(expected, t->sizes[d]); /* wraps only when a size is 0: numel fits */
         }
     }
     return 1;

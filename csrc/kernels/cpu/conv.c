@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "spatial.h"
+#include "shape.h"
 
 /* image side (C channels of D x H x W) and columns side (C*kd*kh*kw rows of od*oh*ow); index 0 is
  * depth, 1 height, 2 width */
@@ -164,6 +165,8 @@ static void fmt_cross(char *buf, size_t cap, const int64_t *v, int n) {
 static mt_status conv_check(mt_tensor *x, mt_tensor *w, mt_tensor *b, const mt_conv_args *a) {
     char s1[256], s2[256];
     int nd = a->nd;
+    MT_TRY(mt__same_device(x, w)); /* a meta weight or bias beside a CPU input has no data to read */
+    if (b) MT_TRY(mt__same_device(x, b));
     if (!a->transposed && b && b->dtype != x->dtype)
         return mt__error(MT_ERR_RUNTIME, "Input type (%s) and bias type (%s) should be the same", cpp_type(x->dtype),
                          cpp_type(b->dtype));

@@ -584,7 +584,7 @@ static mt_status execute(int kind, mt_tensor *x, int ndims, const int64_t *dims,
         }
     for (int i = 0; i < ndims; i++) perm[np++] = (int)dims[i];
     int64_t strides[MT_MAX_DIMS], step = 1;
-    for (int i = ndim - 1; i >= 0; i--) strides[perm[i]] = step, step *= out_sizes[perm[i]];
+    for (int i = ndim - 1; i >= 0; i--) strides[perm[i]] = step, step = mt__wmul(step, out_sizes[perm[i]]); /* wraps only beside a 0 size */
     MT_TRY(mt__alloc(ndim, out_sizes, strides, out_dtype, x->device, out));
     int64_t numel = mt__numel(ndim, out_sizes);
     if (numel == 0 || mt__numel(ndim, x->sizes) == 0 || x->device != MT_CPU) return MT_OK;

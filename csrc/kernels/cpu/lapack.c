@@ -16,6 +16,7 @@
 
 #include "../../autograd/formula.h"
 #include "lapack.h"
+#include "shape.h"
 
 /* ---- LAPACK (Fortran ABI, 32-bit integers; trailing string lengths) ---------------------- */
 
@@ -400,6 +401,7 @@ mt_status mt__impl_linalg_solve_ex(mt_tensor *a, mt_tensor *b, int left, int che
                                    mt_tensor **info) {
     MT_TRY(mt__lapack_check(&SOLVE, a));
     if (a->dtype != b->dtype) return dtype_mismatch("linalg.solve", a, b);
+    MT_TRY(mt__same_device(a, b)); /* a meta operand beside a CPU one has no data to read */
     int vec = mt__solve_vector_rhs(a, b);
     mt_tensor *b2 = NULL, *lu = NULL, *piv = NULL, *inf = NULL, *x = NULL, *r = NULL;
     mt_status st = vec ? mt__impl_unsqueeze(b, left ? -1 : -2, &b2) : (mt_tensor_retain(b), b2 = b, MT_OK);
@@ -464,6 +466,8 @@ mt_status mt__impl_linalg_lu_solve(mt_tensor *LU_, mt_tensor *pivots, mt_tensor 
     if (b->ndim < 2)
         return mt__error(MT_ERR_RUNTIME, "linalg.lu_solve: The input tensor B must have at least 2 dimensions.");
     if (LU_->dtype != b->dtype) return dtype_mismatch("linalg.lu_solve", LU_, b);
+    MT_TRY(mt__same_device(LU_, b));
+    MT_TRY(mt__same_device(LU_, pivots));
     if (pivots->dtype != MT_I32)
         return mt__error(MT_ERR_RUNTIME, "linalg.lu_solve: pivots should be a Tensor of scalar type int32");
     int64_t n = LU_->sizes[LU_->ndim - 1];
@@ -1070,6 +1074,8 @@ static void format_batch(const mt_tensor *t, int nbatch, char *buf, size_t cap) 
 
 /* PyTorch's checks of torch.ormqr, in its order */
 static mt_status ormqr_check(mt_tensor *a, mt_tensor *tau, mt_tensor *c, int left) {
+    MT_TRY(mt__same_device(a, tau)); /* the kernel reads all three when c is not meta */
+    MT_TRY(mt__same_device(a, c));
     if (a->ndim < 2) return mt__error(MT_ERR_RUNTIME, ORMQR ": input must have at least 2 dimensions.");
     if (c->ndim < 2) return mt__error(MT_ERR_RUNTIME, ORMQR ": other must have at least 2 dimensions.");
     int cond = left ? -2 : -1;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "../../autograd/autograd.h"
+#include "shape.h"
 
 mt_status mt__gemm3_bf16_amx(mt_tensor *A, mt_tensor *B, mt_tensor *C, double beta, double alpha); /* gemm_amx.c */
 
@@ -91,6 +92,8 @@ static mt_status gemm3(mt_tensor *A, mt_tensor *B, mt_tensor *C, double beta, do
             if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0))
                 return mt__error(MT_ERR_RUNTIME, "value cannot be converted to type int64_t without overflow");
         }
+    MT_TRY(mt__same_device(A, B)); /* a meta operand beside CPU ones has no data to read */
+    MT_TRY(mt__same_device(A, C));
     if (A->device == MT_META || mt_tensor_numel(C) == 0) return MT_OK;
     if (A->sizes[2] == 0 || alpha == 0) { /* empty inner dimension: C = beta * C */
         if (beta == 0) return mt_fill(C, 0, 0, MT_SCALAR_INT);

@@ -21,7 +21,7 @@ mt_status mt_linear(mt_tensor *x, mt_tensor *w, mt_tensor *b, mt_tensor **out) {
         st = mt_addmm(b, x, wt, 1, 1, NULL, out);
     } else if (fusable && mt_tensor_is_contiguous(x)) {
         int64_t rows = 1, sizes[MT_MAX_DIMS];
-        for (int d = 0; d < x->ndim - 1; d++) rows *= x->sizes[d];
+        for (int d = 0; d < x->ndim - 1; d++) rows = mt__wmul(rows, x->sizes[d]); /* wraps only beside a 0 size */
         int64_t flat[2] = {rows, x->sizes[x->ndim - 1]};
         st = mt_view(x, 2, flat, &xv);
         if (!st) st = mt_addmm(b, xv, wt, 1, 1, NULL, &r);

@@ -5,9 +5,12 @@
 #include <math.h>
 
 #include "spatial.h"
+#include "shape.h"
 
 static mt_status nll_check(mt_tensor *x, mt_tensor *t, mt_tensor *w, int two_d) {
     char a[256], b[256];
+    MT_TRY(mt__same_device(x, t)); /* a meta target or weight beside a CPU input has no data to read */
+    if (w) MT_TRY(mt__same_device(x, w));
     if (!two_d) {
         if (x->ndim < 1 || x->ndim > 2) return mt__error(MT_ERR_RUNTIME, "input tensor should be 1D or 2D");
         if (t->ndim > 1) return mt__error(MT_ERR_RUNTIME, "0D or 1D target tensor expected, multi-target not supported");

@@ -10,6 +10,7 @@
 
 #include "loops.h"
 #include "nn.h"
+#include "shape.h"
 
 typedef struct {
     const char *x, *g, *w, *b; /* w, b: compute dtype or NULL */
@@ -110,6 +111,8 @@ static mt_status ln_check(mt_tensor *x, int nnorm, const int64_t *shape, mt_tens
                                          "least one element, but got normalized_shape = []");
     mt_tensor *ps[2] = {w, b};
     const char *pn[2] = {"weight", "bias"};
+    for (int k = 0; k < 2; k++) /* a meta weight or bias beside a CPU input has no data to read */
+        if (ps[k]) MT_TRY(mt__same_device(x, ps[k]));
     for (int k = 0; k < 2; k++)
         if (ps[k] && (ps[k]->ndim != nnorm || memcmp(ps[k]->sizes, shape, nnorm * sizeof(int64_t))))
             return mt__error(MT_ERR_RUNTIME,

@@ -10,6 +10,7 @@
 #include "../../autograd/formula.h"
 #include "loops.h"
 #include "nn.h"
+#include "shape.h"
 
 typedef struct {
     const char *x, *w, *b; /* compute dtype, contiguous; w, b may be NULL */
@@ -92,6 +93,8 @@ static mt_status norm_dims(const char *name, mt_tensor *x, mt_tensor *const *per
                                       x->ndim);
     *N = x->sizes[0], *C = x->sizes[1], *S = 1;
     for (int d = 2; d < x->ndim; d++) *S = mt__wmul(*S, x->sizes[d]); /* wraps only when a size is 0: numel fits */
+    for (int i = 0; i < n; i++) /* a meta parameter beside a CPU input has no data to read */
+        if (per_channel[i]) MT_TRY(mt__same_device(x, per_channel[i]));
     for (int i = 0; i < n; i++)
         if (per_channel[i] && mt_tensor_numel(per_channel[i]) != *C)
             return mt__error(MT_ERR_RUNTIME, "%s: expected %lld elements per channel parameter, got %lld", name,

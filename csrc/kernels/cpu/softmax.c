@@ -8,6 +8,7 @@
  * contiguous. Rows (or column blocks) are split across the thread pool. */
 #include "loops.h"
 #include "nn.h"
+#include "shape.h"
 #include "vecmath.h"
 
 #define COLS 256 /* columns per block when softmax runs over a non-last dim */
@@ -204,6 +205,7 @@ mt_status mt__impl_softmax_backward(mt_tensor *grad, mt_tensor *output, int64_t 
     if (!mt__is_float(output->dtype))
         return mt__not_implemented(log ? "log_softmax_backward_lastdim_kernel_impl"
                                           : "softmax_backward_lastdim_kernel_impl", output->dtype);
+    MT_TRY(mt__same_device(grad, output)); /* a meta grad has no data to read */
     if (output->device == MT_META) return mt__alloc(output->ndim, output->sizes, NULL, output->dtype, MT_META, out);
     int cd = mt__nn_compute_dtype(output->dtype);
     mt_tensor *gc = NULL, *yc = NULL, *r = NULL;

@@ -227,6 +227,7 @@ mt_status mt_searchsorted(mt_tensor *boundaries, mt_tensor *input, int out_int32
     MT_PROFILE("searchsorted", boundaries, input, sorter);
     char a[256], b[256];
     MT_TRY(mt__same_device(boundaries, input));
+    if (sorter) MT_TRY(mt__same_device(boundaries, sorter)); /* a meta sorter has no values to read */
     if (sorter) {
         if (sorter->ndim != boundaries->ndim || memcmp(sorter->sizes, boundaries->sizes, sorter->ndim * sizeof(int64_t)))
             return mt__error(MT_ERR_RUNTIME, "torch.searchsorted(): boundary and sorter must have the same size, but "
@@ -351,6 +352,7 @@ mt_status mt__impl_bincount(mt_tensor *t, mt_tensor *weights, int64_t minlength,
     if (minlength < 0) return mt__error(MT_ERR_RUNTIME, "minlength should be >= 0");
     int wdt = !weights ? MT_I64 : weights->dtype == MT_F32 ? MT_F32 : MT_F64;
     if (!t->storage->data) return mt__error(MT_ERR_NOT_IMPLEMENTED, "bincount on meta tensors");
+    if (weights) MT_TRY(mt__same_device(t, weights)); /* meta weights have no values to read */
     if (t->ndim == 1 && t->sizes[0] == 0) { /* int64 zeros, weights or not (PyTorch) */
         MT_TRY(mt__alloc(1, &minlength, NULL, MT_I64, MT_CPU, out));
         memset(mt__data(*out), 0, (size_t)(minlength * 8));

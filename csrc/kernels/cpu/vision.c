@@ -50,8 +50,14 @@ static mt_status zeros(int ndim, const int64_t *sizes, int dtype, mt_tensor **ou
     return MT_OK;
 }
 
+/* every tensor a kernel reads must be on the CPU (a meta one has no data; NULL: an absent optional) */
+static mt_status check_cpu(const mt_tensor *t, const char *kernel) {
+    if (t && t->device != MT_CPU) return mt__error(MT_ERR_RUNTIME, "%s: expected CPU tensors", kernel);
+    return MT_OK;
+}
+
 static mt_status check_float(mt_tensor *t, const char *kernel) {
-    if (t->device != MT_CPU) return mt__error(MT_ERR_RUNTIME, "%s: expected CPU tensors", kernel);
+    MT_TRY(check_cpu(t, kernel));
     if (t->dtype != MT_F32 && t->dtype != MT_F64) return mt__not_implemented(kernel, t->dtype);
     return MT_OK;
 }
@@ -69,6 +75,7 @@ mt_status mt_vision_nms(mt_tensor *dets, mt_tensor *scores, double iou_threshold
                          "boxes and scores should have same number of elements in dimension 0, got %lld and %lld",
                          (long long)dets->sizes[0], (long long)scores->sizes[0]);
     MT_TRY(check_float(dets, "nms_kernel"));
+    MT_TRY(check_cpu(scores, "nms_kernel"));
     if (dets->dtype != scores->dtype) return mt__error(MT_ERR_RUNTIME, "dets should have the same type as scores");
     int64_t n = dets->sizes[0];
     mt_tensor *d = NULL, *vals = NULL, *order = NULL, *keep = NULL;
@@ -101,6 +108,7 @@ static mt_status check_rois(int kind, mt_tensor *input_or_grad, mt_tensor *rois,
     *rc = NULL;
     const char *name = roi_names[kind];
     MT_TRY(check_float(input_or_grad, name));
+    MT_TRY(check_cpu(rois, name));
     if (rois->ndim != 2 || rois->sizes[1] != 5)
         return mt__error(MT_ERR_RUNTIME, kind == MT_ROI_ALIGN ? "rois must have shape as Tensor[K, 5]"
                                                                : "Tensor rois should have shape as Tensor[K, 5]");
@@ -194,7 +202,8 @@ mt_status mt_vision_roi_backward(int kind, mt_tensor *grad, mt_tensor *rois, mt_
                            (long long)grad->sizes[i], i, (long long)expect[i]);
     if (!st && H > INT32_MAX / (W ? W : 1)) st = mt__error(MT_ERR_RUNTIME, "%s: input plane too large", roi_names[kind]);
     if (!st && kind != MT_ROI_ALIGN) {
-        if (!index || index->dtype != MT_I32 || index->ndim != 4)
+        if (index) st = check_cpu(index, roi_names[kind]);
+        if (!st && (!index || index->dtype != MT_I32 || index->ndim != 4))
             st = mt__error(MT_ERR_RUNTIME, "%s backward: expected an int32 %s of the output's shape", roi_names[kind],
                            kind == MT_ROI_POOL ? "argmax" : "channel_mapping");
         for (int i = 0; i < 4 && !st; i++)
@@ -249,6 +258,8 @@ mt_status mt_vision_roi_backward(int kind, mt_tensor *grad, mt_tensor *rois, mt_
 static mt_status deform_geom(mt_tensor *input, mt_tensor *offset, mt_tensor *mask, const int64_t *p, int64_t og,
                              dc_geom *g) {
     MT_TRY(check_float(input, "deformable_im2col"));
+    MT_TRY(check_cpu(offset, "deformable_im2col"));
+    MT_TRY(check_cpu(mask, "deformable_im2col"));
     if (input->ndim != 4 || offset->ndim != 4 || (mask && mask->ndim != 4))
         return mt__error(MT_ERR_RUNTIME, "deform_conv2d: input, offset and mask must be 4-D");
     if (offset->dtype != input->dtype || (mask && mask->dtype != input->dtype))
@@ -309,6 +320,7 @@ mt_status mt_vision_deform_col2im(mt_tensor *columns, mt_tensor *input, mt_tenso
     *grad_input = *grad_offset = *grad_mask = NULL;
     dc_geom g;
     MT_TRY(deform_geom(input, offset, mask, geometry, offset_groups, &g));
+    MT_TRY(check_cpu(columns, "deformable_col2im"));
     if (columns->dtype != input->dtype || columns->ndim != 2 || columns->sizes[0] != g.C * g.kh * g.kw ||
         columns->sizes[1] != g.B * g.oh * g.ow)
         return mt__error(MT_ERR_RUNTIME, "deform_conv2d backward: columns must be [%lld, %lld] of the input's dtype",
