@@ -592,3 +592,13 @@ def test_diag_embed_extreme_offset(offset):
     """the size wraps past int64 as PyTorch's does, then its SymInt check (the C fuzzer's finding:
     negating -2^63 was undefined)"""
     same(lambda: mt.diag_embed(mt.ones(3), offset), lambda: torch.diag_embed(torch.ones(3), offset))
+
+
+def test_repeat_interleave_repeats_summing_past_int64():
+    """PyTorch's sum of repeats wraps: negative, its SymInt error (wrapping to >= 0 crashes PyTorch itself);
+    ours raises the same error at the first overflow instead of writing past a too-small result"""
+    for reps in ([2**62, 2**62], [2**62] * 4):
+        with pytest.raises(RuntimeError, match="IntArrayRef contains an int that cannot be represented as a SymInt: "
+                                               "-9223372036854775808"):
+            mt.repeat_interleave(mt.tensor(reps))
+    assert mt.repeat_interleave(mt.tensor([3, 2])).tolist() == [0, 0, 0, 1, 1]

@@ -45,7 +45,11 @@ mt_status mt_repeat_interleave(mt_tensor *repeats, int64_t output_size, mt_tenso
     mt_status st = MT_OK;
     for (int64_t i = 0; i < k.n; i++) {
         if (k.i[i] < 0) { st = mt__error(MT_ERR_RUNTIME, "repeats can not be negative"); break; }
-        total += k.i[i];
+        if (__builtin_add_overflow(total, k.i[i], &total)) { /* PyTorch's sum wraps, then fails or crashes */
+            st = mt__error(MT_ERR_RUNTIME, "IntArrayRef contains an int that cannot be represented as a SymInt: %lld",
+                           (long long)total);
+            break;
+        }
     }
     if (!st && output_size >= 0 && output_size != total)
         st = mt__error(MT_ERR_RUNTIME, "allocated size does not match required size");
