@@ -287,7 +287,7 @@ mt_status mt_backward(int nroots, mt_tensor *const *roots, mt_tensor *const *gra
         }
         if (grads[i]->device != roots[i]->device) /* ... and their device: a meta gradient has no data */
             return mt__error(MT_ERR_RUNTIME, "invalid gradient at index %d - expected device %s but got %s", i,
-                             roots[i]->device == MT_META ? "meta" : "cpu", grads[i]->device == MT_META ? "meta" : "cpu");
+                             mt__device_name(roots[i]->device), mt__device_name(grads[i]->device));
     }
     for (int i = 0; i < ninputs; i++) MT_TRY(mt__sync_view(inputs[i]));
     for (int i = 0; i < nroots; i++) MT_TRY(mt__sync_view(roots[i]));

@@ -16,6 +16,8 @@
 /* a product that wraps, without C's signed-overflow undefined behaviour: byte strides of empty
  * tensors (whose strides may be anything) and PyTorch's own wrapping int64 stride arithmetic */
 static inline int64_t mt__wmul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
+/* PyTorch's name of a device in messages */
+static inline const char *mt__device_name(int device) { return device == MT_META ? "meta" : "cpu"; }
 
 /* ---- storage and tensor ------------------------------------------------- */
 

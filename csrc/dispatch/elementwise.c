@@ -319,7 +319,7 @@ static mt_status run(int op, int nin, mt_tensor **ins, int compute, int result_d
         if (seen && ins[i]->device != device && ins[i]->ndim)
             return mt__error(MT_ERR_RUNTIME,
                              "Expected all tensors to be on the same device, but found at least two devices, %s and %s!",
-                             device == MT_META ? "meta" : "cpu", ins[i]->device == MT_META ? "meta" : "cpu");
+                             mt__device_name(device), mt__device_name(ins[i]->device));
         if (!seen || ins[i]->ndim) device = ins[i]->device;
         seen = 1;
     }
@@ -329,7 +329,7 @@ static mt_status run(int op, int nin, mt_tensor **ins, int compute, int result_d
             return mt__error(MT_ERR_RUNTIME, "Tensor on device meta is not on the expected device cpu!");
     if (out && out->device != device)
         return mt__error(MT_ERR_RUNTIME, "Attempting to copy from device %s to device %s, but cross-device copies are "
-                         "not allowed!", device == MT_META ? "meta" : "cpu", out->device == MT_META ? "meta" : "cpu");
+                         "not allowed!", mt__device_name(device), mt__device_name(out->device));
     int ndim;
     int64_t sizes[MT_MAX_DIMS];
     MT_TRY(mt__broadcast_shapes(nin, ins, &ndim, sizes));

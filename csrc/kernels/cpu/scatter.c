@@ -457,10 +457,11 @@ mt_status mt__impl_index_op(int kind, mt_tensor *self, int64_t dim, mt_tensor *i
     MT_TRY(mt__wrap_dim(&dim, self->ndim));
     /* a meta operand has no data to read; index_fill's value is exempt when it is a Python scalar (as PyTorch's) */
     if ((kind != IX_FILL || !source->wrapped) && (index->device != self->device || source->device != self->device)) {
-        static const char *const dev[2] = {"cpu", "meta"}; /* PyTorch names index_fill's check index_copy */
+        /* PyTorch names index_fill's check index_copy */
         return mt__error(MT_ERR_RUNTIME, "%s(): self, index and source expected to be in the same device, but got "
                          "(self) %s, (index) %s, and (source) %s", kind ? "index_copy" : "index_add",
-                         dev[self->device == MT_META], dev[index->device == MT_META], dev[source->device == MT_META]);
+                         mt__device_name(self->device), mt__device_name(index->device),
+                         mt__device_name(source->device));
     }
     int64_t n = mt_tensor_numel(index), size = nonempty_size(self, (int)dim), bad;
     char a[256], b[256];

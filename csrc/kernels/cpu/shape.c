@@ -24,7 +24,7 @@ mt_status mt__empty_like(const mt_tensor *t, int dtype, mt_tensor **out) {
 mt_status mt__same_device(const mt_tensor *a, const mt_tensor *b) {
     if (a->device == b->device) return MT_OK;
     return mt__error(MT_ERR_RUNTIME, "Expected all tensors to be on the same device, but found at least two devices, "
-                     "%s and %s!", a->device == MT_META ? "meta" : "cpu", a->device == MT_META ? "cpu" : "meta");
+                     "%s and %s!", mt__device_name(a->device), mt__device_name(b->device));
 }
 
 int64_t mt__load_index(const mt_tensor *idx, const char *p) {
