@@ -37,6 +37,23 @@ def _threads_from_environment():
 _threads_from_environment()
 
 
+def _find_mkl():
+    """libmkl_rt of PyPI's `mkl` package (its files go to the environment's lib/), the FFT engine of
+    PyTorch's x86 builds: the core opens it at the first transform, else FFTW (docs/ARCHITECTURE.md)."""
+    import os
+    import sys
+    for prefix in dict.fromkeys((sys.prefix, sys.base_prefix)):
+        for version in (3, 2):
+            path = os.path.join(prefix, "lib", f"libmkl_rt.so.{version}")
+            if os.path.exists(path):
+                lib.mt_fft_use_mkl(path.encode())
+                return path
+    return None
+
+
+mkl_path = _find_mkl()
+
+
 # The inter-op pool runs independent ops side by side (TorchScript's fork); mindtorch_v2 has no such
 # scheduler, so the setting is kept for the API and changes nothing.
 _interop_threads = [None]

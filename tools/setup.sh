@@ -22,7 +22,7 @@ python -m pip install --upgrade "setuptools>=61" wheel cffi
 if ! python -c "import importlib.metadata as m; m.version('torch')" 2>/dev/null; then
     python -m torch_proxy --register-torch
 fi
-python -m pip install -e ".[test,hf]"
+python -m pip install -e ".[test,hf,mkl]"
 # diffusers for tests/libs (optional), --no-deps so that it moves nothing installed (0.39: the newest that
 # accepts transformers' huggingface-hub 0.x); what it imports comes with transformers, Pillow and httpx
 python -m pip install Pillow "httpx<1" && python -m pip install --no-deps "diffusers==0.39.0" ||

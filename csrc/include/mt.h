@@ -343,7 +343,7 @@ mt_status mt_geqrf(mt_tensor *a, mt_tensor **A, mt_tensor **tau);
  * only: the Python layer records OrmqrBackward0 (its formula goes through householder_product) */
 mt_status mt_ormqr(mt_tensor *a, mt_tensor *tau, mt_tensor *c, int left, int transpose, mt_tensor **result);
 
-/* ---- discrete Fourier transforms (kernels/cpu/fft.c on FFTW, opened at first use; autograd/formulas_fft.c) ----
+/* ---- discrete Fourier transforms (kernels/cpu/fft.c on MKL or FFTW, opened at first use; autograd/formulas_fft.c) ----
  * PyTorch's _fft_c2c, _fft_r2c and _fft_c2r. normalization: 0 none, 1 by 1/sqrt(n), 2 by 1/n, n being
  * the signal's number of points. r2c's and c2r's halved dimension is the last of dims; c2r reads the
  * first last_dim_size/2+1 entries of it. */
@@ -351,6 +351,10 @@ mt_status mt_fft_c2c(mt_tensor *x, int ndims, const int64_t *dims, int normaliza
 mt_status mt_fft_r2c(mt_tensor *x, int ndims, const int64_t *dims, int normalization, int onesided, mt_tensor **out);
 mt_status mt_fft_c2r(mt_tensor *x, int ndims, const int64_t *dims, int normalization, int64_t last_dim_size,
                      mt_tensor **out);
+/* the engine: MKL's libmkl_rt at path (set before the first transform; the Python layer finds PyPI's `mkl`),
+ * else FFTW; mt_fft_engine names the one chosen ("mkl", "fftw", or "" before the first transform) */
+mt_status mt_fft_use_mkl(const char *path);
+const char *mt_fft_engine(void);
 
 /* ---- NN kernels (kernels/cpu/softmax.c norm.c activation.c embedding.c dropout.c
  *      attention.c; their autograd in autograd/formulas_nn.c) ------------------- */

@@ -3,6 +3,9 @@ accepts (integers promoted, float16/bfloat16 refused as on PyTorch's CPU), n/s/d
 non-contiguous, batched, empty-batch and 0-dim inputs, out=, the output layout (strides), grad_fn names,
 gradients (gradcheck of each primitive and gradients of every transform equal to PyTorch's), and errors
 (type and text)."""
+import os
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -11,6 +14,9 @@ import pytest
 import mindtorch_v2 as mt
 
 torch = pytest.importorskip("torch")
+
+if os.environ.get("MT_TEST_FFT_ENGINE") == "fftw":  # before the first transform chooses the engine
+    mt._C.lib.mt_fft_use_mkl(b"")
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -341,8 +347,28 @@ def test_bits_do_not_depend_on_the_thread_count():
 
 
 def test_c2r_leaves_its_input_unchanged():
-    x = data(mt, (8, 65), "complex64")
-    keep = x.clone()
-    mt.fft.irfft(x, n=128)
-    mt.fft.irfft2(x)
-    assert mt.equal(x, keep)
+    for dtype in ("complex64", "complex128"):
+        x = data(mt, (8, 65), dtype)
+        keep = x.clone()
+        mt.fft.irfft(x, n=128)  # as a complex transform of half the length
+        mt.fft.irfft(x, n=127)  # the engine's own c2r (odd, and short even lengths)
+        mt.fft.irfft(x, n=64)
+        mt.fft.irfft2(x)
+        assert mt.equal(x, keep)
+
+
+def test_engine():
+    """MKL when PyPI's `mkl` is installed, as PyTorch's x86 builds; FFTW otherwise. The whole file runs
+    again on FFTW below, when this run is on MKL."""
+    mt.fft.fft(data(mt, (4,), "complex64"))
+    engine = mt._C.ffi.string(mt._C.lib.mt_fft_engine()).decode()
+    assert engine == (os.environ.get("MT_TEST_FFT_ENGINE") or ("mkl" if mt.backends.mkl.is_available() else "fftw"))
+
+
+@pytest.mark.skipif(os.environ.get("MT_TEST_FFT_ENGINE") == "fftw" or not mt.backends.mkl.is_available(),
+                    reason="this run is on FFTW already")
+def test_this_file_on_fftw():
+    env = dict(os.environ, MT_TEST_FFT_ENGINE="fftw")
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__], env=env,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]

@@ -1,11 +1,12 @@
-"""torch.backends.mkl: MKL is not used (GEMM runs on OpenBLAS)."""
+"""torch.backends.mkl: MKL runs torch.fft when PyPI's `mkl` is installed (GEMM runs on OpenBLAS)."""
 import contextlib
 
 VERBOSE_OFF, VERBOSE_ON = 0, 1
 
 
 def is_available():
-    return False
+    from ..._runtime import mkl_path
+    return mkl_path is not None
 
 
 @contextlib.contextmanager
