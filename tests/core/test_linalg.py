@@ -320,6 +320,12 @@ LINALG_ERRORS = [
     lambda L: L.tensordot(L.ones(3, 4), L.ones(2, 3, 4), dims=([0], [1, 2])),
     lambda L: L.tensordot(L.ones(3, 4), L.ones(4, dtype=L.int32), dims=1),
     lambda L: L.tensordot(L.ones(3, 4), L.ones(4), dims=-1),
+    # a repeated dim (after the size checks, a's list first); a list longer than MT_MAX_DIMS read past the
+    # kernel's arrays (found by the C fuzzer)
+    lambda L: L.tensordot(L.ones(4, 4, 4), L.ones(4, 4, 4), dims=([0, 1], [2, 2])),
+    lambda L: L.tensordot(L.ones(4, 1, 4), L.ones(4, 4, 4), dims=([1, 1], [0, 1])),
+    lambda L: L.tensordot(L.ones(2, 3, 4), L.ones(2, 3, 4), dims=([0, 1], [2, 2])),
+    lambda L: L.tensordot(L.ones(2, 2), L.ones(2, 2), dims=([0, 1] * 20, [0, 1] * 20)),
     lambda L: L.linalg.multi_dot([L.ones(3, 4)]),
     lambda L: L.linalg.multi_dot([L.ones(3), L.ones(3, 4, 5)]),
     lambda L: L.linalg.multi_dot([L.ones(2, 3, 4), L.ones(4)]),

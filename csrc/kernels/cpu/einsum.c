@@ -322,19 +322,27 @@ mt_status mt_tensordot(mt_tensor *a, mt_tensor *b, int n, const int64_t *dims_a,
     mt_status st = MT_OK;
     int64_t csize = 1;
     for (int i = 0; i < n && !st; i++) {
-        da[i] = dims_a[i], db[i] = dims_b[i];
-        if ((st = mt__wrap_dim(&da[i], a->ndim)) || (st = mt__wrap_dim(&db[i], b->ndim))) break;
-        int64_t s1 = a->sizes[da[i]], s2 = b->sizes[db[i]];
+        int64_t d1 = dims_a[i], d2 = dims_b[i];
+        if ((st = mt__wrap_dim(&d1, a->ndim)) || (st = mt__wrap_dim(&d2, b->ndim))) break;
+        int64_t s1 = a->sizes[d1], s2 = b->sizes[d2];
         /* a size-1 side broadcasts: the other side is summed over that dim */
-        if (s2 == 1) st = sum_keep(&x, 1, &da[i]);
-        else if (s1 == 1) st = sum_keep(&y, 1, &db[i]);
+        if (s2 == 1) st = sum_keep(&x, 1, &d1);
+        else if (s1 == 1) st = sum_keep(&y, 1, &d2);
         else if (s1 != s2)
             st = mt__error(MT_ERR_RUNTIME, "contracted dimensions need to match, but first has size %lld in dim %lld "
                            "and second has size %lld in dim %lld", (long long)s1, (long long)dims_a[i],
                            (long long)s2, (long long)dims_b[i]);
         else csize = mt__wmul(csize, s1);
-        ca[da[i]] = 1, cb[db[i]] = 1;
     }
+    /* repeats after the sizes, a's list first, as PyTorch; a list without repeats fits da/db */
+    for (int side = 0; side < 2 && !st; side++)
+        for (int i = 0; i < n && !st; i++) {
+            int64_t d = (side ? dims_b : dims_a)[i];
+            mt__wrap_dim(&d, side ? b->ndim : a->ndim);
+            int *seen = side ? cb : ca;
+            if (seen[d]) st = mt__error(MT_ERR_RUNTIME, "dim %lld appears multiple times in the list of dims", (long long)d);
+            else seen[d] = 1, (side ? db : da)[i] = d;
+        }
     int64_t pa[MT_MAX_DIMS], pb[MT_MAX_DIMS], rs[MT_MAX_DIMS];
     int na = 0, nb = 0, nr = 0;
     int64_t s1 = 1, s2 = 1;
