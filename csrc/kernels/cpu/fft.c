@@ -277,6 +277,7 @@ typedef struct {
     int ncols;               /* column passes, of the dimensions col_n/col_inner (sizes and output strides) */
     int64_t col_n[MT_MAX_DIMS], col_inner[MT_MAX_DIMS];
     int64_t n, inner, ld, ncb; /* column pass: out viewed as [outer, n, inner]; buffer rows; blocks per outer */
+    int64_t cols, half_cols;  /* columns of inner the pass transforms; of the innermost column pass (0: all) */
     double scale;            /* normalization, applied by the last pass (1: none) */
     void *twiddles;          /* r2c/c2r as complex transforms of half the length: exp(-2 pi i k / n), k < n / 4 + 1 */
     int stage_in, stage_out; /* the line pass copies a block's adjacent input lines into L2 first, or its output from there */
@@ -544,7 +545,7 @@ static void column_blocks(void *ctx, int64_t begin, int64_t end) {
     }
     held_plan hp = {0};
     for (int64_t t = begin; t < end; t++) {
-        int64_t c0 = t % j->ncb * COLS, w = mt__min64(COLS, j->inner - c0);
+        int64_t c0 = t % j->ncb * COLS, w = mt__min64(COLS, j->cols - c0);
         char *base = j->out + (t / j->ncb * j->n * j->inner + c0) * item;
 #ifdef MT_HAVE_AVX512_HELPERS
         if (item == 8 && w == COLS && j->avx512)
@@ -611,7 +612,8 @@ static void run_passes(pass_job *j) {
     parallel_items(tasks, per_task >= PAR_GRAIN ? 1 : PAR_GRAIN / per_task, line_blocks, j);
     for (int i = j->ncols - 1; i >= 0 && !j->st; i--) { /* the column passes, in place */
         j->kind = kind == K_BACKWARD ? K_BACKWARD : K_FORWARD, j->in_item = j->out_item;
-        j->n = j->col_n[i], j->inner = j->col_inner[i], j->ncb = (j->inner + COLS - 1) / COLS;
+        j->n = j->col_n[i], j->inner = j->col_inner[i];
+        j->cols = i == j->ncols - 1 && j->half_cols ? j->half_cols : j->inner, j->ncb = (j->cols + COLS - 1) / COLS;
         j->ld = (j->n + 7) / 8 * 8 + 8;
         j->scale = i == 0 ? scale : 1;
         tasks = j->numel / (j->n * j->inner) * j->ncb, per_task = j->numel / tasks;
@@ -677,8 +679,13 @@ static mt_status execute(int kind, mt_tensor *x, int ndims, const int64_t *dims,
     MT_TRY(mt__alloc(ndim, out_sizes, strides, out_dtype, x->device, out));
     int64_t numel = mt__numel(ndim, out_sizes);
     if (numel == 0 || mt__numel(ndim, x->sizes) == 0 || x->device != MT_CPU) return MT_OK;
-    if (kind == K_R2C && signal_n[ndims - 1] / 2 + 1 < out_sizes[dims[ndims - 1]]) /* the half FFTW leaves */
-        memset(mt__data(*out), 0, numel * mt_dtype_itemsize(out_dtype));
+    /* A two-sided r2c's other half is left to fill_conjugate_symmetry: only the innermost column pass can
+     * skip its columns (the others' columns interleave it), so with more passes it starts as zeros. */
+    int64_t half_cols = 0, last_size = out_sizes[dims[ndims - 1]];
+    if (kind == K_R2C && signal_n[ndims - 1] / 2 + 1 < last_size) {
+        if (ndims == 2 && strides[dims[1]] == 1) half_cols = signal_n[ndims - 1] / 2 + 1;
+        else if (ndims > 2) memset(mt__data(*out), 0, numel * mt_dtype_itemsize(out_dtype));
+    }
 
     pthread_mutex_lock(&planner);
     mt_status st = load_api(dbl);
@@ -688,7 +695,7 @@ static mt_status execute(int kind, mt_tensor *x, int ndims, const int64_t *dims,
     pass_job j;
     memset(&j, 0, sizeof j);
     int last = (int)dims[ndims - 1];
-    j.dbl = dbl, j.kind = kind, j.in = mt__data(x), j.out = mt__data(*out);
+    j.dbl = dbl, j.kind = kind, j.in = mt__data(x), j.out = mt__data(*out), j.half_cols = half_cols;
     j.in_item = mt_dtype_itemsize(x->dtype), j.out_item = mt_dtype_itemsize(out_dtype);
     int64_t sig = 1;
     for (int i = 0; i < ndims; i++) sig *= signal_n[i];
@@ -774,33 +781,30 @@ mt_status mt__impl_fft_c2c(mt_tensor *x, int ndims, const int64_t *dims, int nor
 }
 
 /* the onesided half of out's last transformed dimension completed by conjugate symmetry:
- * X[k] = conj(X[-k mod n]) over every transformed dimension */
+ * X[k] = conj(X[-k mod n]) over every transformed dimension, a line of the last one at a time */
 static void fill_conjugate_symmetry(mt_tensor *out, int ndims, const int64_t *dims, int64_t half) {
     int ndim = out->ndim, last = (int)dims[ndims - 1], is_sig[MT_MAX_DIMS] = {0};
     for (int i = 0; i < ndims; i++) is_sig[dims[i]] = 1;
-    int64_t idx[MT_MAX_DIMS] = {0}, n_last = out->sizes[last];
-    int dbl = out->dtype == MT_C128;
+    int64_t idx[MT_MAX_DIMS] = {0}, n = out->sizes[last], ls = out->strides[last];
     char *base = mt__data(out);
-    int item = mt_dtype_itemsize(out->dtype);
-    idx[last] = half;
     for (;;) {
-        int64_t dst = 0, src = 0;
-        for (int d = 0; d < ndim; d++) {
-            int64_t m = is_sig[d] ? (out->sizes[d] - idx[d]) % out->sizes[d] : idx[d];
-            dst += idx[d] * out->strides[d], src += m * out->strides[d];
-        }
-        if (dbl) {
-            double *s = (double *)(base + src * item), *t = (double *)(base + dst * item);
-            t[0] = s[0], t[1] = -s[1];
+        int64_t dst = 0, src = 0; /* the line at idx, and its mirror image */
+        for (int d = 0; d < ndim; d++)
+            if (d != last) {
+                int64_t m = is_sig[d] ? (out->sizes[d] - idx[d]) % out->sizes[d] : idx[d];
+                dst += idx[d] * out->strides[d], src += m * out->strides[d];
+            }
+        if (out->dtype == MT_C128) {
+            double *t = (double *)base + 2 * dst, *f = (double *)base + 2 * src;
+            for (int64_t k = half; k < n; k++) t[2 * k * ls] = f[2 * (n - k) * ls], t[2 * k * ls + 1] = -f[2 * (n - k) * ls + 1];
         } else {
-            float *s = (float *)(base + src * item), *t = (float *)(base + dst * item);
-            t[0] = s[0], t[1] = -s[1];
+            float *t = (float *)base + 2 * dst, *f = (float *)base + 2 * src;
+            for (int64_t k = half; k < n; k++) t[2 * k * ls] = f[2 * (n - k) * ls], t[2 * k * ls + 1] = -f[2 * (n - k) * ls + 1];
         }
         int d = ndim - 1;
-        for (; d >= 0; d--) {
-            if (++idx[d] < (d == last ? n_last : out->sizes[d])) break;
-            idx[d] = d == last ? half : 0;
-        }
+        for (; d >= 0; d--)
+            if (d != last && ++idx[d] < out->sizes[d]) break;
+            else idx[d] = 0;
         if (d < 0) return;
     }
 }
