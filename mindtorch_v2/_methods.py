@@ -158,7 +158,7 @@ def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=F
                           requires_grad=requires_grad, _name="new_full")
 
 
-_lib_binary = lib.mt_binary
+_lib_binary, _lib_binary_scalar, _FLOAT = lib.mt_binary, lib.mt_binary_scalar, lib.MT_SCALAR_FLOAT
 _NULL = ffi.NULL
 
 # ---- operators ----------------------------------------------------------------------
@@ -174,11 +174,17 @@ def _op(fn):
 
 
 def _plain(opid):
-    """self <op> other, with the tensor-tensor case going straight to the core."""
+    """self <op> other, with the tensor-tensor and tensor-float cases going straight to the core."""
     def op(self, other):
         if isinstance(other, Tensor):
             res = new_out()
             st = _lib_binary(opid, self._h, other._h, 1.0, _NULL, res)
+            if st:
+                raise_status(st)
+            return wrap(res[0])
+        if type(other) is float:
+            res = new_out()
+            st = _lib_binary_scalar(opid, self._h, other, 0, _FLOAT, 0, 1.0, _NULL, res)
             if st:
                 raise_status(st)
             return wrap(res[0])
