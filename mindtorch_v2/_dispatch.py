@@ -132,13 +132,17 @@ _NUMBERS_AS_TENSORS = frozenset((lib.MT_OP_ADD, lib.MT_OP_SUB, lib.MT_OP_MUL, li
                                  lib.MT_OP_DIV_FLOOR))
 
 
+_NEVER_COMPLEX = frozenset((Tensor, float, int, bool))
+
+
 def _binary(op, a, b, out, alpha=1):
     res = new_out()
     oh = _NULL if out is None else out._h
-    # no complex Scalar in mt_binary_scalar: a wrapped-number tensor (tensors are not asked: the per-op path)
-    if type(b) is not Tensor and is_complex_number(b):
+    # no complex Scalar in mt_binary_scalar: a wrapped-number tensor (tensors and Python's real numbers
+    # are not asked: the per-op path)
+    if type(b) not in _NEVER_COMPLEX and is_complex_number(b):
         b = complex_operand(b)
-    elif type(a) is not Tensor and is_complex_number(a):
+    elif type(a) not in _NEVER_COMPLEX and is_complex_number(a):
         a = complex_operand(a)
     if isinstance(b, Tensor):
         if isinstance(a, Tensor):

@@ -158,7 +158,8 @@ def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=F
                           requires_grad=requires_grad, _name="new_full")
 
 
-_lib_binary = lib.mt_binary
+_lib_binary, _lib_binary_scalar = lib.mt_binary, lib.mt_binary_scalar
+_FLOAT, _INT, _I64_MIN, _I64_MAX = lib.MT_SCALAR_FLOAT, lib.MT_SCALAR_INT, -(1 << 63), (1 << 63) - 1
 _NULL = ffi.NULL
 
 # ---- operators ----------------------------------------------------------------------
@@ -174,18 +175,25 @@ def _op(fn):
 
 
 def _plain(opid):
-    """self <op> other, with the tensor-tensor case going straight to the core."""
+    """self <op> other, with a Tensor, float or int64 other going straight to the core."""
     def op(self, other):
         if isinstance(other, Tensor):
             res = new_out()
             st = _lib_binary(opid, self._h, other._h, 1.0, _NULL, res)
-            if st:
-                raise_status(st)
-            return wrap(res[0])
-        try:
-            return _binary(opid, self, other, None)
-        except NotANumber:
-            return NotImplemented
+        elif type(other) is float:
+            res = new_out()
+            st = _lib_binary_scalar(opid, self._h, other, 0, _FLOAT, 0, 1.0, _NULL, res)
+        elif type(other) is int and _I64_MIN <= other <= _I64_MAX:
+            res = new_out()
+            st = _lib_binary_scalar(opid, self._h, 0.0, other, _INT, 0, 1.0, _NULL, res)
+        else:
+            try:
+                return _binary(opid, self, other, None)
+            except NotANumber:
+                return NotImplemented
+        if st:
+            raise_status(st)
+        return wrap(res[0])
     return op
 
 

@@ -281,8 +281,7 @@ class Tensor:
         self._shape = None
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        from .autograd import backward
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        _autograd_backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     # ---- values -------------------------------------------------------------
     def item(self):
@@ -410,6 +409,14 @@ def _set_sparse_grad(t, value):
     st = _callback.state_of(lib.mt_tensor_handle(t._h))
     if getattr(st, "sparse_grad", None) is not None:
         st.sparse_grad = value
+
+
+def _autograd_backward(*args, **kwargs):
+    """autograd.backward, bound on first use (autograd imports this module; an import per call costs
+    a microsecond on the per-step path)."""
+    global _autograd_backward
+    from .autograd import backward as _autograd_backward
+    return _autograd_backward(*args, **kwargs)
 
 
 def wrap(h, cls=Tensor):

@@ -69,6 +69,18 @@ static mt_tensor *stack_scalar_init(stack_scalar *s, double f, int64_t i, int ki
     return &s->tensor;
 }
 
+/* a 0-dim tensor with data converted to dtype, held in s: what convert() makes, without its allocations
+ * (a Python number operand reaches every such op as a float64 or int64 scalar) */
+static mt_tensor *stack_cast(stack_scalar *s, const mt_tensor *t, int dtype) {
+    mt_tensor *r = stack_scalar_init(s, 0, 0, MT_SCALAR_FLOAT);
+    r->dtype = dtype;
+    r->device = t->device;
+    r->wrapped = 0;
+    char *src = (char *)t->storage->data + t->offset * mt_dtype_itemsize(t->dtype);
+    mt__cast_loop(dtype, t->dtype)((char *[]){(char *)&s->value, src}, (const int64_t[]){0, 0}, 1, NULL);
+    return r;
+}
+
 /* ---- conversion and copies ---------------------------------------------- */
 
 
@@ -363,9 +375,14 @@ static mt_status run(int op, int nin, mt_tensor **ins, int compute, int result_d
     mt_tensor *buf = NULL;
     mt_status st = MT_OK;
     mt_tensor *opv[MT_MAX_OPERANDS];
+    stack_scalar cast[MT_MAX_OPERANDS];
     for (int i = 0; i < nin; i++) {
         opv[i + 1] = ins[i];
         if (!(o->keep_dtype >> i & 1) && ins[i]->dtype != compute) {
+            if (!ins[i]->ndim && ins[i]->storage->data) {
+                opv[i + 1] = stack_cast(&cast[i], ins[i], compute);
+                continue;
+            }
             if ((st = convert(ins[i], compute, &temps[i]))) goto done;
             opv[i + 1] = temps[i];
         }

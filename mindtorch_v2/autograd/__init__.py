@@ -2,6 +2,7 @@
 import threading
 
 from .._C import ffi, lib
+from .._core import check as _check, new_out as _new_out
 from . import _callback
 from .grad_mode import (enable_grad, enforce_grad_layout_policy, inference_mode, is_grad_enabled,
                         is_inference_mode_enabled, is_multithreading_enabled, no_grad, set_grad_enabled,
@@ -28,30 +29,44 @@ def is_view_replay_enabled():
 
 
 def _tensors(x):
-    from .._tensor import Tensor
     if x is None:
         return []
-    if isinstance(x, Tensor):
+    if isinstance(x, _Tensor):
         return [x]
     return list(x)
 
 
-def _root_grads(roots, grads):
+def _implicit_grad(r):
+    """The root gradient backward() makes for a one-element real output: ones in its dtype and on its
+    device (None for a root that requires no grad: the core's error names it, as PyTorch's engine)."""
+    if not r.requires_grad:
+        return None
+    if r.numel() != 1:
+        raise RuntimeError("grad can be implicitly created only for scalar outputs")
+    h = r._h
+    dt = lib.mt_tensor_dtype(h)
+    if dt >= lib.MT_C64:
+        raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {r.dtype}")
+    if lib.mt_tensor_ndim(h) == 0 and lib.mt_tensor_device(h) == lib.MT_CPU:  # the usual loss: one core call
+        out = _new_out()
+        _check(lib.mt_scalar_tensor(1.0, 1, lib.MT_SCALAR_FLOAT, dt, 0, out))
+        return _wrap(out[0])
     from .._creation import ones_like
-    from .._tensor import Tensor
-    grads = _tensors(grads) if grads is not None else [None] * len(roots)
-    if isinstance(grads, Tensor):
-        grads = [grads]
+    return ones_like(r)
+
+
+def _root_grads(roots, grads):
+    if grads is None:
+        return [_implicit_grad(r) for r in roots]
+    grads = _tensors(grads)
     if len(grads) != len(roots):
         raise RuntimeError(f"grad can be implicitly created only for scalar outputs" if not grads else
                            f"Mismatch in number of gradients: expected {len(roots)}, got {len(grads)}")
     out = []
     for r, g in zip(roots, grads):
         if g is None:
-            if r.numel() != 1:
-                raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            g = ones_like(r)
-        elif not isinstance(g, Tensor):
+            g = _implicit_grad(r)
+        elif not isinstance(g, _Tensor):
             from .._creation import full_like
             g = full_like(r, g)
         out.append(g)  # (a gradient of another shape: the core's error)
@@ -59,30 +74,32 @@ def _root_grads(roots, grads):
 
 
 def _run(roots, grads, retain_graph, create_graph, inputs, accumulate):
-    from .._tensor import wrap
     grads = _root_grads(roots, grads)
     if retain_graph is None:
         retain_graph = create_graph
     n = len(inputs)
-    results = ffi.new("mt_tensor *[]", max(n, 1))
+    results = ffi.new("mt_tensor *[]", n) if n else ffi.NULL
     _callback.take_pending()
     callbacks = []
-    _final.__dict__.setdefault("stack", []).append(callbacks)
-    _final.__dict__.setdefault("with_inputs", []).append(n > 0)
     try:
-        st = lib.mt_backward(len(roots), [r._h for r in roots], [g._h for g in grads], int(bool(retain_graph)),
-                             int(bool(create_graph)), n, [t._h for t in inputs] if n else ffi.NULL,
-                             results if n else ffi.NULL, accumulate)
+        running = _final.running
+    except AttributeError:
+        running = _final.running = []
+    running.append((callbacks, n > 0))
+    try:
+        st = lib.mt_backward(len(roots), [r._h for r in roots], [ffi.NULL if g is None else g._h for g in grads],
+                             int(bool(retain_graph)), int(bool(create_graph)), n,
+                             [t._h for t in inputs] if n else ffi.NULL, results, accumulate)
         _callback.check(st)
         while callbacks:  # a final callback may queue another, as PyTorch's engine allows
             callbacks.pop(0)()
     finally:
-        _final.stack.pop()
-        _final.with_inputs.pop()
-    return [wrap(results[i]) if results[i] != ffi.NULL else None for i in range(n)]
+        running.pop()
+    return [_wrap(results[i]) if results[i] != ffi.NULL else None for i in range(n)]
 
 
-_final = threading.local()  # the callbacks of each running backward pass, innermost last
+# per thread, each running backward pass, innermost last: (its final callbacks, whether it has inputs)
+_final = threading.local()
 
 
 class _ImperativeEngine:
@@ -90,10 +107,10 @@ class _ImperativeEngine:
     finished (what DDP finalizes its gradient reduction with)."""
 
     def queue_callback(self, callback):
-        stack = getattr(_final, "stack", None)
-        if not stack:
+        running = getattr(_final, "running", None)
+        if not running:
             raise RuntimeError("Final callbacks can only be installed during backward pass.")
-        stack[-1].append(callback)
+        running[-1][0].append(callback)
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None, inputs=None):
@@ -113,7 +130,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
          allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """The gradients of outputs with respect to inputs (nothing is accumulated into .grad)."""
     from .._creation import zeros_like
-    from .._tensor import Tensor
     if materialize_grads and allow_unused is False:
         raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, but got: "
                          "allow_unused=False.")
@@ -121,7 +137,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         allow_unused = materialize_grads
     if is_grads_batched:
         raise NotImplementedError("torch.autograd.grad(is_grads_batched=True) is not implemented")
-    single = isinstance(inputs, Tensor)
+    single = isinstance(inputs, _Tensor)
     roots, ins = _tensors(outputs), _tensors(inputs)
     if not ins:
         raise RuntimeError("grad requires non-empty inputs.")
@@ -141,11 +157,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 def _is_checkpoint_valid():
     """False inside a backward pass run with inputs (autograd.grad, backward(inputs=)), which a
     reentrant checkpoint's nested backward cannot honour."""
-    running = getattr(_final, "with_inputs", None)
-    return not (running and running[-1])
+    running = getattr(_final, "running", None)
+    return not (running and running[-1][1])
 
 
-from .._tensor import Tensor as Variable  # noqa: E402
+from .._tensor import Tensor as Variable, Tensor as _Tensor, wrap as _wrap  # noqa: E402
 
 Variable._execution_engine = _ImperativeEngine()
 

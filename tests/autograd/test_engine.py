@@ -340,6 +340,37 @@ def test_non_scalar_backward_error():
     grads_of(f)
 
 
+def _implicit_root_grad(L, make):
+    """What backward() without a gradient gives the root's hook (dtype, shape, device, values,
+    contiguity, version), or the error text."""
+    root = make(L)
+    seen = []
+    if root.requires_grad:
+        root.register_hook(lambda g: seen.append((str(g.dtype), tuple(g.shape), str(g.device), g.is_contiguous(),
+                                                  g._version, g.tolist() if g.device.type == "cpu" else None)))
+    try:
+        root.backward()
+    except RuntimeError as e:
+        return str(e)
+    return seen
+
+
+@pytest.mark.parametrize("case", ["f32", "f64", "f16", "bf16", "one_by_one", "meta", "no_grad_vector",
+                                  "no_grad_scalar", "vector", "complex"])
+def test_implicit_root_grad(case):
+    make = {"f32": lambda L: (L.ones(3, requires_grad=True) * 2).sum(),
+            "f64": lambda L: L.tensor(2.0, dtype=L.float64, requires_grad=True) * 3,
+            "f16": lambda L: (L.ones(2, dtype=L.float16, requires_grad=True) * 2).sum(),
+            "bf16": lambda L: (L.ones(2, dtype=L.bfloat16, requires_grad=True) * 2).sum(),
+            "one_by_one": lambda L: L.ones(1, 1, dtype=L.float64, requires_grad=True) * 2,
+            "meta": lambda L: (L.ones(3, device="meta", requires_grad=True) * 2).sum(),
+            "no_grad_vector": lambda L: L.ones(3),  # the engine's error, not the implicit gradient's
+            "no_grad_scalar": lambda L: L.ones(()),
+            "vector": lambda L: L.ones(3, requires_grad=True) * 2,
+            "complex": lambda L: (L.ones(2, dtype=L.complex64, requires_grad=True) * 2).sum()}[case]
+    assert _implicit_root_grad(mt, make) == _implicit_root_grad(torch, make)
+
+
 def test_reentrant_backward_in_hook():
     def f(L):
         x = L.tensor([1.0, 2.0], requires_grad=True)
