@@ -299,8 +299,8 @@ static void scale_reals(int dbl, char *p, int64_t n, double s) {
         for (float *o = (float *)p, *e = o + n; o < e; o++) *o *= (float)s;
 }
 
-/* Real transforms of an even length n = 2m as complex ones of length m (FFTW's own r2c/c2r plans under
- * FFTW_ESTIMATE ran 3-4x slower per line than its c2c of half the length): the real line read as m
+/* On FFTW, real transforms of an even length n = 2m as complex ones of length m (FFTW's own r2c/c2r plans
+ * under FFTW_ESTIMATE ran 3-4x slower per line than its c2c of half the length; MKL's own are faster): the real line read as m
  * complex values z = x[2i] + i x[2i+1], Z = DFT_m(z), then with w = exp(-2 pi i k / n), for k <= m/2:
  *   e = (Z[k] + conj(Z[m-k])) / 2, o = -i (Z[k] - conj(Z[m-k])) / 2,
  *   X[k] = e + w o, X[m-k] = conj(e - w o), X[0] and X[m] from Z[0].
@@ -796,7 +796,7 @@ static mt_status execute(int kind, mt_tensor *x, int ndims, const int64_t *dims,
     for (int i = 0; i < ndims - 1; i++) j.col_n[i] = out_sizes[dims[i]], j.col_inner[i] = strides[dims[i]];
     j.ncols = ndims - 1;
     int64_t n_last = signal_n[ndims - 1];
-    if ((kind == K_C2R || (kind == K_R2C && j.line.is == 1 && j.h[j.hrank - 1].is % 2 == 0)) && n_last % 2 == 0 &&
+    if (engine == 0 && (kind == K_C2R || (kind == K_R2C && j.line.is == 1 && j.h[j.hrank - 1].is % 2 == 0)) && n_last % 2 == 0 &&
         n_last >= HALF_MIN) {
         int64_t nw = n_last / 4 + 1;
         if (!(j.twiddles = malloc(nw * 2 * (dbl ? sizeof(double) : sizeof(float))))) {
