@@ -50,12 +50,13 @@ mt_status mt_split_with_sizes(mt_tensor *t, int64_t dim, int n, const int64_t *s
     if (t->ndim == 0) return mt__error(MT_ERR_RUNTIME, "split expects at least a 1-dimensional tensor");
     MT_TRY(mt__wrap_dim(&dim, t->ndim));
     int64_t total = 0;
+    int overflow = 0; /* a sum past int64 is no size of the dim (PyTorch's wraps, and can then split oddly) */
     for (int i = 0; i < n; i++) {
         if (sizes[i] < 0)
             return mt__error(MT_ERR_RUNTIME, "split_with_sizes expects split_sizes have only non-negative entries");
-        total += sizes[i];
+        overflow |= __builtin_add_overflow(total, sizes[i], &total);
     }
-    if (n < 1 || total != t->sizes[dim])
+    if (n < 1 || overflow || total != t->sizes[dim])
         return mt__error(MT_ERR_RUNTIME, "split_with_sizes expects split_sizes to sum exactly to %lld (input tensor's "
                          "size at dimension %lld)", (long long)t->sizes[dim], (long long)dim);
     return multi_view(split_size >= 0 ? MV_SPLIT : MV_SPLIT_WITH_SIZES, t, dim, n, sizes, split_size, outs);

@@ -163,6 +163,12 @@ def test_empty_and_errors():
     outs = ffi.new("mt_tensor *[]", 2)
     assert lib.mt_split_with_sizes(mt.zeros(4)._h, 0, 2, ffi.new("int64_t[]", [3, 3]), -1, outs) != 0
     assert lib.mt_split_with_sizes(mt.zeros(4)._h, 0, 2, ffi.new("int64_t[]", [5, -1]), -1, outs) != 0
+    # sizes whose sum passes int64 (one that wraps around to 4 included): an error, not a wrapped total
+    # (found by the C fuzzer as signed overflow)
+    big = 2**63 - 1
+    assert lib.mt_split_with_sizes(mt.zeros(4)._h, 0, 2, ffi.new("int64_t[]", [big, 5]), -1, outs) != 0
+    outs3 = ffi.new("mt_tensor *[]", 3)
+    assert lib.mt_split_with_sizes(mt.zeros(4)._h, 0, 3, ffi.new("int64_t[]", [big, big, 6]), -1, outs3) != 0
     assert outs[0] == ffi.NULL and outs[1] == ffi.NULL
 
 
