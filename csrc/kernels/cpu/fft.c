@@ -810,16 +810,17 @@ static mt_status execute(int kind, mt_tensor *x, int ndims, const int64_t *dims,
         }
     }
 
-    /* A big transform (STAGE_MIN bytes) whose blocks of lines are adjacent stages them in L2: memcpy streamed the
-     * input from memory faster than FFTW's reads of each line, and from STAGE_OUT complex points FFTW's writes
-     * were slower than a copy as well (2-3%: docs/PERFORMANCE.md, "torch.fft, session 20"); inputs already in
-     * cache only paid for the copy. The plans keep their strides (an unaligned input's gets the aligned one). */
+    /* On FFTW, a big transform (STAGE_MIN bytes) whose blocks of lines are adjacent stages them in L2: memcpy
+     * streamed the input from memory faster than FFTW's reads of each line, and from STAGE_OUT complex points
+     * FFTW's writes were slower than a copy as well (2-3%: docs/PERFORMANCE.md, "torch.fft, session 20"); inputs
+     * already in cache only paid for the copy; MKL is faster without. The plans keep their strides (an
+     * unaligned input's gets the aligned one). */
     const iodim64 *hl = &j.h[j.hrank - 1];
     int64_t m_len = j.twiddles ? n_last / 2 : n_last; /* the complex transform's length */
     int complex_lines = kind == K_FORWARD || kind == K_BACKWARD || j.twiddles;
-    j.stage_in = complex_lines && kind != K_C2R && mt__numel(ndim, x->sizes) * j.in_item >= STAGE_MIN &&
+    j.stage_in = engine == 0 && complex_lines && kind != K_C2R && mt__numel(ndim, x->sizes) * j.in_item >= STAGE_MIN &&
                  j.line.is == 1 && (hl->n == 1 || hl->is == n_last);
-    j.stage_out = complex_lines && kind != K_R2C && numel * j.out_item >= STAGE_MIN && m_len >= STAGE_OUT &&
+    j.stage_out = engine == 0 && complex_lines && kind != K_R2C && numel * j.out_item >= STAGE_MIN && m_len >= STAGE_OUT &&
                   j.line.os == 1 && (hl->n == 1 || hl->os == n_last);
 
     if (slabs >= 2 * mt_get_num_threads()) { /* the slabs spread over the threads, each slab's passes serial */
