@@ -346,3 +346,32 @@ LINALG_ERRORS = [
 @pytest.mark.parametrize("i", range(len(LINALG_ERRORS)))
 def test_linalg_error_texts(i):
     agree(lambda L: LINALG_ERRORS[i](L))
+
+
+@pytest.mark.parametrize("tb", [False, True])
+@pytest.mark.parametrize("k", [7, 520])
+def test_sgemm_one_row_bits_equal_a_bigger_products_row(tb, k):
+    # M = 1 (a Linear on one token) reads B in place instead of packing it, and still gives each element
+    # the packed kernel's sums in its order: a row alone equals the same row of a 30-row product bit for
+    # bit, with alpha/beta, past kc blocks (520 = 2 x 260) and ragged column tiles, at 1 and 2 threads
+    rng = np.random.default_rng(k)
+    n = 1000
+    a, b, c = rng.standard_normal((30, k)), rng.standard_normal((k, n)), rng.standard_normal((30, n))
+    x, z = mt.tensor(a).float(), mt.tensor(c).float()
+    y = mt.tensor(b.T.copy()).float().t() if tb else mt.tensor(b).float()
+    prev = mt.get_num_threads()
+    try:
+        for threads in (1, 2):
+            mt.set_num_threads(threads)
+            whole = mt.addmm(z, x, y, beta=0.5, alpha=1.5).numpy()
+            for r in (0, 17):
+                row = mt.addmm(z[r:r + 1], x[r:r + 1], y, beta=0.5, alpha=1.5).numpy()
+                if _own_sgemm():
+                    assert (row[0] == whole[r]).all()
+                np.testing.assert_allclose(row[0], 0.5 * c[r] + 1.5 * (a[r] @ b), rtol=1e-4, atol=1e-3)
+            lin = mt.nn.functional.linear(x[3:4], y.t()).numpy()  # Linear's transposed weight, beta 0
+            np.testing.assert_allclose(lin[0], a[3] @ b, rtol=1e-4, atol=1e-3)
+            if _own_sgemm():
+                assert (lin[0] == (x @ y).numpy()[3]).all()
+    finally:
+        mt.set_num_threads(prev)

@@ -230,11 +230,78 @@ static void sgemm_task(void *ctx, int64_t t0, int64_t t1) { /* one call per thre
         gemm_item(g, i / per_batch, i % per_batch % g->nrb, i % per_batch / g->nrb);
 }
 
+/* ---- one row of A (M = 1: a Linear on one token, as in decoding) ----
+ * The packed path copies all of B to make one row of C; here B is read once where it lies: row-major B
+ * (unit column stride) 16 columns at a time, a transposed one (unit row stride: Linear's weight) as 16x16
+ * tiles transposed in registers. Each C element sees the same kc blocks, the same sequential FMA chain
+ * within a block and the same alpha/beta steps as kernel_12x32 gives it, so the row's bits are those of
+ * the same row in a bigger product, at any thread count. */
+#define GEMV_COLS 16 /* columns of C per work item */
+
+/* r[i] <- column i of the 16x16 tile whose rows are r[0..15] */
+static inline __attribute__((always_inline)) AVX512 void transpose16(__m512 r[16]) {
+    __m512 t[16];
+    for (int i = 0; i < 16; i += 2)
+        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]), t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    for (int i = 0; i < 16; i += 4) { /* r[4g + q], 128-bit lane L: rows 4g..4g+3 of column 4L + q */
+        r[i] = _mm512_shuffle_ps(t[i], t[i + 2], 0x44), r[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], 0xEE);
+        r[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0x44), r[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+    }
+    for (int q = 0; q < 4; q++) {
+        t[q] = _mm512_shuffle_f32x4(r[q], r[q + 4], 0x88), t[q + 4] = _mm512_shuffle_f32x4(r[q], r[q + 4], 0xDD);
+        t[q + 8] = _mm512_shuffle_f32x4(r[q + 8], r[q + 12], 0x88);
+        t[q + 12] = _mm512_shuffle_f32x4(r[q + 8], r[q + 12], 0xDD);
+    }
+    for (int i = 0; i < 8; i++) r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88), r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xDD);
+}
+
+/* columns [n0, n0 + w) (w <= 16) of C's row in batch bi */
+static AVX512 void gemv_cols(const sgemm_plan *g, int64_t bi, int64_t n0, int w) {
+    const float *a = g->a + bi * g->sab, *b = g->b + bi * g->sbb + n0 * g->sbn;
+    float *c = g->c + bi * g->scb + n0;
+    __mmask16 mw = lanes(w);
+    for (int64_t pc = 0; pc < g->k; pc += g->kcb) {
+        int64_t kc = mt__min64(g->k - pc, g->kcb);
+        __m512 acc = _mm512_setzero_ps();
+        if (g->sbn == 1) {
+            for (int64_t p = pc; p < pc + kc; p++)
+                acc = _mm512_fmadd_ps(_mm512_set1_ps(a[p * g->sak]), _mm512_maskz_loadu_ps(mw, b + p * g->sbk), acc);
+        } else { /* sbk == 1 */
+            for (int64_t p = pc; p < pc + kc; p += 16) {
+                int r = (int)mt__min64(16, pc + kc - p);
+                __m512 t[16];
+                for (int i = 0; i < 16; i++)
+                    t[i] = i < w ? _mm512_maskz_loadu_ps(lanes(r), b + i * g->sbn + p) : _mm512_setzero_ps();
+                transpose16(t);
+                for (int q = 0; q < r; q++) acc = _mm512_fmadd_ps(_mm512_set1_ps(a[(p + q) * g->sak]), t[q], acc);
+            }
+        }
+        float beta = pc ? 1.0f : g->beta;
+        acc = _mm512_mul_ps(acc, _mm512_set1_ps(g->alpha));
+        if (beta != 0) acc = _mm512_fmadd_ps(_mm512_set1_ps(beta), _mm512_maskz_loadu_ps(mw, c), acc);
+        _mm512_mask_storeu_ps(c, mw, acc);
+    }
+}
+
+static void gemv_task(void *ctx, int64_t t0, int64_t t1) {
+    sgemm_plan *g = ctx;
+    int64_t per_batch = (g->n + GEMV_COLS - 1) / GEMV_COLS;
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t n0 = t % per_batch * GEMV_COLS;
+        gemv_cols(g, t / per_batch, n0, (int)mt__min64(GEMV_COLS, g->n - n0));
+    }
+}
+
 static int sgemm_avx512(sgemm_plan *g, int64_t nb) {
     if (!mt__cpu_avx512f() || getenv("MINDTORCH_SGEMM_OPENBLAS")) return 1; /* the switch: for A/B runs */
     int nt = mt_get_num_threads();
     if ((double)nb * g->m * g->n * g->k < SERIAL_MACS) nt = 1;
     g->kcb = block_size(g->k, KC, 1), g->mcb = block_size(g->m, MC, MR), g->nkb = (g->k + g->kcb - 1) / g->kcb;
+    if (g->m == 1 && (g->sbn == 1 || g->sbk == 1)) {
+        int64_t items = nb * ((g->n + GEMV_COLS - 1) / GEMV_COLS);
+        mt__parallel_for(items, nt > 1 ? 1 : items, gemv_task, g);
+        return 0;
+    }
     /* sections: whole batches while their packed A and B fit the budgets, else row blocks and
      * column ranges of one matrix (A is then packed again per column range, B per row range) */
     int64_t rblocks = (g->m + g->mcb - 1) / g->mcb, npad = (g->n + NR - 1) / NR * NR;
