@@ -6,7 +6,10 @@ with AddressSanitizer and UndefinedBehaviorSanitizer.
 """
 import glob
 import os
+import platform
 import re
+import subprocess
+import sys
 
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
@@ -34,8 +37,10 @@ def compile_args():
     # vect-epilogues-nomask=0: a loop's last few elements run scalar instead of in a second, narrower
     # vectorised copy of every loop, a quarter of the stamped kernels' compile time (docs/PERFORMANCE.md,
     # "Build time, session 20"); results are the same, and the benchmark rows did not move
+    # -g1: line tables only (backtraces, perf annotate); Python's -g costs a fifth of every compile in
+    # variable tracking (docs/PERFORMANCE.md, "Build time, session 21")
     args = ["-std=gnu11", "-O3", "-pthread", "-fno-math-errno", "-fno-trapping-math", "-Wall", "-Wno-unused-function",
-            "-fvisibility=hidden", "--param", "vect-epilogues-nomask=0"]
+            "-fvisibility=hidden", "--param", "vect-epilogues-nomask=0", "-g1"]
     if os.environ.get("MT_SANITIZE"):
         args += ["-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefined"]
     return args
@@ -90,47 +95,116 @@ def _wrapper_keeping_gil(self, tp, name):
 recompiler.Recompiler._generate_cpy_function_decl = _wrapper_keeping_gil
 
 
-# The kernels stamped per dtype and ISA clone (loops.h) take most of a build, and not in proportion to
-# their size: these start first, costliest first, so that none of them is the last to finish
-# (compile seconds measured in docs/PERFORMANCE.md, "Build time, session 20").
-COSTLIEST_FIRST = ["kernels/cpu/binary.c", "kernels/cpu/activation.c", "kernels/cpu/copy.c", "kernels/cpu/attention.c",
+# The files whose loops are marked MT_SIMD (loops.h's kernels included) are compiled once per x86-64
+# ISA level, each copy's functions renamed with the level's suffix, and one generated file defines
+# every original name as an ifunc that picks the copy for the CPU at load: the copies compile in
+# parallel, and the baseline one (for pre-2013 CPUs) at -O2, a third of -O3's time (ARCHITECTURE.md,
+# "The build"; docs/PERFORMANCE.md, "Build time, session 21").
+PER_ISA = ["kernels/cpu/binary.c", "kernels/cpu/activation.c", "kernels/cpu/copy.c", "kernels/cpu/attention.c",
+           "kernels/cpu/unary.c", "kernels/cpu/ternary.c", "kernels/cpu/optim.c", "kernels/cpu/reduce.c",
+           "kernels/cpu/reduce_stats.c", "kernels/cpu/softmax.c", "kernels/cpu/norm.c", "kernels/cpu/norm_batch.c"]
+SANITIZE = bool(os.environ.get("MT_SANITIZE"))
+ISA_LEVELS = {  # suffix: extra compiler options, best first (the dispatcher tries them in this order)
+    "v4": ['-DMT_SIMD_TARGET="arch=x86-64-v4"'],
+    "v3": ['-DMT_SIMD_TARGET="arch=x86-64-v3"'],
+    "base": [] if SANITIZE else ["-O2"],
+}
+SPLIT_ISA = platform.machine() == "x86_64" and sys.platform.startswith("linux")  # ifuncs: ELF and x86-64 only
+
+# The costliest files start first, so that none of them is the last to finish: their v4 and v3 copies,
+# then their baseline copies, then the rest by size (compile seconds in docs/PERFORMANCE.md).
+COSTLIEST_FIRST = ["kernels/cpu/binary.c", "kernels/cpu/activation.c", "kernels/cpu/attention.c", "kernels/cpu/copy.c",
                    "kernels/cpu/unary.c", "kernels/cpu/ternary.c"]
 
 
-def compile_cost(src):
-    """A sort key: the listed costly files in their order, then the rest by size, biggest first."""
+def compile_cost(src, level=None):
+    """A sort key: the listed costly files' vector copies in their order, their baseline copies, the rest by size."""
     name = os.path.relpath(os.path.abspath(src), HERE)
-    return (COSTLIEST_FIRST.index(name), 0) if name in COSTLIEST_FIRST else (len(COSTLIEST_FIRST), -os.path.getsize(src))
+    if name in COSTLIEST_FIRST:
+        return (level == "base", COSTLIEST_FIRST.index(name), level or "")
+    return (2, -os.path.getsize(src), level or "")
+
+
+def isa_object(obj, level):
+    return obj[:-2] + "." + level + ".o"
+
+
+def suffix_globals(obj, level):
+    """Rename the functions obj defines (name -> name__<level>); return their original names."""
+    out = subprocess.run(["nm", "--defined-only", "--extern-only", obj], check=True, capture_output=True, text=True)
+    names = []
+    for line in out.stdout.splitlines():
+        _, kind, name = line.split()
+        if kind != "T":  # a global variable would exist once per copy
+            raise RuntimeError(f"{obj}: {name} is not a function ({kind}); a file compiled per ISA level "
+                               "may define only functions (make it static or move it)")
+        names.append(name)
+    with open(obj + ".syms", "w") as f:
+        f.writelines(f"{n} {n}__{level}\n" for n in names)
+    subprocess.run(["objcopy", "--redefine-syms=" + obj + ".syms", obj], check=True)
+    return sorted(names)
+
+
+def write_dispatcher(path, names):
+    """A C file defining each name as an ifunc that returns the copy for the best ISA level the CPU has."""
+    levels = list(ISA_LEVELS)
+    with open(path, "w") as f:
+        f.write("/* generated by csrc/build_ffi.py: the per-ISA-level copies' dispatch */\n"
+                "#pragma GCC visibility push(hidden) /* direct addresses: resolvers run before other relocations */\n"
+                "typedef void mt_isa_fn(void);\n"
+                "static mt_isa_fn *mt_isa_pick(mt_isa_fn *v4, mt_isa_fn *v3, mt_isa_fn *base) {\n"
+                "    __builtin_cpu_init(); /* resolvers run before constructors */\n"
+                '    return __builtin_cpu_supports("x86-64-v4") ? v4 : __builtin_cpu_supports("x86-64-v3") ? v3 : base;\n'
+                "}\n#define DISPATCH(f) mt_isa_fn " + ", ".join(f"f##__{lv}" for lv in levels) + "; \\\n"
+                "    static mt_isa_fn *f##__resolve(void) { return mt_isa_pick(" + ", ".join(f"f##__{lv}" for lv in levels)
+                + "); } \\\n    mt_isa_fn f __attribute__((ifunc(#f \"__resolve\")));\n")
+        f.writelines(f"DISPATCH({n})\n" for n in names)
 
 
 def _compile_in_parallel(self, sources, output_dir=None, macros=None, include_dirs=None, debug=0, extra_preargs=None,
                          extra_postargs=None, depends=None):
-    """distutils' CCompiler.compile, one compiler process per core (it compiles one file at a time)."""
+    """distutils' CCompiler.compile, one compiler process per core (it compiles one file at a time), with
+    the PER_ISA files compiled once per level and dispatched."""
     macros, objects, extra_postargs, pp_opts, build = self._setup_compile(
         output_dir, macros, include_dirs, sources, depends, extra_postargs)
     cc_args = self._get_cc_args(pp_opts, debug, extra_preargs)
-    todo = sorted((obj for obj in objects if obj in build), key=lambda obj: compile_cost(build[obj][0]))
-    done = [0]
+    per_isa = {obj for obj, (src, _) in build.items() if SPLIT_ISA and os.path.relpath(os.path.abspath(src), HERE) in PER_ISA}
+    units = [(obj, level) for obj in build for level in (ISA_LEVELS if obj in per_isa else [None])]
+    units.sort(key=lambda u: compile_cost(build[u[0]][0], u[1]))
+    done, names = [0], {}
 
-    def one(obj):
+    def one(obj, level):
         src, ext = build[obj]
-        self._compile(obj, src, ext, cc_args, extra_postargs, pp_opts)
+        self._compile(isa_object(obj, level) if level else obj, src, ext, cc_args,
+                      extra_postargs + (ISA_LEVELS[level] if level else []), pp_opts)
+        if level:
+            names[obj, level] = suffix_globals(isa_object(obj, level), level)
         done[0] += 1
-        print(f"[{done[0]}/{len(todo)}] {rel(src) if os.path.isabs(src) else src}", flush=True)
+        where = rel(src) if os.path.isabs(src) else src
+        print(f"[{done[0]}/{len(units)}] {where}{' (' + level + ')' if level else ''}", flush=True)
 
     with ThreadPoolExecutor(max_workers=int(os.environ.get("MT_BUILD_JOBS", 0)) or os.cpu_count() or 1) as pool:
-        for job in as_completed([pool.submit(one, obj) for obj in todo]):
+        for job in as_completed([pool.submit(one, *unit) for unit in units]):
             if job.exception():  # the first compile error ends the build: nothing queued starts
                 pool.shutdown(wait=True, cancel_futures=True)
                 raise job.exception()
-    return objects
+    if not per_isa:
+        return objects
+    for obj in per_isa:
+        if len({tuple(names[obj, level]) for level in ISA_LEVELS}) != 1:
+            raise RuntimeError(f"{obj}: the ISA levels' copies define different functions")
+    dispatch = os.path.join(os.path.dirname(min(per_isa)), "isa_dispatch.c")
+    write_dispatcher(dispatch, sorted(n for obj in per_isa for n in names[obj, "base"]))
+    self._compile(dispatch[:-2] + ".o", dispatch, ".c", cc_args, extra_postargs, pp_opts)
+    return [o for obj in objects for o in ([isa_object(obj, lv) for lv in ISA_LEVELS] if obj in per_isa else [obj])] + [
+        dispatch[:-2] + ".o"]
 
 
 CCompiler.compile = _compile_in_parallel
 
-missing = [f for f in COSTLIEST_FIRST if not os.path.exists(os.path.join(HERE, f))]
-if missing:  # a renamed kernel file would silently lose its place in the order
-    raise RuntimeError(f"build_ffi.COSTLIEST_FIRST names files that do not exist: {missing}")
+missing = [f for f in PER_ISA + COSTLIEST_FIRST if not os.path.exists(os.path.join(HERE, f))]
+if missing:  # a renamed kernel file would silently lose its ISA copies or its place in the order
+    raise RuntimeError(f"build_ffi.PER_ISA or COSTLIEST_FIRST names files that do not exist: {missing}")
 
 ffibuilder = FFI()
 ffibuilder.cdef(CDEF + PY_CALLBACKS)
