@@ -130,7 +130,7 @@ MT_COMPLEX_LOG_FNS(, double)
 
 /* Each loop is compiled for AVX-512, AVX2+FMA and baseline x86-64; the loader picks the best the
  * CPU has (no -march=native in what ships). csrc/build_ffi.py compiles a file that uses MT_SIMD once
- * per ISA level (its PER_ISA list), defining MT_SIMD_TARGET as "arch=x86-64-v4" or "arch=x86-64-v3"
+ * per ISA level (build_ffi.USES_SIMD finds it), defining MT_SIMD_TARGET as "arch=x86-64-v4" or "arch=x86-64-v3"
  * (levels dispatched on CPU features, not on the CPU model), and dispatches the file's functions at
  * load. Only the loops get the level: the rest of the file is baseline code in every copy, as its
  * floating-point contraction must not depend on the CPU. Without MT_SIMD_TARGET: baseline. */
