@@ -17,7 +17,7 @@ python3 "$ROOT/tools/gen_ops.py"  # the call cases follow mt.h (tests/c/fuzz/fuz
 # each source compiled to its own object (through ccache when present, two at a time): a rebuild after
 # an edit compiles what changed, not the whole instrumented core (5 minutes on 2 cores)
 CC="clang"; command -v ccache >/dev/null && CC="ccache clang"
-FLAGS="-std=gnu11 -O1 -g -DMT_NO_CLONES -DMT_FUZZ_MAX_TENSOR_BYTES=4194304 -fno-omit-frame-pointer -pthread -include stdint.h
+FLAGS="-std=gnu11 -O1 -g -DMT_FUZZ_MAX_TENSOR_BYTES=4194304 -fno-omit-frame-pointer -pthread -include stdint.h
        -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -I $ROOT/csrc/include"
 rm -rf "$WORK/obj"; mkdir -p "$WORK/obj"  # no object of a removed source
 export CC FLAGS ROOT WORK

@@ -2,7 +2,7 @@
  * (a, b, c in mt_kargs alpha, s1, s2) and their fused backward kernels
  * (PyTorch's threshold_backward, gelu_backward, silu_backward, ...).
  *
- * The loops come from loops.h (float16/bfloat16 compute in float, AVX clones);
+ * The loops come from loops.h (float16/bfloat16 compute in float, a copy per ISA level);
  * they run over the elementwise iterator, so any layout works and a new
  * result follows the input's layout as PyTorch's TensorIterator does. */
 #include "loops.h"

@@ -2,7 +2,7 @@
  * mt_v_expf (vecmath.h) spends half its instructions on the two-step 2^n scaling and the
  * range selects; here vscalefps does the scaling with IEEE overflow, underflow and
  * subnormal rounding in one instruction (PyTorch's MKL VML kernel does the same). The
- * arithmetic is mt_v_expf's, step for step (its x86-64-v4 clone contracts to the same
+ * arithmetic is mt_v_expf's, step for step (its x86-64-v4 copy contracts to the same
  * FMAs), so both give the same bits: y * 2^n rounds once either way. */
 #include <stdint.h>
 

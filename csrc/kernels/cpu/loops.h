@@ -128,13 +128,14 @@ MT_COMPLEX_LOG_FNS(, double)
 #define KALPHA(CT) _Generic((CT)0, float: (float)k->alpha, double: k->alpha, float _Complex: (float)k->alpha, \
                                    double _Complex: k->alpha, default: (CT)k->ialpha)
 
-/* Each loop is compiled for AVX-512, AVX2+FMA and baseline x86-64; the
- * loader picks the best the CPU has (no -march=native in what ships). The
- * clones are ISA levels (x86-64-v4/v3, dispatched on CPU features): GCC
- * dispatches "arch=<cpu model>" clones on the CPU model, so "arch=haswell"
- * never ran on AMD or on other Intel generations. */
-#if defined(__x86_64__) && !defined(MT_NO_CLONES)
-#define MT_SIMD __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+/* Each loop is compiled for AVX-512, AVX2+FMA and baseline x86-64; the loader picks the best the
+ * CPU has (no -march=native in what ships). csrc/build_ffi.py compiles a file that uses MT_SIMD once
+ * per ISA level (build_ffi.USES_SIMD finds it), defining MT_SIMD_TARGET as "arch=x86-64-v4" or "arch=x86-64-v3"
+ * (levels dispatched on CPU features, not on the CPU model), and dispatches the file's functions at
+ * load. Only the loops get the level: the rest of the file is baseline code in every copy, as its
+ * floating-point contraction must not depend on the CPU. Without MT_SIMD_TARGET: baseline. */
+#ifdef MT_SIMD_TARGET
+#define MT_SIMD __attribute__((target(MT_SIMD_TARGET)))
 #else
 #define MT_SIMD
 #endif

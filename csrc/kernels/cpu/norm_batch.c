@@ -106,7 +106,7 @@ static mt_status norm_dims(const char *name, mt_tensor *x, mt_tensor *const *per
 mt_status mt__impl_batch_norm(mt_tensor *x, mt_tensor *weight, mt_tensor *bias, mt_tensor *running_mean,
                               mt_tensor *running_var, int training, double momentum, double eps, mt_tensor **out,
                               mt_tensor **save_mean, mt_tensor **save_invstd) {
-    int64_t N, C, S;
+    int64_t N = 0, C = 0, S = 0; /* set by norm_dims (GCC cannot tell) */
     mt_tensor *pc[4] = {weight, bias, running_mean, running_var};
     MT_TRY(norm_dims("batch_norm", x, pc, 4, &N, &C, &S));
     if (!training && (!running_mean || !running_var))
@@ -173,7 +173,7 @@ done:
 
 mt_status mt__impl_group_norm(mt_tensor *x, mt_tensor *weight, mt_tensor *bias, int64_t groups, double eps,
                               mt_tensor **out, mt_tensor **mean, mt_tensor **rstd) {
-    int64_t N, C, S;
+    int64_t N = 0, C = 0, S = 0;
     mt_tensor *pc[2] = {weight, bias};
     MT_TRY(norm_dims("group_norm", x, pc, 2, &N, &C, &S));
     if (groups <= 0 || C % groups)
