@@ -528,3 +528,18 @@ def test_poisson_rate_beyond_int64():
     torch = pytest.importorskip("torch")
     r = mt.poisson(mt.tensor([1e30, 4.58e27], dtype=mt.float64))
     assert r.tolist() == torch.poisson(torch.tensor([1e30, 4.58e27], dtype=torch.float64)).tolist()
+
+
+def test_random_bounds_at_the_ends_of_int64():
+    # random_(from) with from = INT64_MAX (and to = INT64_MIN + 1) overflowed ATen's from + 1 / to - 1 in C
+    # (found by the C fuzzer as signed overflow); they wrap as ATen's do in practice. PyTorch 2.13 itself
+    # does not return from random_(2**63 - 1, None) on float tensors, so the float case checks only that
+    # ours returns; int64 draws as PyTorch does.
+    mt.manual_seed(0)
+    x = mt.empty(3, dtype=mt.int64).random_(2**63 - 1, None)
+    assert x.tolist() == [2**63 - 1] * 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for dt in (mt.float32, mt.float64):
+            assert mt.empty(3, dtype=dt).random_(2**63 - 1, None).shape == (3,)
+            assert mt.empty(3, dtype=dt).random_(-2**63, -2**63 + 1).shape == (3,)

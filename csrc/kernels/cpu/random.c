@@ -774,23 +774,23 @@ static int64_t floor_log2(uint64_t v) {
 
 /* update_from / update_to of ATen/native/DistributionTemplates.h */
 static int64_t update_from(int dt, int64_t from) {
-    int64_t from_plus_1 = through_float(dt, from + 1);
+    int64_t a = (int64_t)((uint64_t)from + 1); /* wraps at INT64_MAX, as ATen's does in practice */
+    int64_t from_plus_1 = through_float(dt, a);
     if (from_plus_1 < from) {
-        int64_t a = from + 1;
         uint64_t from_ = a < 0 ? (uint64_t)0 - (uint64_t)a : (uint64_t)a;
         int n = (int)floor_log2(from_);
-        from = from_plus_1 + (int64_t)(1ULL << (n - float_digits(dt) + 1));
+        from = (int64_t)((uint64_t)from_plus_1 + (1ULL << (n - float_digits(dt) + 1)));
     }
     return from;
 }
 
 static int64_t update_to(int dt, int64_t to) {
-    int64_t to_minus_1 = through_float(dt, to - 1);
+    int64_t a = (int64_t)((uint64_t)to - 1); /* wraps at INT64_MIN */
+    int64_t to_minus_1 = through_float(dt, a);
     if (to_minus_1 >= to) {
-        int64_t a = to - 1;
         uint64_t to_ = a < 0 ? (uint64_t)0 - (uint64_t)a : (uint64_t)a;
         int n = (int)floor_log2(to_);
-        to = to_minus_1 - (int64_t)(1ULL << (n - float_digits(dt) + 1));
+        to = (int64_t)((uint64_t)to_minus_1 - (1ULL << (n - float_digits(dt) + 1)));
     }
     return to;
 }
