@@ -375,3 +375,12 @@ def test_sgemm_one_row_bits_equal_a_bigger_products_row(tb, k):
                 assert (lin[0] == (x @ y).numpy()[3]).all()
     finally:
         mt.set_num_threads(prev)
+
+
+def test_tensordot_past_the_rank_limit():
+    # 13 + 13 free dims: mindtorch_v2's tensors have at most 25 dims, so this raises where PyTorch returns
+    # a 26-dim result (found by the C fuzzer: the kernel wrote the 26th size past its arrays)
+    a = mt.ones(*([1] * 13))
+    with pytest.raises(RuntimeError, match="tensors with more than 25 dimensions are not supported"):
+        mt.tensordot(a, a, dims=0)
+    assert mt.tensordot(a, mt.ones(*([1] * 12)), dims=0).dim() == 25

@@ -346,6 +346,9 @@ mt_status mt_tensordot(mt_tensor *a, mt_tensor *b, int n, const int64_t *dims_a,
     int64_t pa[MT_MAX_DIMS], pb[MT_MAX_DIMS], rs[MT_MAX_DIMS];
     int na = 0, nb = 0, nr = 0;
     int64_t s1 = 1, s2 = 1;
+    int rank = a->ndim - n + b->ndim - n; /* the free dims of both (the lists have no repeats now) */
+    if (!st && rank > MT_MAX_DIMS)
+        st = mt__error(MT_ERR_RUNTIME, "tensors with more than %d dimensions are not supported (got %d)", MT_MAX_DIMS, rank);
     if (st) { mt_tensor_release(x); mt_tensor_release(y); return st; }
     for (int d = 0; d < a->ndim; d++) if (!ca[d]) pa[na++] = d, rs[nr++] = x->sizes[d], s1 = mt__wmul(s1, x->sizes[d]);
     for (int i = 0; i < n; i++) pa[na++] = da[i], pb[nb++] = db[i];
