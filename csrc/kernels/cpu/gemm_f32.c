@@ -237,6 +237,8 @@ static void sgemm_task(void *ctx, int64_t t0, int64_t t1) { /* one call per thre
  * within a block and the same alpha/beta steps as kernel_12x32 gives it, so the row's bits are those of
  * the same row in a bigger product, at any thread count. */
 #define GEMV_COLS 16 /* columns of C per work item */
+#define GEMV_AHEAD 128 /* floats ahead on each of a tile's 16 rows: more streams than the prefetcher follows */
+#define GEMV_FAR (2 << 20) /* floats of B (8 MiB) from which it streams from memory */
 
 /* r[i] <- column i of the 16x16 tile whose rows are r[0..15] */
 static inline __attribute__((always_inline)) AVX512 void transpose16(__m512 r[16]) {
@@ -260,6 +262,7 @@ static AVX512 void gemv_cols(const sgemm_plan *g, int64_t bi, int64_t n0, int w)
     const float *a = g->a + bi * g->sab, *b = g->b + bi * g->sbb + n0 * g->sbn;
     float *c = g->c + bi * g->scb + n0;
     __mmask16 mw = lanes(w);
+    int far = g->n * g->k >= GEMV_FAR; /* B comes from memory: prefetch (in cache, it only costs) */
     for (int64_t pc = 0; pc < g->k; pc += g->kcb) {
         int64_t kc = mt__min64(g->k - pc, g->kcb);
         __m512 acc = _mm512_setzero_ps();
@@ -270,6 +273,8 @@ static AVX512 void gemv_cols(const sgemm_plan *g, int64_t bi, int64_t n0, int w)
             for (int64_t p = pc; p < pc + kc; p += 16) {
                 int r = (int)mt__min64(16, pc + kc - p);
                 __m512 t[16];
+                if (far && p + GEMV_AHEAD < g->k)
+                    for (int i = 0; i < w; i++) _mm_prefetch((const char *)(b + i * g->sbn + p + GEMV_AHEAD), _MM_HINT_T0);
                 for (int i = 0; i < 16; i++)
                     t[i] = i < w ? _mm512_maskz_loadu_ps(lanes(r), b + i * g->sbn + p) : _mm512_setzero_ps();
                 transpose16(t);
