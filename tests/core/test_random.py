@@ -543,3 +543,10 @@ def test_random_bounds_at_the_ends_of_int64():
         for dt in (mt.float32, mt.float64):
             assert mt.empty(3, dtype=dt).random_(2**63 - 1, None).shape == (3,)
             assert mt.empty(3, dtype=dt).random_(-2**63, -2**63 + 1).shape == (3,)
+
+
+def test_binomial_nan_count_returns_nan():
+    # a NaN count sent binomial's inversion sampler into a loop that never ended (PyTorch 2.13's does the
+    # same; found by the C fuzzer as a timeout): the draw is NaN now
+    got = mt.binomial(mt.tensor([float("nan")] * 3, dtype=mt.float64), mt.tensor([0.0, 0.5, 0.9], dtype=mt.float64))
+    assert all(v != v for v in got.tolist())

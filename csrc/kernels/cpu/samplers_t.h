@@ -94,6 +94,7 @@ static T F(btrs)(T count, T prob, mt_generator *g) {
 }
 
 static T F(sample_binomial)(T count, T prob, mt_generator *g) {
+    if (isnan(count)) return NAN; /* the inversion's loop would never end (PyTorch 2.13's does not) */
     if (count <= 0.0 || prob <= 0.0) return 0;
     if (prob >= 1.0) return count;
     if (prob <= 0.5) return count * prob >= 10.0 ? F(btrs)(count, prob, g) : F(binomial_inversion)(count, prob, g);
