@@ -454,3 +454,14 @@ def test_linear_errors():
     x, w = torch.randn(2, 3), torch.randn(4, 5)
     raises_same(lambda: MF.linear(to_mt(x), to_mt(w)), lambda: TF.linear(x, w))
     raises_same(lambda: MF.linear(to_mt(x[0, 0]), to_mt(w)), lambda: TF.linear(x[0, 0], w))
+
+
+def test_unfold_fold_padding_past_int64_raise():
+    # a padded extent past int64 (found by the C fuzzer: im2col's index sums overflowed) raises; ATen's own
+    # size arithmetic overflows there (UB), so its outcome is not compared
+    x = mt.ones(1, 1, 3, 3)
+    for kw in (dict(kernel_size=1, padding=2**62, stride=2**62), dict(kernel_size=1, padding=2**62, stride=1)):
+        with pytest.raises(RuntimeError, match="numel: integer multiplication overflow"):
+            mt.nn.functional.unfold(x, **kw)
+        with pytest.raises(RuntimeError, match="numel: integer multiplication overflow"):
+            mt.nn.functional.fold(mt.ones(1, 1, 9), output_size=(3, 3), **kw)

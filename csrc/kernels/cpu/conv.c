@@ -567,6 +567,14 @@ static mt_status col_args_check(const char *what, const int64_t *k, const int64_
     return MT_OK;
 }
 
+/* im2col/col2im's sliding blocks along one dim. A padded extent past int64 is refused: the kernels' index
+ * sums could not hold it (ATen's size arithmetic overflows there, and its results vary from build to build). */
+static mt_status col_blocks(int64_t in, int64_t p, int64_t k, int64_t d, int64_t s, int64_t *out) {
+    if ((__int128)in + 2 * (__int128)p > INT64_MAX || mt__window_out(in, (__int128)2 * p, k, d, s, 0, out))
+        return mt__error(MT_ERR_RUNTIME, "numel: integer multiplication overflow");
+    return MT_OK;
+}
+
 static geom col_geom(int64_t C, int64_t H, int64_t W, const int64_t *k, const int64_t *d, const int64_t *p, const int64_t *s,
                      int64_t oh, int64_t ow) {
     geom g = {C, {1, H, W}, {1, k[0], k[1]}, {1, s[0], s[1]}, {0, p[0], p[1]}, {1, d[0], d[1]}, {1, oh, ow}};
@@ -584,10 +592,9 @@ mt_status mt__impl_im2col(mt_tensor *x, const int64_t *k, const int64_t *d, cons
         return mt__error(MT_ERR_RUNTIME, "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other "
                          "non-zero dimensions for input, but got: %s", MT_SZ(s1, x));
     int64_t N = batched ? x->sizes[0] : 1, C = x->sizes[batched], H = x->sizes[batched + 1], W = x->sizes[batched + 2];
-    int64_t oh, ow;
-    if (mt__window_out(H, (__int128)2 * p[0], k[0], d[0], s[0], 0, &oh) ||
-        mt__window_out(W, (__int128)2 * p[1], k[1], d[1], s[1], 0, &ow))
-        return mt__error(MT_ERR_RUNTIME, "numel: integer multiplication overflow");
+    int64_t oh = 0, ow = 0;
+    MT_TRY(col_blocks(H, p[0], k[0], d[0], s[0], &oh));
+    MT_TRY(col_blocks(W, p[1], k[1], d[1], s[1], &ow));
     if (oh < 1 || ow < 1)
         return mt__error(MT_ERR_RUNTIME, "Given input with spatial size (%lld, %lld), kernel_size=(%lld, %lld), "
                          "dilation=(%lld, %lld), padding=(%lld, %lld), calculated shape of the array of sliding blocks "
@@ -627,10 +634,9 @@ mt_status mt__impl_col2im(mt_tensor *x, const int64_t *osz, const int64_t *k, co
         return mt__error(MT_ERR_RUNTIME, "Expected size of input's dimension 1 to be divisible by the product of "
                          "kernel_size, but got input.size(1)=%lld and kernel_size=(%lld, %lld).", (long long)CK,
                          (long long)k[0], (long long)k[1]);
-    int64_t oh, ow;
-    if (mt__window_out(osz[0], (__int128)2 * p[0], k[0], d[0], s[0], 0, &oh) ||
-        mt__window_out(osz[1], (__int128)2 * p[1], k[1], d[1], s[1], 0, &ow))
-        return mt__error(MT_ERR_RUNTIME, "numel: integer multiplication overflow");
+    int64_t oh = 0, ow = 0;
+    MT_TRY(col_blocks(osz[0], p[0], k[0], d[0], s[0], &oh));
+    MT_TRY(col_blocks(osz[1], p[1], k[1], d[1], s[1], &ow));
     int64_t blocks;
     if (__builtin_mul_overflow(oh, ow, &blocks)) return mt__error(MT_ERR_RUNTIME, "numel: integer multiplication overflow");
     if (blocks != L)
