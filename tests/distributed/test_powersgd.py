@@ -137,6 +137,11 @@ ACCELERATE_SCRIPT = textwrap.dedent(r'''
     if acc.is_main_process:
         hook = model._get_ddp_logging_data().get("comm_hook")
         os.write(1, ("RESULT " + json.dumps({"world": acc.num_processes, "hook": hook, "steps": steps}) + "\n").encode())
+    # PyTorch 2.13's own ranks abort in about one exit of three here ("terminate called without an
+    # active exception", a joinable std::thread destroyed at teardown, with or without
+    # destroy_process_group): the results are out, so leave without the interpreter's teardown.
+    sys.stdout.flush()
+    os._exit(0)
 ''')
 
 
