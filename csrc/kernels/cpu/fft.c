@@ -48,7 +48,7 @@ static pthread_mutex_t planner = PTHREAD_MUTEX_INITIALIZER; /* FFTW's planner is
 /* ---- MKL's DFTI (mkl_dfti.h's values; the header is not needed to build) ---- */
 
 enum {
-    DFTI_NUMBER_OF_TRANSFORMS = 7, DFTI_CONJUGATE_EVEN_STORAGE = 10, DFTI_PLACEMENT = 11, DFTI_THREAD_LIMIT = 27,
+    DFTI_FORWARD_SCALE = 4, DFTI_BACKWARD_SCALE = 5, DFTI_NUMBER_OF_TRANSFORMS = 7, DFTI_CONJUGATE_EVEN_STORAGE = 10, DFTI_PLACEMENT = 11, DFTI_THREAD_LIMIT = 27,
     DFTI_FWD_DISTANCE = 58, DFTI_BWD_DISTANCE = 59, DFTI_FWD_STRIDES = 60, DFTI_BWD_STRIDES = 61,
     DFTI_COMPLEX = 32, DFTI_REAL = 33, DFTI_COMPLEX_COMPLEX = 39, DFTI_NOT_INPLACE = 44,
     MKL_THREADING_SEQUENTIAL = 1,
@@ -122,6 +122,7 @@ enum { K_FORWARD, K_BACKWARD, K_R2C, K_C2R };
 
 typedef struct {
     int dbl, kind, rank, hrank, align_in, align_out;
+    double scale; /* MKL applies the normalization itself (0: none), as PyTorch asks it to; FFTW's runs scale after */
     iodim64 dims[MT_MAX_DIMS], hdims[MT_MAX_DIMS];
 } plan_key;
 
@@ -153,6 +154,7 @@ static void *mkl_descriptor(const plan_key *k) {
               mkl.set(p, DFTI_BWD_STRIDES, bs);
     mkl.set(p, DFTI_THREAD_LIMIT, 1L); /* the sequential layer already; older MKLs lack the setting */
     if (k->kind >= K_R2C) st |= mkl.set(p, DFTI_CONJUGATE_EVEN_STORAGE, DFTI_COMPLEX_COMPLEX);
+    if (k->scale) st |= mkl.set(p, bwd_in ? DFTI_BACKWARD_SCALE : DFTI_FORWARD_SCALE, k->scale);
     if (h->n > 1)
         st |= mkl.set(p, DFTI_NUMBER_OF_TRANSFORMS, (long)h->n) |
               mkl.set(p, DFTI_FWD_DISTANCE, (long)(bwd_in ? h->os : h->is)) |
@@ -456,6 +458,7 @@ static void line_blocks(void *ctx, int64_t begin, int64_t end) {
         memset(&key, 0, sizeof key); /* compared bytewise */
         key.dbl = j->dbl, key.kind = j->kind, key.rank = 1, key.hrank = 1, key.dims[0] = j->line;
         key.hdims[0] = (iodim64){mt__min64(j->rows, h->n - first), h->is, h->os};
+        if (engine == 1 && j->scale != 1) key.scale = j->scale;
         char *out = j->out + out_off * j->out_item, *in = j->in + in_off * j->in_item;
         int64_t lines = key.hdims[0].n;
         mt_status st;
@@ -470,7 +473,7 @@ static void line_blocks(void *ctx, int64_t begin, int64_t end) {
             __atomic_store_n(&j->st, st, __ATOMIC_RELAXED);
             break;
         }
-        if (j->scale != 1 && !j->twiddles) /* the block's output lines are consecutive; the half path scaled */
+        if (j->scale != 1 && !j->twiddles && engine == 0) /* the block's output lines are consecutive; the half path scaled */
             scale_reals(j->dbl, out, key.hdims[0].n * h->os * j->out_item / (j->dbl ? 8 : 4), j->scale);
     }
     release_plan(&hp);
@@ -649,9 +652,8 @@ static void slab_range(void *ctx, int64_t begin, int64_t end) {
 typedef struct {
     plan_key key;
     char *in, *out;
-    int64_t idist, odist, numel; /* elements between images; output elements per image */
-    int item, dbl;
-    double scale;
+    int64_t idist, odist; /* elements between images */
+    int item;
     mt_status st;
 } image_job;
 
@@ -665,7 +667,6 @@ static void image_range(void *ctx, int64_t begin, int64_t end) {
             __atomic_store_n(&m->st, st, __ATOMIC_RELAXED);
             break;
         }
-        if (m->scale != 1) scale_reals(m->dbl, out, 2 * m->numel, m->scale);
     }
     release_plan(&hp);
 }
@@ -751,9 +752,9 @@ static mt_status execute(int kind, mt_tensor *x, int ndims, const int64_t *dims,
             m.key.dims[i] = (iodim64){signal_n[i], x->strides[dims[i]], strides[dims[i]]};
             sig *= signal_n[i], numel_out *= out_sizes[dims[i]];
         }
-        m.in = mt__data(x), m.out = mt__data(*out), m.idist = batch.is, m.odist = batch.os, m.numel = numel_out;
-        m.item = mt_dtype_itemsize(out_dtype), m.dbl = dbl;
-        m.scale = normalization == 2 ? 1.0 / (double)sig : normalization == 1 ? 1.0 / sqrt((double)sig) : 1.0;
+        m.in = mt__data(x), m.out = mt__data(*out), m.idist = batch.is, m.odist = batch.os;
+        m.item = mt_dtype_itemsize(out_dtype);
+        m.key.scale = normalization == 2 ? 1.0 / (double)sig : normalization == 1 ? 1.0 / sqrt((double)sig) : 0; /* MKL-only path */
         parallel_items(batch.n, numel_out >= PAR_GRAIN ? 1 : PAR_GRAIN / numel_out, image_range, &m);
         if (!m.st) return MT_OK;
         MT_DROP(*out);
