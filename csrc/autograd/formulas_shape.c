@@ -231,7 +231,7 @@ mt_status mt_narrow_copy(mt_tensor *t, int64_t dim, int64_t start, int64_t lengt
         return mt__error(MT_ERR_INDEX, "start out of range (expected to be in range of [%lld, %lld], but got %lld)",
                          (long long)-size, (long long)size, (long long)start);
     if (start < 0) start += size;
-    if (start + length > size)
+    if (length > size - start) /* start + length could pass int64 */
         return mt__error(MT_ERR_RUNTIME, "start (%lld) + length (%lld) exceeds dimension size (%lld).", (long long)start,
                          (long long)length, (long long)size);
     mt_tensor *v;

@@ -487,8 +487,9 @@ def test_meshgrid_narrow_copy_repeat_interleave(dtype):
         run(lambda L, x: x.repeat_interleave(2), p)
         run(lambda L, x: x.repeat_interleave(3, dim=1), p)
         run(lambda L, x: L.repeat_interleave(x, 0, 0), p)
+    # a length whose start + length passes int64 (the C fuzzer: it wrapped past the check and gave an empty result)
     for f in [lambda L, x: x.narrow_copy(0, 2, 2), lambda L, x: x.narrow_copy(0, -4, 1),
-              lambda L, x: x.repeat_interleave(-1)]:
+              lambda L, x: x.narrow_copy(1, 3, 2 ** 63 - 1), lambda L, x: x.repeat_interleave(-1)]:
         run(f, x)
     run(lambda L, x: L.meshgrid(x, x), x, message=False)  # PyTorch prints the tensor C++-style
 
