@@ -13,15 +13,14 @@ mt_status mt_from_data(const void *src, int src_dtype, int ndim, const int64_t *
     return MT_OK;
 }
 
-/* Store one double or int64 value as element i of a contiguous tensor. */
-static void store_f(mt_tensor *t, int64_t i, double v) {
-    int64_t z[2] = {0, 0};
-    mt__cast_loop(t->dtype, MT_F64)((char *[]){mt__data(t) + i * mt_dtype_itemsize(t->dtype), (char *)&v}, z, 1, NULL);
+/* Values reach the tensor in blocks: computed as int64 or double into a buffer, then cast by one loop call */
+enum { STORE_BLOCK = 256 };
+static void store_block(mt_tensor *t, int64_t first, int64_t n, int src_dtype, const void *values) {
+    int64_t steps[2] = {mt_dtype_itemsize(t->dtype), 8};
+    mt__cast_loop(t->dtype, src_dtype)((char *[]){mt__data(t) + first * steps[0], (char *)values}, steps, n, NULL);
 }
-static void store_i(mt_tensor *t, int64_t i, int64_t v) {
-    int64_t z[2] = {0, 0};
-    mt__cast_loop(t->dtype, MT_I64)((char *[]){mt__data(t) + i * mt_dtype_itemsize(t->dtype), (char *)&v}, z, 1, NULL);
-}
+static void store_f(mt_tensor *t, int64_t i, double v) { store_block(t, i, 1, MT_F64, &v); }
+static void store_i(mt_tensor *t, int64_t i, int64_t v) { store_block(t, i, 1, MT_I64, &v); }
 
 static float round_half(int dtype, float x) { /* through float16/bfloat16 and back */
     return dtype == MT_F16 ? mt__f16_to_f32(mt__f32_to_f16(x)) : mt__bf16_to_f32(mt__f32_to_bf16(x));
@@ -83,11 +82,18 @@ mt_status mt_arange(double start, double end, double step, int dtype, int device
     if (device == MT_META) return MT_OK;
     if (is_int) {
         uint64_t a = (uint64_t)(int64_t)xs, c = (uint64_t)(int64_t)xst;
-        for (int64_t i = 0; i < size; i++) store_i(*out, i, (int64_t)(a + (uint64_t)i * c));
+        int64_t buf[STORE_BLOCK];
+        for (int64_t b = 0; b < size; b += STORE_BLOCK) {
+            int64_t n = mt__min64(STORE_BLOCK, size - b);
+            for (int64_t i = 0; i < n; i++) buf[i] = (int64_t)(a + (uint64_t)(b + i) * c);
+            store_block(*out, b, n, MT_I64, buf);
+        }
         return MT_OK;
     }
     int64_t vec = 32 / mt_dtype_itemsize(dtype), chunk = range_chunk(size);
     float sf = (float)start, stf = (float)step;
+    double buf[STORE_BLOCK];
+    int64_t nbuf = 0;
     for (int64_t b = 0; b < size; b += chunk) {
         int64_t e = b + chunk < size ? b + chunk : size, vec_end = b + (e - b) / (2 * vec) * (2 * vec);
         for (int64_t i = b; i < e; i++) {
@@ -103,7 +109,8 @@ mt_status mt_arange(double start, double end, double step, int dtype, int device
                 double x = fma(step, (double)base, start);
                 v = k ? fma((double)k, step, x) : x;
             }
-            store_f(*out, i, v);
+            buf[nbuf++] = v;
+            if (nbuf == STORE_BLOCK || i == size - 1) store_block(*out, i + 1 - nbuf, nbuf, MT_F64, buf), nbuf = 0;
         }
     }
     return MT_OK;
