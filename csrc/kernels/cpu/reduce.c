@@ -596,6 +596,9 @@ mt_status mt__impl_max_dim(int is_min, mt_tensor *x, int64_t dim, int keepdim, m
     int fl = mt__is_float(x->dtype);
     mt_loop_fn to_acc = mt__cast_loop(fl ? MT_F64 : MT_I64, x->dtype), copy = mt__cast_loop(x->dtype, x->dtype);
     static const int64_t z[2] = {0, 0};
+    enum { VBLOCK = 256 }; /* the dim's values converted a block per loop call (an indirect call per element cost 4 ns) */
+    union { double f[VBLOCK]; int64_t i[VBLOCK]; } buf;
+    int64_t bsteps[2] = {8, mt__wmul(st_d, isz)};
     for (int64_t o = 0; o < nout; o++) {
         int64_t rem = o, off = 0;
         for (int d = kn - 1; d >= 0; d--) {
@@ -603,19 +606,22 @@ mt_status mt__impl_max_dim(int is_min, mt_tensor *x, int64_t dim, int keepdim, m
             rem /= ksz[d];
         }
         int64_t best = 0;
-        double bf = 0, vf;
-        int64_t bi = 0, vi;
-        for (int64_t i = 0; i < n; i++) {
-            char *p = base + off + i * st_d * isz;
-            if (fl) {
-                to_acc((char *[]){(char *)&vf, p}, z, 1, NULL);
-                if (i == 0) { bf = vf; continue; }
-                if (bf != bf) break; /* a NaN wins and stays */
-                if (vf != vf || (is_min ? vf < bf : vf > bf)) { bf = vf; best = i; }
-            } else {
-                to_acc((char *[]){(char *)&vi, p}, z, 1, NULL);
-                if (i == 0) { bi = vi; continue; }
-                if (is_min ? vi < bi : vi > bi) { bi = vi; best = i; }
+        double bf = 0;
+        int64_t bi = 0;
+        int nan = 0;
+        for (int64_t b = 0; b < n && !nan; b += VBLOCK) {
+            int64_t m = mt__min64(VBLOCK, n - b);
+            to_acc((char *[]){(char *)&buf, base + off + b * bsteps[1]}, bsteps, m, NULL);
+            if (b == 0) bf = buf.f[0], bi = buf.i[0];
+            for (int64_t i = 0; i < m; i++) {
+                if (fl) {
+                    double vf = buf.f[i];
+                    if (bf != bf) { nan = 1; break; } /* a NaN wins and stays */
+                    if (vf != vf || (is_min ? vf < bf : vf > bf)) { bf = vf; best = b + i; }
+                } else {
+                    int64_t vi = buf.i[i];
+                    if (is_min ? vi < bi : vi > bi) { bi = vi; best = b + i; }
+                }
             }
         }
         copy((char *[]){vbase + o * isz, base + off + best * st_d * isz}, z, 1, NULL);
