@@ -657,7 +657,7 @@ mt_status mt_unique(mt_tensor *t, int consecutive, int has_dim, int64_t dim, mt_
     MT_PROFILE(consecutive ? "unique_consecutive" : has_dim ? "unique_dim" : "_unique2", t);
     MT_TRY(NOGRAD(mt__impl_unique(t, consecutive, has_dim, dim, values, inverse, counts)));
     if (!mt__grad_enabled() || !mt__requires_grad(t)) return MT_OK;
-    int kind = consecutive ? 2 : has_dim;
+    int kind = consecutive ? 2 : has_dim != 0; /* any nonzero flag from C callers */
     static const char *const names[] = {"Unique2Backward0", "UniqueDimBackward0", "UniqueConsecutiveBackward0"};
     mt_node *n;
     mt_status st = rec(names[kind], not_differentiable, 1, &t, *values, &n);

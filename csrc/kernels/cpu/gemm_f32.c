@@ -33,6 +33,7 @@
 #define B_BUDGET (4 << 20) /* floats of packed B per section (16 MiB): larger products go in sections */
 #define SMALL_SCRATCH 4096 /* floats of scratch kept on the stack */
 #define SERIAL_MACS (1 << 20) /* below this many multiply-adds one thread is faster than waking the pool */
+#define SERIAL_GEMV_MACS (1 << 17) /* a row of A reads each element of B once: bandwidth, which the threads add */
 
 typedef struct {
     int64_t m, n, k, kcb, mcb, nkb; /* sizes; kc and row block sizes; kc blocks */
@@ -300,9 +301,10 @@ static void gemv_task(void *ctx, int64_t t0, int64_t t1) {
 static int sgemm_avx512(sgemm_plan *g, int64_t nb) {
     if (!mt__cpu_avx512f() || getenv("MINDTORCH_SGEMM_OPENBLAS")) return 1; /* the switch: for A/B runs */
     int nt = mt_get_num_threads();
-    if ((double)nb * g->m * g->n * g->k < SERIAL_MACS) nt = 1;
+    int gemv = g->m == 1 && (g->sbn == 1 || g->sbk == 1);
+    if ((double)nb * g->m * g->n * g->k < (gemv ? SERIAL_GEMV_MACS : SERIAL_MACS)) nt = 1;
     g->kcb = block_size(g->k, KC, 1), g->mcb = block_size(g->m, MC, MR), g->nkb = (g->k + g->kcb - 1) / g->kcb;
-    if (g->m == 1 && (g->sbn == 1 || g->sbk == 1)) {
+    if (gemv) {
         int64_t items = nb * ((g->n + GEMV_COLS - 1) / GEMV_COLS);
         mt__parallel_for(items, nt > 1 ? 1 : items, gemv_task, g);
         return 0;
