@@ -1440,7 +1440,7 @@ mt_status mt__impl_linalg_lstsq(mt_tensor *a, mt_tensor *b, int has_rcond, doubl
         memcpy(sx, sb, sizeof sx);
         sx[nd - 2] = k;
         if ((st = new_tensor(nd - 1, sx, dt, a->device, &res))) goto done;
-        for (int64_t i = 0; a->device != MT_META && i < nbat; i++)
+        for (int64_t i = 0; a->device != MT_META && k && i < nbat; i++) /* k = 0: billions of empty batches */
             for (int64_t c = 0; c < k; c++) {
                 double acc = 0;
                 for (int64_t r = n; r < m; r++) {
