@@ -974,6 +974,8 @@ MT_DTYPE_TABLE(legacy_names);
 
 mt_status mt_bernoulli_tensor_(mt_tensor *t, mt_tensor *p, mt_generator *g) {
     MT_PROFILE("bernoulli_", t, p);
+    if (t->device != MT_META && p->device == MT_META) /* PyTorch's first check (the kernel read p's missing data) */
+        return mt__error(MT_ERR_NOT_IMPLEMENTED, "Cannot inplace into non-meta tensor with meta tensor argument");
     if (mt__is_complex(t->dtype)) return not_implemented("bernoulli_tensor_cpu_self_", t->dtype);
     if (mt_tensor_numel(t) == 0) return MT_OK;
     /* expand_inplace(self, p): p must broadcast to self's shape */
