@@ -71,7 +71,9 @@ mt_status mt_arange(double start, double end, double step, int dtype, int device
     if (dtype == MT_I64) { /* and int64 counts in integer arithmetic */
         int64_t a = (int64_t)xs, b = (int64_t)trunc(end), c = (int64_t)xst, sgn = c > 0 ? 1 : -1;
         if (c == 0) return mt__error(MT_ERR_VALUE, "step must be nonzero");
-        n = (double)((b - a + c - sgn) / c);
+        __int128 span = (__int128)b - a; /* PyTorch's end - start in int64: past it, its size is nonsense */
+        if (span > INT64_MAX || span < INT64_MIN) return mt__error(MT_ERR_RUNTIME, "invalid size, possible overflow?");
+        n = (double)((span + c - sgn) / c);
     } else {
         n = ceil((end - start) / step);
     }

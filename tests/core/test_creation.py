@@ -499,3 +499,16 @@ def test_arange_integer_bounds_beyond_int64(args, dtype):
         except RuntimeError as e:
             return str(e)
     assert run(mt) == run(torch)
+
+
+@pytest.mark.parametrize("args", [(-2 ** 63, 2 ** 63 - 1024, 2 ** 62), (2 ** 63 - 1024, -2 ** 63, -2 ** 62),
+                                  (-2 ** 63, 2 ** 62, 2 ** 61)])
+def test_arange_int64_span_past_int64(args):
+    """PyTorch takes end - start in int64; past it the difference wraps (undefined in C) and its size is
+    nonsense (an empty result); ours raises the size error instead"""
+    with pytest.raises(RuntimeError, match=r"invalid size, possible overflow\?"):
+        mt.arange(*args, dtype=mt.int64)
+    # spans that fit int64 keep PyTorch's values
+    same(lambda: mt.arange(-2 ** 62, 2 ** 62, 2 ** 61), lambda: torch.arange(-2 ** 62, 2 ** 62, 2 ** 61))
+
+
