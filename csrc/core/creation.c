@@ -156,6 +156,7 @@ mt_status mt_eye(int64_t n, int64_t m, int dtype, int device, mt_tensor **out) {
     if (n < 0) return mt__error(MT_ERR_RUNTIME, "n must be greater or equal to 0, got %lld", (long long)n);
     if (m < 0) return mt__error(MT_ERR_RUNTIME, "m must be greater or equal to 0, got %lld", (long long)m);
     int64_t sizes[2] = {n, m};
+    MT_TRY(mt__check_numel(2, sizes)); /* PyTorch resizes its result */
     MT_TRY(mt__alloc(2, sizes, NULL, dtype, device, out));
     if (device == MT_META) return MT_OK;
     memset((*out)->storage->data, 0, (size_t)(n * m * mt_dtype_itemsize(dtype)));

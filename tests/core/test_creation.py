@@ -512,3 +512,7 @@ def test_arange_int64_span_past_int64(args):
     same(lambda: mt.arange(-2 ** 62, 2 ** 62, 2 ** 61), lambda: torch.arange(-2 ** 62, 2 ** 62, 2 ** 61))
 
 
+@pytest.mark.parametrize("nm", [(2 ** 63 - 1, 2 ** 63 - 1), (2 ** 62, 4), (2 ** 61, 2)])
+def test_eye_size_past_int64(nm):
+    """PyTorch resizes its result: its numel check comes before the storage size's"""
+    same(lambda: mt.eye(*nm), lambda: torch.eye(*nm))
