@@ -478,6 +478,8 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
                                 lib.mt_get_default_dtype(), "logspace")]
     for v in (start, end) if steps > 1 else (start,) if steps == 1 else ():
         _dtype.check_scalar(v, dt)
+    if steps > 1 << 20:  # a size past int64 or memory fails here, as PyTorch's allocation does, not after a loop
+        empty(steps, dtype=dt, device=device)
     first = start
     if dt.is_floating_point:
         start, end = tensor([start, end], dtype=dt).tolist()

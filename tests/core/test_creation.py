@@ -501,6 +501,11 @@ def test_arange_integer_bounds_beyond_int64(args, dtype):
     assert run(mt) == run(torch)
 
 
+def test_logspace_size_past_int64():
+    """the result is allocated before its values are computed: PyTorch's overflow error, not a loop"""
+    same(lambda: mt.logspace(0, 1, 2 ** 63 - 1), lambda: torch.logspace(0, 1, 2 ** 63 - 1))
+
+
 @pytest.mark.parametrize("args", [(-2 ** 63, 2 ** 63 - 1024, 2 ** 62), (2 ** 63 - 1024, -2 ** 63, -2 ** 62),
                                   (-2 ** 63, 2 ** 62, 2 ** 61)])
 def test_arange_int64_span_past_int64(args):
