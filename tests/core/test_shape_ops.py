@@ -603,3 +603,13 @@ def test_repeat_interleave_repeats_summing_past_int64():
                                                "-9223372036854775808"):
             mt.repeat_interleave(mt.tensor(reps))
     assert mt.repeat_interleave(mt.tensor([3, 2])).tolist() == [0, 0, 0, 1, 1]
+
+
+def test_bincount_maximum_of_int64():
+    """a value of 2^63 - 1 would need 2^63 bins: PyTorch's overflow error (its bin count wrapped to an
+    empty result before)"""
+    for v in ([2 ** 63 - 1], [0, 2 ** 63 - 1, 3], [2 ** 63 - 2]):
+        run(lambda L, x: L.bincount(x), I(v))
+    run(lambda L, x: L.bincount(x, minlength=2 ** 63 - 1), I([1, 2]))
+
+

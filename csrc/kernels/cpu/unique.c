@@ -372,6 +372,9 @@ mt_status mt__impl_bincount(mt_tensor *t, mt_tensor *weights, int64_t minlength,
     }
     mt_status st = MT_OK;
     if (bad) st = mt__error(MT_ERR_RUNTIME, "bincount only supports 1-d non-negative integral inputs.");
+    else if (mx == INT64_MAX) /* its bin count, mx + 1, passes int64 */
+        st = mt__error(MT_ERR_RUNTIME, "maximum value of input overflowed, it should be < %lld but got %lld",
+                       (long long)INT64_MAX, (long long)mx);
     if (!st && weights && (weights->ndim != 1 || weights->sizes[0] != t->sizes[0]))
         st = mt__error(MT_ERR_RUNTIME, "weights should be 1-d and have the same length as input");
     if (!st && weights) st = keys_of(weights, &kw);
