@@ -620,3 +620,9 @@ def test_bincount_maximum_of_int64():
     run(lambda L, x: L.bincount(x, minlength=2 ** 63 - 1), I([1, 2]))
 
 
+def test_tensor_split_and_combinations_past_a_vector():
+    """a count of sections (or an r) no C++ vector holds raises PyTorch's error at once (ours looped)"""
+    x = T([1.0, 2.0, 3.0])
+    for n in (2 ** 63 - 1, 2 ** 60):
+        run(lambda L, x: x.tensor_split(n), x)
+        run(lambda L, x: L.combinations(x, n), x)
