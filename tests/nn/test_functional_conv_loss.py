@@ -322,6 +322,11 @@ def test_conv_errors():
     errors_match(lambda L, x, w: F(L).conv2d(x, w[:3], groups=2), x6, w)
     errors_match(lambda L, x, w: F(L).conv2d(x, w[:1], groups=2), x6, w)
     cases = [
+        # padding whose double passes int64: PyTorch's own guard, both kinds
+        lambda L, x, w: F(L).conv2d(x, w, padding=2 ** 63 - 1),
+        lambda L, x, w: F(L).conv2d(x, w, padding=(1, 2 ** 62)),
+        lambda L, x, w: F(L).conv_transpose2d(x, w.transpose(0, 1), padding=2 ** 62),
+        lambda L, x, w: F(L).conv2d(x, w, dilation=2 ** 61),  # its kernel extent 2^62 + 1, in int64
         lambda L, x, w: F(L).conv2d(x[:, :2], w),
         lambda L, x, w: F(L).conv2d(x, w, w[0, 0, 0]),
         lambda L, x, w: F(L).conv2d(x[:, :, :2, :2], w),
@@ -475,6 +480,15 @@ def test_pool_errors():
     ]
     for fn in cases:
         errors_match(fn, x)
+
+
+def test_conv_dilation_whose_kernel_extent_passes_int64():
+    """PyTorch's dilation * (k - 1) + 1 wraps there (undefined behaviour: a nonsense 6x6 result); ours is
+    computed exactly and refused with PyTorch's message, the extent printed in full"""
+    x, w = mt.ones(1, 2, 5, 5), mt.ones(1, 2, 2, 2)
+    with pytest.raises(RuntimeError, match=r"^Calculated padded input size per channel: \(5 x 5\). Kernel size: "
+                                           r"\(9223372036854775808 x 2\). Kernel size can't be greater"):
+        MF.conv2d(x, w, dilation=(2 ** 63 - 1, 1))
 
 
 # ---- padding --------------------------------------------------------------------------------
