@@ -400,6 +400,9 @@ def test_unfold_fold_errors():
         lambda L, x: F(L).fold(x.reshape(2, 12, 9), (1, 1), 2),
         lambda L, x: F(L).fold(x.reshape(2, 12, 9), (0, 4), 2),
         lambda L, x: F(L).fold(x, (4, 4), 2),
+        # kernel products past uint64 (PyTorch's own guard) and past int64 only (its divisibility check)
+        lambda L, x: F(L).fold(x.reshape(2, 12, 9), (5, 5), (2 ** 32, 2 ** 32)),
+        lambda L, x: F(L).fold(x.reshape(2, 12, 9), (5, 5), (2 ** 62, 2)),
     ]
     for fn in cases:
         errors_match(fn, x)

@@ -653,6 +653,10 @@ mt_status mt__impl_col2im(mt_tensor *x, const int64_t *osz, const int64_t *k, co
         return mt__error(MT_ERR_RUNTIME, "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size "
                          "and non-zero dimensions for input, but got: %s", MT_SZ(s1, x));
     int64_t N = batched ? x->sizes[0] : 1, CK = x->sizes[batched], L = x->sizes[batched + 1], kk;
+    uint64_t kk_u; /* PyTorch's guard is on the unsigned product; past int64 its remainder fails */
+    if (__builtin_mul_overflow((uint64_t)k[1], (uint64_t)k[0], &kk_u))
+        return mt__error(MT_ERR_RUNTIME, "Given kernel_width = %lld and kernel_height = %lld the product of "
+                         "kernel_width and kernel_height overflowed.", (long long)k[1], (long long)k[0]);
     if (__builtin_mul_overflow(k[0], k[1], &kk) || CK % kk)
         return mt__error(MT_ERR_RUNTIME, "Expected size of input's dimension 1 to be divisible by the product of "
                          "kernel_size, but got input.size(1)=%lld and kernel_size=(%lld, %lld).", (long long)CK,
