@@ -586,6 +586,10 @@ def test_pad_errors():
         lambda L, x, y: F(L).pad(x[:, :0], (1, 1), mode="reflect"),
         lambda L, x, y: F(L).pad(x[:, :, :0], (1, 1), mode="replicate"),
         lambda L, x, y: F(L).pad(x, (1.5, 1)),
+        # PyTorch's checks of the mode come before the padded size's overflow
+        lambda L, x, y: F(L).pad(x, (2 ** 63 - 1, 0), mode="reflect"),
+        lambda L, x, y: F(L).pad(x, (2 ** 63 - 1, 0), mode="circular"),
+        lambda L, x, y: F(L).pad(y, (2 ** 63 - 1, 0), mode="replicate"),
     ]
     for fn in cases:
         errors_match(fn, x, x4)
