@@ -458,6 +458,21 @@ def test_pool_errors():
         lambda L, x: F(L).max_pool2d(x, 2, 0),
         lambda L, x: F(L).max_pool2d(x, 0, 1),
         lambda L, x: F(L).max_pool2d(x, 2, dilation=0),
+        # window numbers past a C int: PyTorch reads them as int (not its plain max_pool1d, below)
+        lambda L, x: F(L).max_pool2d(x, 2, 2 ** 31),
+        lambda L, x: F(L).max_pool2d(x, 2, 1, 0, 2 ** 31),
+        lambda L, x: F(L).max_pool2d(x, (2, -1), (2 ** 63 - 1, 1)),
+        lambda L, x: F(L).max_pool2d(x, 2, 1, -2 ** 31 - 1),
+        lambda L, x: F(L).avg_pool2d(x, 2 ** 31),
+        lambda L, x: F(L).avg_pool2d(x, 2, 1, 2 ** 31),
+        lambda L, x: F(L).avg_pool1d(x[0], 2, 2 ** 31),
+        lambda L, x: F(L).max_pool1d(x[0], 2, 2 ** 31, return_indices=True),
+        lambda L, x: F(L).max_pool3d(x[None], 2, 2 ** 31),
+        lambda L, x: F(L).avg_pool3d(x[None], (2, 2, 2 ** 31)),
+        lambda L, x: F(L).lp_pool2d(x, 2.0, 2 ** 31),
+        lambda L, x: F(L).adaptive_avg_pool2d(x, 2 ** 31),  # PyTorch resizes: its numel check first
+        lambda L, x: F(L).adaptive_avg_pool3d(x, (2 ** 62, 2, 2)),
+        lambda L, x: F(L).adaptive_max_pool2d(x, 2 ** 31),
         lambda L, x: F(L).max_pool2d(x, 2, padding=2),
         lambda L, x: F(L).max_pool2d(x[:, :, :1, :1], 3),
         lambda L, x: F(L).max_pool2d(x[0, 0], 2),
@@ -483,6 +498,14 @@ def test_pool_errors():
     ]
     for fn in cases:
         errors_match(fn, x)
+
+
+def test_plain_max_pool1d_takes_int64_windows():
+    """without indices PyTorch's max_pool1d runs its own kernel, whose numbers are int64"""
+    x = rnd(2, 3, 6)
+    for args in ((2, 2 ** 31), (2, 2 ** 63 - 1), (3, 2 ** 31, 1)):
+        np.testing.assert_array_equal(MF.max_pool1d(mt.tensor(x), *args).numpy(),
+                                      TF.max_pool1d(torch.tensor(x), *args).numpy())
 
 
 def test_conv_dilation_whose_kernel_extent_passes_int64():
