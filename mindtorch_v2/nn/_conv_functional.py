@@ -388,6 +388,15 @@ _UPSAMPLE = {"nearest": 0, "nearest-exact": 1, "linear": 2, "bilinear": 2, "bicu
 _UPSAMPLE_AA = {"bilinear": lib.MT_UPSAMPLE_BILINEAR_AA, "bicubic": lib.MT_UPSAMPLE_BICUBIC_AA}
 
 
+def _scaled_size(n, scale):
+    """An output size from a scale factor, converted to int64 with PyTorch's check (not past it, NaN neither);
+    recompute_scale_factor's sizes are Python's int() in PyTorch too."""
+    v = n * scale
+    if not -2.0 ** 63 <= v < 2.0 ** 63:
+        raise RuntimeError("value cannot be converted to type int64_t without overflow")
+    return int(v)
+
+
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None,
                 antialias=False):
     if mode in ("nearest", "area", "nearest-exact"):
@@ -454,7 +463,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                                   f" (got {input.dim()}D) for the modes: nearest | linear | bilinear | bicubic | "
                                   f"trilinear | lanczos | area | nearest-exact (got {mode})")
     if output_size is None:
-        output_size = [int(input.shape[i + 2] * scale_factors[i]) for i in range(dim)]
+        output_size = [_scaled_size(input.shape[i + 2], scale_factors[i]) for i in range(dim)]
     scales = scale_factors if scale_factors is not None else [0.0] * dim
     kind = _UPSAMPLE_AA[mode] if antialias else _UPSAMPLE[mode]
     return call(lib.mt_upsample, input._h, kind, dim, output_size, scales, 1 if align_corners else 0)

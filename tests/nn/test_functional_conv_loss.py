@@ -724,6 +724,13 @@ def test_interpolate_bicubic_errors():
         errors_match(fn, x)
 
 
+@pytest.mark.parametrize("scale", [1e30, -1e30, float("inf"), float("nan")])
+@pytest.mark.parametrize("mode", ["nearest", "bilinear", "bicubic", "nearest-exact"])
+def test_interpolate_scale_whose_size_passes_int64(scale, mode):
+    """the scaled size is converted to int64 with PyTorch's check (Python's int() raised other errors)"""
+    errors_match(lambda L, x: F(L).interpolate(x, scale_factor=scale, mode=mode), Arg(rnd(1, 2, 3, 3)))
+
+
 UINT8 = [  # (input shape, kwargs): uint8 in PyTorch's int16 fixed point, equal to it exactly
     ((1, 3, 20, 17), dict(size=(7, 9))),
     ((2, 4, 6, 5), dict(size=(13, 11))),
