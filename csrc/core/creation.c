@@ -80,7 +80,12 @@ mt_status mt_arange(double start, double end, double step, int dtype, int device
     if (!(n >= 0 && n <= 9.2233720368547758e18)) return mt__error(MT_ERR_RUNTIME, "invalid size, possible overflow?");
     if (is_int && !(start >= -9.2233720368547758e18 && start <= 9.2233720368547758e18))
         return mt__error(MT_ERR_RUNTIME, "value cannot be converted to type int64_t without overflow");
-    int64_t size = (int64_t)n;
+    /* n = 2^63 passes PyTorch's check; its conversion (undefined in C, INT64_MIN on x86) then meets
+     * the SymInt check */
+    int64_t size = mt__f2i(n);
+    if (size < 0)
+        return mt__error(MT_ERR_RUNTIME, "IntArrayRef contains an int that cannot be represented as a SymInt: %lld",
+                         (long long)size);
     MT_TRY(mt__alloc(1, &size, NULL, dtype, device, out));
     if (device == MT_META) return MT_OK;
     if (is_int) {

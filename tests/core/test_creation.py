@@ -517,6 +517,14 @@ def test_arange_int64_span_past_int64(args):
     same(lambda: mt.arange(-2 ** 62, 2 ** 62, 2 ** 61), lambda: torch.arange(-2 ** 62, 2 ** 62, 2 ** 61))
 
 
+@pytest.mark.parametrize("args", [(0.0, 2.0 ** 63), (0, 2 ** 63 - 1, 1, "int32"), (2.0 ** 63 - 4096, 0, -1.0)])
+def test_arange_size_of_2_63(args):
+    """a size of exactly 2^63 passes PyTorch's check and converts to INT64_MIN (undefined in C), which its
+    SymInt check refuses"""
+    *a, dt = args if isinstance(args[-1], str) else (*args, "float32")
+    same(lambda: mt.arange(*a, dtype=getattr(mt, dt)), lambda: torch.arange(*a, dtype=getattr(torch, dt)))
+
+
 @pytest.mark.parametrize("nm", [(2 ** 63 - 1, 2 ** 63 - 1), (2 ** 62, 4), (2 ** 61, 2)])
 def test_eye_size_past_int64(nm):
     """PyTorch resizes its result: its numel check comes before the storage size's"""
