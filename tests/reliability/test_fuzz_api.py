@@ -183,3 +183,17 @@ def test_roi_ops_with_grids_past_an_int():
     with pytest.raises(IndexError, match="has batch index 1e[+]30, out of range"):
         V.roi_align(x, mt.tensor([[1e30, 0., 0., 4., 4.]], dtype=mt.float64), 1.0, 2, 2, 0, False)
     assert V.roi_align(x, box, 1.0, 2, 2, 2, False).shape == (1, 4, 2, 2)  # ordinary grids run
+
+
+def test_deform_im2col_sizes_past_int64():
+    """a kernel of (2^31 - 1)^2 taps over 4 channels: the columns' rows (and the offset's channels for
+    2+ groups) pass int64, computed before as signed overflow; now the numel error"""
+    import pytest
+    from mindtorch_v2._C import lib
+    from mindtorch_v2._dispatch import call
+    k = (1 << 31) - 1
+    x, o = mt.rand(1, 4, 3, 3), mt.empty(1, 1, 1, 1)
+    for groups in (1, 2, 4):
+        with pytest.raises(RuntimeError, match="^numel: integer multiplication overflow$"):
+            call(lib.mt_vision_deform_im2col, x._h, o._h, o._h, [k, k, 1, 1, (k - 1) // 2, (k - 1) // 2, 1, 1],
+                 groups)

@@ -294,6 +294,11 @@ static mt_status deform_geom(mt_tensor *input, mt_tensor *offset, mt_tensor *mas
         return mt__error(MT_ERR_RUNTIME, "Calculated output size too small - out_h: %lld out_w: %lld", (long long)oh,
                          (long long)ow);
     g->oh = (int)oh, g->ow = (int)ow;
+    /* the columns' sizes and the offset's channels must fit int64 (a caller's huge kernel and groups) */
+    int64_t cols, rows, ch;
+    if (__builtin_mul_overflow(g->C, p[0] * p[1], &cols) || __builtin_mul_overflow(g->B, oh * ow, &rows) ||
+        __builtin_mul_overflow(og, 2 * p[0] * p[1], &ch))
+        return mt__error(MT_ERR_RUNTIME, "numel: integer multiplication overflow");
     if (offset->sizes[0] != g->B || offset->sizes[1] != og * 2 * p[0] * p[1] || offset->sizes[2] != oh ||
         offset->sizes[3] != ow)
         return mt__error(MT_ERR_RUNTIME, "deform_conv2d: offset must have shape [%lld, %lld, %lld, %lld]",
