@@ -197,3 +197,14 @@ def test_deform_im2col_sizes_past_int64():
         with pytest.raises(RuntimeError, match="^numel: integer multiplication overflow$"):
             call(lib.mt_vision_deform_im2col, x._h, o._h, o._h, [k, k, 1, 1, (k - 1) // 2, (k - 1) // 2, 1, 1],
                  groups)
+
+
+def test_embedding_backward_count_past_int64():
+    """2^40 indices (an expanded view) times rows of 2^24 wrap to 0, the count of an empty grad: the
+    check passed and the kernel read rows that do not exist; now the shapes' mismatch"""
+    import pytest
+    from mindtorch_v2._C import lib
+    from mindtorch_v2._dispatch import call
+    idx = mt.zeros(1, dtype=mt.int64).expand(1 << 40)
+    with pytest.raises(RuntimeError, match="grad and indices shapes do not match"):
+        call(lib.mt_embedding_backward, mt.empty(0, 1 << 24)._h, idx._h, 10, -1, 0)
