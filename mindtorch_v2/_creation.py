@@ -618,6 +618,8 @@ def _window(name, window_length, periodic, dtype, device, requires_grad, body):
         w = ones(window_length, dtype=dt, device=device)
     else:
         n = window_length + 1 if periodic else window_length
+        if n > 2 ** 63 - 1:  # PyTorch's int64 length + 1 wraps negative, and its arange refuses that end
+            raise RuntimeError("upper bound and lower bound inconsistent with step sign")
         w = body(n, dt)
         if periodic:
             w = w.narrow(0, 0, window_length).contiguous()
