@@ -576,6 +576,13 @@ for _name in ("empty", "empty_strided", "zeros", "ones", "full", "empty_like", "
     globals()[_name] = _grad_factory(globals()[_name])
 
 
+def _lower_count(row, col, a):
+    """sum over the rows i of min(max(i + a, 0), col): the points with column < i + a, exactly"""
+    lo = min(max(-a, 0), row)
+    hi = min(max(col - a, lo), row)  # rows lo..hi-1 keep i + a points, later ones all col
+    return (hi - lo) * a + (lo + hi - 1) * (hi - lo) // 2 + col * (row - hi)
+
+
 def _tri_indices(name, row, col, offset, dtype, lower):
     from ._dtype import int32, int64
     dtype = int64 if dtype is None else dtype
@@ -585,10 +592,28 @@ def _tri_indices(name, row, col, offset, dtype, lower):
         raise RuntimeError(f"row must be non-negative, got{row}" if row < 0 else f"col must be non-negative, got{col}")
     if not row or not col:  # (2^40 x 0 included: no row x col mask for an empty result)
         return empty((2, 0), dtype=dtype)
-    r = arange(row).unsqueeze(1)
-    c = arange(col).unsqueeze(0)
-    keep = (c - r <= offset) if lower else (c - r >= offset)
-    return keep.nonzero().t().contiguous().to(dtype)
+    count = _lower_count(row, col, offset + 1) if lower else row * col - _lower_count(row, col, offset)
+    if count * 2 * dtype.itemsize > 2 ** 63 - 1:  # PyTorch's [2, count] result fails its allocation first
+        raise RuntimeError(f"Storage size calculation overflowed with sizes=[2, {count}]")
+    if row * col <= 1 << 26:  # the mask of every pair: fastest while it is small
+        r = arange(row).unsqueeze(1)
+        c = arange(col).unsqueeze(0)
+        keep = (c - r <= offset) if lower else (c - r >= offset)
+        return keep.nonzero().t().contiguous().to(dtype)
+    from ._shape_ops import repeat_interleave, stack
+    # only the rows holding points (at most count of them): row i keeps columns [first, first + n)
+    offset = min(max(offset, -row), col)  # the same points, and no sum below passes int64
+    if lower:
+        i0 = min(max(-offset, 0), row)
+        rows = arange(row - i0) + i0  # (an arange from i0 would go through doubles)
+        first, n = zeros(rows.shape, dtype=_dtype.int64), (rows + offset + 1).clamp(max=col)
+    else:
+        rows = arange(min(max(col - offset, 0), row))
+        first = (rows + offset).clamp(min=0)
+        n = col - first
+    start = n.cumsum(0) - n  # where each row's points begin in the result
+    cols = arange(count) - repeat_interleave(start - first, n, output_size=count)
+    return stack([repeat_interleave(rows, n, output_size=count), cols]).to(dtype)
 
 
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):

@@ -529,3 +529,16 @@ def test_arange_size_of_2_63(args):
 def test_eye_size_past_int64(nm):
     """PyTorch resizes its result: its numel check comes before the storage size's"""
     same(lambda: mt.eye(*nm), lambda: torch.eye(*nm))
+
+
+@pytest.mark.parametrize("lower", [True, False])
+def test_tri_indices_extreme_offsets(lower):
+    """offsets near int64's ends give the exact points (PyTorch's own count wraps there: a negative
+    size or points of rows that do not exist); checked by enumeration"""
+    f = mt.tril_indices if lower else mt.triu_indices
+    for r, c in ((3, 3), (1, 2), (4, 2), (2, 5)):
+        for o in (2 ** 63 - 1, -2 ** 63, 2 ** 62, -2 ** 62, 5, -5):
+            pts = [(i, j) for i in range(r) for j in range(c) if (j - i <= o if lower else j - i >= o)]
+            assert f(r, c, o).tolist() == [[p[0] for p in pts], [p[1] for p in pts]]
+    with pytest.raises(RuntimeError, match=r"^Storage size calculation overflowed with sizes=\[2, 1063382396627932698"):
+        f(2 ** 62, 2 ** 62)
