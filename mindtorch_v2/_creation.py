@@ -2,6 +2,7 @@
 import builtins
 import array
 import numbers
+import math
 import operator
 
 from ._C import ffi, lib
@@ -424,7 +425,26 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
         for v in (start, end, step):
             if v - v == 0:  # (non-finite bounds get arange's own error)
                 _dtype.check_scalar(v, _dtype.float32)
+    if dt == lib.MT_I64 and not is_float and max(abs(start), abs(end), abs(step)) > 2 ** 53:
+        return _arange_int64(start, end, step, device)
     return call(lib.mt_arange, float(start), float(end), float(step), dt, core_id(device))
+
+
+def _arange_int64(start, end, step, device):
+    """An int64 arange whose bounds or step doubles cannot hold (the core takes doubles): PyTorch's
+    checks and size (end - start in int64, divided in double), then start + i * step in int64."""
+    if not all(-2 ** 63 <= v < 2 ** 63 for v in (start, end, step)):
+        raise RuntimeError("value cannot be converted to type int64_t without overflow")
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if not ((step > 0 and end >= start) or (step < 0 and end <= start)):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    if not -2 ** 63 <= end - start < 2 ** 63:  # PyTorch's difference wraps there: a nonsense size (see mt_arange)
+        raise RuntimeError("invalid size, possible overflow?")
+    size = math.ceil(float(end - start) / float(step))
+    if size == 2 ** 63:  # passes PyTorch's check, then converts to INT64_MIN
+        raise RuntimeError("IntArrayRef contains an int that cannot be represented as a SymInt: -9223372036854775808")
+    return call(lib.mt_arange, 0.0, float(size), 1.0, lib.MT_I64, core_id(device)).mul_(step).add_(start)
 
 
 def _complex_space(name, start, end, steps, dtype, device):

@@ -514,7 +514,18 @@ def test_arange_int64_span_past_int64(args):
     with pytest.raises(RuntimeError, match=r"invalid size, possible overflow\?"):
         mt.arange(*args, dtype=mt.int64)
     # spans that fit int64 keep PyTorch's values
-    same(lambda: mt.arange(-2 ** 62, 2 ** 62, 2 ** 61), lambda: torch.arange(-2 ** 62, 2 ** 62, 2 ** 61))
+    same(lambda: mt.arange(-2 ** 61, 2 ** 61, 2 ** 59), lambda: torch.arange(-2 ** 61, 2 ** 61, 2 ** 59))
+
+
+@pytest.mark.parametrize("args", [(-2 ** 63, -2 ** 63 + 10, 3), (2 ** 63 - 10, 2 ** 63 - 1, 3),
+                                  (2 ** 63 - 1, 2 ** 63 - 11, -3), (2 ** 53 + 1, 2 ** 53 + 10, 2),
+                                  (-2 ** 53 - 7, -2 ** 53), (0, 2 ** 60, 2 ** 57), (2 ** 60, 0, -2 ** 58),
+                                  (5, 2 ** 60, -1), (5, 2 ** 60, 0), (0, 2 ** 63 - 1), (0, 2 ** 61)])
+def test_arange_int64_bounds_past_doubles(args):
+    """int64 bounds and steps that doubles cannot hold are taken exactly, as PyTorch takes them (through
+    the core's double interface arange(-2**63, -2**63 + 10, 3) was empty)"""
+    same(lambda: mt.arange(*args), lambda: torch.arange(*args))
+    same(lambda: mt.arange(*args, dtype=mt.int64), lambda: torch.arange(*args, dtype=torch.int64))
 
 
 @pytest.mark.parametrize("args", [(0.0, 2.0 ** 63), (0, 2 ** 63 - 1, 1, "int32"), (2.0 ** 63 - 4096, 0, -1.0)])
