@@ -2,6 +2,7 @@
 import builtins
 import array
 import numbers
+import math
 import operator
 
 from ._C import ffi, lib
@@ -424,7 +425,26 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
         for v in (start, end, step):
             if v - v == 0:  # (non-finite bounds get arange's own error)
                 _dtype.check_scalar(v, _dtype.float32)
+    if dt == lib.MT_I64 and not is_float and max(abs(start), abs(end), abs(step)) > 2 ** 53:
+        return _arange_int64(start, end, step, device)
     return call(lib.mt_arange, float(start), float(end), float(step), dt, core_id(device))
+
+
+def _arange_int64(start, end, step, device):
+    """An int64 arange whose bounds or step doubles cannot hold (the core takes doubles): PyTorch's
+    checks and size (end - start in int64, divided in double), then start + i * step in int64."""
+    if not all(-2 ** 63 <= v < 2 ** 63 for v in (start, end, step)):
+        raise RuntimeError("value cannot be converted to type int64_t without overflow")
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if not ((step > 0 and end >= start) or (step < 0 and end <= start)):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    if not -2 ** 63 <= end - start < 2 ** 63:  # PyTorch's difference wraps there: a nonsense size (see mt_arange)
+        raise RuntimeError("invalid size, possible overflow?")
+    size = math.ceil(float(end - start) / float(step))
+    if size == 2 ** 63:  # passes PyTorch's check, then converts to INT64_MIN
+        raise RuntimeError("IntArrayRef contains an int that cannot be represented as a SymInt: -9223372036854775808")
+    return call(lib.mt_arange, 0.0, float(size), 1.0, lib.MT_I64, core_id(device)).mul_(step).add_(start)
 
 
 def _complex_space(name, start, end, steps, dtype, device):
@@ -478,6 +498,8 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
                                 lib.mt_get_default_dtype(), "logspace")]
     for v in (start, end) if steps > 1 else (start,) if steps == 1 else ():
         _dtype.check_scalar(v, dt)
+    if steps > 1 << 20:  # a size past int64 or memory fails here, as PyTorch's allocation does, not after a loop
+        empty(steps, dtype=dt, device=device)
     first = start
     if dt.is_floating_point:
         start, end = tensor([start, end], dtype=dt).tolist()
@@ -574,6 +596,13 @@ for _name in ("empty", "empty_strided", "zeros", "ones", "full", "empty_like", "
     globals()[_name] = _grad_factory(globals()[_name])
 
 
+def _lower_count(row, col, a):
+    """sum over the rows i of min(max(i + a, 0), col): the points with column < i + a, exactly"""
+    lo = min(max(-a, 0), row)
+    hi = min(max(col - a, lo), row)  # rows lo..hi-1 keep i + a points, later ones all col
+    return (hi - lo) * a + (lo + hi - 1) * (hi - lo) // 2 + col * (row - hi)
+
+
 def _tri_indices(name, row, col, offset, dtype, lower):
     from ._dtype import int32, int64
     dtype = int64 if dtype is None else dtype
@@ -583,10 +612,28 @@ def _tri_indices(name, row, col, offset, dtype, lower):
         raise RuntimeError(f"row must be non-negative, got{row}" if row < 0 else f"col must be non-negative, got{col}")
     if not row or not col:  # (2^40 x 0 included: no row x col mask for an empty result)
         return empty((2, 0), dtype=dtype)
-    r = arange(row).unsqueeze(1)
-    c = arange(col).unsqueeze(0)
-    keep = (c - r <= offset) if lower else (c - r >= offset)
-    return keep.nonzero().t().contiguous().to(dtype)
+    count = _lower_count(row, col, offset + 1) if lower else row * col - _lower_count(row, col, offset)
+    if count * 2 * dtype.itemsize > 2 ** 63 - 1:  # PyTorch's [2, count] result fails its allocation first
+        raise RuntimeError(f"Storage size calculation overflowed with sizes=[2, {count}]")
+    if row * col <= 1 << 26:  # the mask of every pair: fastest while it is small
+        r = arange(row).unsqueeze(1)
+        c = arange(col).unsqueeze(0)
+        keep = (c - r <= offset) if lower else (c - r >= offset)
+        return keep.nonzero().t().contiguous().to(dtype)
+    from ._shape_ops import repeat_interleave, stack
+    # only the rows holding points (at most count of them): row i keeps columns [first, first + n)
+    offset = min(max(offset, -row), col)  # the same points, and no sum below passes int64
+    if lower:
+        i0 = min(max(-offset, 0), row)
+        rows = arange(row - i0) + i0  # (an arange from i0 would go through doubles)
+        first, n = zeros(rows.shape, dtype=_dtype.int64), (rows + offset + 1).clamp(max=col)
+    else:
+        rows = arange(min(max(col - offset, 0), row))
+        first = (rows + offset).clamp(min=0)
+        n = col - first
+    start = n.cumsum(0) - n  # where each row's points begin in the result
+    cols = arange(count) - repeat_interleave(start - first, n, output_size=count)
+    return stack([repeat_interleave(rows, n, output_size=count), cols]).to(dtype)
 
 
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
@@ -616,6 +663,8 @@ def _window(name, window_length, periodic, dtype, device, requires_grad, body):
         w = ones(window_length, dtype=dt, device=device)
     else:
         n = window_length + 1 if periodic else window_length
+        if n > 2 ** 63 - 1:  # PyTorch's int64 length + 1 wraps negative, and its arange refuses that end
+            raise RuntimeError("upper bound and lower bound inconsistent with step sign")
         w = body(n, dt)
         if periodic:
             w = w.narrow(0, 0, window_length).contiguous()

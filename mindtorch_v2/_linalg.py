@@ -140,7 +140,8 @@ def _tensordot(a, b, dims_a, dims_b):
 
 
 def tensordot(a, b, dims=2, out=None):
-    if isinstance(dims, Tensor):
+    from_tensor = isinstance(dims, Tensor)
+    if from_tensor:
         dims = dims.tolist()
     if isinstance(dims, (list, tuple)):
         if len(dims) != 2:
@@ -157,6 +158,8 @@ def tensordot(a, b, dims=2, out=None):
         dims = dims.__index__()
         if dims < 0:
             raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if not from_tensor and dims > min(a.dim(), b.dim()):  # before the dim lists (a huge dims: no memory)
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
         da, db = list(range(-dims, 0)), list(range(dims))
     return _into(_tensordot(a, b, da, db), out)
 

@@ -898,6 +898,8 @@ def _no_grad():
 def _check_bins(bins):
     if bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    if bins >= 2 ** 63 - 1:  # its bins + 1 edges wrap in PyTorch, whose resize_ then refuses them
+        raise RuntimeError("numel: integer multiplication overflow")
 
 
 def histogram(input, bins=100, *, range=None, weight=None, density=False, out=None):

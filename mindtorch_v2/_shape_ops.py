@@ -196,6 +196,8 @@ def combinations(input, r=2, with_replacement=False):
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
     if r == 0:
         return _creation.empty(0, dtype=input.dtype)
+    if r > (2 ** 63 - 1) // 8:  # PyTorch first makes a C++ vector of r grids
+        raise RuntimeError("cannot create std::vector larger than max_size()")
     # PyTorch's way: the r-fold grid, kept where the indices rise (or never fall, with replacement)
     idx = meshgrid([_creation.arange(input.numel())] * r, indexing="ij")
     mask = _creation.ones(idx[0].shape, dtype=_dtype.bool)

@@ -373,6 +373,8 @@ def tensor_split(input, indices_or_sections, dim=0):
         n = indices_or_sections
         if n <= 0:
             raise RuntimeError(f"number of sections must be larger than 0, got {n}")
+        if n > (2 ** 63 - 1) // 8:  # PyTorch reserves a C++ vector of n tensors first
+            raise RuntimeError("cannot create std::vector larger than max_size()")
         q, r = divmod(size, n)
         bounds = [0]
         for i in range(n):

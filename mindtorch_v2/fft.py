@@ -299,6 +299,9 @@ def _freq(name, n, d, count, dtype, device, requires_grad, out):
         dtype = get_default_dtype() if out is None else out.dtype
     if not dtype.is_floating_point:
         raise RuntimeError(f"{name} requires a floating point or complex dtype")
+    if count > 2 ** 53:  # allocated first, as PyTorch does (a double-valued arange would round the count)
+        from . import empty
+        empty(count, dtype=dtype, device=device)
     result = arange(count, dtype=dtype, device=device)
     if name == "fftfreq":
         result[(n + 1) // 2:] = arange(-(n // 2), 0, dtype=dtype)

@@ -70,14 +70,21 @@ mt_status mt_arange(double start, double end, double step, int dtype, int device
     if (dtype == MT_I64) { /* and int64 counts in integer arithmetic */
         int64_t a = (int64_t)xs, b = (int64_t)trunc(end), c = (int64_t)xst, sgn = c > 0 ? 1 : -1;
         if (c == 0) return mt__error(MT_ERR_VALUE, "step must be nonzero");
-        n = (double)((b - a + c - sgn) / c);
+        __int128 span = (__int128)b - a; /* PyTorch's end - start in int64: past it, its size is nonsense */
+        if (span > INT64_MAX || span < INT64_MIN) return mt__error(MT_ERR_RUNTIME, "invalid size, possible overflow?");
+        n = (double)((span + c - sgn) / c);
     } else {
         n = ceil((end - start) / step);
     }
     if (!(n >= 0 && n <= 9.2233720368547758e18)) return mt__error(MT_ERR_RUNTIME, "invalid size, possible overflow?");
     if (is_int && !(start >= -9.2233720368547758e18 && start <= 9.2233720368547758e18))
         return mt__error(MT_ERR_RUNTIME, "value cannot be converted to type int64_t without overflow");
-    int64_t size = (int64_t)n;
+    /* n = 2^63 passes PyTorch's check; its conversion (undefined in C, INT64_MIN on x86) then meets
+     * the SymInt check */
+    int64_t size = mt__f2i(n);
+    if (size < 0)
+        return mt__error(MT_ERR_RUNTIME, "IntArrayRef contains an int that cannot be represented as a SymInt: %lld",
+                         (long long)size);
     MT_TRY(mt__alloc(1, &size, NULL, dtype, device, out));
     if (device == MT_META) return MT_OK;
     if (is_int) {
@@ -161,6 +168,7 @@ mt_status mt_eye(int64_t n, int64_t m, int dtype, int device, mt_tensor **out) {
     if (n < 0) return mt__error(MT_ERR_RUNTIME, "n must be greater or equal to 0, got %lld", (long long)n);
     if (m < 0) return mt__error(MT_ERR_RUNTIME, "m must be greater or equal to 0, got %lld", (long long)m);
     int64_t sizes[2] = {n, m};
+    MT_TRY(mt__check_numel(2, sizes)); /* PyTorch resizes its result */
     MT_TRY(mt__alloc(2, sizes, NULL, dtype, device, out));
     if (device == MT_META) return MT_OK;
     memset((*out)->storage->data, 0, (size_t)(n * m * mt_dtype_itemsize(dtype)));

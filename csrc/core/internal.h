@@ -65,8 +65,13 @@ mt_status mt__alloc(int ndim, const int64_t *sizes, const int64_t *strides, int 
 mt_status mt__view_of(const mt_tensor *t, int ndim, const int64_t *sizes,
                       const int64_t *strides, int64_t offset, mt_tensor **out);
 int64_t mt__numel(int ndim, const int64_t *sizes);
+/* PyTorch's numel check ("numel: integer multiplication overflow"), which every header passes; an op
+ * whose PyTorch kernel resize_s its output meets it before mt__alloc's storage-size check */
+mt_status mt__check_numel(int ndim, const int64_t *sizes);
 void mt__storage_release(mt_storage *s);
-void mt__contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides);
+/* row-major strides (size-1 dims as 1); returns 1 when one passes int64 (PyTorch's "Stride calculation
+ * overflowed"; the strides are then wrapped) */
+int mt__contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides);
 /* the first element's address; computed in integers because an empty view's offset may be huge
  * (the address of such a view is never read) */
 static inline char *mt__data(const mt_tensor *t) {

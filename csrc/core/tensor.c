@@ -151,21 +151,26 @@ static void header_free(mt_tensor *t) {
     else free(t);
 }
 
+/* PyTorch's safe_compute_numel (every loop counts elements in int64): the product in order, an overflow
+ * sticks, so [H, H, 0] is refused and [0, H, H] is not; a negative size is refused even next to a 0 */
+mt_status mt__check_numel(int ndim, const int64_t *sizes) {
+    uint64_t numel = 1;
+    int over = 0;
+    for (int i = 0; i < ndim; i++) {
+        if (sizes[i] < 0) return mt__error(MT_ERR_RUNTIME, "numel: integer multiplication overflow");
+        over |= __builtin_mul_overflow(numel, (uint64_t)sizes[i], &numel);
+    }
+    if (over || numel > INT64_MAX) return mt__error(MT_ERR_RUNTIME, "numel: integer multiplication overflow");
+    return MT_OK;
+}
+
 static mt_status header_new(mt_storage *s, int ndim, const int64_t *sizes, const int64_t *strides,
                             int64_t offset, int dtype, mt_tensor **out) {
     if (ndim > MT_MAX_DIMS)
         return mt__error(MT_ERR_RUNTIME, "tensors with more than %d dimensions are not supported (got %d)",
                          MT_MAX_DIMS, ndim);
-    /* a view (expand, as_strided) can name more elements than int64 counts: PyTorch's
-     * safe_compute_numel refuses it, and so do we (every loop counts elements in int64) */
-    int64_t numel = 1;
-    for (int i = 0; i < ndim; i++) /* a negative size is refused even next to a 0 */
-        if (sizes[i] < 0) return mt__error(MT_ERR_RUNTIME, "numel: integer multiplication overflow");
-    for (int i = 0; i < ndim; i++)
-        if (sizes[i] == 0) { numel = 0; break; }
-    for (int i = 0; i < ndim && numel; i++)
-        if (sizes[i] < 0 || __builtin_mul_overflow(numel, sizes[i], &numel))
-            return mt__error(MT_ERR_RUNTIME, "numel: integer multiplication overflow");
+    /* a view (expand, as_strided) can name more elements than int64 counts */
+    MT_TRY(mt__check_numel(ndim, sizes));
     mt_tensor *t = header_alloc();
     if (!t) return mt__error(MT_ERR_OOM, "out of memory allocating a tensor header");
     atomic_init(&t->refcount, 1);
@@ -203,12 +208,14 @@ int64_t mt__numel(int ndim, const int64_t *sizes) {
     return (int64_t)n;
 }
 
-void mt__contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides) {
+int mt__contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides) {
     uint64_t s = 1;
+    int over = 0;
     for (int i = ndim - 1; i >= 0; i--) {
         strides[i] = (int64_t)s;
-        s *= sizes[i] > 1 ? (uint64_t)sizes[i] : 1;
+        over |= i > 0 && (__builtin_mul_overflow(s, sizes[i] > 1 ? (uint64_t)sizes[i] : 1, &s) || s > INT64_MAX);
     }
+    return over;
 }
 
 /* Bytes needed to hold every element addressed by sizes/strides (0 if empty), checked as PyTorch's
@@ -242,10 +249,8 @@ static mt_status extent_bytes(int ndim, const int64_t *sizes, const int64_t *str
         if (over || __builtin_mul_overflow(span, isz, nbytes))
             return mt__error(MT_ERR_RUNTIME, "Storage size calculation overflowed with sizes=%s",
                              mt__fmt_sizes(a, sizeof a, ndim, sizes));
-        int64_t st = 1;
-        for (int i = ndim - 1; i > 0; i--)
-            if (__builtin_mul_overflow(st, sizes[i] > 1 ? sizes[i] : 1, &st))
-                return mt__error(MT_ERR_RUNTIME, "Stride calculation overflowed");
+        int64_t st[MT_MAX_DIMS];
+        if (mt__contiguous_strides(ndim, sizes, st)) return mt__error(MT_ERR_RUNTIME, "Stride calculation overflowed");
     }
     if (*nbytes > ((int64_t)1 << 50)) return oom(*nbytes);
     return MT_OK;

@@ -24,6 +24,9 @@ static mt_status check_bounds(const mt_tensor *t, int ndim, const int64_t *sizes
         overflow |= sizes[i] < 0 || __builtin_mul_overflow((uint64_t)strides[i], (uint64_t)sizes[i] - 1, &add);
         overflow |= __builtin_add_overflow(need, add, &need);
     }
+    uint64_t with_offset; /* PyTorch adds the offset before the itemsize: one past int64 is its overflow */
+    overflow |= __builtin_add_overflow(need, (uint64_t)offset, &with_offset) ||
+                __builtin_mul_overflow(with_offset, isz, &with_offset) || with_offset > INT64_MAX;
     overflow |= __builtin_mul_overflow(need, isz, &need) || need > ((uint64_t)1 << 62);
     if (overflow)
         return mt__error(MT_ERR_RUNTIME, "Storage size calculation overflowed with sizes=%s and strides=%s",
@@ -46,9 +49,11 @@ mt_status mt__impl_as_strided(mt_tensor *t, int ndim, const int64_t *sizes, cons
     return mt__view_of(t, ndim, sizes, strides, offset, out);
 }
 
-/* Resolve one -1 and check the element count (PyTorch's infer_size, same checks and texts). */
+/* Resolve one -1 and check the element count (PyTorch's infer_size, same checks and texts). The
+ * product wraps as PyTorch's does: a wrapped match (a 0 after huge sizes) is refused afterwards by the
+ * header's numel check, with PyTorch's "numel: integer multiplication overflow". */
 static mt_status infer_size(int ndim, const int64_t *in, int64_t numel, int64_t *outsz) {
-    int infer = -1, overflow = 0;
+    int infer = -1;
     int64_t prod = 1;
     char a[256];
     for (int i = 0; i < ndim; i++) {
@@ -60,10 +65,10 @@ static mt_status infer_size(int ndim, const int64_t *in, int64_t numel, int64_t 
             return mt__error(MT_ERR_RUNTIME, "invalid shape dimension %lld at index %d of shape %s",
                              (long long)in[i], i, SZ(a, ndim, in));
         } else {
-            overflow |= __builtin_mul_overflow(prod, in[i], &prod);
+            prod = mt__wmul(prod, in[i]);
         }
     }
-    if (!overflow && (numel == prod || (infer >= 0 && prod > 0 && numel % prod == 0))) {
+    if (numel == prod || (infer >= 0 && prod > 0 && numel % prod == 0)) {
         if (infer >= 0) {
             if (prod == 0)
                 return mt__error(MT_ERR_RUNTIME,
@@ -375,10 +380,16 @@ mt_status mt_resize_(mt_tensor *t, int ndim, const int64_t *sizes) {
             return mt__error(MT_ERR_RUNTIME, "Trying to create tensor with negative dimension %lld: %s",
                              (long long)sizes[i], mt__fmt_sizes(a, sizeof a, ndim, sizes));
         }
-    int64_t need = 0; /* PyTorch's computeStorageNbytes: an empty result needs no bytes, whatever the offset */
+    int64_t strides[MT_MAX_DIMS], need = 0;
+    if (mt__contiguous_strides(ndim, sizes, strides)) /* [0, H, H]: its strides, as PyTorch's restride */
+        return mt__error(MT_ERR_RUNTIME, "Stride calculation overflowed");
+    /* PyTorch's computeStorageNbytes: an empty result needs no bytes, whatever the offset */
     if (numel && (__builtin_add_overflow(t->offset, numel, &need) ||
-                  __builtin_mul_overflow(need, (int64_t)mt_dtype_itemsize(t->dtype), &need)))
-        return mt__error(MT_ERR_RUNTIME, "resize_: size overflow");
+                  __builtin_mul_overflow(need, (int64_t)mt_dtype_itemsize(t->dtype), &need))) {
+        char a[512];
+        return mt__error(MT_ERR_RUNTIME, "Storage size calculation overflowed with sizes=%s",
+                         mt__fmt_sizes(a, sizeof a, ndim, sizes));
+    }
     mt_storage *s = t->storage;
     /* memory owned elsewhere (numpy, a shared mapping) cannot move, as in PyTorch */
     if (need > s->nbytes && s->deleter && s->deleter != free)
@@ -399,7 +410,7 @@ mt_status mt_resize_(mt_tensor *t, int ndim, const int64_t *sizes) {
     }
     t->ndim = ndim;
     memcpy(t->sizes, sizes, ndim * sizeof(int64_t));
-    mt__contiguous_strides(ndim, sizes, t->strides);
+    memcpy(t->strides, strides, ndim * sizeof(int64_t));
     return MT_OK;
 }
 

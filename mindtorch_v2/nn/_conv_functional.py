@@ -162,12 +162,15 @@ def _pool_arg(fn, name, v, nd=2, allow_none=False):
 
 
 def _pool(kind, fn, nd, input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-          count_include_pad=True, divisor_override=None):
-    """One core pooling call over the last nd = 2 or 3 dims: (output, indices or None)."""
+          count_include_pad=True, divisor_override=None, as_int=True):
+    """One core pooling call over the last nd = 2 or 3 dims: (output, indices or None). as_int: a max or
+    avg window's numbers must fit a C int, as PyTorch reads them (not its plain max_pool1d's)."""
     k = _pool_arg(fn, "kernel_size", kernel_size, nd)
     s = _pool_arg(fn, "stride", stride, nd, allow_none=True) or k
     p = _pool_arg(fn, "padding", padding, nd)
     d = _pool_arg(fn, "dilation", dilation, nd)
+    if as_int and kind in (lib.MT_POOL_MAX, lib.MT_POOL_AVG) and any(not -2 ** 31 <= v < 2 ** 31 for v in (*k, *s, *p, *d)):
+        raise RuntimeError("value cannot be converted to type int without overflow")
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     out, ind = new_out(), new_out()
@@ -206,7 +209,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 
 def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-                            return_indices=False):
+                            return_indices=False, _as_int=True):
     if input.dim() not in (2, 3):
         raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for "
                            f"input, but got:{list(input.shape)}")
@@ -214,12 +217,15 @@ def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation
     s = _one("max_pool1d", "stride", stride, allow_none=True)
     out, ind = _pool(lib.MT_POOL_MAX, "max_pool2d", 2, input.unsqueeze(-2), (1, k), None if s is None else (1, s),
                        (0, _one("max_pool1d", "padding", padding)), (1, _one("max_pool1d", "dilation", dilation)),
-                       ceil_mode)
+                       ceil_mode, as_int=_as_int)
     return out.squeeze(-2), ind.squeeze(-2)
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    out, ind = max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    # PyTorch runs its own int64 kernel unless indices are wanted (returned, or kept for backward)
+    from ..autograd.grad_mode import is_grad_enabled
+    plain = not return_indices and not (input.requires_grad and is_grad_enabled())
+    out, ind = max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode, _as_int=not plain)
     return (out, ind) if return_indices else out
 
 
@@ -382,6 +388,15 @@ _UPSAMPLE = {"nearest": 0, "nearest-exact": 1, "linear": 2, "bilinear": 2, "bicu
 _UPSAMPLE_AA = {"bilinear": lib.MT_UPSAMPLE_BILINEAR_AA, "bicubic": lib.MT_UPSAMPLE_BICUBIC_AA}
 
 
+def _scaled_size(n, scale):
+    """An output size from a scale factor, converted to int64 with PyTorch's check (not past it, NaN neither);
+    recompute_scale_factor's sizes are Python's int() in PyTorch too."""
+    v = n * scale
+    if not -2.0 ** 63 <= v < 2.0 ** 63:
+        raise RuntimeError("value cannot be converted to type int64_t without overflow")
+    return int(v)
+
+
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None,
                 antialias=False):
     if mode in ("nearest", "area", "nearest-exact"):
@@ -448,7 +463,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                                   f" (got {input.dim()}D) for the modes: nearest | linear | bilinear | bicubic | "
                                   f"trilinear | lanczos | area | nearest-exact (got {mode})")
     if output_size is None:
-        output_size = [int(input.shape[i + 2] * scale_factors[i]) for i in range(dim)]
+        output_size = [_scaled_size(input.shape[i + 2], scale_factors[i]) for i in range(dim)]
     scales = scale_factors if scale_factors is not None else [0.0] * dim
     kind = _UPSAMPLE_AA[mode] if antialias else _UPSAMPLE[mode]
     return call(lib.mt_upsample, input._h, kind, dim, output_size, scales, 1 if align_corners else 0)

@@ -105,6 +105,8 @@ def pixel_shuffle(input, upscale_factor):
     if r <= 0:
         raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
     c, h, w = input.shape[-3:]
+    if r > (2 ** 63 - 1) // r:  # r * r past int64, as PyTorch checks it
+        raise ValueError(f"upscale factor is too large, (upscale_factor)^2 overflowed: upscale_factor={r}")
     if c % (r * r):
         raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
                            f"upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")

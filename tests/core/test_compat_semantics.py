@@ -191,6 +191,12 @@ EMPTY_EDGES = {  # empty and 0-dim inputs where PyTorch has a rule of its own (f
     "tril_huge_diagonal": lambda L: L.arange(12.).reshape(3, 4).tril(2 ** 63 - 1),
     "triu_indices_empty_huge": lambda L: L.triu_indices(0, 2 ** 40),
     "tril_indices_empty_huge": lambda L: L.tril_indices(2 ** 40, 0, dtype=L.int32),
+    # counts at int64's end: PyTorch's [2, count] allocation fails; a huge side with few points returns them
+    "tril_indices_count_past_int64": lambda L: L.tril_indices(2 ** 62, 2),
+    "triu_indices_count_past_int64": lambda L: L.triu_indices(2, 2 ** 62, dtype=L.int32),
+    "tril_indices_few_points": lambda L: L.tril_indices(2, 2 ** 62),
+    "triu_indices_few_points": lambda L: L.triu_indices(2 ** 62, 2),
+    "tril_indices_last_row": lambda L: L.tril_indices(2 ** 62, 3, -2 ** 62 + 2),
     "triu_huge_negative_diagonal": lambda L: L.arange(12.).reshape(3, 4).triu(-2 ** 63),
     # a 0-dim B read sizes[-2] (the fuzzer's out-of-bounds read, caught by UBSan)
     "solve_0dim_B": lambda L: L.linalg.solve(L.eye(3), L.tensor(1.0)),

@@ -499,3 +499,57 @@ def test_arange_integer_bounds_beyond_int64(args, dtype):
         except RuntimeError as e:
             return str(e)
     assert run(mt) == run(torch)
+
+
+def test_logspace_size_past_int64():
+    """the result is allocated before its values are computed: PyTorch's overflow error, not a loop"""
+    same(lambda: mt.logspace(0, 1, 2 ** 63 - 1), lambda: torch.logspace(0, 1, 2 ** 63 - 1))
+
+
+@pytest.mark.parametrize("args", [(-2 ** 63, 2 ** 63 - 1024, 2 ** 62), (2 ** 63 - 1024, -2 ** 63, -2 ** 62),
+                                  (-2 ** 63, 2 ** 62, 2 ** 61)])
+def test_arange_int64_span_past_int64(args):
+    """PyTorch takes end - start in int64; past it the difference wraps (undefined in C) and its size is
+    nonsense (an empty result); ours raises the size error instead"""
+    with pytest.raises(RuntimeError, match=r"invalid size, possible overflow\?"):
+        mt.arange(*args, dtype=mt.int64)
+    # spans that fit int64 keep PyTorch's values
+    same(lambda: mt.arange(-2 ** 61, 2 ** 61, 2 ** 59), lambda: torch.arange(-2 ** 61, 2 ** 61, 2 ** 59))
+
+
+@pytest.mark.parametrize("args", [(-2 ** 63, -2 ** 63 + 10, 3), (2 ** 63 - 10, 2 ** 63 - 1, 3),
+                                  (2 ** 63 - 1, 2 ** 63 - 11, -3), (2 ** 53 + 1, 2 ** 53 + 10, 2),
+                                  (-2 ** 53 - 7, -2 ** 53), (0, 2 ** 60, 2 ** 57), (2 ** 60, 0, -2 ** 58),
+                                  (5, 2 ** 60, -1), (5, 2 ** 60, 0), (0, 2 ** 63 - 1), (0, 2 ** 61)])
+def test_arange_int64_bounds_past_doubles(args):
+    """int64 bounds and steps that doubles cannot hold are taken exactly, as PyTorch takes them (through
+    the core's double interface arange(-2**63, -2**63 + 10, 3) was empty)"""
+    same(lambda: mt.arange(*args), lambda: torch.arange(*args))
+    same(lambda: mt.arange(*args, dtype=mt.int64), lambda: torch.arange(*args, dtype=torch.int64))
+
+
+@pytest.mark.parametrize("args", [(0.0, 2.0 ** 63), (0, 2 ** 63 - 1, 1, "int32"), (2.0 ** 63 - 4096, 0, -1.0)])
+def test_arange_size_of_2_63(args):
+    """a size of exactly 2^63 passes PyTorch's check and converts to INT64_MIN (undefined in C), which its
+    SymInt check refuses"""
+    *a, dt = args if isinstance(args[-1], str) else (*args, "float32")
+    same(lambda: mt.arange(*a, dtype=getattr(mt, dt)), lambda: torch.arange(*a, dtype=getattr(torch, dt)))
+
+
+@pytest.mark.parametrize("nm", [(2 ** 63 - 1, 2 ** 63 - 1), (2 ** 62, 4), (2 ** 61, 2)])
+def test_eye_size_past_int64(nm):
+    """PyTorch resizes its result: its numel check comes before the storage size's"""
+    same(lambda: mt.eye(*nm), lambda: torch.eye(*nm))
+
+
+@pytest.mark.parametrize("lower", [True, False])
+def test_tri_indices_extreme_offsets(lower):
+    """offsets near int64's ends give the exact points (PyTorch's own count wraps there: a negative
+    size or points of rows that do not exist); checked by enumeration"""
+    f = mt.tril_indices if lower else mt.triu_indices
+    for r, c in ((3, 3), (1, 2), (4, 2), (2, 5)):
+        for o in (2 ** 63 - 1, -2 ** 63, 2 ** 62, -2 ** 62, 5, -5):
+            pts = [(i, j) for i in range(r) for j in range(c) if (j - i <= o if lower else j - i >= o)]
+            assert f(r, c, o).tolist() == [[p[0] for p in pts], [p[1] for p in pts]]
+    with pytest.raises(RuntimeError, match=r"^Storage size calculation overflowed with sizes=\[2, 1063382396627932698"):
+        f(2 ** 62, 2 ** 62)

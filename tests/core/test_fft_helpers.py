@@ -23,6 +23,14 @@ def test_frequencies_equal_pytorch(f, n, d, dtype):
         getattr(mt.fft, f)(4, dtype=mt.int64)
 
 
+@pytest.mark.parametrize("f", ["fftfreq", "rfftfreq"])
+def test_frequencies_past_int64(f):
+    """allocated before the arange, as PyTorch does: its storage-size error (a double-valued arange of
+    2^63 - 1 points rounded the count to 2^63)"""
+    from mtdiff import same
+    same(lambda: getattr(mt.fft, f)(2 ** 63 - 1), lambda: getattr(torch.fft, f)(2 ** 63 - 1))
+
+
 @pytest.mark.parametrize("f", ["fftshift", "ifftshift"])
 @pytest.mark.parametrize("shape,dim", [((2, 5), None), ((2, 5), 1), ((3, 4, 5), (0, 2)), ((7,), -1)])
 def test_shifts_equal_pytorch(f, shape, dim):

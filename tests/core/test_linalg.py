@@ -384,3 +384,11 @@ def test_tensordot_past_the_rank_limit():
     with pytest.raises(RuntimeError, match="tensors with more than 25 dimensions are not supported"):
         mt.tensordot(a, a, dims=0)
     assert mt.tensordot(a, mt.ones(*([1] * 12)), dims=0).dim() == 25
+
+
+@pytest.mark.parametrize("dims", [3, 2 ** 63 - 1])
+def test_tensordot_dims_past_the_ranks(dims):
+    # refused before the dim lists are built (a huge dims exhausted memory)
+    from mtdiff import same
+    same(lambda: mt.tensordot(mt.ones(2, 3), mt.ones(3, 2), dims),
+         lambda: torch.tensordot(torch.ones(2, 3), torch.ones(3, 2), dims))

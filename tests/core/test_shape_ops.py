@@ -603,3 +603,26 @@ def test_repeat_interleave_repeats_summing_past_int64():
                                                "-9223372036854775808"):
             mt.repeat_interleave(mt.tensor(reps))
     assert mt.repeat_interleave(mt.tensor([3, 2])).tolist() == [0, 0, 0, 1, 1]
+
+
+def test_repeat_interleave_output_size_allocated_first():
+    """a given output_size is allocated before the repeats are summed, as PyTorch does: a huge one raises
+    the allocation's overflow error, not the size mismatch; no repeats give an empty result whatever it is"""
+    for reps, size in (([1, 2], 2 ** 63 - 1), ([1, 2], 2 ** 62), ([1, 2], 10), ([], 5), ([], 2 ** 63 - 1)):
+        run(lambda L, r: L.repeat_interleave(r, output_size=size), I(reps))
+
+
+def test_bincount_maximum_of_int64():
+    """a value of 2^63 - 1 would need 2^63 bins: PyTorch's overflow error (its bin count wrapped to an
+    empty result before)"""
+    for v in ([2 ** 63 - 1], [0, 2 ** 63 - 1, 3], [2 ** 63 - 2]):
+        run(lambda L, x: L.bincount(x), I(v))
+    run(lambda L, x: L.bincount(x, minlength=2 ** 63 - 1), I([1, 2]))
+
+
+def test_tensor_split_and_combinations_past_a_vector():
+    """a count of sections (or an r) no C++ vector holds raises PyTorch's error at once (ours looped)"""
+    x = T([1.0, 2.0, 3.0])
+    for n in (2 ** 63 - 1, 2 ** 60):
+        run(lambda L, x: x.tensor_split(n), x)
+        run(lambda L, x: L.combinations(x, n), x)

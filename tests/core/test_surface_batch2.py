@@ -205,6 +205,9 @@ def test_windows(name, dtype):
         for periodic in (True, False):
             both(lambda L: getattr(L, name)(n, periodic, dtype=getattr(L, dtype)), cmp=window_close)
     both(lambda L: getattr(L, name)(-1))
+    # lengths at int64's end: PyTorch's periodic length + 1 wraps; a symmetric one meets its size check
+    for periodic in (True, False):
+        both(lambda L: getattr(L, name)(2 ** 63 - 1, periodic, dtype=getattr(L, dtype)))
 
 
 def window_close(m, t):
@@ -424,6 +427,8 @@ def test_histc_histogram_values_and_errors():
         same(lambda: mt.histc(x(mt), 13), lambda: torch.histc(x(torch), 13), cmp=check)
         same(lambda: mt.histogram(x(mt), 13), lambda: torch.histogram(x(torch), 13), cmp=pair_of)
     both(lambda L: L.histc(L.ones(3), bins=0))
+    both(lambda L: L.histc(L.ones(3), bins=2 ** 63 - 1))  # its bins + 1 edges wrap in PyTorch
+    both(lambda L: L.histogram(L.ones(3), bins=2 ** 63 - 1))
     both(lambda L: L.histc(L.ones(3), min=2, max=1))
     both(lambda L: L.histc(L.ones(3), min=0, max=float("inf")))
     both(lambda L: L.histc(L.tensor(2.)))

@@ -375,6 +375,33 @@ def test_view_errors(case):
     same(lambda: fn(mt, m), lambda: fn(torch, t))
 
 
+H = 2 ** 62
+NUMEL_CASES = [  # PyTorch's numel rule: the product in order, an overflow sticks (a 0 after it does not help)
+    lambda L: L.ones(5).expand(2 ** 63 - 1, 2 ** 63 - 1, 0, 5),
+    lambda L: L.empty(0).expand(H, H, 0),
+    lambda L: L.empty(0, 3).expand(H, 2, 0, 3),  # no overflow before the 0
+    lambda L: L.empty(1, 0).broadcast_to((H, H, 0)),
+    lambda L: L.empty(0).view(H, H, 0),
+    lambda L: L.empty(0).reshape(H, H, 0),
+    lambda L: L.empty(0).view(0, H, H),
+    lambda L: L.empty(0).view(2 ** 32, 2 ** 32, 0),
+    lambda L: L.ones(4).view(H + 1, 4),  # a product wrapping to the numel
+    lambda L: L.ones(4).resize_(0, H, H),  # its contiguous strides overflow
+    lambda L: L.ones(4).resize_(H, H, 0),
+    lambda L: L.ones(4).resize_(2 ** 63 - 1),
+    lambda L: L.ones(4)[1:].resize_(2 ** 61 - 1),
+    lambda L: L.ones(5).as_strided((2,), (1,), 2 ** 63 - 1),  # the offset's bytes pass int64
+    lambda L: L.ones(5).as_strided((0,), (1,), 2 ** 63 - 1),
+]
+
+
+@pytest.mark.parametrize("i", range(len(NUMEL_CASES)))
+def test_sizes_past_int64(i):
+    fn = NUMEL_CASES[i]
+    same(lambda: fn(mt), lambda: fn(torch), cmp=lambda m, t: tuple(m.shape) == tuple(t.shape) or pytest.fail(
+        f"{tuple(m.shape)} != {tuple(t.shape)}"))
+
+
 SIZE_KEYWORD_CASES = [  # sizes by keyword, as PyTorch's parser takes them (diffusers' DiT: x.reshape(shape=...))
     ("reshape shape=", lambda L, x: x.reshape(shape=(3, 2))),
     ("torch.reshape shape=", lambda L, x: L.reshape(x, shape=[6])),

@@ -322,6 +322,11 @@ def test_conv_errors():
     errors_match(lambda L, x, w: F(L).conv2d(x, w[:3], groups=2), x6, w)
     errors_match(lambda L, x, w: F(L).conv2d(x, w[:1], groups=2), x6, w)
     cases = [
+        # padding whose double passes int64: PyTorch's own guard, both kinds
+        lambda L, x, w: F(L).conv2d(x, w, padding=2 ** 63 - 1),
+        lambda L, x, w: F(L).conv2d(x, w, padding=(1, 2 ** 62)),
+        lambda L, x, w: F(L).conv_transpose2d(x, w.transpose(0, 1), padding=2 ** 62),
+        lambda L, x, w: F(L).conv2d(x, w, dilation=2 ** 61),  # its kernel extent 2^62 + 1, in int64
         lambda L, x, w: F(L).conv2d(x[:, :2], w),
         lambda L, x, w: F(L).conv2d(x, w, w[0, 0, 0]),
         lambda L, x, w: F(L).conv2d(x[:, :, :2, :2], w),
@@ -395,6 +400,9 @@ def test_unfold_fold_errors():
         lambda L, x: F(L).fold(x.reshape(2, 12, 9), (1, 1), 2),
         lambda L, x: F(L).fold(x.reshape(2, 12, 9), (0, 4), 2),
         lambda L, x: F(L).fold(x, (4, 4), 2),
+        # kernel products past uint64 (PyTorch's own guard) and past int64 only (its divisibility check)
+        lambda L, x: F(L).fold(x.reshape(2, 12, 9), (5, 5), (2 ** 32, 2 ** 32)),
+        lambda L, x: F(L).fold(x.reshape(2, 12, 9), (5, 5), (2 ** 62, 2)),
     ]
     for fn in cases:
         errors_match(fn, x)
@@ -450,6 +458,21 @@ def test_pool_errors():
         lambda L, x: F(L).max_pool2d(x, 2, 0),
         lambda L, x: F(L).max_pool2d(x, 0, 1),
         lambda L, x: F(L).max_pool2d(x, 2, dilation=0),
+        # window numbers past a C int: PyTorch reads them as int (not its plain max_pool1d, below)
+        lambda L, x: F(L).max_pool2d(x, 2, 2 ** 31),
+        lambda L, x: F(L).max_pool2d(x, 2, 1, 0, 2 ** 31),
+        lambda L, x: F(L).max_pool2d(x, (2, -1), (2 ** 63 - 1, 1)),
+        lambda L, x: F(L).max_pool2d(x, 2, 1, -2 ** 31 - 1),
+        lambda L, x: F(L).avg_pool2d(x, 2 ** 31),
+        lambda L, x: F(L).avg_pool2d(x, 2, 1, 2 ** 31),
+        lambda L, x: F(L).avg_pool1d(x[0], 2, 2 ** 31),
+        lambda L, x: F(L).max_pool1d(x[0], 2, 2 ** 31, return_indices=True),
+        lambda L, x: F(L).max_pool3d(x[None], 2, 2 ** 31),
+        lambda L, x: F(L).avg_pool3d(x[None], (2, 2, 2 ** 31)),
+        lambda L, x: F(L).lp_pool2d(x, 2.0, 2 ** 31),
+        lambda L, x: F(L).adaptive_avg_pool2d(x, 2 ** 31),  # PyTorch resizes: its numel check first
+        lambda L, x: F(L).adaptive_avg_pool3d(x, (2 ** 62, 2, 2)),
+        lambda L, x: F(L).adaptive_max_pool2d(x, 2 ** 31),
         lambda L, x: F(L).max_pool2d(x, 2, padding=2),
         lambda L, x: F(L).max_pool2d(x[:, :, :1, :1], 3),
         lambda L, x: F(L).max_pool2d(x[0, 0], 2),
@@ -475,6 +498,23 @@ def test_pool_errors():
     ]
     for fn in cases:
         errors_match(fn, x)
+
+
+def test_plain_max_pool1d_takes_int64_windows():
+    """without indices PyTorch's max_pool1d runs its own kernel, whose numbers are int64"""
+    x = rnd(2, 3, 6)
+    for args in ((2, 2 ** 31), (2, 2 ** 63 - 1), (3, 2 ** 31, 1)):
+        np.testing.assert_array_equal(MF.max_pool1d(mt.tensor(x), *args).numpy(),
+                                      TF.max_pool1d(torch.tensor(x), *args).numpy())
+
+
+def test_conv_dilation_whose_kernel_extent_passes_int64():
+    """PyTorch's dilation * (k - 1) + 1 wraps there (undefined behaviour: a nonsense 6x6 result); ours is
+    computed exactly and refused with PyTorch's message, the extent printed in full"""
+    x, w = mt.ones(1, 2, 5, 5), mt.ones(1, 2, 2, 2)
+    with pytest.raises(RuntimeError, match=r"^Calculated padded input size per channel: \(5 x 5\). Kernel size: "
+                                           r"\(9223372036854775808 x 2\). Kernel size can't be greater"):
+        MF.conv2d(x, w, dilation=(2 ** 63 - 1, 1))
 
 
 # ---- padding --------------------------------------------------------------------------------
@@ -569,6 +609,10 @@ def test_pad_errors():
         lambda L, x, y: F(L).pad(x[:, :0], (1, 1), mode="reflect"),
         lambda L, x, y: F(L).pad(x[:, :, :0], (1, 1), mode="replicate"),
         lambda L, x, y: F(L).pad(x, (1.5, 1)),
+        # PyTorch's checks of the mode come before the padded size's overflow
+        lambda L, x, y: F(L).pad(x, (2 ** 63 - 1, 0), mode="reflect"),
+        lambda L, x, y: F(L).pad(x, (2 ** 63 - 1, 0), mode="circular"),
+        lambda L, x, y: F(L).pad(y, (2 ** 63 - 1, 0), mode="replicate"),
     ]
     for fn in cases:
         errors_match(fn, x, x4)
@@ -678,6 +722,13 @@ def test_interpolate_bicubic_errors():
                lambda L, x: F(L).interpolate(x[:, :0], size=3, mode="bicubic"),
                lambda L, x: F(L).interpolate(x, size=(3, 0), mode="bicubic")):
         errors_match(fn, x)
+
+
+@pytest.mark.parametrize("scale", [1e30, -1e30, float("inf"), float("nan")])
+@pytest.mark.parametrize("mode", ["nearest", "bilinear", "bicubic", "nearest-exact"])
+def test_interpolate_scale_whose_size_passes_int64(scale, mode):
+    """the scaled size is converted to int64 with PyTorch's check (Python's int() raised other errors)"""
+    errors_match(lambda L, x: F(L).interpolate(x, scale_factor=scale, mode=mode), Arg(rnd(1, 2, 3, 3)))
 
 
 UINT8 = [  # (input shape, kwargs): uint8 in PyTorch's int16 fixed point, equal to it exactly

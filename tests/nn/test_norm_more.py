@@ -177,6 +177,9 @@ def test_errors():
         lambda L, x: F(L).pixel_shuffle(x, 2),
         lambda L, x: F(L).pixel_shuffle(x[0], 2),
         lambda L, x: F(L).pixel_shuffle(x, 0),
+        lambda L, x: F(L).pixel_shuffle(x, 2 ** 32),  # its square past int64: PyTorch's ValueError
+        lambda L, x: F(L).pixel_shuffle(x, 2 ** 63 - 1),
+        lambda L, x: F(L).pixel_shuffle(x, 3037000499),  # the largest whose square fits
         lambda L, x: F(L).pixel_unshuffle(x, 0),
         lambda L, x: F(L).pixel_unshuffle(x, 2),
         lambda L, x: F(L).pixel_unshuffle(x[:, :, :3], 2),

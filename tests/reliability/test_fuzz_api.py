@@ -159,3 +159,52 @@ NN_CALLS = [
 def test_nn_arguments(a, b, which):
     """sizes, paddings, strides and dilations from small to int64-extreme: a result or an error"""
     call(NN_CALLS[which], a, b)
+
+
+def test_roi_ops_with_grids_past_an_int():
+    """roi_align / ps_roi_align with a sampling_ratio past an int, huge or NaN roi coordinates, or a huge
+    batch index: each raises (they crashed: a grid of negative or 2^62 samples, an index converted out of
+    range; torchvision's int arithmetic overflows the same way)"""
+    import pytest
+    from mindtorch_v2 import _vision_ops as V
+    x = mt.rand(1, 4, 5, 5, dtype=mt.float64)
+    box = mt.tensor([[0, 0., 0., 4., 4.]], dtype=mt.float64)
+    cases = [lambda: V.roi_align(x, box, 1.0, 2, 2, (1 << 31) + 5, False),
+             lambda: V.roi_align(x, box, 1.0, 2, 2, 1 << 40, True),
+             lambda: V.roi_align(x.float(), mt.tensor([[0, 0., 0., 1e30, 1e30]]), 1.0, 2, 2, 0, False),
+             lambda: V.roi_align(x, box, 1e300, 2, 2, 0, True),
+             lambda: V.roi_align(x, mt.tensor([[0, 0., 0., math.nan, 4.]], dtype=mt.float64), 1.0, 2, 2, 0, False),
+             lambda: V.ps_roi_align(x, box, 1.0, 2, 2, (1 << 31) + 5),
+             lambda: V._roi_align_backward(mt.ones(1, 4, 2, 2, dtype=mt.float64), box, 1.0, 2, 2, 1, 4, 5, 5,
+                                           1 << 40, False)]
+    for fn in cases:
+        with pytest.raises(RuntimeError, match="needs more than 2147483647 samples"):
+            fn()
+    with pytest.raises(IndexError, match="has batch index 1e[+]30, out of range"):
+        V.roi_align(x, mt.tensor([[1e30, 0., 0., 4., 4.]], dtype=mt.float64), 1.0, 2, 2, 0, False)
+    assert V.roi_align(x, box, 1.0, 2, 2, 2, False).shape == (1, 4, 2, 2)  # ordinary grids run
+
+
+def test_deform_im2col_sizes_past_int64():
+    """a kernel of (2^31 - 1)^2 taps over 4 channels: the columns' rows (and the offset's channels for
+    2+ groups) pass int64, computed before as signed overflow; now the numel error"""
+    import pytest
+    from mindtorch_v2._C import lib
+    from mindtorch_v2._dispatch import call
+    k = (1 << 31) - 1
+    x, o = mt.rand(1, 4, 3, 3), mt.empty(1, 1, 1, 1)
+    for groups in (1, 2, 4):
+        with pytest.raises(RuntimeError, match="^numel: integer multiplication overflow$"):
+            call(lib.mt_vision_deform_im2col, x._h, o._h, o._h, [k, k, 1, 1, (k - 1) // 2, (k - 1) // 2, 1, 1],
+                 groups)
+
+
+def test_embedding_backward_count_past_int64():
+    """2^40 indices (an expanded view) times rows of 2^24 wrap to 0, the count of an empty grad: the
+    check passed and the kernel read rows that do not exist; now the shapes' mismatch"""
+    import pytest
+    from mindtorch_v2._C import lib
+    from mindtorch_v2._dispatch import call
+    idx = mt.zeros(1, dtype=mt.int64).expand(1 << 40)
+    with pytest.raises(RuntimeError, match="grad and indices shapes do not match"):
+        call(lib.mt_embedding_backward, mt.empty(0, 1 << 24)._h, idx._h, 10, -1, 0)

@@ -161,6 +161,27 @@ static void fmt_cross(char *buf, size_t cap, const int64_t *v, int n) {
     for (int i = 0; i < n && k < (int)cap; i++) k += snprintf(buf + k, cap - k, i ? " x %lld" : "%lld", (long long)v[i]);
 }
 
+/* prefix and v in decimal (v may pass int64) into buf; returns the characters written (at most cap - 1) */
+static int fmt_i128(char *buf, size_t cap, const char *prefix, __int128 v) {
+    char d[48];
+    int n = 0;
+    unsigned __int128 u = v < 0 ? -(unsigned __int128)v : (unsigned __int128)v;
+    do d[n++] = (char)('0' + (int)(u % 10)); while ((u /= 10) && n < 47);
+    int k = snprintf(buf, cap, "%s%s", prefix, v < 0 ? "-" : "");
+    while (n && k + 1 < (int)cap) buf[k++] = d[--n];
+    buf[k < (int)cap ? k : (int)cap - 1] = 0;
+    return k < (int)cap ? k : (int)cap - 1;
+}
+
+/* PyTorch's own guard on 2 * padding (check_shape_forward, both kinds) */
+static mt_status pad_guard(const mt_conv_args *a) {
+    for (int i = 0; i < a->nd; i++)
+        if (a->padding[i] > INT64_MAX - a->padding[i])
+            return mt__error(MT_ERR_RUNTIME, "Given padding=%lld at dimension %d , expected padding to be at most %lld",
+                             (long long)a->padding[i], i, (long long)(INT64_MAX / 2));
+    return MT_OK;
+}
+
 /* PyTorch's front checks (convNd's bias type, check_shape_forward), in its order */
 static mt_status conv_check(mt_tensor *x, mt_tensor *w, mt_tensor *b, const mt_conv_args *a) {
     char s1[256], s2[256];
@@ -196,20 +217,22 @@ static mt_status conv_check(mt_tensor *x, mt_tensor *w, mt_tensor *b, const mt_c
             return mt__error(MT_ERR_RUNTIME, "Given weight of size %s, expected bias to be 1-dimensional with %lld "
                              "elements, but got bias of size %s instead", MT_SZ(s1, w), (long long)w->sizes[0],
                              MT_SZ(s2, b));
+        MT_TRY(pad_guard(a));
         int ok = 1;
         int n1 = 0, n2 = 0;
         for (int i = 0; i < nd; i++) {
-            /* in 128 bits: huge padding or dilation must not overflow (conv_out_sizes reports it) */
+            /* in 128 bits: a huge dilation must not overflow (conv_out_sizes reports it); printed exactly */
             __int128 in = (__int128)x->sizes[2 + i] + (__int128)2 * a->padding[i] + a->pad_extra[i];
             __int128 k = (__int128)a->dilation[i] * (w->sizes[2 + i] - 1) + 1;
             if (in < k) ok = 0;
-            n1 += snprintf(s1 + n1, sizeof s1 - n1, i ? " x %lld" : "%lld", (long long)in);
-            n2 += snprintf(s2 + n2, sizeof s2 - n2, i ? " x %lld" : "%lld", (long long)k);
+            n1 += fmt_i128(s1 + n1, sizeof s1 - n1, i ? " x " : "", in);
+            n2 += fmt_i128(s2 + n2, sizeof s2 - n2, i ? " x " : "", k);
         }
         if (!ok)
             return mt__error(MT_ERR_RUNTIME, "Calculated padded input size per channel: (%s). Kernel size: (%s). Kernel "
                              "size can't be greater than actual input size", s1, s2);
     } else {
+        MT_TRY(pad_guard(a));
         if (x->sizes[1] != w->sizes[0])
             return mt__error(MT_ERR_RUNTIME, "Given transposed=1, weight of size %s, expected input%s to have %lld "
                              "channels, but got %lld channels instead", MT_SZ(s1, w), MT_SZ(s2, x),
@@ -630,6 +653,10 @@ mt_status mt__impl_col2im(mt_tensor *x, const int64_t *osz, const int64_t *k, co
         return mt__error(MT_ERR_RUNTIME, "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size "
                          "and non-zero dimensions for input, but got: %s", MT_SZ(s1, x));
     int64_t N = batched ? x->sizes[0] : 1, CK = x->sizes[batched], L = x->sizes[batched + 1], kk;
+    uint64_t kk_u; /* PyTorch's guard is on the unsigned product; past int64 its remainder fails */
+    if (__builtin_mul_overflow((uint64_t)k[1], (uint64_t)k[0], &kk_u))
+        return mt__error(MT_ERR_RUNTIME, "Given kernel_width = %lld and kernel_height = %lld the product of "
+                         "kernel_width and kernel_height overflowed.", (long long)k[1], (long long)k[0]);
     if (__builtin_mul_overflow(k[0], k[1], &kk) || CK % kk)
         return mt__error(MT_ERR_RUNTIME, "Expected size of input's dimension 1 to be divisible by the product of "
                          "kernel_size, but got input.size(1)=%lld and kernel_size=(%lld, %lld).", (long long)CK,

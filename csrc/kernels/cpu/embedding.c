@@ -110,8 +110,9 @@ mt_status mt__impl_embedding_backward(mt_tensor *grad, mt_tensor *indices, int64
                                       int scale_grad_by_freq, mt_tensor **out) {
     MT_TRY(check_indices(indices, 2, "embedding_backward"));
     if (!mt__is_float(grad->dtype)) return mt__not_implemented("embedding_dense_backward_cpu", grad->dtype);
-    int64_t D = grad->ndim ? grad->sizes[grad->ndim - 1] : 1, n = mt_tensor_numel(indices);
-    if (mt_tensor_numel(grad) != n * D)
+    int64_t D = grad->ndim ? grad->sizes[grad->ndim - 1] : 1, n = mt_tensor_numel(indices), nd;
+    /* a product past int64 must not wrap to the grad's count (an empty grad beside 2^40 indices) */
+    if (__builtin_mul_overflow(n, D, &nd) || mt_tensor_numel(grad) != nd)
         return mt__error(MT_ERR_RUNTIME, "embedding_backward: grad and indices shapes do not match");
     int64_t sizes[2] = {num_weights, D};
     MT_TRY(mt__alloc(2, sizes, NULL, grad->dtype, grad->device, out));

@@ -29,6 +29,14 @@ static void plan_free(pad_plan *p) {
     for (int d = 0; d < p->k; d++) free(p->map[d]);
 }
 
+/* sizes are summed left to right below: none of the sums for padded dim j may overflow */
+static mt_status padded_fits(const mt_tensor *x, const int64_t *pad, int j) {
+    int64_t n, d = x->ndim - 1 - j;
+    if (__builtin_add_overflow(x->sizes[d], pad[2 * j], &n) || __builtin_add_overflow(n, pad[2 * j + 1], &n))
+        return mt__error(MT_ERR_RUNTIME, "pad(): the padded size of dimension %lld overflows int64", (long long)d);
+    return MT_OK;
+}
+
 static mt_status pad_check(mt_tensor *x, int npad, const int64_t *pad, int mode) {
     char b[256];
     if (npad % 2) return mt__error(MT_ERR_RUNTIME, "Padding length must be divisible by 2");
@@ -37,14 +45,10 @@ static mt_status pad_check(mt_tensor *x, int npad, const int64_t *pad, int mode)
                          "but got padding length %d and input of dimension %d", npad, x->ndim);
     if ((unsigned)mode >= MT_NUM_PAD) return mt__error(MT_ERR_NOT_IMPLEMENTED, "Unrecognised padding mode %d", mode);
     int k = npad / 2;
-    for (int j = 0; j < k; j++) { /* sizes are summed left to right below: none of the sums may overflow */
-        int64_t n, d = x->ndim - 1 - j;
-        if (__builtin_add_overflow(x->sizes[d], pad[2 * j], &n) || __builtin_add_overflow(n, pad[2 * j + 1], &n))
-            return mt__error(MT_ERR_RUNTIME, "pad(): the padded size of dimension %lld overflows int64", (long long)d);
-    }
     if (mode == MT_PAD_CONSTANT) {
         for (int j = 0; j < k; j++) {
             int d = x->ndim - 1 - j;
+            MT_TRY(padded_fits(x, pad, j));
             if (x->sizes[d] + pad[2 * j] + pad[2 * j + 1] < 0)
                 return mt__error(MT_ERR_RUNTIME, "narrow(): length must be non-negative.");
         }
@@ -72,6 +76,7 @@ static mt_status pad_check(mt_tensor *x, int npad, const int64_t *pad, int mode)
                              (long long)l, (long long)r, d, MT_SZ(b, x));
         if (mode == MT_PAD_CIRCULAR && (l > n || r > n))
             return mt__error(MT_ERR_RUNTIME, "Padding value causes wrapping around more than once.");
+        MT_TRY(padded_fits(x, pad, j)); /* after PyTorch's own checks, which bound the padding of some modes */
         if (n + l + r < 0 || (mode != MT_PAD_CONSTANT && n + l + r < 1))
             return mt__error(MT_ERR_RUNTIME, "input size %lld at dimension %d padded by (%lld, %lld) gives a "
                              "non-positive output size", (long long)n, d, (long long)l, (long long)r);

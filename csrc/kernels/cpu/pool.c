@@ -315,6 +315,7 @@ mt_status mt__impl_pool(int kind, int nsp, mt_tensor *x, const int64_t *k, const
     memcpy(sz, x->sizes, nd * sizeof(int64_t));
     for (int a = 0; a < nsp; a++) sz[nd - nsp + a] = j.osz[3 - nsp + a];
     mt_tensor *r = NULL, *ind = NULL, *xc = NULL;
+    if (kind == MT_POOL_ADAPTIVE_AVG) MT_TRY(mt__check_numel(nd, sz)); /* PyTorch resizes its result */
     MT_TRY(mt__alloc(nd, sz, NULL, cdt, x->device, &r));
     mt_status st = MT_OK;
     if (is_max_kind(kind)) st = mt__alloc(nd, sz, NULL, MT_I64, x->device, &ind);

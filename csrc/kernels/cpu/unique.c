@@ -42,8 +42,10 @@ mt_status mt_repeat_interleave(mt_tensor *repeats, int64_t output_size, mt_tenso
     keys_t k;
     MT_TRY(keys_of(repeats, &k));
     int64_t total = 0;
-    mt_status st = MT_OK;
-    for (int64_t i = 0; i < k.n; i++) {
+    *out = NULL;
+    /* a given output_size is allocated first, as PyTorch does (a huge one fails there); no repeats: empty */
+    mt_status st = output_size >= 0 && k.n ? mt__alloc(1, &output_size, NULL, repeats->dtype, MT_CPU, out) : MT_OK;
+    for (int64_t i = 0; !st && i < k.n; i++) {
         if (k.i[i] < 0) { st = mt__error(MT_ERR_RUNTIME, "repeats can not be negative"); break; }
         if (__builtin_add_overflow(total, k.i[i], &total)) { /* PyTorch's sum wraps, then fails or crashes */
             st = mt__error(MT_ERR_RUNTIME, "IntArrayRef contains an int that cannot be represented as a SymInt: %lld",
@@ -51,9 +53,10 @@ mt_status mt_repeat_interleave(mt_tensor *repeats, int64_t output_size, mt_tenso
             break;
         }
     }
-    if (!st && output_size >= 0 && output_size != total)
+    if (!st && k.n && output_size >= 0 && output_size != total)
         st = mt__error(MT_ERR_RUNTIME, "allocated size does not match required size");
-    if (!st) st = mt__alloc(1, &total, NULL, repeats->dtype, MT_CPU, out);
+    if (!st && !*out) st = mt__alloc(1, &total, NULL, repeats->dtype, MT_CPU, out);
+    if (st && *out) mt_tensor_release(*out), *out = NULL;
     if (!st) {
         char *o = mt__data(*out);
         for (int64_t i = 0, at = 0; i < k.n; i++)
@@ -372,6 +375,9 @@ mt_status mt__impl_bincount(mt_tensor *t, mt_tensor *weights, int64_t minlength,
     }
     mt_status st = MT_OK;
     if (bad) st = mt__error(MT_ERR_RUNTIME, "bincount only supports 1-d non-negative integral inputs.");
+    else if (mx == INT64_MAX) /* its bin count, mx + 1, passes int64 */
+        st = mt__error(MT_ERR_RUNTIME, "maximum value of input overflowed, it should be < %lld but got %lld",
+                       (long long)INT64_MAX, (long long)mx);
     if (!st && weights && (weights->ndim != 1 || weights->sizes[0] != t->sizes[0]))
         st = mt__error(MT_ERR_RUNTIME, "weights should be 1-d and have the same length as input");
     if (!st && weights) st = keys_of(weights, &kw);

@@ -102,6 +102,19 @@ mt_status mt_vision_nms(mt_tensor *dets, mt_tensor *scores, double iou_threshold
 
 static const char *const roi_names[4] = {"roi_align", "roi_pool", "ps_roi_align", "ps_roi_pool"};
 
+/* roi_align's and ps_roi_align's sampling grids must fit an int (their kernels' arithmetic) */
+static mt_status check_grids(int kind, int f, const void *r, int64_t K, int64_t ph, int64_t pw, double scale,
+                             int64_t ratio, int aligned) {
+    if (kind != MT_ROI_ALIGN && kind != MT_PS_ROI_ALIGN) return MT_OK;
+    int ps = kind == MT_PS_ROI_ALIGN;
+    int64_t bad = f ? grids_fit_f32(r, K, ph, pw, (float)scale, ratio, aligned, ps)
+                    : grids_fit_f64(r, K, ph, pw, scale, ratio, aligned, ps);
+    if (bad < 0) return MT_OK;
+    return mt__error(MT_ERR_RUNTIME, "%s: roi %lld needs more than 2147483647 samples (sampling_ratio %lld, pooled "
+                     "size %lld x %lld; its coordinates may be huge or NaN)", roi_names[kind], (long long)bad,
+                     (long long)ratio, (long long)ph, (long long)pw);
+}
+
 /* the checks of a roi op: input [N, C, H, W], rois [K, 5] of input's dtype with batch indices in [0, N) */
 static mt_status check_rois(int kind, mt_tensor *input_or_grad, mt_tensor *rois, int64_t batch, int64_t ph,
                             int64_t pw, int backward, mt_tensor **rc) {
@@ -123,7 +136,7 @@ static mt_status check_rois(int kind, mt_tensor *input_or_grad, mt_tensor *rois,
     MT_TRY(mt__impl_contiguous(rois, rc));
     for (int64_t k = 0; k < rois->sizes[0]; k++) {
         double b = rois->dtype == MT_F32 ? ((float *)mt__data(*rc))[k * 5] : ((double *)mt__data(*rc))[k * 5];
-        if (!(b >= 0 && (int64_t)b < batch)) {
+        if (!(b >= 0 && b < (double)batch)) { /* compared as a double: a huge index does not convert */
             MT_DROP(*rc);
             return mt__error(MT_ERR_INDEX, "%s: roi %lld has batch index %g, out of range for a batch of %lld", name,
                              (long long)k, b, (long long)batch);
@@ -152,6 +165,8 @@ mt_status mt_vision_roi(int kind, mt_tensor *input, mt_tensor *rois, double spat
     if (!st) st = zeros(4, sizes, input->dtype, out);
     if (!st && kind != MT_ROI_ALIGN) st = zeros(4, sizes, MT_I32, index);
     if (!st) st = mt__impl_contiguous(input, &ic);
+    if (!st) st = check_grids(kind, input->dtype == MT_F32, mt__data(rc), K, pooled_h, pooled_w, spatial_scale,
+                              sampling_ratio, aligned);
     if (!st && mt_tensor_numel(*out)) {
         int f = input->dtype == MT_F32;
         void *o = mt__data(*out), *x = mt__data(ic), *r = mt__data(rc);
@@ -229,6 +244,8 @@ mt_status mt_vision_roi_backward(int kind, mt_tensor *grad, mt_tensor *rois, mt_
         }
         for (int i = 0; i < 4 && !st; i++) gs[i] = gc->strides[i];
     }
+    if (!st) st = check_grids(kind, grad->dtype == MT_F32, mt__data(rc), K, pooled_h, pooled_w, spatial_scale,
+                              sampling_ratio, aligned);
     if (!st && mt_tensor_numel(grad)) {
         int f = grad->dtype == MT_F32;
         void *o = mt__data(*out), *g = mt__data(gc), *r = mt__data(rc);
@@ -277,6 +294,11 @@ static mt_status deform_geom(mt_tensor *input, mt_tensor *offset, mt_tensor *mas
         return mt__error(MT_ERR_RUNTIME, "Calculated output size too small - out_h: %lld out_w: %lld", (long long)oh,
                          (long long)ow);
     g->oh = (int)oh, g->ow = (int)ow;
+    /* the columns' sizes and the offset's channels must fit int64 (a caller's huge kernel and groups) */
+    int64_t cols, rows, ch;
+    if (__builtin_mul_overflow(g->C, p[0] * p[1], &cols) || __builtin_mul_overflow(g->B, oh * ow, &rows) ||
+        __builtin_mul_overflow(og, 2 * p[0] * p[1], &ch))
+        return mt__error(MT_ERR_RUNTIME, "numel: integer multiplication overflow");
     if (offset->sizes[0] != g->B || offset->sizes[1] != og * 2 * p[0] * p[1] || offset->sizes[2] != oh ||
         offset->sizes[3] != ow)
         return mt__error(MT_ERR_RUNTIME, "deform_conv2d: offset must have shape [%lld, %lld, %lld, %lld]",

@@ -64,11 +64,32 @@ static void SUF(nms)(int64_t n, const T *b, const int64_t *order, uint8_t *suppr
     *num_keep = k;
 }
 
-/* the grid of roi_align / ps_roi_align for one roi: start, bin sizes, samples per bin */
+/* the grid of roi_align / ps_roi_align for one roi: samples per bin in each direction. 1 (and an empty grid)
+ * when they, or the samples of the whole roi, pass an int: a huge or NaN roi, a sampling_ratio past an int
+ * (torchvision's int arithmetic overflows there); the op refuses those rois first (grids_fit) */
 static int SUF(grid)(int64_t ratio, T roi_h, T roi_w, int64_t ph, int64_t pw, int *gh, int *gw) {
-    *gh = ratio > 0 ? (int)ratio : (int)ceil(roi_h / ph);
-    *gw = ratio > 0 ? (int)ratio : (int)ceil(roi_w / pw);
+    double h = ratio > 0 ? (double)ratio : ceil(roi_h / (T)ph), w = ratio > 0 ? (double)ratio : ceil(roi_w / (T)pw);
+    *gh = *gw = 0;
+    if (!(fabs(h) <= INT32_MAX && fabs(w) <= INT32_MAX && fabs(h * w) * (double)ph * (double)pw <= INT32_MAX)) return 1;
+    *gh = (int)h, *gw = (int)w;
     return 0;
+}
+
+/* the first roi whose grid does not fit (roi_align's extents, ps_roi_align's with ps), else -1 */
+static int64_t SUF(grids_fit)(const T *rois, int64_t K, int64_t PH, int64_t PW, T scale, int64_t ratio, int aligned,
+                              int ps) {
+    for (int64_t n = 0; n < K; n++) {
+        const T *r = rois + n * 5;
+        T off = ps || aligned ? (T)0.5 : (T)0.0;
+        T rw = (r[3] * scale - off) - (r[1] * scale - off), rh = (r[4] * scale - off) - (r[2] * scale - off);
+        if (!ps && !aligned) {
+            rw = rw < (T)1. ? (T)1. : rw;
+            rh = rh < (T)1. ? (T)1. : rh;
+        }
+        int gh, gw;
+        if (SUF(grid)(ratio, rh, rw, PH, PW, &gh, &gw)) return n;
+    }
+    return -1;
 }
 
 static void SUF(roi_align_fwd)(const T *in, const T *rois, int64_t K, int64_t C, int H, int W, int64_t PH, int64_t PW,
