@@ -67,6 +67,17 @@ def pytest_runtest_logreport(report):
         _log({"id": report.nodeid, "state": state, "msg": "" if state == "passed" else _crash_line(report)})
 
 
+def pytest_runtest_setup(item):
+    """The same inputs under both libraries: transformers' testers draw ids and floats from an unseeded
+    `random.Random()` (tests/test_modeling_common.py's `global_rng`), so a test that skips unless a draw
+    holds a given id ran on one side and skipped on the other at random. Seeded from the test id, both
+    sides draw the same values."""
+    if LOG_VAR in os.environ:
+        rng = getattr(sys.modules.get("tests.test_modeling_common"), "global_rng", None)
+        if rng is not None:
+            rng.seed(item.nodeid)
+
+
 def pytest_collectreport(report):
     if LOG_VAR in os.environ and report.failed:
         _log({"id": report.nodeid, "state": "failed", "msg": "collection: " + _crash_line(report)})
