@@ -80,7 +80,11 @@ def _reflect(coord, twice_low, twice_high):
 
 
 def _source_index(coord, size, padding_mode, align_corners):
-    c = _unnormalize(coord, size, align_corners)
+    return _pad(_unnormalize(coord, size, align_corners), size, padding_mode, align_corners)
+
+
+def _pad(c, size, padding_mode, align_corners):
+    """an unnormalised coordinate moved inside [0, size - 1] by the padding mode ("zeros" leaves it)"""
     if padding_mode == "border":
         c = c.clamp(0, size - 1)
     elif padding_mode == "reflection":
@@ -144,7 +148,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         align_corners = False
     _check_grid_sampler(input, grid, mode)
     if mode == "bicubic":
-        raise NotImplementedError("grid_sample(mode='bicubic') is not implemented in mindtorch_v2")
+        return _bicubic(input, grid, padding_mode, align_corners)
     N, C, *sizes = input.shape  # (H, W) or (D, H, W); the grid's last axis is (x, y[, z]), the reverse
     k = len(sizes)
     coords = [_source_index(grid[..., k - 1 - d], sizes[d], padding_mode, align_corners) for d in range(k)]
@@ -165,5 +169,37 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
             w = f if w is None else w * f
         v, inside = _gather(flat, pos, sizes)
         term = _mt.where(inside, v, v.new_zeros(())) * w.unsqueeze(1)  # a NaN weight stays NaN, as PyTorch
+        out = term if out is None else out + term
+    return out
+
+
+def _cubic_weights(t, A=-0.75):
+    """the four cubic-convolution weights of the taps at -1, 0, 1, 2 from the fraction t (Keys, A = -0.75,
+    as PyTorch's get_cubic_coefficients)"""
+    near = lambda x: ((A + 2) * x - (A + 3)) * x * x + 1  # noqa: E731  |x| <= 1
+    far = lambda x: ((A * x - 5 * A) * x + 8 * A) * x - 4 * A  # noqa: E731  1 < |x| < 2
+    return far(t + 1), near(t), near(1 - t), far(2 - t)
+
+
+def _bicubic(input, grid, padding_mode, align_corners):
+    """PyTorch's bicubic grid sampling: the 4x4 taps around the unnormalised point, each tap moved by the
+    padding mode (not the point itself, as for bilinear), read as zero when outside; rows weighted along
+    x first, then the four rows along y. The grid's gradient flows through the fractions only."""
+    N, C, H, W = input.shape
+    x = _unnormalize(grid[..., 0], W, align_corners)
+    y = _unnormalize(grid[..., 1], H, align_corners)
+    x0, y0 = x.detach().floor(), y.detach().floor()
+    wx, wy = _cubic_weights(x - x0), _cubic_weights(y - y0)
+    flat = input.reshape(N, C, H * W)
+    xs = [_pad(x0 + (j - 1), W, padding_mode, align_corners) for j in range(4)]
+    out = None
+    for i in range(4):
+        yi = _pad(y0 + (i - 1), H, padding_mode, align_corners)
+        row = None
+        for j in range(4):
+            v, inside = _gather(flat, [yi, xs[j]], [H, W])
+            term = wx[j].unsqueeze(1) * _mt.where(inside, v, v.new_zeros(()))
+            row = term if row is None else row + term
+        term = wy[i].unsqueeze(1) * row
         out = term if out is None else out + term
     return out

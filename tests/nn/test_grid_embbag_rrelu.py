@@ -24,10 +24,11 @@ def test_affine_grid(dtype, align, size):
     diff(lambda L, t: F(L).affine_grid(t, size, align_corners=align), theta, dtype=dtype, **NATIVE)
 
 
-CASES = list(itertools.product(["bilinear", "nearest"], ["zeros", "border", "reflection"], [False, True]))
+PADS = ["zeros", "border", "reflection"]
+CASES = list(itertools.product(["bilinear", "nearest"], PADS, [False, True]))
 
 
-@pytest.mark.parametrize("mode,pad,align", CASES)
+@pytest.mark.parametrize("mode,pad,align", CASES + list(itertools.product(["bicubic"], PADS, [False, True])))
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_grid_sample(mode, pad, align, dtype):
     x = Arg(rnd(2, 3, 5, 4), dtype, grad=True, noncontig=True)
@@ -35,17 +36,29 @@ def test_grid_sample(mode, pad, align, dtype):
     diff(lambda L, x, g: F(L).grid_sample(x, g, mode, pad, align), x, g, dtype=dtype, **NATIVE)
 
 
-@pytest.mark.parametrize("pad", ["zeros", "border", "reflection"])
-def test_grid_sample_gradcheck(pad):
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize("pad", PADS)
+def test_grid_sample_gradcheck(pad, mode):
     x = mt.tensor(rnd(1, 2, 3, 4), requires_grad=True)
     g = mt.tensor(rnd(1, 2, 3, 2, lo=-1.2, hi=1.2, seed=4), requires_grad=True)
-    assert mt.autograd.gradcheck(lambda x, g: mt.nn.functional.grid_sample(x, g, "bilinear", pad, False), (x, g))
+    assert mt.autograd.gradcheck(lambda x, g: mt.nn.functional.grid_sample(x, g, mode, pad, False), (x, g))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_grid_sample_bicubic_empty_broadcast_and_outside(dtype):
+    x = Arg(rnd(1, 2, 3, 4), dtype, grad=True)
+    g = Arg(rnd(1, 5, 1, 2, lo=-3, hi=3, seed=5), dtype, grad=True)  # many taps past the border
+    for pad in PADS:
+        diff(lambda L, x, g: F(L).grid_sample(x, g.expand(1, -1, 3, -1), "bicubic", pad, True), x, g,
+             dtype=dtype, **NATIVE)
+    diff(lambda L, x, g: F(L).grid_sample(x, g[:, :0], "bicubic", "zeros", False), x, g, dtype=dtype, **NATIVE)
+    diff(lambda L, x, g: F(L).grid_sample(x[:, :0], g, "bicubic", "zeros", False), x, g, dtype=dtype, **NATIVE)
 
 
 def test_grid_sample_nonfinite_grid_reads_nothing():
     x = mt.ones(1, 1, 2, 2)
     g = mt.tensor([[[[float("nan"), 0.0], [float("inf"), -float("inf")], [1e30, -1e30]]]])
-    for mode in ("bilinear", "nearest"):
+    for mode in ("bilinear", "nearest", "bicubic"):
         out = mt.nn.functional.grid_sample(x, g, mode, align_corners=False)
         ref = torch.nn.functional.grid_sample(torch.ones(1, 1, 2, 2), torch.tensor(g.tolist()), mode,
                                               align_corners=False)
