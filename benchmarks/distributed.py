@@ -26,12 +26,31 @@ def _sizes(max_mib):
         size *= 4
 
 
+def ddp_step(torch):
+    """One DDP training step (forward, backward with the bucketed all-reduces, SGD) of a 4-layer MLP of
+    2048 wide (12.6M parameters, 50 MiB of gradients), batch 32 per rank, in an initialised process group;
+    returns the callable, which returns the loss."""
+    nn = torch.nn
+    torch.manual_seed(0)
+    model = nn.Sequential(*[m for _ in range(3) for m in (nn.Linear(2048, 2048), nn.ReLU())], nn.Linear(2048, 10))
+    ddp = nn.parallel.DistributedDataParallel(model)
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.01)
+    x, y = torch.randn(32, 2048), torch.randint(0, 10, (32,))
+
+    def step():
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(ddp(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    return step
+
+
 def worker(lib_name, backend, rank, world, path, max_mib):
     import importlib
     torch = importlib.import_module(lib_name)
     import datetime
     dist = importlib.import_module(lib_name + ".distributed")
-    nn = torch.nn
     # one compute thread per rank on both sides: PyTorch takes it from OMP_NUM_THREADS=1, our pool
     # does not read that variable (it would run 2 threads per rank, 4 on the 2 cores)
     torch.set_num_threads(1)
@@ -54,20 +73,13 @@ def worker(lib_name, backend, rank, world, path, max_mib):
             dist.all_reduce(t)
             times.append(time.perf_counter() - start)
         results.append({"case": "all_reduce", "bytes": nbytes, "seconds": statistics.median(times)})
-    # a DDP step of a 4-layer MLP of 2048 wide (12.6M parameters, 50 MiB of gradients), batch 32 per rank
-    torch.manual_seed(0)
-    model = nn.Sequential(*[m for _ in range(3) for m in (nn.Linear(2048, 2048), nn.ReLU())], nn.Linear(2048, 10))
-    ddp = nn.parallel.DistributedDataParallel(model)
-    opt = torch.optim.SGD(ddp.parameters(), lr=0.01)
-    x, y = torch.randn(32, 2048), torch.randint(0, 10, (32,))
+    step = ddp_step(torch)
     times = []
-    for step in range(8):
+    for i in range(8):
         dist.barrier()
         start = time.perf_counter()
-        opt.zero_grad()
-        nn.functional.cross_entropy(ddp(x), y).backward()
-        opt.step()
-        if step >= 2:
+        step()
+        if i >= 2:
             times.append(time.perf_counter() - start)
     results.append({"case": "ddp_step", "bytes": 0, "seconds": statistics.median(times)})
     if rank == 0:
