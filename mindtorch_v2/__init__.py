@@ -58,6 +58,7 @@ strided = layout("strided")
 sparse_coo, sparse_csr, sparse_csc = layout("sparse_coo"), layout("sparse_csr"), layout("sparse_csc")
 sparse_bsr, sparse_bsc = layout("sparse_bsr"), layout("sparse_bsc")  # (names: no BSR/BSC/CSC tensors yet)
 contiguous_format = memory_format("contiguous_format")
+legacy_contiguous_format = contiguous_format  # PyTorch's alias: the same object
 preserve_format = memory_format("preserve_format")
 channels_last = memory_format("channels_last")
 channels_last_3d = memory_format("channels_last_3d")

@@ -99,3 +99,15 @@ def test_clone_and_resize_memory_format():
         return ([t.stride() for t in (cl, back, same, r, r2)], cl.tolist() == x.tolist(), back.tolist() == x.tolist(),
                 same.data_ptr() != cl.data_ptr())
     assert go(mt) == go(torch)
+
+
+def test_legacy_contiguous_format_is_contiguous_format():
+    """torch.legacy_contiguous_format is PyTorch's alias of contiguous_format (the same object)."""
+    def go(L):
+        x = L.zeros(2, 3, 4, 5).contiguous(memory_format=L.channels_last)
+        fmt = L.legacy_contiguous_format
+        made = [L.zeros_like(x, memory_format=fmt), x.clone(memory_format=fmt), x.contiguous(memory_format=fmt),
+                L.empty(2, 3, 4, 5, memory_format=fmt)]
+        return (L.legacy_contiguous_format is L.contiguous_format, str(L.legacy_contiguous_format),
+                [t.stride() for t in made], x.is_contiguous(memory_format=L.legacy_contiguous_format))
+    assert go(mt) == go(torch)
