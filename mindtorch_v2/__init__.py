@@ -8,6 +8,7 @@ _os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "10")
 from ._C import lib as _lib
 from . import _c_namespace  # noqa: F401  (torch._C.Graph, ... for annotations)
 from ._C import ScriptModule, ScriptMethod  # noqa: F401
+from ._core import OutOfMemoryError  # noqa: F401
 from ._dtype import (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
                      float8_e5m2, float8_e4m3fn, float8_e5m2fnuz, float8_e4m3fnuz, float8_e8m0fnu, complex64, complex128, dtype, finfo, iinfo, get_default_dtype, set_default_dtype, promote_types, can_cast)
 from ._device import Event, Stream, device, get_default_device, set_default_device

@@ -12,6 +12,13 @@ class LinAlgError(RuntimeError):
 LinAlgError.__name__ = LinAlgError.__qualname__ = "_LinAlgError"
 LinAlgError.__module__ = "torch._C"
 
+class OutOfMemoryError(RuntimeError):
+    """Exception raised when device is out of memory"""
+
+
+OutOfMemoryError.__module__ = "torch"  # torch.OutOfMemoryError, also torch.cuda's; a CPU allocation that
+# fails raises RuntimeError, as in PyTorch
+
 _EXCEPTIONS = {
     lib.MT_ERR_RUNTIME: RuntimeError,
     lib.MT_ERR_VALUE: ValueError,

@@ -93,6 +93,7 @@ int mt__tensor_try_retain(mt_tensor *t);
 /* ---- errors --------------------------------------------------------------- */
 
 mt_status mt__error(int kind, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+mt_status mt__oom(int64_t nbytes); /* PyTorch's failed-allocation error (tensor.c) */
 /* release an output a failed call allocated and leave NULL behind: a caller never sees a
  * dangling *out (found by the fuzzer: mt_index returned a freed tensor on error) */
 #define MT_DROP(p)                      \

@@ -94,18 +94,20 @@ static void block_free(void *b, int c) {
     free(b);
 }
 
-/* Storage and its bytes in one allocation; meta storages have no bytes. */
-static mt_status oom(int64_t nbytes) {
-    return mt__error(MT_ERR_OOM, "DefaultCPUAllocator: not enough memory: you tried to allocate %lld bytes.",
-                     (long long)nbytes);
+/* PyTorch's error for a CPU allocation that fails (c10's alloc_cpu on Linux: posix_memalign's ENOMEM) */
+mt_status mt__oom(int64_t nbytes) {
+    return mt__error(MT_ERR_OOM, "[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate "
+                     "memory: you tried to allocate %lld bytes. Error code 12 (Cannot allocate memory)", (long long)nbytes);
 }
+
+/* Storage and its bytes in one allocation; meta storages have no bytes. */
 
 static mt_status storage_new(int64_t nbytes, int device, mt_storage **out) {
     void *block = NULL;
     size_t total = STORAGE_HEADER + (device == MT_CPU ? (size_t)nbytes : 0), size = total;
     int c = size_class(total, &size);
 #ifdef MT_FUZZ_MAX_TENSOR_BYTES /* the fuzzer's build refuses big tensors: slow under its instrumentation */
-    if (device == MT_CPU && nbytes > MT_FUZZ_MAX_TENSOR_BYTES) return oom(nbytes);
+    if (device == MT_CPU && nbytes > MT_FUZZ_MAX_TENSOR_BYTES) return mt__oom(nbytes);
 #endif
     /* small blocks: plain malloc (16-byte aligned, cheaper); large: 64-byte aligned */
     if (total <= 4096) block = malloc(total);
@@ -113,7 +115,7 @@ static mt_status storage_new(int64_t nbytes, int device, mt_storage **out) {
         cache_flush();
         if (posix_memalign(&block, 64, size) != 0) block = NULL;
     }
-    if (!block) return oom(nbytes);
+    if (!block) return mt__oom(nbytes);
     mt_storage *s = block;
     atomic_init(&s->refcount, 1);
     atomic_init(&s->version, 0);
@@ -252,7 +254,7 @@ static mt_status extent_bytes(int ndim, const int64_t *sizes, const int64_t *str
         int64_t st[MT_MAX_DIMS];
         if (mt__contiguous_strides(ndim, sizes, st)) return mt__error(MT_ERR_RUNTIME, "Stride calculation overflowed");
     }
-    if (*nbytes > ((int64_t)1 << 50)) return oom(*nbytes);
+    if (*nbytes > ((int64_t)1 << 50)) return mt__oom(*nbytes);
     return MT_OK;
 }
 

@@ -397,8 +397,7 @@ mt_status mt_resize_(mt_tensor *t, int ndim, const int64_t *sizes) {
     if (need > s->nbytes && s->device == MT_CPU) {
         void *mem = malloc((size_t)need);
         if (!mem)
-            return mt__error(MT_ERR_OOM, "DefaultCPUAllocator: not enough memory: you tried to allocate %lld bytes.",
-                             (long long)need);
+            return mt__oom(need);
         memcpy(mem, s->data, (size_t)s->nbytes);
         if (s->deleter) s->deleter(s->ctx);
         s->data = mem;

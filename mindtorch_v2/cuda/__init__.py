@@ -142,3 +142,4 @@ def stream(stream):
 
 from . import graphs  # noqa: E402
 from .graphs import CUDAGraph, graph, graph_pool_handle, is_current_stream_capturing, make_graphed_callables  # noqa: E402,F401
+from .._core import OutOfMemoryError  # noqa: E402,F401  (torch.cuda.OutOfMemoryError is torch.OutOfMemoryError)

@@ -87,8 +87,12 @@ def test_in_place_write_into_a_saved_input_forms_no_cycle():
 
 def test_out_of_memory_is_an_error_and_the_process_keeps_working():
     import pytest
-    with pytest.raises(RuntimeError, match="not enough memory: you tried to allocate 4398046511104 bytes"):
+    with pytest.raises(RuntimeError) as got:
         mt.empty(1 << 40)
+    # PyTorch's text on Linux (c10's alloc_cpu), as live PyTorch gives it
+    assert str(got.value) == ("[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate memory: "
+                              "you tried to allocate 4398046511104 bytes. Error code 12 (Cannot allocate memory)")
+    assert type(got.value) is RuntimeError
     with pytest.raises(RuntimeError, match="overflow"):
         mt.empty(1 << 62, 4)
     assert mt.ones(3).sum().item() == 3.0
@@ -150,3 +154,13 @@ def test_saved_leaf_written_after_requires_grad_false_is_freed():
         del x, r
     gc.collect()
     assert lib.mt_live_tensors() == live
+
+
+def test_out_of_memory_error_class_as_pytorch():
+    """torch.OutOfMemoryError (a device's allocation failure; torch.cuda's is the same class)"""
+    import pytest
+    torch = pytest.importorskip("torch")
+    for lib in (mt, torch):
+        assert lib.cuda.OutOfMemoryError is lib.OutOfMemoryError
+    assert [c.__name__ for c in mt.OutOfMemoryError.__mro__] == [c.__name__ for c in torch.OutOfMemoryError.__mro__]
+    assert str(mt.OutOfMemoryError) == str(torch.OutOfMemoryError)
