@@ -23,19 +23,29 @@ def _is_int(s):
     return not isinstance(s, float) and hasattr(s, "__index__")
 
 
-def parse_size(args, name="size", required=False):
-    """Sizes given as varargs ints or as one sequence, with PyTorch's argument-parser texts."""
+def parser_type_name(obj):
+    """A value's type as PyTorch's argument parser names it (the C tp_name): a class defined in Python
+    by its name (Tensor), a built-in by its name, another C type with its module (numpy.ndarray)."""
+    k = type(obj)
+    heap = k.__flags__ & (1 << 9)  # Py_TPFLAGS_HEAPTYPE
+    return k.__name__ if heap or k.__module__ == "builtins" else f"{k.__module__}.{k.__name__}"
+
+
+def parse_size(args, name="size", required=False, arg="size", position=1):
+    """Sizes given as varargs ints or as one sequence, with PyTorch's argument-parser texts (for the
+    argument `arg` at `position`: 1 for a method's, 2 for a function's after its input)."""
     if not args:
         if required:
-            raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
+            raise TypeError(f'{name}() missing 1 required positional arguments: "{arg}"')
         return []
+    where = f"argument '{arg}' (position {position})"
     seq = args
     if len(args) == 1:
-        if _is_int(args[0]):
+        if _is_int(args[0]) and position == 1:  # a function's one sizes argument must be a sequence
             return [args[0].__index__()]
         seq = args[0]
         if not hasattr(seq, "__iter__") or isinstance(seq, (str, Tensor)):
-            raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, not {type(seq).__name__}")
+            raise TypeError(f"{name}(): {where} must be tuple of ints, not {parser_type_name(seq)}")
         seq = list(seq)
     for pos, s in enumerate(seq):
         if _is_int(s):
@@ -43,9 +53,9 @@ def parse_size(args, name="size", required=False):
         if pos == 0 and len(args) > 1:
             raise TypeError(f"{name}() takes 1 positional argument but {len(args)} were given")
         if pos == 0:
-            raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, but found element of "
-                            f"type {type(s).__name__} at pos 0")
-        raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos {pos + 1} with error "
+            raise TypeError(f"{name}(): {where} must be tuple of ints, but found element of type "
+                            f"{type(s).__name__} at pos 0")
+        raise TypeError(f"{name}(): argument '{arg}' failed to unpack the object at pos {pos + 1} with error "
                         f"\"type must be tuple of ints,but got {type(s).__name__}\"")
     return [s.__index__() for s in seq]
 
@@ -59,6 +69,10 @@ def sizes_or_keyword(name, arg, args, keyword):
         raise TypeError(f'{name}() missing 1 required positional arguments: "{arg}"')
     if args:
         raise TypeError(f"{name}() got multiple values for argument '{arg}'")
+    # by keyword the parser takes a sequence only, and names no position
+    seq = keyword if isinstance(keyword, (list, tuple)) else None
+    if seq is None or (seq and not _is_int(seq[0])):
+        raise TypeError(f"{name}(): argument '{arg}' must be tuple of ints, not {parser_type_name(keyword)}")
     return (keyword,)
 
 

@@ -7,7 +7,7 @@ from ._C import ffi, lib
 from . import _dtype
 from . import _creation, _views
 from ._core import new_out, raise_status
-from ._creation import parse_size, sizes_or_keyword
+from ._creation import one_positional, parse_size, sizes_or_keyword
 from ._dispatch import as_tensor_operand, call
 from ._reduce import _return_type, return_types
 from ._tensor import Tensor, _wrap_dim, wrap
@@ -252,15 +252,20 @@ def rot90(input, k=1, dims=(0, 1)):
 
 
 def repeat(self, *sizes, repeats=None):
-    sizes = parse_size(sizes_or_keyword("repeat", "repeats", sizes, repeats), "repeat")
+    sizes = parse_size(sizes_or_keyword("repeat", "repeats", sizes, repeats), "repeat", arg="repeats")
     return call(lib.mt_repeat, self._h, len(sizes), sizes)
 
 
-def tile(input, dims):
-    dims = _ints(dims)
-    if len(dims) < input.dim():
-        dims = [1] * (input.dim() - len(dims)) + dims
-    return repeat(input, dims)
+def tile_method(self, *sizes, dims=None, _position=1):  # x.tile(2, 1), x.tile((2, 1)), x.tile(dims=...)
+    dims = parse_size(sizes_or_keyword("tile", "dims", sizes, dims), "tile", arg="dims", position=_position)
+    if len(dims) < self.dim():
+        dims = [1] * (self.dim() - len(dims)) + dims
+    return repeat(self, dims)
+
+
+def tile(input, *args, dims=None):  # torch.tile(input, dims): one sizes argument, a sequence
+    one_positional("tile", args)
+    return tile_method(input, *args, dims=dims, _position=2)
 
 
 def narrow_copy(input, dim, start, length):
@@ -865,7 +870,7 @@ METHODS = {name: fn for name, fn in FUNCTIONS.items()
                            "block_diag", "cartesian_prod", "combinations", "searchsorted", "isin",
                            "broadcast_shapes", "broadcast_tensors", "vander", "unravel_index")}
 METHODS.update({
-    "put_": put_, "flip": flip, "repeat": repeat, "tril_": tril_, "triu_": triu_, "scatter_": scatter_,
+    "put_": put_, "flip": flip, "repeat": repeat, "tile": tile_method, "tril_": tril_, "triu_": triu_, "scatter_": scatter_,
     "scatter_add_": scatter_add_, "scatter_reduce_": scatter_reduce_, "index_add_": index_add_,
     "index_copy_": index_copy_, "index_fill_": index_fill_, "masked_scatter_": masked_scatter_,
 })

@@ -140,6 +140,9 @@ def test_flip_roll_repeat(dtype):
         run(lambda L, x: x.repeat(1, 0, 1), p)
         run(lambda L, x: L.tile(x, (2,)), p)
         run(lambda L, x: L.tile(x, (2, 1, 1, 2)), p)
+        run(lambda L, x: x.tile(2, 1), p)  # the method takes varargs too (hiera)
+        run(lambda L, x: x.tile((1, 2)), p)
+        run(lambda L, x: x.tile(dims=[2, 1, 1]), p)
         for k in (-1, 0, 1, 2, 3, 5):
             run(lambda L, x: L.rot90(x, k), p)
             run(lambda L, x: L.rot90(x, k, [2, 0]), p)
@@ -162,6 +165,23 @@ def test_flip_roll_repeat_errors():
               # dims by keyword (x.flip(dims=[1]): longformer), and its argument errors
               lambda L, x: x.flip(dims=[1]), lambda L, x: L.flip(x, dims=(0, 1)), lambda L, x: L.flip(input=x, dims=[1]),
               lambda L, x: L.flip(x), lambda L, x: x.flip(dims=1), lambda L, x: L.flip(x, [1], dims=[0])]:
+        run(f, x)
+
+
+def test_sizes_argument_errors():
+    """tile/repeat/reshape/permute sizes as varargs, one sequence or a keyword: PyTorch's parser texts,
+    which name no position for a keyword and require a sequence of a function's one argument"""
+    import numpy as np
+    x = rnd((2, 3), "float32")
+    for f in [lambda L, x: L.tile(x, 2, 2), lambda L, x: x.tile(), lambda L, x: L.tile(x), lambda L, x: x.tile(2.0),
+              lambda L, x: x.tile((2,), 1), lambda L, x: x.tile(2, dims=3), lambda L, x: L.tile(x, 2),
+              lambda L, x: L.tile(x, dims=2), lambda L, x: L.tile(x, (2.0,)), lambda L, x: L.tile(x, (1, "a")),
+              lambda L, x: x.tile(dims=2), lambda L, x: x.tile(dims=(2.0,)), lambda L, x: x.tile(-1),
+              lambda L, x: x.repeat(2.0), lambda L, x: x.repeat((2.0,)), lambda L, x: x.repeat(2, "a"),
+              lambda L, x: x.repeat(), lambda L, x: x.repeat(repeats=2), lambda L, x: x.repeat(repeats=[2, "a"]),
+              lambda L, x: x.reshape(shape=2), lambda L, x: x.reshape(shape=(2.0,)), lambda L, x: x.permute(dims=0),
+              lambda L, x: x.permute(dims=range(2)), lambda L, x: x.reshape(shape=np.array([3, 2])),
+              lambda L, x: x.reshape(shape=L.Size([3, 2])), lambda L, x: x.tile(dims=())]:
         run(f, x)
 
 
