@@ -19,6 +19,7 @@
 
 #include "loops.h"
 #include "nn.h"
+#include "simd_avx512.h"
 #include "vecmath.h"
 
 mt_status mt__impl_expand(mt_tensor *t, int ndim, const int64_t *sizes, mt_tensor **out);
@@ -79,6 +80,21 @@ typedef double vec_d __attribute__((vector_size(64)));
         gemm_##SUF(j0, m, n, k, alpha, A, ARS, APS, B, ldb, ACC, C, ldc);                          \
     }
 
+/* dst[c, r] = src[r, c] for an r x c block (ld: row strides). Element by element, the transposed
+ * copies of K and V (backward) and of the query block (forward) took a fifth of the kernels' time
+ * outside the block products on Zen 4: strided single-float stores. */
+static inline void pack_t_d(int64_t r, int64_t c, const double *src, int64_t lds, double *dst, int64_t ldd) {
+    for (int64_t i = 0; i < r; i++)
+        for (int64_t j = 0; j < c; j++) dst[j * ldd + i] = src[i * lds + j];
+}
+static inline void pack_t_f(int64_t r, int64_t c, const float *src, int64_t lds, float *dst, int64_t ldd) {
+#ifdef MT_HAVE_AVX512_HELPERS
+    if (mt__cpu_avx512f()) { mt__transpose_f32(src, lds, dst, ldd, r, c); return; }
+#endif
+    for (int64_t i = 0; i < r; i++)
+        for (int64_t j = 0; j < c; j++) dst[j * ldd + i] = src[i * lds + j];
+}
+
 #define DEF_ATT(SUF, T)                                                                            \
     /* one MR x (NV vectors) tile of C; MR, NV constants after inlining, so the up to 24       \
      * accumulators stay in registers. A's element (r, p) is a[r * ars + p * aps]. */            \
@@ -132,11 +148,6 @@ typedef double vec_d __attribute__((vector_size(64)));
     GEMM_FORM(SUF, T, gemm_set, lda, 1, 0)  /* C = alpha * A B */                                 \
     GEMM_FORM(SUF, T, gemm_add, lda, 1, 1)  /* C += alpha * A B */                                \
     GEMM_FORM(SUF, T, gemm_tadd, 1, lda, 1) /* C += alpha * A^T B, A stored [k, m] */             \
-    /* dst[c, r] = src[r, c] for an r x c block (ld: row strides) */                               \
-    static inline __attribute__((always_inline)) void pack_t_##SUF(int64_t r, int64_t c, const T *src, int64_t lds, T *dst, int64_t ldd) { \
-        for (int64_t i = 0; i < r; i++)                                                            \
-            for (int64_t j = 0; j < c; j++) dst[j * ldd + i] = src[i * lds + j];                   \
-    }                                                                                              \
     /* scores of rows [i0, i0+nq) x keys [j0, j0+nk): scale * q k^T + mask, -inf where masked;  \
      * kt: the key block transposed */                                                             \
     static inline __attribute__((always_inline)) void scores_##SUF(const att *a, int64_t b, int64_t h, int64_t i0, int64_t nq, int64_t j0, \
@@ -152,7 +163,10 @@ typedef double vec_d __attribute__((vector_size(64)));
                     for (int64_t j = 0; j < nk; j++) sr[j] = mk[j * ms] ? sr[j] : -(T)INFINITY;    \
                 } else {                                                                           \
                     const T *mk = (const T *)a->mask + mo + j0 * ms;                               \
-                    for (int64_t j = 0; j < nk; j++) sr[j] += mk[j * ms];                          \
+                    if (ms == 1) /* a separate loop, so that it vectorises */                      \
+                        for (int64_t j = 0; j < nk; j++) sr[j] += mk[j];                           \
+                    else                                                                           \
+                        for (int64_t j = 0; j < nk; j++) sr[j] += mk[j * ms];                      \
                 }                                                                                  \
             }                                                                                      \
             if (a->causal)                                                                         \
@@ -176,8 +190,9 @@ typedef double vec_d __attribute__((vector_size(64)));
             const T *Q = (const T *)a->q + b * a->qs[0] + h * a->qs[1] + i0 * a->qs[2];            \
             const T *K = (const T *)a->k + b * a->ks[0] + h / G * a->ks[1];                        \
             const T *V = (const T *)a->v + b * a->vs[0] + h / G * a->vs[1];                        \
-            for (int64_t r = 0; r < nqp; r++)                                                      \
-                for (int64_t e = 0; e < E; e++) qt[e * BQ + r] = r < nq ? Q[r * a->qs[2] + e] * (T)a->scale : 0; \
+            pack_t_##SUF(nq, E, Q, a->qs[2], qt, BQ);                                              \
+            for (int64_t e = 0; e < E; e++)                                                        \
+                for (int64_t r = 0; r < nqp; r++) qt[e * BQ + r] = r < nq ? qt[e * BQ + r] * (T)a->scale : 0; \
             for (int64_t r = 0; r < nqp; r++) m[r] = -(T)INFINITY, l[r] = 0;                       \
             memset(acc, 0, sizeof(T) * nq * E);                                                    \
             for (int64_t j0 = 0; j0 < kend; j0 += BK) {                                            \
@@ -239,6 +254,10 @@ typedef double vec_d __attribute__((vector_size(64)));
             const T *K = (const T *)a->k + b * a->ks[0] + hk * a->ks[1];                           \
             const T *V = (const T *)a->v + b * a->vs[0] + hk * a->vs[1];                           \
             T *gk = (T *)a->gk + (b * a->Hk + hk) * a->S * E, *gv = (T *)a->gv + (b * a->Hk + hk) * a->S * E; \
+            /* the task's own gradients zeroed here, in parallel and while they stay in cache */     \
+            memset(gk, 0, sizeof(T) * a->S * E);                                                   \
+            memset(gv, 0, sizeof(T) * a->S * E);                                                   \
+            memset((T *)a->gq + b * a->Hq * a->L * E + hk * G * a->L * E, 0, sizeof(T) * G * a->L * E); \
             for (int64_t h = hk * G; h < (hk + 1) * G; h++) /* D = rowsum(go * o) */               \
                 for (int64_t i = 0; i < a->L; i++)                                                 \
                     D[(h - hk * G) * a->L + i] =                                                   \
@@ -396,9 +415,6 @@ mt_status mt__impl_sdpa_flash_backward(mt_tensor *grad, mt_tensor *q, mt_tensor 
         free(probe);
     }
     if (!st) {
-        memset(mt__data(rq), 0, mt_tensor_numel(rq) * mt_dtype_itemsize(cd));
-        memset(mt__data(rk), 0, mt_tensor_numel(rk) * mt_dtype_itemsize(cd));
-        memset(mt__data(rv), 0, mt_tensor_numel(rv) * mt_dtype_itemsize(cd));
         a.q = mt__data(qc), a.k = mt__data(kc), a.v = mt__data(vc), a.go = mt__data(gc), a.o = mt__data(oc);
         a.lse = mt__data(lc), a.gq = mt__data(rq), a.gk = mt__data(rk), a.gv = mt__data(rv);
         strides3(qc, a.qs), strides3(kc, a.ks), strides3(vc, a.vs), strides3(oc, a.os), strides3(gc, a.gos);
