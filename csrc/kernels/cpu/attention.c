@@ -34,7 +34,6 @@ typedef struct {
     const char *mask;               /* [B, Hq, L, S] by mstr (0 where broadcast) */
     char *out, *lse, *gq, *gk, *gv;
     int64_t B, Hq, Hk, L, S, E, nqb;
-    int64_t next; /* the next task to take (atomic) */
     int64_t qs[3], ks[3], vs[3], os[3], gos[3], mstr[4]; /* element strides: batch, head, row (mask: + col) */
     int mask_kind, causal;
     double scale;
@@ -95,11 +94,6 @@ static inline void pack_t_f(int64_t r, int64_t c, const float *src, int64_t lds,
     for (int64_t i = 0; i < r; i++)
         for (int64_t j = 0; j < c; j++) dst[j * ldd + i] = src[i * lds + j];
 }
-
-/* Each thread takes tasks from a counter until none is left, rather than a fixed share: on a loaded
- * host a thread can be off its core for milliseconds, and a fixed split waits for it (as in
- * gemm_f32.c). A task's results do not depend on the thread that runs it. */
-static int64_t take(const att *a) { return __atomic_fetch_add((int64_t *)&a->next, 1, __ATOMIC_RELAXED); }
 
 #define DEF_ATT(SUF, T)                                                                            \
     /* one MR x (NV vectors) tile of C; MR, NV constants after inlining, so the up to 24       \
@@ -182,15 +176,14 @@ static int64_t take(const att *a) { return __atomic_fetch_add((int64_t *)&a->nex
     /* Scores are computed transposed, st[j][r] = key j . (scale * query r), from keys as they    \
      * lie (no transposed copy of K per block) and the block's queries transposed once; the       \
      * softmax then runs down columns, each step a vector across queries. */                      \
-    MT_SIMD static void fwd_##SUF(void *p, int64_t t0, int64_t t1) { /* one call per thread */     \
-        (void)t0, (void)t1;                                                                        \
+    MT_SIMD static void fwd_##SUF(void *p, int64_t t0, int64_t t1) {                               \
         const att *a = p;                                                                          \
         enum { W = sizeof(vec_##SUF) / sizeof(T) };                                                \
         int64_t E = a->E, G = a->Hq / a->Hk;                                                       \
         T *st = malloc(sizeof(T) * (BK * BQ + BQ * E + 4 * BQ + E * BQ));                          \
         if (!st) return; /* the caller pre-checked a probe allocation of this size */             \
         T *acc = st + BK * BQ, *m = acc + BQ * E, *l = m + BQ, *al = l + BQ, *ref = al + BQ, *qt = ref + BQ; \
-        for (int64_t t; (t = take(a)) < a->B * a->Hq * a->nqb;) {                                  \
+        for (int64_t t = t0; t < t1; t++) {                                                        \
             int64_t b = t / (a->Hq * a->nqb), h = t / a->nqb % a->Hq, i0 = t % a->nqb * BQ;        \
             int64_t nq = mt__min64(BQ, a->L - i0), kend = a->causal ? mt__min64(a->S, i0 + nq) : a->S;     \
             int64_t nqp = (nq + W - 1) / W * W; /* columns padded to whole vectors (BQ % W == 0) */ \
@@ -250,14 +243,13 @@ static int64_t take(const att *a) { return __atomic_fetch_add((int64_t *)&a->nex
     }                                                                                              \
     /* one task per (batch, key head): it owns dk, dv of that head and dq of its query heads. Key   \
      * blocks are the outer loop, so each is transposed once for all the query blocks of the group */ \
-    MT_SIMD static void bwd_##SUF(void *p, int64_t t0, int64_t t1) { /* one call per thread */     \
-        (void)t0, (void)t1;                                                                        \
+    MT_SIMD static void bwd_##SUF(void *p, int64_t t0, int64_t t1) {                               \
         const att *a = p;                                                                          \
         int64_t E = a->E, G = a->Hq / a->Hk;                                                       \
         T *s = malloc(sizeof(T) * (2 * BQ * BK + 2 * E * BK + G * a->L));                          \
         if (!s) return;                                                                            \
         T *dp = s + BQ * BK, *kt = dp + BQ * BK, *vt = kt + E * BK, *D = vt + E * BK;              \
-        for (int64_t t; (t = take(a)) < a->B * a->Hk;) {                                           \
+        for (int64_t t = t0; t < t1; t++) {                                                        \
             int64_t b = t / a->Hk, hk = t % a->Hk;                                                 \
             const T *K = (const T *)a->k + b * a->ks[0] + hk * a->ks[1];                           \
             const T *V = (const T *)a->v + b * a->vs[0] + hk * a->vs[1];                           \
@@ -322,14 +314,6 @@ static mt_status rows_ok(mt_tensor *t, int cd, mt_tensor **out) {
     return mt__nn_contig(t, cd, out);
 }
 
-/* fn on as many threads as the tasks' work is worth, each taking tasks until none is left */
-static void run_tasks(att *a, int64_t tasks, int64_t work, mt_task_fn fn) {
-    int64_t grain = 1 + MT_GRAIN_SIZE / (work > 0 ? work : 1);
-    int64_t parts = mt__min64(mt_get_num_threads(), tasks / grain);
-    a->next = 0;
-    mt__parallel_for(parts > 1 ? parts : 1, 1, fn, a);
-}
-
 static void strides3(const mt_tensor *t, int64_t *s) { s[0] = t->strides[0], s[1] = t->strides[1], s[2] = t->strides[2]; }
 
 /* the mask in the kernel's form: bool as is, additive in the compute dtype, expanded to [B, Hq, L, S] */
@@ -389,7 +373,8 @@ mt_status mt__impl_sdpa_flash(mt_tensor *q, mt_tensor *k, mt_tensor *v, mt_tenso
     if (!st) {
         a.q = mt__data(qc), a.k = mt__data(kc), a.v = mt__data(vc), a.out = mt__data(o), a.lse = mt__data(ls);
         strides3(qc, a.qs), strides3(kc, a.ks), strides3(vc, a.vs), strides3(o, a.os);
-        run_tasks(&a, a.B * a.Hq * a.nqb, BQ * a.S * a.E, cd == MT_F64 ? fwd_d : fwd_f);
+        int64_t work = BQ * a.S * a.E;
+        mt__parallel_for(a.B * a.Hq * a.nqb, 1 + MT_GRAIN_SIZE / (work > 0 ? work : 1), cd == MT_F64 ? fwd_d : fwd_f, &a);
         st = mt__nn_narrow(o, q->dtype, out);
         o = NULL;
         if (!st) { *lse = ls; ls = NULL; }
@@ -433,7 +418,8 @@ mt_status mt__impl_sdpa_flash_backward(mt_tensor *grad, mt_tensor *q, mt_tensor 
         a.q = mt__data(qc), a.k = mt__data(kc), a.v = mt__data(vc), a.go = mt__data(gc), a.o = mt__data(oc);
         a.lse = mt__data(lc), a.gq = mt__data(rq), a.gk = mt__data(rk), a.gv = mt__data(rv);
         strides3(qc, a.qs), strides3(kc, a.ks), strides3(vc, a.vs), strides3(oc, a.os), strides3(gc, a.gos);
-        run_tasks(&a, a.B * a.Hk, (a.Hq / a.Hk) * a.L * a.S * a.E, cd == MT_F64 ? bwd_d : bwd_f);
+        int64_t work = (a.Hq / a.Hk) * a.L * a.S * a.E;
+        mt__parallel_for(a.B * a.Hk, 1 + MT_GRAIN_SIZE / (work > 0 ? work : 1), cd == MT_F64 ? bwd_d : bwd_f, &a);
         st = mt__nn_narrow(rq, q->dtype, gq);
         rq = NULL;
         if (!st) st = mt__nn_narrow(rk, k->dtype, gk);
