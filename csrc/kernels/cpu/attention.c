@@ -180,9 +180,10 @@ static inline void pack_t_f(int64_t r, int64_t c, const float *src, int64_t lds,
         const att *a = p;                                                                          \
         enum { W = sizeof(vec_##SUF) / sizeof(T) };                                                \
         int64_t E = a->E, G = a->Hq / a->Hk;                                                       \
-        T *st = malloc(sizeof(T) * (BK * BQ + BQ * E + 4 * BQ + E * BQ));                          \
+        T *st = malloc(sizeof(T) * (2 * BK * BQ + BQ * E + 4 * BQ + E * BQ));                      \
         if (!st) return; /* the caller pre-checked a probe allocation of this size */             \
         T *acc = st + BK * BQ, *m = acc + BQ * E, *l = m + BQ, *al = l + BQ, *ref = al + BQ, *qt = ref + BQ; \
+        T *mt = qt + E * BQ; /* a float mask's block, transposed as the scores are */              \
         for (int64_t t = t0; t < t1; t++) {                                                        \
             int64_t b = t / (a->Hq * a->nqb), h = t / a->nqb % a->Hq, i0 = t % a->nqb * BQ;        \
             int64_t nq = mt__min64(BQ, a->L - i0), kend = a->causal ? mt__min64(a->S, i0 + nq) : a->S;     \
@@ -198,7 +199,13 @@ static inline void pack_t_f(int64_t r, int64_t c, const float *src, int64_t lds,
             for (int64_t j0 = 0; j0 < kend; j0 += BK) {                                            \
                 int64_t nk = mt__min64(BK, kend - j0);                                                 \
                 gemm_set_##SUF(nk, nqp, E, 1, K + j0 * a->ks[2], a->ks[2], qt, BQ, st, BQ);      \
-                if (a->mask_kind != MASK_NONE)                                                     \
+                if (a->mask_kind == MASK_ADD && a->mstr[3] == 1 && a->mstr[2] != 0) {              \
+                    /* read down its columns element by element, the mask took a tenth of the forward */ \
+                    pack_t_##SUF(nq, nk, (const T *)a->mask + b * a->mstr[0] + h * a->mstr[1] + i0 * a->mstr[2] + j0, \
+                                 a->mstr[2], mt, BQ);                                              \
+                    for (int64_t j = 0; j < nk; j++)                                               \
+                        for (int64_t r = 0; r < nq; r++) st[j * BQ + r] += mt[j * BQ + r];         \
+                } else if (a->mask_kind != MASK_NONE)                                              \
                     for (int64_t j = 0; j < nk; j++) {                                             \
                         int64_t mo = b * a->mstr[0] + h * a->mstr[1] + i0 * a->mstr[2] + (j0 + j) * a->mstr[3], ms = a->mstr[2]; \
                         T *row = st + j * BQ;                                                      \
