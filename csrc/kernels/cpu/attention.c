@@ -19,6 +19,7 @@
 
 #include "loops.h"
 #include "nn.h"
+#include "simd_avx512.h"
 #include "vecmath.h"
 
 mt_status mt__impl_expand(mt_tensor *t, int ndim, const int64_t *sizes, mt_tensor **out);
@@ -33,6 +34,8 @@ typedef struct {
     const char *mask;               /* [B, Hq, L, S] by mstr (0 where broadcast) */
     char *out, *lse, *gq, *gk, *gv;
     int64_t B, Hq, Hk, L, S, E, nqb;
+    struct share *share; /* each thread's run of tasks (run_tasks) */
+    int parts;
     int64_t qs[3], ks[3], vs[3], os[3], gos[3], mstr[4]; /* element strides: batch, head, row (mask: + col) */
     int mask_kind, causal;
     double scale;
@@ -78,6 +81,38 @@ typedef double vec_d __attribute__((vector_size(64)));
         int64_t j0 = mt__cpu_avx512f() ? NAME##_wide_##SUF(m, n, k, alpha, A, lda, B, ldb, C, ldc) : 0; \
         gemm_##SUF(j0, m, n, k, alpha, A, ARS, APS, B, ldb, ACC, C, ldc);                          \
     }
+
+/* dst[c, r] = src[r, c] for an r x c block (ld: row strides). Element by element, the transposed
+ * copies of K and V (backward) and of the query block (forward) took a fifth of the kernels' time
+ * outside the block products on Zen 4: strided single-float stores. */
+static inline void pack_t_d(int64_t r, int64_t c, const double *src, int64_t lds, double *dst, int64_t ldd) {
+    for (int64_t i = 0; i < r; i++)
+        for (int64_t j = 0; j < c; j++) dst[j * ldd + i] = src[i * lds + j];
+}
+static inline void pack_t_f(int64_t r, int64_t c, const float *src, int64_t lds, float *dst, int64_t ldd) {
+#ifdef MT_HAVE_AVX512_HELPERS
+    if (mt__cpu_avx512f()) { mt__transpose_f32(src, lds, dst, ldd, r, c); return; }
+#endif
+    for (int64_t i = 0; i < r; i++)
+        for (int64_t j = 0; j < c; j++) dst[j * ldd + i] = src[i * lds + j];
+}
+
+/* Thread p runs tasks [p * chunk, (p + 1) * chunk) in order, as a fixed split does, then takes what is left
+ * of the others' runs: on a loaded host a thread kept off its core for milliseconds no longer holds up the
+ * call. (A shared counter, tasks dealt alternately, measured 7-11% slower undisturbed than the fixed
+ * split: neighbouring tasks went to different threads.) A task's results do not depend on its thread. */
+struct share {
+    _Alignas(64) int64_t next; /* atomic */
+    int64_t end;
+};
+static int64_t take(const att *a, int p) {
+    for (int r = 0; r < a->parts; r++) {
+        struct share *q = &a->share[(p + r) % a->parts];
+        int64_t t = __atomic_load_n(&q->next, __ATOMIC_RELAXED) < q->end ? __atomic_fetch_add(&q->next, 1, __ATOMIC_RELAXED) : q->end;
+        if (t < q->end) return t;
+    }
+    return -1;
+}
 
 #define DEF_ATT(SUF, T)                                                                            \
     /* one MR x (NV vectors) tile of C; MR, NV constants after inlining, so the up to 24       \
@@ -132,11 +167,6 @@ typedef double vec_d __attribute__((vector_size(64)));
     GEMM_FORM(SUF, T, gemm_set, lda, 1, 0)  /* C = alpha * A B */                                 \
     GEMM_FORM(SUF, T, gemm_add, lda, 1, 1)  /* C += alpha * A B */                                \
     GEMM_FORM(SUF, T, gemm_tadd, 1, lda, 1) /* C += alpha * A^T B, A stored [k, m] */             \
-    /* dst[c, r] = src[r, c] for an r x c block (ld: row strides) */                               \
-    static inline __attribute__((always_inline)) void pack_t_##SUF(int64_t r, int64_t c, const T *src, int64_t lds, T *dst, int64_t ldd) { \
-        for (int64_t i = 0; i < r; i++)                                                            \
-            for (int64_t j = 0; j < c; j++) dst[j * ldd + i] = src[i * lds + j];                   \
-    }                                                                                              \
     /* scores of rows [i0, i0+nq) x keys [j0, j0+nk): scale * q k^T + mask, -inf where masked;  \
      * kt: the key block transposed */                                                             \
     static inline __attribute__((always_inline)) void scores_##SUF(const att *a, int64_t b, int64_t h, int64_t i0, int64_t nq, int64_t j0, \
@@ -152,7 +182,10 @@ typedef double vec_d __attribute__((vector_size(64)));
                     for (int64_t j = 0; j < nk; j++) sr[j] = mk[j * ms] ? sr[j] : -(T)INFINITY;    \
                 } else {                                                                           \
                     const T *mk = (const T *)a->mask + mo + j0 * ms;                               \
-                    for (int64_t j = 0; j < nk; j++) sr[j] += mk[j * ms];                          \
+                    if (ms == 1) /* a separate loop, so that it vectorises */                      \
+                        for (int64_t j = 0; j < nk; j++) sr[j] += mk[j];                           \
+                    else                                                                           \
+                        for (int64_t j = 0; j < nk; j++) sr[j] += mk[j * ms];                      \
                 }                                                                                  \
             }                                                                                      \
             if (a->causal)                                                                         \
@@ -162,28 +195,37 @@ typedef double vec_d __attribute__((vector_size(64)));
     /* Scores are computed transposed, st[j][r] = key j . (scale * query r), from keys as they    \
      * lie (no transposed copy of K per block) and the block's queries transposed once; the       \
      * softmax then runs down columns, each step a vector across queries. */                      \
-    MT_SIMD static void fwd_##SUF(void *p, int64_t t0, int64_t t1) {                               \
+    MT_SIMD static void fwd_##SUF(void *p, int64_t part, int64_t t1) { /* one call per thread */   \
+        (void)t1;                                                                                  \
         const att *a = p;                                                                          \
         enum { W = sizeof(vec_##SUF) / sizeof(T) };                                                \
         int64_t E = a->E, G = a->Hq / a->Hk;                                                       \
-        T *st = malloc(sizeof(T) * (BK * BQ + BQ * E + 4 * BQ + E * BQ));                          \
+        T *st = malloc(sizeof(T) * (2 * BK * BQ + BQ * E + 4 * BQ + E * BQ));                      \
         if (!st) return; /* the caller pre-checked a probe allocation of this size */             \
         T *acc = st + BK * BQ, *m = acc + BQ * E, *l = m + BQ, *al = l + BQ, *ref = al + BQ, *qt = ref + BQ; \
-        for (int64_t t = t0; t < t1; t++) {                                                        \
+        T *mt = qt + E * BQ; /* a float mask's block, transposed as the scores are */              \
+        for (int64_t t; (t = take(a, (int)part)) >= 0;) {                                          \
             int64_t b = t / (a->Hq * a->nqb), h = t / a->nqb % a->Hq, i0 = t % a->nqb * BQ;        \
             int64_t nq = mt__min64(BQ, a->L - i0), kend = a->causal ? mt__min64(a->S, i0 + nq) : a->S;     \
             int64_t nqp = (nq + W - 1) / W * W; /* columns padded to whole vectors (BQ % W == 0) */ \
             const T *Q = (const T *)a->q + b * a->qs[0] + h * a->qs[1] + i0 * a->qs[2];            \
             const T *K = (const T *)a->k + b * a->ks[0] + h / G * a->ks[1];                        \
             const T *V = (const T *)a->v + b * a->vs[0] + h / G * a->vs[1];                        \
-            for (int64_t r = 0; r < nqp; r++)                                                      \
-                for (int64_t e = 0; e < E; e++) qt[e * BQ + r] = r < nq ? Q[r * a->qs[2] + e] * (T)a->scale : 0; \
+            pack_t_##SUF(nq, E, Q, a->qs[2], qt, BQ);                                              \
+            for (int64_t e = 0; e < E; e++)                                                        \
+                for (int64_t r = 0; r < nqp; r++) qt[e * BQ + r] = r < nq ? qt[e * BQ + r] * (T)a->scale : 0; \
             for (int64_t r = 0; r < nqp; r++) m[r] = -(T)INFINITY, l[r] = 0;                       \
             memset(acc, 0, sizeof(T) * nq * E);                                                    \
             for (int64_t j0 = 0; j0 < kend; j0 += BK) {                                            \
                 int64_t nk = mt__min64(BK, kend - j0);                                                 \
                 gemm_set_##SUF(nk, nqp, E, 1, K + j0 * a->ks[2], a->ks[2], qt, BQ, st, BQ);      \
-                if (a->mask_kind != MASK_NONE)                                                     \
+                if (a->mask_kind == MASK_ADD && a->mstr[3] == 1 && a->mstr[2] != 0) {              \
+                    /* read down its columns element by element, the mask took a tenth of the forward */ \
+                    pack_t_##SUF(nq, nk, (const T *)a->mask + b * a->mstr[0] + h * a->mstr[1] + i0 * a->mstr[2] + j0, \
+                                 a->mstr[2], mt, BQ);                                              \
+                    for (int64_t j = 0; j < nk; j++)                                               \
+                        for (int64_t r = 0; r < nq; r++) st[j * BQ + r] += mt[j * BQ + r];         \
+                } else if (a->mask_kind != MASK_NONE)                                              \
                     for (int64_t j = 0; j < nk; j++) {                                             \
                         int64_t mo = b * a->mstr[0] + h * a->mstr[1] + i0 * a->mstr[2] + (j0 + j) * a->mstr[3], ms = a->mstr[2]; \
                         T *row = st + j * BQ;                                                      \
@@ -228,17 +270,22 @@ typedef double vec_d __attribute__((vector_size(64)));
     }                                                                                              \
     /* one task per (batch, key head): it owns dk, dv of that head and dq of its query heads. Key   \
      * blocks are the outer loop, so each is transposed once for all the query blocks of the group */ \
-    MT_SIMD static void bwd_##SUF(void *p, int64_t t0, int64_t t1) {                               \
+    MT_SIMD static void bwd_##SUF(void *p, int64_t part, int64_t t1) { /* one call per thread */   \
+        (void)t1;                                                                                  \
         const att *a = p;                                                                          \
         int64_t E = a->E, G = a->Hq / a->Hk;                                                       \
         T *s = malloc(sizeof(T) * (2 * BQ * BK + 2 * E * BK + G * a->L));                          \
         if (!s) return;                                                                            \
         T *dp = s + BQ * BK, *kt = dp + BQ * BK, *vt = kt + E * BK, *D = vt + E * BK;              \
-        for (int64_t t = t0; t < t1; t++) {                                                        \
+        for (int64_t t; (t = take(a, (int)part)) >= 0;) {                                          \
             int64_t b = t / a->Hk, hk = t % a->Hk;                                                 \
             const T *K = (const T *)a->k + b * a->ks[0] + hk * a->ks[1];                           \
             const T *V = (const T *)a->v + b * a->vs[0] + hk * a->vs[1];                           \
             T *gk = (T *)a->gk + (b * a->Hk + hk) * a->S * E, *gv = (T *)a->gv + (b * a->Hk + hk) * a->S * E; \
+            /* the task's own gradients zeroed here, in parallel and while they stay in cache */     \
+            memset(gk, 0, sizeof(T) * a->S * E);                                                   \
+            memset(gv, 0, sizeof(T) * a->S * E);                                                   \
+            memset((T *)a->gq + b * a->Hq * a->L * E + hk * G * a->L * E, 0, sizeof(T) * G * a->L * E); \
             for (int64_t h = hk * G; h < (hk + 1) * G; h++) /* D = rowsum(go * o) */               \
                 for (int64_t i = 0; i < a->L; i++)                                                 \
                     D[(h - hk * G) * a->L + i] =                                                   \
@@ -293,6 +340,17 @@ static mt_status rows_ok(mt_tensor *t, int cd, mt_tensor **out) {
         return MT_OK;
     }
     return mt__nn_contig(t, cd, out);
+}
+
+/* fn on as many threads as the tasks' work is worth (see take) */
+static void run_tasks(att *a, int64_t tasks, int64_t work, mt_task_fn fn) {
+    int64_t grain = 1 + MT_GRAIN_SIZE / (work > 0 ? work : 1), parts = mt__min64(mt_get_num_threads(), tasks / grain);
+    struct share sh[64];
+    a->parts = parts < 1 ? 1 : parts > 64 ? 64 : (int)parts;
+    a->share = sh;
+    int64_t chunk = (tasks + a->parts - 1) / a->parts;
+    for (int p = 0; p < a->parts; p++) sh[p].next = mt__min64(p * chunk, tasks), sh[p].end = mt__min64((p + 1) * chunk, tasks);
+    mt__parallel_for(a->parts, 1, fn, a);
 }
 
 static void strides3(const mt_tensor *t, int64_t *s) { s[0] = t->strides[0], s[1] = t->strides[1], s[2] = t->strides[2]; }
@@ -354,8 +412,7 @@ mt_status mt__impl_sdpa_flash(mt_tensor *q, mt_tensor *k, mt_tensor *v, mt_tenso
     if (!st) {
         a.q = mt__data(qc), a.k = mt__data(kc), a.v = mt__data(vc), a.out = mt__data(o), a.lse = mt__data(ls);
         strides3(qc, a.qs), strides3(kc, a.ks), strides3(vc, a.vs), strides3(o, a.os);
-        int64_t work = BQ * a.S * a.E;
-        mt__parallel_for(a.B * a.Hq * a.nqb, 1 + MT_GRAIN_SIZE / (work > 0 ? work : 1), cd == MT_F64 ? fwd_d : fwd_f, &a);
+        run_tasks(&a, a.B * a.Hq * a.nqb, BQ * a.S * a.E, cd == MT_F64 ? fwd_d : fwd_f);
         st = mt__nn_narrow(o, q->dtype, out);
         o = NULL;
         if (!st) { *lse = ls; ls = NULL; }
@@ -396,14 +453,10 @@ mt_status mt__impl_sdpa_flash_backward(mt_tensor *grad, mt_tensor *q, mt_tensor 
         free(probe);
     }
     if (!st) {
-        memset(mt__data(rq), 0, mt_tensor_numel(rq) * mt_dtype_itemsize(cd));
-        memset(mt__data(rk), 0, mt_tensor_numel(rk) * mt_dtype_itemsize(cd));
-        memset(mt__data(rv), 0, mt_tensor_numel(rv) * mt_dtype_itemsize(cd));
         a.q = mt__data(qc), a.k = mt__data(kc), a.v = mt__data(vc), a.go = mt__data(gc), a.o = mt__data(oc);
         a.lse = mt__data(lc), a.gq = mt__data(rq), a.gk = mt__data(rk), a.gv = mt__data(rv);
         strides3(qc, a.qs), strides3(kc, a.ks), strides3(vc, a.vs), strides3(oc, a.os), strides3(gc, a.gos);
-        int64_t work = (a.Hq / a.Hk) * a.L * a.S * a.E;
-        mt__parallel_for(a.B * a.Hk, 1 + MT_GRAIN_SIZE / (work > 0 ? work : 1), cd == MT_F64 ? bwd_d : bwd_f, &a);
+        run_tasks(&a, a.B * a.Hk, (a.Hq / a.Hk) * a.L * a.S * a.E, cd == MT_F64 ? bwd_d : bwd_f);
         st = mt__nn_narrow(rq, q->dtype, gq);
         rq = NULL;
         if (!st) st = mt__nn_narrow(rk, k->dtype, gk);
