@@ -22,9 +22,11 @@
  * ranges of one long sum) are cut into NSTREAM parts far apart in memory, and the parts advance in
  * turn, one leaf (<= 4 KiB of float32) each. On AMD Zen 4 one sequential stream per core read
  * 23 GB/s and four streams visited 4 KiB at a time 35 (2 cores: 47 -> 69 GB/s); visits of 8 KiB
- * and more, or four adjacent rows, did not gain (docs/PERFORMANCE.md, session 23). Each run is
- * still sum1's tree, walked leaf by leaf with an explicit stack, so every result is bit-identical. */
+ * and more, or four adjacent rows, did not gain (docs/PERFORMANCE.md, session 23): float64, whose
+ * leaves are 8 KiB, sums one run at a time (13% slower in streams). Each run is still sum1's tree,
+ * walked leaf by leaf with an explicit stack, so every result is bit-identical. */
 #define NSTREAM 4
+#define STREAM_ITEM_MAX (4096 / CBLOCK) /* element sizes whose leaves are at most 4 KiB */
 #define ROWS_MIN 256 /* rows at least this long are summed by sum_streams */
 typedef struct { int64_t lo, n, half; int right; } walk_node;
 typedef struct {
@@ -240,13 +242,12 @@ static acc_t reduce_block(int op, int dt, const char *p, const inner_t *in) {
     return a;
 }
 
-/* sum_streams of a float dtype: runs are contiguous; nansum reads NaN as 0 */
+/* sum_streams of float16/bfloat16/float32: runs are contiguous; nansum reads NaN as 0 */
 static void sum_streams(int nan, int dt, const stream_src *src, int64_t b, int64_t e) {
     switch (dt) {
     case MT_F16: nan ? sum_streams_nan_f16(src, b, e) : sum_streams_f16(src, b, e); break;
     case MT_BF16: nan ? sum_streams_nan_bf16(src, b, e) : sum_streams_bf16(src, b, e); break;
     case MT_F32: nan ? sum_streams_nan_f32(src, b, e) : sum_streams_f32(src, b, e); break;
-    case MT_F64: nan ? sum_streams_nan_f64(src, b, e) : sum_streams_f64(src, b, e); break;
     }
 }
 
@@ -389,7 +390,7 @@ static const char *split_run(const void *p, int64_t i, int64_t *n) {
 static void split_done(void *p, int64_t i, double v) { ((split_task *)p)->part[i] = v; }
 static void split_chunk(void *p, int64_t b, int64_t e) {
     split_task *t = p;
-    if (t->s == mt_dtype_itemsize(t->dt)) { /* the ranges advance together (sum_streams) */
+    if (t->s == mt_dtype_itemsize(t->dt) && t->s <= STREAM_ITEM_MAX) { /* the ranges advance together (sum_streams) */
         stream_src src = {split_run, split_done, p};
         sum_streams(t->op == MT_RED_NANSUM, t->dt, &src, b, e);
         return;
@@ -664,7 +665,7 @@ mt_status mt__impl_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, 
             int64_t ntask = nout / c.ncol * c.nblk;
             mt__parallel_for(ntask, 1 + MT_GRAIN_SIZE / (count * COLW), colsum_chunk, &c);
         } else if ((op == MT_RED_SUM || op == MT_RED_MEAN || op == MT_RED_NANSUM) && mt__is_float(src->dtype) &&
-                   in.n == 1 && in.stride[0] == isz && count >= ROWS_MIN) {
+                   in.n == 1 && in.stride[0] == isz && isz <= STREAM_ITEM_MAX && count >= ROWS_MIN) {
             mt__parallel_for(nout, grain, rows_sum_chunk, &t);
         } else {
             mt__parallel_for(nout, grain, reduce_chunk, &t);
