@@ -181,14 +181,18 @@ static void stream_chunk(void *p, int64_t b, int64_t e) {
             const float *v[NSTREAM_F];
             int64_t n[NSTREAM_F];
             part_t *s[NSTREAM_F];
+            int64_t us[NSTREAM_F];
             int c = 0;
             for (int j = 0; j < k; j++)
                 if (o[j] < end[j]) {
                     v[c] = f32_block(t, o[j], &n[c]);
+                    us[c] = o[j];
                     s[c++] = &t->parts[o[j]++];
                 }
             if (!c) return;
             t->ops->fold_f32(t->ops->ctx, c, v, n, s);
+            if (t->nblk == 1) /* a row of one block is done */
+                for (int j = 0; j < c; j++) t->ops->fin(t->ops->ctx, us[j], s[j]);
         }
     }
     double *buf = malloc((size_t)(run ? SBLK : (r->count ? r->count : 1)) * sizeof(double));
@@ -206,6 +210,7 @@ static void stream_chunk(void *p, int64_t b, int64_t e) {
             n = r->count;
         }
         t->ops->fold(t->ops->ctx, buf, n > 0 ? n : 0, &t->parts[u]);
+        if (t->nblk == 1) t->ops->fin(t->ops->ctx, o, &t->parts[u]);
     }
     free(buf);
 }
@@ -229,7 +234,8 @@ static mt_status run_stream(const rows_t *r, const stream_ops *ops) {
     stream_task t = {r, ops, nblk, parts};
     int64_t per = r->count < SBLK ? (r->count ? r->count : 1) : SBLK;
     mt__parallel_for(r->nout * nblk, (MT_GRAIN_SIZE + per - 1) / per, stream_chunk, &t);
-    mt__parallel_for(r->nout, nblk > 1 ? 64 : MT_GRAIN_SIZE, stream_finish, &t);
+    if (nblk > 1) /* rows of one block were stored by stream_chunk, on the threads */
+        mt__parallel_for(r->nout, 64, stream_finish, &t);
     free(parts);
     return MT_OK;
 }
@@ -360,7 +366,7 @@ typedef struct { vf8 h[8]; } lanes64;
         lanes64 st[NSTREAM_F];                                                               \
         int64_t full = 0;                                                                    \
         for (int j = 0; j < k; j++) {                                                        \
-            memset(&st[j], 0, sizeof st[j]);                                                 \
+            for (int c = 0; c < 8; c++) st[j].h[c] = (vf8){0}; /* a memset was rep stos: slow */ \
             if (n[j] / 64 * 64 > full) full = n[j] / 64 * 64;                                \
         }                                                                                    \
         for (int64_t i = 0; i < full; i += FOLD_STEP)                                        \
@@ -369,12 +375,11 @@ typedef struct { vf8 h[8]; } lanes64;
                 if (i < e) NAME##_run(&st[j], v[j], i, i + FOLD_STEP < e ? i + FOLD_STEP : e); \
             }                                                                                \
         for (int j = 0; j < k; j++) {                                                        \
-            const vf8 *h = st[j].h;                                                          \
+            const vf8 *h = st[j].h; /* lanes 0-7 of (a0 + a1) + (a2 + a3), then lanes 8-15 */ \
+            vf8 lo = (h[0] + h[2]) + (h[4] + h[6]), hi = (h[1] + h[3]) + (h[5] + h[7]);      \
             double t = 0;                                                                    \
-            for (int l = 0; l < 16; l++) {                                                   \
-                int c = l / 8, m = l % 8;                                                    \
-                t += (double)((h[c][m] + h[2 + c][m]) + (h[4 + c][m] + h[6 + c][m]));        \
-            }                                                                                \
+            for (int l = 0; l < 8; l++) t += (double)lo[l];                                  \
+            for (int l = 0; l < 8; l++) t += (double)hi[l];                                  \
             for (int64_t i = n[j] / 64 * 64; i < n[j]; i++) t += (double)TERM(v[j][i]);      \
             out[j] = t;                                                                      \
         }                                                                                    \
