@@ -197,8 +197,9 @@ def test_long_sum_split_matches_one_thread(dtype):
     try:
         mt.set_num_threads(1)
         one = [m.sum().item(), m.mean().item(), m.nansum().item()]
-        mt.set_num_threads(2)
-        assert [m.sum().item(), m.mean().item(), m.nansum().item()] == one
+        for nt in (2, 3, 5):  # 3 and 5 threads split the tree deeper (four ranges per thread)
+            mt.set_num_threads(nt)
+            assert [m.sum().item(), m.mean().item(), m.nansum().item()] == one
     finally:
         mt.set_num_threads(n)
     tol = 2e-2 if "16" in dtype else 1e-4
@@ -215,6 +216,45 @@ def test_contiguous_sum_lengths(n):
     x = np.full((2, n), np.nan, np.float32)
     m, t = both(x)
     assert np.isnan(m.sum(1).tolist()).all() and m.nansum(1).tolist() == [0.0, 0.0]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16"])
+@pytest.mark.parametrize("shape", [(23, 3001), (5, 256), (3, 300_007)])
+def test_row_sums_in_streams_match_each_row_alone(dtype, shape):
+    """Rows are summed four parts of a thread's rows at a time, a leaf of each in turn (reduce.c's
+    sum_streams); every row must still be its own pairwise sum, whatever the thread count."""
+    x = (np.random.default_rng(1).standard_normal(shape) * 100).astype(np.float32)
+    x[1, 7] = np.nan
+    m = mt.from_numpy(x).to(getattr(mt, dtype))
+    n = mt.get_num_threads()
+    try:
+        for nt in (1, 2, 3):
+            mt.set_num_threads(nt)
+            for op in ("sum", "mean", "nansum"):
+                rows = getattr(m, op)(-1).float().tolist()
+                alone = [getattr(m[i], op)().float().item() for i in range(shape[0])]
+                np.testing.assert_array_equal(rows, alone)
+    finally:
+        mt.set_num_threads(n)
+    t = torch.from_numpy(x).to(getattr(torch, dtype))
+    tol = 2e-2 if "16" in dtype else 1e-5
+    close(m.nansum(-1), t.nansum(-1), rtol=tol, atol=tol * 100)
+
+
+@pytest.mark.parametrize("p", [1, 2])
+def test_norm_f32_blocks_in_streams_match_each_row_alone(rows, p):
+    """float32 norm folds four blocks far apart in turn (reduce_stats.c); each row's value must be
+    the one it has alone, for rows of unequal blocks (9000 = 4096 + 4096 + 808) and any thread count."""
+    m = mt.from_numpy(np.concatenate([rows, rows[::-1] * 0.5]))
+    n = mt.get_num_threads()
+    try:
+        for nt in (1, 2, 3):
+            mt.set_num_threads(nt)
+            got = m.norm(p=p, dim=1).tolist()
+            alone = [m[i].norm(p=p).item() for i in range(m.shape[0])]
+            np.testing.assert_array_equal(got, alone)
+    finally:
+        mt.set_num_threads(n)
 
 
 def test_bf16_mm_out_aliasing_an_input():

@@ -134,14 +134,16 @@ static mt_status alloc2(int n, const int64_t *sz, int dt1, int dt2, int device, 
  * are not one run are gathered whole and folded as one block. */
 
 #define SBLK 4096
+#define NSTREAM_F 4 /* float32 blocks folded together (stream_chunk) */
 typedef struct { double a, b, c; } part_t;
 typedef struct {
     void (*fold)(const void *ctx, const double *v, int64_t n, part_t *s); /* s <- the state of v[0, n) */
     void (*comb)(const void *ctx, part_t *s, const part_t *t);            /* s <- s then t */
     void (*fin)(const void *ctx, int64_t o, const part_t *s);            /* store output o */
     const void *ctx;
-    /* optional: the fold of a contiguous float32 run read in place (no double buffer) */
-    void (*fold_f32)(const void *ctx, const float *v, int64_t n, part_t *s);
+    /* optional: the folds of k <= NSTREAM_F contiguous float32 runs read in place (no double
+     * buffer), s[j] <- the state of v[j][0, n[j]) */
+    void (*fold_f32)(const void *ctx, int k, const float *const *v, const int64_t *n, part_t *const *s);
 } stream_ops;
 
 typedef struct { const rows_t *r; const stream_ops *ops; int64_t nblk; part_t *parts; } stream_task;
@@ -155,10 +157,44 @@ static int64_t row_offset(const rows_t *r, int64_t o) {
     return off;
 }
 
+/* the block of unit u as a contiguous float32 run */
+static const float *f32_block(const stream_task *t, int64_t u, int64_t *n) {
+    const rows_t *r = t->r;
+    int64_t o = u / t->nblk, lo = u % t->nblk * SBLK;
+    *n = r->count - lo < SBLK ? r->count - lo : SBLK;
+    return (const float *)(r->base + row_offset(r, o)) + lo;
+}
+
 static void stream_chunk(void *p, int64_t b, int64_t e) {
     const stream_task *t = p;
     const rows_t *r = t->r;
     int run = r->in.n <= 1;
+    if (run && t->ops->fold_f32 && r->dtype == MT_F32 && (r->in.n ? r->in.stride[0] : 0) == 4) {
+        /* [b, e) in NSTREAM_F parts far apart, a block of each folded together */
+        int64_t m = e - b, o[NSTREAM_F], end[NSTREAM_F];
+        int k = m < NSTREAM_F ? (int)m : NSTREAM_F;
+        for (int j = 0; j < k; j++) {
+            o[j] = b + m / k * j + (j < m % k ? j : m % k);
+            end[j] = o[j] + m / k + (j < m % k);
+        }
+        for (;;) {
+            const float *v[NSTREAM_F];
+            int64_t n[NSTREAM_F];
+            part_t *s[NSTREAM_F];
+            int64_t us[NSTREAM_F];
+            int c = 0;
+            for (int j = 0; j < k; j++)
+                if (o[j] < end[j]) {
+                    v[c] = f32_block(t, o[j], &n[c]);
+                    us[c] = o[j];
+                    s[c++] = &t->parts[o[j]++];
+                }
+            if (!c) return;
+            t->ops->fold_f32(t->ops->ctx, c, v, n, s);
+            if (t->nblk == 1) /* a row of one block is done */
+                for (int j = 0; j < c; j++) t->ops->fin(t->ops->ctx, us[j], s[j]);
+        }
+    }
     double *buf = malloc((size_t)(run ? SBLK : (r->count ? r->count : 1)) * sizeof(double));
     if (!buf) return; /* run_stream probed the memory */
     for (int64_t u = b; u < e; u++) {
@@ -167,10 +203,6 @@ static void stream_chunk(void *p, int64_t b, int64_t e) {
         if (run) {
             int64_t lo = k * SBLK, st = r->in.n ? r->in.stride[0] : 0;
             n = r->count - lo < SBLK ? r->count - lo : SBLK;
-            if (t->ops->fold_f32 && r->dtype == MT_F32 && st == 4) {
-                t->ops->fold_f32(t->ops->ctx, (const float *)(base + lo * 4), n > 0 ? n : 0, &t->parts[u]);
-                continue;
-            }
             if (n > 0) r->load((char *[]){(char *)buf, (char *)base + lo * st}, (const int64_t[]){8, st}, n, NULL);
         } else {
             char *dst = (char *)buf;
@@ -178,6 +210,7 @@ static void stream_chunk(void *p, int64_t b, int64_t e) {
             n = r->count;
         }
         t->ops->fold(t->ops->ctx, buf, n > 0 ? n : 0, &t->parts[u]);
+        if (t->nblk == 1) t->ops->fin(t->ops->ctx, o, &t->parts[u]);
     }
     free(buf);
 }
@@ -201,7 +234,8 @@ static mt_status run_stream(const rows_t *r, const stream_ops *ops) {
     stream_task t = {r, ops, nblk, parts};
     int64_t per = r->count < SBLK ? (r->count ? r->count : 1) : SBLK;
     mt__parallel_for(r->nout * nblk, (MT_GRAIN_SIZE + per - 1) / per, stream_chunk, &t);
-    mt__parallel_for(r->nout, nblk > 1 ? 64 : MT_GRAIN_SIZE, stream_finish, &t);
+    if (nblk > 1) /* rows of one block were stored by stream_chunk, on the threads */
+        mt__parallel_for(r->nout, 64, stream_finish, &t);
     free(parts);
     return MT_OK;
 }
@@ -305,29 +339,60 @@ static void norm_fold(const void *ctx, const double *v, int64_t n, part_t *s) {
     s->a = acc;
 }
 /* float32 rows accumulate in float, as PyTorch's vectorised norm does (its acc type for float),
- * but in 64 lanes (4 vectors of 16: independent add chains) rather than one vector of lanes;
- * the lanes and the blocks then add in double */
+ * but in 64 lanes (4 vectors aK of 16: independent add chains) rather than one vector of lanes;
+ * the lanes and the blocks then add in double. The lanes live in 256-bit vectors (lane l of aK is
+ * lane l % 8 of h[2K + l / 8]), and NSTREAM_F blocks far apart advance in turn, FOLD_STEP elements
+ * each (as reduce.c's sum_streams): on AMD Zen 4 the fold read 19-24 GB/s with 512-bit loads, 24
+ * with 256-bit ones, and 30-33 with 256-bit ones and four blocks in turn (docs/PERFORMANCE.md,
+ * session 23). Each lane sees the operations it saw before either change, in the same order. */
+#define FOLD_STEP 1024
+typedef float vf8 __attribute__((vector_size(32)));
+typedef struct { vf8 h[8]; } lanes64;
 #define DEF_FOLD_F32(NAME, TERM)                                                              \
-    MT_SIMD static double NAME(const float *v, int64_t n) {                                   \
-        typedef float vf __attribute__((vector_size(64)));                                   \
-        vf a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};                                           \
-        int64_t i = 0;                                                                       \
-        for (; i + 64 <= n; i += 64)                                                         \
-            for (int l = 0; l < 16; l++) {                                                   \
-                float x0 = v[i + l], x1 = v[i + 16 + l], x2 = v[i + 32 + l], x3 = v[i + 48 + l]; \
-                a0[l] += TERM(x0), a1[l] += TERM(x1), a2[l] += TERM(x2), a3[l] += TERM(x3);  \
+    MT_SIMD static void NAME##_run(lanes64 *st, const float *v, int64_t i, int64_t end) {    \
+        vf8 h0 = st->h[0], h1 = st->h[1], h2 = st->h[2], h3 = st->h[3];                      \
+        vf8 h4 = st->h[4], h5 = st->h[5], h6 = st->h[6], h7 = st->h[7];                      \
+        for (; i + 64 <= end; i += 64)                                                       \
+            for (int l = 0; l < 8; l++) {                                                    \
+                h0[l] += TERM(v[i + l]), h1[l] += TERM(v[i + 8 + l]);                        \
+                h2[l] += TERM(v[i + 16 + l]), h3[l] += TERM(v[i + 24 + l]);                  \
+                h4[l] += TERM(v[i + 32 + l]), h5[l] += TERM(v[i + 40 + l]);                  \
+                h6[l] += TERM(v[i + 48 + l]), h7[l] += TERM(v[i + 56 + l]);                  \
             }                                                                                \
-        double t = 0;                                                                        \
-        for (int l = 0; l < 16; l++) t += (double)((a0[l] + a1[l]) + (a2[l] + a3[l]));       \
-        for (; i < n; i++) t += (double)TERM(v[i]);                                          \
-        return t;                                                                            \
+        st->h[0] = h0, st->h[1] = h1, st->h[2] = h2, st->h[3] = h3;                          \
+        st->h[4] = h4, st->h[5] = h5, st->h[6] = h6, st->h[7] = h7;                          \
+    }                                                                                        \
+    static void NAME##_k(int k, const float *const *v, const int64_t *n, double *out) {      \
+        lanes64 st[NSTREAM_F];                                                               \
+        int64_t full = 0;                                                                    \
+        for (int j = 0; j < k; j++) {                                                        \
+            for (int c = 0; c < 8; c++) st[j].h[c] = (vf8){0}; /* a memset was rep stos: slow */ \
+            if (n[j] / 64 * 64 > full) full = n[j] / 64 * 64;                                \
+        }                                                                                    \
+        for (int64_t i = 0; i < full; i += FOLD_STEP)                                        \
+            for (int j = 0; j < k; j++) {                                                    \
+                int64_t e = n[j] / 64 * 64;                                                  \
+                if (i < e) NAME##_run(&st[j], v[j], i, i + FOLD_STEP < e ? i + FOLD_STEP : e); \
+            }                                                                                \
+        for (int j = 0; j < k; j++) {                                                        \
+            const vf8 *h = st[j].h; /* lanes 0-7 of (a0 + a1) + (a2 + a3), then lanes 8-15 */ \
+            vf8 lo = (h[0] + h[2]) + (h[4] + h[6]), hi = (h[1] + h[3]) + (h[5] + h[7]);      \
+            double t = 0;                                                                    \
+            for (int l = 0; l < 8; l++) t += (double)lo[l];                                  \
+            for (int l = 0; l < 8; l++) t += (double)hi[l];                                  \
+            for (int64_t i = n[j] / 64 * 64; i < n[j]; i++) t += (double)TERM(v[j][i]);      \
+            out[j] = t;                                                                      \
+        }                                                                                    \
     }
 #define SQ_TERM(x) ((x) * (x))
 DEF_FOLD_F32(sum_sq_f, SQ_TERM)
 DEF_FOLD_F32(sum_abs_f, fabsf)
 /* p = 1 and 2 read float32 in place; the other orders go through the double row */
-static void norm_fold_f32(const void *ctx, const float *v, int64_t n, part_t *s) {
-    s->a = ((const norm_ctx *)ctx)->p == 2 ? sum_sq_f(v, n) : sum_abs_f(v, n);
+static void norm_fold_f32(const void *ctx, int k, const float *const *v, const int64_t *n, part_t *const *s) {
+    double r[NSTREAM_F];
+    if (((const norm_ctx *)ctx)->p == 2) sum_sq_f_k(k, v, n, r);
+    else sum_abs_f_k(k, v, n, r);
+    for (int j = 0; j < k; j++) s[j]->a = r[j];
 }
 static void norm_comb(const void *ctx, part_t *s, const part_t *t) {
     double p = ((const norm_ctx *)ctx)->p;
@@ -434,6 +499,10 @@ MT_SIMD static void lse_fold_f32(const void *ctx, const float *v, int64_t n, par
     for (; i < n; i++) a[i % LANES] += mt_v_expf((float)((double)v[i] - sh));
     s->a = m[0], s->b = lanes_total(a);
 }
+/* each block alone: it reads its block twice, from cache the second time */
+static void lse_fold_f32_k(const void *ctx, int k, const float *const *v, const int64_t *n, part_t *const *s) {
+    for (int j = 0; j < k; j++) lse_fold_f32(ctx, v[j], n[j], s[j]);
+}
 static void lse_comb(const void *ctx, part_t *s, const part_t *t) {
     (void)ctx;
     double m = (s->a != s->a || t->a != t->a) ? NAN : (t->a > s->a ? t->a : s->a), sh = lse_shift(m);
@@ -453,7 +522,7 @@ mt_status mt__impl_logsumexp(mt_tensor *x, int ndims, const int64_t *dims, int k
     rows_t r;
     plan_rows(&r, x, reduced, MT_F64);
     lse_ctx c = {*result, x->dtype != MT_F64};
-    stream_ops ops = {lse_fold, lse_comb, lse_fin, &c, lse_fold_f32};
+    stream_ops ops = {lse_fold, lse_comb, lse_fin, &c, lse_fold_f32_k};
     mt_status st = run_stream(&r, &ops);
     if (st) MT_DROP(*result);
     return st;
