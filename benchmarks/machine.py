@@ -1,9 +1,10 @@
 """The machine record of a benchmark run: CPU, SIMD, BLAS libraries, threads, fp32 peak.
 
-The fp32 peak is computed, not measured: cores x clock x FLOPs per cycle of the
+The fp32 peak is measured by an FMA loop (fma_peak.py) where a compiler can build it; else it is
+computed as below. The estimate: cores x clock x FLOPs per cycle of the
 widest FMA SIMD the CPU reports (AVX-512: 16 lanes, AVX2+FMA: 8 lanes, SSE: 4
 lanes; 2 flops per FMA; 2 FMA units per core, as on every server core since
-Haswell/Zen 2 — a VM does not reveal the port count). The clock is the
+Haswell/Zen 2 — a VM does not reveal the port count; AMD Zen 4 runs AVX-512 on 256-bit units, 8 lanes). The clock is the
 'cpu MHz' of /proc/cpuinfo (nominal, turbo excluded), so the peak is an
 estimate a well-tuned GEMM may approach but not pass by much.
 """
@@ -11,6 +12,8 @@ import ctypes
 import os
 import platform
 import re
+
+from . import fma_peak
 
 _SIMD = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl", "avx512_vnni",
          "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8", "neon", "asimd", "sve")
@@ -29,11 +32,12 @@ def _cpuinfo():
     return info
 
 
-def fp32_peak(cores, mhz, flags):
-    """Estimated fp32 peak in GFLOP/s (see the module doc), or None when the clock is unknown."""
+def fp32_peak(cores, mhz, flags, half_width_avx512=False):
+    """Estimated fp32 peak in GFLOP/s (see the module doc), or None when the clock is unknown.
+    half_width_avx512: the core runs a 512-bit FMA as two 256-bit halves (AMD Zen 4), 8 lanes a cycle."""
     if not mhz:
         return None, None
-    lanes = 16 if "avx512f" in flags else 8 if "avx2" in flags and "fma" in flags else 4
+    lanes = 16 if "avx512f" in flags and not half_width_avx512 else 8 if "avx2" in flags and "fma" in flags else 4
     per_cycle = lanes * 2 * 2  # lanes x (mul+add) x FMA units
     return cores * mhz / 1e3 * per_cycle, f"{cores} cores x {mhz / 1e3:.2f} GHz x {per_cycle} FLOP/cycle"
 
@@ -75,7 +79,13 @@ def record():
         mhz = float(cpu.get("cpu MHz", 0)) or None
     except ValueError:
         mhz = None
-    peak, how = fp32_peak(cores, mhz, flags)
+    zen4 = cpu.get("vendor_id") == "AuthenticAMD" and cpu.get("cpu family") == "25"
+    peak, how = fp32_peak(cores, mhz, flags, half_width_avx512=zen4)
+    measured = fma_peak.measure(flags, cores)  # the figure shares of peak are read against, when it runs
+    if measured:
+        how = f"measured by an FMA loop on {cores} cores, {measured[1]:.0f} per core; nominal " + (
+            f"{peak:.0f} = {how}" if peak else "clock unknown")
+        peak = measured[0]
     return {
         "cpu": cpu.get("model name", platform.processor() or "unknown"),
         "cores": cores,
