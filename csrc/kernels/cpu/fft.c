@@ -708,6 +708,11 @@ static mt_status check_dims(const char *name, mt_tensor *x, int ndims, const int
     return MT_OK;
 }
 
+/* the normalization's factor for a signal of sig points (1: none): 0 none, 1 1/sqrt(n), 2 1/n, as PyTorch's */
+static double norm_factor(int normalization, int64_t sig) {
+    return normalization == 2 ? 1.0 / (double)sig : normalization == 1 ? 1.0 / sqrt((double)sig) : 1.0;
+}
+
 /* The transform of x over dims (in that order; the last is the halved one of r2c/c2r) into a new tensor
  * of out_sizes in PyTorch's layout, by FFTW. signal_n: the complex-side or real-side logical sizes. */
 static mt_status execute(int kind, mt_tensor *x, int ndims, const int64_t *dims, const int64_t *signal_n,
@@ -754,7 +759,8 @@ static mt_status execute(int kind, mt_tensor *x, int ndims, const int64_t *dims,
         }
         m.in = mt__data(x), m.out = mt__data(*out), m.idist = batch.is, m.odist = batch.os;
         m.item = mt_dtype_itemsize(out_dtype);
-        m.key.scale = normalization == 2 ? 1.0 / (double)sig : normalization == 1 ? 1.0 / sqrt((double)sig) : 0; /* MKL-only path */
+        double scale = norm_factor(normalization, sig);
+        m.key.scale = scale != 1 ? scale : 0; /* a plan key's 0: none (MKL-only path) */
         parallel_items(batch.n, numel_out >= PAR_GRAIN ? 1 : PAR_GRAIN / numel_out, image_range, &m);
         if (!m.st) return MT_OK;
         MT_DROP(*out);
@@ -768,7 +774,7 @@ static mt_status execute(int kind, mt_tensor *x, int ndims, const int64_t *dims,
     j.in_item = mt_dtype_itemsize(x->dtype), j.out_item = mt_dtype_itemsize(out_dtype);
     int64_t sig = 1;
     for (int i = 0; i < ndims; i++) sig *= signal_n[i];
-    j.scale = normalization == 2 ? 1.0 / (double)sig : normalization == 1 ? 1.0 / sqrt((double)sig) : 1.0;
+    j.scale = norm_factor(normalization, sig);
     j.avx512 = mt__cpu_avx512f();
     /* a multi-dimensional transform with a batch goes one index of the outermost batch dimension (a slab)
      * at a time, all its passes while it is in cache */
