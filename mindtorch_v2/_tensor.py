@@ -32,12 +32,18 @@ class Tensor:
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
         """PyTorch's default: run func with the protocol off and return Tensor results as cls."""
-        from .overrides import DisableTorchFunctionSubclass, convert_result, get_default_nowrap_functions
+        from .overrides import DisableTorchFunctionSubclass, _state, convert_result, get_default_nowrap_functions
         if not all(issubclass(cls, t) for t in types):
             return NotImplemented
-        with DisableTorchFunctionSubclass():
-            ret = func(*args, **(kwargs or {}))
-            return ret if func in get_default_nowrap_functions() else convert_result(ret, cls)
+        if getattr(_state, "running", None) is func:  # func dispatched back to us: another library's (real
+            return NotImplemented  # torch's F.relu on our tensors), whose TypeError then says so
+        outer, _state.running = getattr(_state, "running", None), func
+        try:
+            with DisableTorchFunctionSubclass():
+                ret = func(*args, **(kwargs or {}))
+                return ret if func in get_default_nowrap_functions() else convert_result(ret, cls)
+        finally:
+            _state.running = outer
 
     def __del__(self):
         try:

@@ -27,3 +27,18 @@ def test_no_subclass_no_wrapper():
             "assert o._installed and type(t.ones(2).as_subclass(L) + 1) is L")
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr[-2000:]
+
+
+def test_real_torch_functions_on_our_tensors_raise_type_error():
+    """Real PyTorch's functions (imported beside mindtorch_v2, without the proxy) dispatch our Tensor to
+    its __torch_function__, which runs them again: the second arrival returns NotImplemented, so PyTorch
+    raises its TypeError instead of recursing until RecursionError."""
+    import pytest
+    torch = pytest.importorskip("torch")
+    import mindtorch_v2 as mt
+    x = mt.ones(3)
+    with pytest.raises(TypeError, match="no implementation found for 'torch.nn.functional.relu'"):
+        torch.nn.functional.relu(x)
+    with pytest.raises(TypeError, match="Multiple dispatch failed for 'torch.add'"):
+        torch.add(x, 1)
+    assert mt.nn.functional.relu(x - 2).tolist() == [0.0, 0.0, 0.0]  # our own functions are unaffected
