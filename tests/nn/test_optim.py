@@ -80,14 +80,30 @@ def test_sgd_float_exact(kw, dtype):
         np.testing.assert_array_equal(x, y)
 
 
+def _torch_float_sqrt_correctly_rounded():
+    """Whether PyTorch's float32 sqrt is correctly rounded on this host, as ours is. It is not everywhere: on
+    an AMD Zen 4 host 16% of random values come out one ulp off (the approximate reciprocal square root its
+    vector code may refine is specified only to a bound, and differs between CPU vendors)."""
+    x = np.random.default_rng(0).random(1 << 12, dtype=np.float32)
+    return np.array_equal(torch.from_numpy(x).sqrt().numpy(), np.sqrt(x))
+
+
+TORCH_SQRT_ROUNDED = _torch_float_sqrt_correctly_rounded()
+
+
 @pytest.mark.parametrize("name,kw", [("Adam", dict(lr=0.01)), ("AdamW", dict(lr=0.01)), ("Adamax", dict()),
                                      ("NAdam", dict()), ("RAdam", dict(lr=0.1))])
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 def test_bit_exact_cases(name, kw, dtype):
-    """Without the cases above (sqrt ties, reduced add-with-alpha), the steps are PyTorch's bits."""
+    """Without the cases above (sqrt ties, reduced add-with-alpha), the steps are PyTorch's bits; where
+    PyTorch's own float32 sqrt is not correctly rounded, the sqrt-taking steps agree to float32's bound."""
     a, b = trajectory(mt, name, kw, dtype)[0], trajectory(torch, name, kw, dtype)[0]
+    inexact = dtype == "float32" and name != "Adamax" and not TORCH_SQRT_ROUNDED
     for x, y in zip(a, b):
-        np.testing.assert_array_equal(x, y)
+        if inexact:
+            np.testing.assert_allclose(x, y, rtol=TOL[dtype][0], atol=TOL[dtype][1])
+        else:
+            np.testing.assert_array_equal(x, y)
 
 
 def _ops_adam(lib, p, grads, amsgrad, wd, maximize):
@@ -386,7 +402,10 @@ def test_swap_in_optimizer_params_and_state():
         assert opt.param_groups[0]["lr"] == 0.1 and opt.param_groups[0]["params"][0] is w
         return w.detach().tolist(), w2.detach().tolist(), osd["state"][0]["exp_avg"].tolist()
     np.testing.assert_allclose(go(mt)[1:], go(torch)[1:], rtol=1e-6)
-    assert go(mt)[0] == go(torch)[0]
+    if TORCH_SQRT_ROUNDED:
+        assert go(mt)[0] == go(torch)[0]
+    else:  # Adam's sqrt: see _torch_float_sqrt_correctly_rounded
+        np.testing.assert_allclose(go(mt)[0], go(torch)[0], rtol=TOL["float32"][0], atol=TOL["float32"][1])
     same_error(lambda lib: lib.optim.swap_in_optimizer_params_and_state(
         lib.optim.Adam([lib.nn.Parameter(lib.ones(2))]), {}, {}).__enter__())
 
