@@ -293,8 +293,9 @@ static int gemm_amx(bf16_job *j) {
 
 /* acc[i][0..32) = the sums over kq pairs of row i of an A panel (ap: [kq][MR] pairs) times two B panels
  * (b0, b1: [kq][16] pairs each), for i < mr <= 6 (a constant where this is inlined). 256-bit vectors: on
- * the Zen 4 host of session 23 a ymm vdpbf16ps ran at 2 a cycle and a zmm one at 1 every 1-2 cycles
- * (a register-only loop: 7.4 G/s against 1.7-3.7 G/s), so ymm does up to twice the work. */
+ * the Zen 4 host (which splits a zmm operation in two halves) a 6x32 ymm block and a 12x32 zmm one ran
+ * at the same rate, ~230 GFLOP/s on one core with L1-resident panels and within 2% in the GEMM; the
+ * ymm one needs only 6 rows per block, less padding on short row tails. */
 static inline __attribute__((always_inline)) BF16_FN void dot_block(const int mr, int64_t kq, const uint32_t *ap,
                                                                      const uint32_t *b0, const uint32_t *b1, float *acc) {
     __m256 x0[6], x1[6], x2[6], x3[6];

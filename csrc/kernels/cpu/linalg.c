@@ -1,6 +1,7 @@
 /* linalg.c — matrix products on OpenBLAS: mm, bmm, addmm, baddbmm, mv, dot and
- * PyTorch's matmul dispatch over ranks. float16/bfloat16 run through float32
- * GEMM (Debian's OpenBLAS has no bf16 GEMM) and round back; integers use an
+ * PyTorch's matmul dispatch over ranks. bfloat16 runs on gemm_bf16.c (AMX or
+ * AVX512-BF16) where the CPU has either; otherwise float16/bfloat16 run through
+ * float32 GEMM (Debian's OpenBLAS has no bf16 GEMM) and round back; integers use an
  * int64-accumulating loop. Transposed operands go to BLAS without copies. */
 #include <cblas.h>
 #include <stdio.h>
