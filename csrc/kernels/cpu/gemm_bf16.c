@@ -10,8 +10,8 @@
  *
  * AVX512-BF16 without AMX (AMD Zen 4, Intel Cooper Lake): vdpbf16ps adds the products of 16 bf16 pairs
  * into 16 float32 lanes. A is packed into panels of 12 rows of pairs ([Kp/2][12] 32-bit words; Kp is K
- * rounded up to even, the pad zero) and B into the same 16-column VNNI panels as for AMX. A 12x32 block
- * of C lives in 24 zmm accumulators over the whole of K: one broadcast A pair and two B loads feed 24
+ * rounded up to even, the pad zero) and B into the same 16-column VNNI panels as for AMX. A 6x32 block
+ * of C lives in 24 ymm accumulators over the whole of K: one broadcast A pair and four B loads feed 24
  * vdpbf16ps. Each task packs a group of B panels (sized to stay in L2) and sweeps its A panels past it.
  * Every output is one register's sum over K in order, whatever the thread split: results do not depend
  * on the thread count. Like oneDNN's kernel (the same instruction) it treats bf16 denormal inputs and
