@@ -70,6 +70,9 @@ def test_layouts(m, k, n):
     out, tout = mt.empty(n, m, dtype=mt.bfloat16), torch.empty(n, m, dtype=torch.bfloat16)
     mt.mm(a, b, out=out.t()), torch.mm(ta, tb, out=tout.t())  # column-major C
     close_torch(out, tout)
+    big, tbig = mt.zeros(2 * m, 2 * n, dtype=mt.bfloat16), torch.zeros(2 * m, 2 * n, dtype=torch.bfloat16)
+    mt.mm(a, b, out=big[::2, 1::2]), torch.mm(ta, tb, out=tbig[::2, 1::2])  # C strided both ways
+    close_torch(big, tbig)
 
 
 def test_bmm_baddbmm_and_batch_broadcast():
