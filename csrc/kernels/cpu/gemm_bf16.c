@@ -51,7 +51,8 @@ typedef struct {
 #define AMX_FN __attribute__((target("amx-tile,amx-bf16,avx512f,avx512bw,avx512vl,avx512bf16")))
 #define BF16_FN __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
 #define MT_PACK_SIMD __attribute__((target("avx512f,avx512bw,avx512vl"))) /* only called where AMX or AVX512-BF16 is */
-#define MR 12 /* rows of the AVX512-BF16 block */
+#define MR 12 /* rows of an A panel (AVX512-BF16) */
+#define KB 128 /* pairs of K per step of the AVX512-BF16 kernel: A and B slices of 6 and 16 KiB, in L1 */
 /* a task's packed B (AVX512-BF16), in L2 beside an A panel; 384 KiB was 11% slower at 128x3072 @ 3072x768
  * (twice the groups, each reading B's rows in half as long pieces) */
 #define B_GROUP_BYTES (768 << 10)
@@ -299,10 +300,16 @@ static int gemm_amx(bf16_job *j) {
  * at the same rate, ~230 GFLOP/s on one core with L1-resident panels and within 2% in the GEMM; the
  * ymm one needs only 6 rows per block, less padding on short row tails. */
 static inline __attribute__((always_inline)) BF16_FN void dot_block(const int mr, int64_t kq, const uint32_t *ap,
-                                                                     const uint32_t *b0, const uint32_t *b1, float *acc) {
+                                                                     const uint32_t *b0, const uint32_t *b1, float *acc,
+                                                                     int first) {
     __m256 x0[6], x1[6], x2[6], x3[6];
 #pragma GCC unroll 6
-    for (int i = 0; i < mr; i++) x0[i] = x1[i] = x2[i] = x3[i] = _mm256_setzero_ps();
+    for (int i = 0; i < mr; i++) /* later K blocks go on from the sums so far: the same additions in order */
+        if (first) x0[i] = x1[i] = x2[i] = x3[i] = _mm256_setzero_ps();
+        else {
+            x0[i] = _mm256_loadu_ps(acc + i * 32), x1[i] = _mm256_loadu_ps(acc + i * 32 + 8);
+            x2[i] = _mm256_loadu_ps(acc + i * 32 + 16), x3[i] = _mm256_loadu_ps(acc + i * 32 + 24);
+        }
     for (int64_t q = 0; q < kq; q++, ap += MR, b0 += 16, b1 += 16) {
         __m256bh v0 = (__m256bh)_mm256_loadu_si256((const __m256i *)b0);
         __m256bh v1 = (__m256bh)_mm256_loadu_si256((const __m256i *)(b0 + 8));
@@ -325,15 +332,16 @@ static inline __attribute__((always_inline)) BF16_FN void dot_block(const int mr
 }
 
 /* dot_block for mr <= MR rows: two blocks of up to 6 */
-BF16_FN static void dot_rows(int mr, int64_t kq, const uint32_t *ap, const uint32_t *b0, const uint32_t *b1, float *acc) {
+BF16_FN static void dot_rows(int mr, int64_t kq, const uint32_t *ap, const uint32_t *b0, const uint32_t *b1, float *acc,
+                             int first) {
     for (int r = 0; r < mr; r += 6, ap += 6, acc += 6 * 32)
         switch (mr - r < 6 ? mr - r : 6) { /* one copy per row count: the accumulators stay in registers */
-        case 6: dot_block(6, kq, ap, b0, b1, acc); break;
-        case 5: dot_block(5, kq, ap, b0, b1, acc); break;
-        case 4: dot_block(4, kq, ap, b0, b1, acc); break;
-        case 3: dot_block(3, kq, ap, b0, b1, acc); break;
-        case 2: dot_block(2, kq, ap, b0, b1, acc); break;
-        default: dot_block(1, kq, ap, b0, b1, acc); break;
+        case 6: dot_block(6, kq, ap, b0, b1, acc, first); break;
+        case 5: dot_block(5, kq, ap, b0, b1, acc, first); break;
+        case 4: dot_block(4, kq, ap, b0, b1, acc, first); break;
+        case 3: dot_block(3, kq, ap, b0, b1, acc, first); break;
+        case 2: dot_block(2, kq, ap, b0, b1, acc, first); break;
+        default: dot_block(1, kq, ap, b0, b1, acc, first); break;
         }
 }
 
@@ -363,7 +371,7 @@ BF16_FN static void avx_blocks(void *p, int64_t t0, int64_t t1) {
     const avx_sched *sc = p;
     const bf16_job *j = sc->j;
     int64_t kq = j->kp / 2, panels = j->mp / MR, per = j->groups * j->mc, packed = -1;
-    float acc[MR * 32] __attribute__((aligned(64)));
+    float acc[8 * MR * 32] __attribute__((aligned(64))); /* float32 sums of an A panel times the group (gp <= 16) */
     uint16_t *bp = aligned_alloc(64, (size_t)(j->kp * 32 * j->gp));
     if (!bp) return; /* the caller probed the memory */
     const uint32_t *bq = (const uint32_t *)bp;
@@ -374,14 +382,18 @@ BF16_FN static void avx_blocks(void *p, int64_t t0, int64_t t1) {
         if (u < 0) break;
         int64_t bi = u / per, grp = u % per / j->mc, ch = u % j->mc, c0 = grp * 16 * j->gp;
         if (u / j->mc != packed) pack_b(j, j->b + bi * j->sbb, c0, bp), packed = u / j->mc;
-        /* an A panel is reused from L1/L2 across the group's column pairs; the group stays in L2 */
+        /* the group stays in L2; an A panel is multiplied by it KB pairs of K at a time, so the A slice and
+         * a column pair's B slice are reused from L1 (B read from L2 once per panel, not once per 6 rows) */
+        int64_t pairs = (mt__min64(j->n - c0, 16 * j->gp) + 31) / 32;
         for (int64_t pn = ch * panels / j->mc; pn < (ch + 1) * panels / j->mc; pn++) {
             const uint32_t *ap = (const uint32_t *)j->ap + (bi * panels + pn) * MR * kq;
             int mr = (int)(j->m - pn * MR < MR ? j->m - pn * MR : MR);
-            for (int64_t pr = 0; pr < j->gp / 2 && c0 + pr * 32 < j->n; pr++) {
-                dot_rows(mr, kq, ap, bq + 2 * pr * kq * 16, bq + (2 * pr + 1) * kq * 16, acc);
-                store_rows(j, j->c + bi * j->scb, acc, 32, pn * MR, mr, c0 + pr * 32);
-            }
+            for (int64_t q0 = 0; q0 < kq; q0 += KB)
+                for (int64_t pr = 0; pr < pairs; pr++)
+                    dot_rows(mr, mt__min64(KB, kq - q0), ap + q0 * MR, bq + (2 * pr * kq + q0) * 16,
+                             bq + ((2 * pr + 1) * kq + q0) * 16, acc + pr * MR * 32, q0 == 0);
+            for (int64_t pr = 0; pr < pairs; pr++)
+                store_rows(j, j->c + bi * j->scb, acc + pr * MR * 32, 32, pn * MR, mr, c0 + pr * 32);
         }
     }
     free(bp);
