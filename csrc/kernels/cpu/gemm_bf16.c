@@ -11,9 +11,10 @@
  * AVX512-BF16 without AMX (AMD Zen 4, Intel Cooper Lake): vdpbf16ps adds the products of 16 bf16 pairs
  * into 16 float32 lanes. A is packed into panels of 12 rows of pairs ([Kp/2][12] 32-bit words; Kp is K
  * rounded up to even, the pad zero) and B into the same 16-column VNNI panels as for AMX. A 6x32 block
- * of C lives in 24 ymm accumulators over the whole of K: one broadcast A pair and four B loads feed 24
- * vdpbf16ps. Each task packs a group of B panels (sized to stay in L2) and sweeps its A panels past it.
- * Every output is one register's sum over K in order, whatever the thread split: results do not depend
+ * of C lives in 24 ymm accumulators: one broadcast A pair and four B loads feed 24 vdpbf16ps. Each task
+ * packs a group of B panels (sized to stay in L2) and sweeps its A panels past it, each panel through K
+ * in steps of KB pairs (the slices then stay in L1), the float32 sums saved and reloaded between steps.
+ * Every output is one sequential float32 sum over K, whatever the thread split: results do not depend
  * on the thread count. Like oneDNN's kernel (the same instruction) it treats bf16 denormal inputs and
  * float32 denormal partial sums as zero.
  *
