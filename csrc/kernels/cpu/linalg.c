@@ -1,6 +1,7 @@
 /* linalg.c — matrix products on OpenBLAS: mm, bmm, addmm, baddbmm, mv, dot and
- * PyTorch's matmul dispatch over ranks. float16/bfloat16 run through float32
- * GEMM (Debian's OpenBLAS has no bf16 GEMM) and round back; integers use an
+ * PyTorch's matmul dispatch over ranks. bfloat16 runs on gemm_bf16.c (AMX or
+ * AVX512-BF16) where the CPU has either; otherwise float16/bfloat16 run through
+ * float32 GEMM (Debian's OpenBLAS has no bf16 GEMM) and round back; integers use an
  * int64-accumulating loop. Transposed operands go to BLAS without copies. */
 #include <cblas.h>
 #include <stdio.h>
@@ -8,7 +9,7 @@
 #include "../../autograd/autograd.h"
 #include "shape.h"
 
-mt_status mt__gemm3_bf16_amx(mt_tensor *A, mt_tensor *B, mt_tensor *C, double beta, double alpha); /* gemm_amx.c */
+mt_status mt__gemm3_bf16(mt_tensor *A, mt_tensor *B, mt_tensor *C, double beta, double alpha); /* gemm_bf16.c */
 
 static const char *cpp_name(int dt) { return mt__typemeta_names[dt]; }
 
@@ -103,8 +104,8 @@ static mt_status gemm3(mt_tensor *A, mt_tensor *B, mt_tensor *C, double beta, do
         return MT_OK;
     }
     if (dt == MT_BF16 && A->dtype == MT_BF16 && B->dtype == MT_BF16 && C->storage != A->storage &&
-        C->storage != B->storage) { /* AMX where the CPU has it (writes C as it goes: no aliasing) */
-        mt_status st = mt__gemm3_bf16_amx(A, B, C, beta, alpha);
+        C->storage != B->storage) { /* AMX or AVX512-BF16 where the CPU has it (writes C as it goes: no aliasing) */
+        mt_status st = mt__gemm3_bf16(A, B, C, beta, alpha);
         if (st <= 0) { if (!st) mt_tensor_bump_version(C); return st; }
     }
     /* float16/bfloat16/float8 multiply and accumulate in float32, rounded once into C */
