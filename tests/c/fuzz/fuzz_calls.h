@@ -2013,7 +2013,7 @@ static void call(machine *m, bytes *b, int which) {
     case 134: { /* mt_tensor_set_grad */
         mt_tensor *p_t = need(m, b);
         mt_tensor *p_grad = opt(m, b);
-        if (!p_t) return;
+        if (!p_t || grad_cycle(p_t, p_grad)) return;
         mt_status st = mt_tensor_set_grad(p_t, p_grad);
         mt_tensor *results[0 + 0 + 1] = {0};
         int nres = 0;

@@ -183,6 +183,27 @@ static int64_t numel_of(int ndim, const int64_t *s) {
     return n;
 }
 
+/* Would t.grad = g close a cycle of references back to t: through grads, through a view's base, or through
+ * a graph (a grad_fn holds the tensors it saved; not followed: any tensor with one counts)? PyTorch accepts
+ * these and never frees them either (a.grad = b, b.grad = a; a.grad = a.view(...)), so they are the
+ * program's leaks, which the leak check would count as the library's. */
+static int grad_cycle(mt_tensor *t, mt_tensor *g) {
+    mt_tensor *stack[64];
+    int n = 0, found = 0;
+    if (g) mt_tensor_retain(g), stack[n++] = g;
+    while (n > 0) {
+        mt_tensor *x = stack[--n];
+        found |= x == t || mt_tensor_grad_fn_name(x) != NULL;
+        mt_tensor *next[2] = {mt_tensor_grad(x), mt_tensor_base(x)};
+        for (int k = 0; k < 2; k++) {
+            if (next[k] && n < 64 && !found) stack[n++] = next[k];
+            else mt_tensor_release(next[k]);
+        }
+        mt_tensor_release(x);
+    }
+    return found;
+}
+
 #include "fuzz_calls.h"
 
 /* a tensor holding the input's bytes (bad shapes and dtypes: errors expected) */
