@@ -646,3 +646,12 @@ def test_tensor_split_and_combinations_past_a_vector():
     for n in (2 ** 63 - 1, 2 ** 60):
         run(lambda L, x: x.tensor_split(n), x)
         run(lambda L, x: L.combinations(x, n), x)
+
+
+def test_roll_empty_with_a_huge_dim():
+    """an empty tensor with a dim near int64's end rolls to itself (the fuzzer's round 13b: the offsets of the
+    two block copies overflowed before the empty check)"""
+    for shift in (3, -2 ** 62 + 1, 2 ** 63 - 1):
+        m, t = mt.roll(mt.empty(2 ** 62, 0), shift, 0), torch.roll(torch.empty(2 ** 62, 0), shift, 0)
+        assert tuple(m.shape) == tuple(t.shape)
+    assert tuple(mt.roll(mt.empty(0, 2 ** 62), 5).shape) == (0, 2 ** 62)

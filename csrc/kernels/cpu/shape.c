@@ -143,7 +143,7 @@ mt_status mt__impl_flip(mt_tensor *t, int ndims, const int64_t *dims, mt_tensor 
 /* out <- t rolled by shift along dim: two block copies */
 static void roll_into(mt_tensor *out, const mt_tensor *t, int64_t shift, int d) {
     int64_t n = t->sizes[d];
-    if (n == 0) return;
+    if (mt_tensor_numel(t) == 0) return; /* nothing to move; a huge n beside a 0 would overflow the offsets */
     int64_t s = ((shift % n) + n) % n, sz[MT_MAX_DIMS];
     memcpy(sz, t->sizes, t->ndim * sizeof(int64_t));
     sz[d] = n - s; /* t[:n-s] -> out[s:] */
