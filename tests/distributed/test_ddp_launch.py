@@ -12,6 +12,7 @@ import mindtorch_v2.distributed as dist
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(ROOT, "examples", "ddp_train.py")
+NO_TEARDOWN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_no_teardown.py")
 
 
 def _run(cmd, tmp_path, timeout=240):
@@ -46,5 +47,6 @@ def test_torchrun_gloo_matches_single_process(single, tmp_path):
 
 def test_real_pytorch_torchrun_matches_single_process(single, tmp_path):
     pytest.importorskip("torch")
-    _run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2", SCRIPT, "real.pt"], tmp_path)
+    _run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2", NO_TEARDOWN, SCRIPT, "real.pt"],
+         tmp_path)
     _same(tmp_path / "real.pt", single)
