@@ -61,6 +61,9 @@ struct mt_tensor {
 /* A new tensor with fresh uninitialised storage; strides contiguous unless given. */
 mt_status mt__alloc(int ndim, const int64_t *sizes, const int64_t *strides, int dtype,
                     int device, mt_tensor **out);
+/* mt__alloc with readable_tail bytes past the end that may be read (never written, not in nbytes) */
+mt_status mt__alloc_padded(int ndim, const int64_t *sizes, const int64_t *strides, int dtype, int device,
+                           size_t readable_tail, mt_tensor **out);
 /* A new tensor header over t's storage (retained). */
 mt_status mt__view_of(const mt_tensor *t, int ndim, const int64_t *sizes,
                       const int64_t *strides, int64_t offset, mt_tensor **out);

@@ -100,11 +100,11 @@ mt_status mt__oom(int64_t nbytes) {
                      "memory: you tried to allocate %lld bytes. Error code 12 (Cannot allocate memory)", (long long)nbytes);
 }
 
-/* Storage and its bytes in one allocation; meta storages have no bytes. */
-
-static mt_status storage_new(int64_t nbytes, int device, mt_storage **out) {
+/* Storage and its bytes in one allocation; meta storages have no bytes. `readable_tail` more bytes stay
+ * readable past the end (not part of nbytes). */
+static mt_status storage_new(int64_t nbytes, int device, size_t readable_tail, mt_storage **out) {
     void *block = NULL;
-    size_t total = STORAGE_HEADER + (device == MT_CPU ? (size_t)nbytes : 0), size = total;
+    size_t total = STORAGE_HEADER + (device == MT_CPU ? (size_t)nbytes + readable_tail : 0), size = total;
     int c = size_class(total, &size);
 #ifdef MT_FUZZ_MAX_TENSOR_BYTES /* the fuzzer's build refuses big tensors: slow under its instrumentation */
     if (device == MT_CPU && nbytes > MT_FUZZ_MAX_TENSOR_BYTES) return mt__oom(nbytes);
@@ -260,6 +260,11 @@ static mt_status extent_bytes(int ndim, const int64_t *sizes, const int64_t *str
 
 mt_status mt__alloc(int ndim, const int64_t *sizes, const int64_t *strides, int dtype, int device,
                     mt_tensor **out) {
+    return mt__alloc_padded(ndim, sizes, strides, dtype, device, 0, out);
+}
+
+mt_status mt__alloc_padded(int ndim, const int64_t *sizes, const int64_t *strides, int dtype, int device,
+                           size_t readable_tail, mt_tensor **out) {
     if (ndim < 0 || ndim > MT_MAX_DIMS)
         return mt__error(MT_ERR_RUNTIME, "tensors with more than %d dimensions are not supported (got %d)",
                          MT_MAX_DIMS, ndim);
@@ -268,7 +273,7 @@ mt_status mt__alloc(int ndim, const int64_t *sizes, const int64_t *strides, int 
     int64_t nbytes;
     MT_TRY(extent_bytes(ndim, sizes, strides, dtype, &nbytes));
     mt_storage *s;
-    MT_TRY(storage_new(nbytes, device, &s));
+    MT_TRY(storage_new(nbytes, device, readable_tail, &s));
     mt_status st = header_new(s, ndim, sizes, strides, 0, dtype, out);
     if (st) mt__storage_release(s);
     return st;
@@ -354,7 +359,7 @@ mt_status mt_from_blob(void *data, int64_t nbytes, int ndim, const int64_t *size
         return mt__error(MT_ERR_RUNTIME, "the view needs %lld bytes from offset %lld but the buffer has %lld",
                          (long long)need, (long long)offset, (long long)nbytes);
     mt_storage *s;
-    MT_TRY(storage_new(0, MT_CPU, &s));
+    MT_TRY(storage_new(0, MT_CPU, 0, &s));
     s->data = data;
     s->nbytes = nbytes;
     mt_status st = header_new(s, ndim, sizes, strides, offset, dtype, out);
