@@ -271,6 +271,11 @@ def _infer_dtype(obj):
     if _is_sequence(obj):
         if len(obj) == 0:
             return lib.mt_get_default_dtype()
+        if type(obj) is list:  # the common leaf: plain Python numbers, promoted by their kinds at once
+            kinds = set(map(type, obj))
+            if kinds <= _PLAIN_NUMBERS:
+                return (lib.mt_get_default_dtype() if float in kinds else lib.MT_I64 if int in kinds
+                        else lib.MT_BOOL)
         d = None
         for item in obj:
             if item is obj:
@@ -279,6 +284,10 @@ def _infer_dtype(obj):
             d = k if d is None else lib.mt_promote_types(d, k)
         return d
     raise RuntimeError(f"Could not infer dtype of {type(obj).__name__}")
+
+
+_PLAIN_NUMBERS = frozenset((bool, int, float))
+_INT64_RANGE = (-(1 << 63), (1 << 63) - 1)
 
 
 def _float_item(v):
@@ -303,6 +312,7 @@ def _int_item(d):
             raise ValueError("Overflow when unpacking long long")
         _dtype.check_scalar(v, d, d._name)
         return v
+    conv.int64 = d is _dtype.int64
     return conv
 
 
@@ -317,16 +327,25 @@ def _store(obj, sizes, dim, conv, out):
     if n != sizes[dim]:
         raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} (got {n})")
     if dim + 1 == len(sizes) and type(obj) is list:
-        out.extend(map(conv, obj))
+        out.extend(obj if _stored_as_is(obj, conv) else map(conv, obj))
     else:
         for item in obj:
             _store(item, sizes, dim + 1, conv, out)
 
 
+def _stored_as_is(items, conv):
+    """A list that array.array stores exactly as conv would (a hot path: transformers' tests build
+    inputs of a million Python floats): plain numbers into doubles, in-range ints into int64."""
+    if conv is _float_item:
+        return set(map(type, items)) <= _PLAIN_NUMBERS
+    if getattr(conv, "int64", False) and set(map(type, items)) <= {int}:
+        return _INT64_RANGE[0] <= min(items) and max(items) <= _INT64_RANGE[1]
+    return False
+
+
 def _from_sequence(data, dtype_id):
     sizes = _compute_sizes(data)
-    inferred = _infer_dtype(data)
-    target = inferred if dtype_id is None else dtype_id
+    target = _infer_dtype(data) if dtype_id is None else dtype_id  # a given dtype: no inference
     d = _dtype.BY_ID[target]
     if d.is_complex:  # (real, imaginary) pairs of doubles
         conv, code, src = _complex_parts, "d", lib.MT_C128

@@ -58,6 +58,26 @@ def test_tensor_bad_data(data):
     rm, rt = same(lambda: mt.tensor(data), lambda: torch.tensor(data))
 
 
+BAD_WITH_DTYPE = [[1.0, "a"], [1 + 2j], [None], [2 ** 63], [1, 2 ** 63], [-2 ** 63 - 1, 0], [[1, 2], [3]], [10 ** 400]]
+
+
+@pytest.mark.parametrize("data", BAD_WITH_DTYPE, ids=[repr(d)[:30] for d in BAD_WITH_DTYPE])
+@pytest.mark.parametrize("dtype", ["float32", "int64", "float64"])
+def test_tensor_bad_data_with_dtype(data, dtype):
+    """A given dtype skips inference: each element meets that dtype's conversion (and its error)."""
+    same(lambda: mt.tensor(data, dtype=getattr(mt, dtype)), lambda: torch.tensor(data, dtype=getattr(torch, dtype)))
+
+
+def test_tensor_from_long_lists():
+    """Long lists of plain numbers (the stored-as-is path) equal PyTorch's, mixed kinds included."""
+    rng = np.random.default_rng(0)
+    floats, ints = rng.standard_normal(5000).tolist(), rng.integers(-2 ** 62, 2 ** 62, 5000).tolist()
+    for data in (floats, ints, [*floats[:100], *ints[:100], True], [ints[:50]] * 3, [floats[:7], ints[:7]]):
+        for dtype in (None, "float32", "float64", "int64", "bfloat16"):
+            same(lambda: mt.tensor(data, dtype=dtype and getattr(mt, dtype)),
+                 lambda: torch.tensor(data, dtype=dtype and getattr(torch, dtype)), cmp=check_bits)
+
+
 @pytest.mark.parametrize("dtype", ["uint8", "int8", "int16", "int32", "int64", "float16", "bool"])
 @pytest.mark.parametrize("value", [300, -1, -255, -256, 1e6, 2.5, -2.5, 2 ** 40, float("nan"), float("inf"), 70000])
 def test_tensor_with_dtype_overflow(dtype, value):
