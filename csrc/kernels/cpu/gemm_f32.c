@@ -344,12 +344,14 @@ static int sgemm_avx512(sgemm_plan *g, int64_t nb) {
                 g->b0 = b0, g->nbat = mt__min64(nb - b0, nbat), g->rb0 = rb0, g->nrb = mt__min64(rblocks - rb0, nrb);
                 g->n0 = n0, g->ncols = mt__min64(g->n - n0, ncols), g->npanels = (g->ncols + NR - 1) / NR;
                 /* column blocks: enough items for the threads to balance (4 each), at least 2 panels wide,
-                 * and where it can be, a count the threads divide: with 9 equal items for 2 threads one
-                 * of them ran a ninth of the section alone (1024x3072x768 lost 10% that way) */
+                 * an item's C no larger than C_BLOCK (1024x768x3072 -1.5%, the 1x1 convolution's
+                 * 256x3136x64 -14%), and where it can be, a count the threads divide: with 9 equal items
+                 * for 2 threads one of them ran a ninth of the section alone (1024x3072x768 lost 8%) */
                 int64_t rows = g->nbat * g->nrb, most = g->npanels / 2 > 1 ? g->npanels / 2 : 1;
                 int64_t want = nt > 1 ? mt__min64((4 * nt + rows - 1) / rows, most) : 1;
                 int64_t cmax = C_BLOCK / (g->mcb * NR) > 2 ? C_BLOCK / (g->mcb * NR) : 2;
                 int64_t need = mt__min64((g->npanels + cmax - 1) / cmax, most);
+                if (g->nrb == 1 && g->nkb == 1) need = 1; /* C written once, each B block used once */
                 g->ncb = want = want > need ? want : need;
                 for (int64_t c = want; nt > 1 && c <= mt__min64(most, want + nt); c++) {
                     int64_t colb = (g->npanels + c - 1) / c;
