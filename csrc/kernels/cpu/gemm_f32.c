@@ -9,7 +9,7 @@
  * Threads share the packed copies: a kc block of a row block of A, or a panel of B, is packed by
  * the first thread that needs it (an atomic claim; the others wait the microseconds it takes),
  * right before that thread's first use, so it is read from memory once and the copy is still in
- * cache. With a single row block (M <= 240) no B panel has a second user, so each thread packs
+ * cache (a thread that would wait for a B panel packs a later one of its block meanwhile). With a single row block (M <= 240) no B panel has a second user, so each thread packs
  * the kc x 32 block it is about to use into its own buffer instead. The work is a list of (batch, row
  * block, column block) items taken from an atomic counter, so a thread slowed by another process
  * on its core takes fewer items instead of holding the others up. Every C element sees the same kc
