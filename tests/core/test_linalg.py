@@ -108,11 +108,12 @@ def test_sgemm_blocks_bitwise_across_threads(ta, tb, m):
 
 
 @pytest.mark.parametrize("nb,m,n,k", [(1, 250, 2100, 2050), (1, 13, 2100, 2050), (1030, 3, 64, 64),
-                                      (1, 2100, 40, 1100)])
+                                      (1, 4100, 40, 1100)])
 def test_sgemm_sections(nb, m, n, k):
-    # products whose packed copies exceed the budgets (A 8 MiB, B 16 MiB) run in sections: column
+    # products whose packed copies exceed the budgets (A 16 MiB, B 16 MiB) run in sections: column
     # ranges of one matrix (B 2050 x 2112 shared by two row blocks; with one row block B is packed
-    # per thread and needs none), groups of batches (1030 x 64 x 64), row blocks (A 2160 x 1100)
+    # per thread and needs none), groups of batches (1030 x 64 x 64), row blocks (A 4104 x 1100 in
+    # sections of 16 and 2 row blocks, which share one packed B)
     rng = np.random.default_rng(nb + m)
     a, b = rng.standard_normal((nb, m, k)), rng.standard_normal((nb, n, k)).transpose(0, 2, 1)
     x, y = mt.tensor(a).float(), mt.tensor(b.transpose(0, 2, 1).copy()).float().transpose(1, 2)

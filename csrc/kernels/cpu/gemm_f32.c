@@ -9,7 +9,7 @@
  * Threads share the packed copies: a kc block of a row block of A, or a panel of B, is packed by
  * the first thread that needs it (an atomic claim; the others wait the microseconds it takes),
  * right before that thread's first use, so it is read from memory once and the copy is still in
- * cache. With a single row block (M <= 240) no B panel has a second user, so each thread packs
+ * cache (a thread that would wait for a B panel packs a later one of its block meanwhile). With a single row block (M <= 240) no B panel has a second user, so each thread packs
  * the kc x 32 block it is about to use into its own buffer instead. The work is a list of (batch, row
  * block, column block) items taken from an atomic counter, so a thread slowed by another process
  * on its core takes fewer items instead of holding the others up. Every C element sees the same kc
@@ -29,8 +29,9 @@
 #define NR 32
 #define KC 256
 #define MC 240             /* rows per row block: 240 x 256 floats of packed A = 240 KiB, in L2 */
-#define A_BUDGET (2 << 20) /* floats of packed A per section (8 MiB) */
+#define A_BUDGET (4 << 20) /* floats of packed A per section (16 MiB: 1024 x 3072 in one section) */
 #define B_BUDGET (4 << 20) /* floats of packed B per section (16 MiB): larger products go in sections */
+#define C_BLOCK (96 << 10) /* floats of C per item at most (384 KiB): it stays in L2 with A's kc block over K */
 #define SMALL_SCRATCH 4096 /* floats of scratch kept on the stack */
 #define SERIAL_MACS (1 << 20) /* below this many multiply-adds one thread is faster than waking the pool */
 #define SERIAL_GEMV_MACS (1 << 17) /* a row of A reads each element of B once: bandwidth, which the threads add */
@@ -184,6 +185,12 @@ static int claim(int *st) {
         else sched_yield(); /* the packing thread was preempted */
     return 0;
 }
+/* 1: the caller now packs the part `st` guards (it was not claimed); never waits */
+static int try_claim(int *st) {
+    int expect = 0;
+    return __atomic_load_n(st, __ATOMIC_RELAXED) == 0 &&
+           __atomic_compare_exchange_n(st, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+}
 static void publish(int *st) { __atomic_store_n(st, 2, __ATOMIC_RELEASE); }
 
 /* where the kc block at column pc of row block rb (section-relative) of batch bi sits in packed A */
@@ -212,7 +219,12 @@ static AVX512 void gemm_item(sgemm_plan *g, int64_t bi, int64_t rb, int64_t cb) 
             if (g->nrb == 1) pack_b_block(g, bi, pc, kc, j, own);
             else {
                 int *bst = g->bstate + bi * g->npanels + j;
-                if (!pc && claim(bst)) pack_panel(g, bi, j), publish(bst);
+                if (!pc) {
+                    /* another thread is packing this panel: pack a later one of the block meanwhile */
+                    for (int64_t h = j + 1; h < j1 && __atomic_load_n(bst, __ATOMIC_ACQUIRE) == 1; h++)
+                        if (try_claim(bst + h - j)) pack_panel(g, bi, h), publish(bst + h - j);
+                    if (claim(bst)) pack_panel(g, bi, j), publish(bst);
+                }
                 panel = packed_panel(g, bi, pc, kc, j);
             }
             int nr = (int)mt__min64(g->ncols - j * NR, NR);
@@ -331,13 +343,26 @@ static int sgemm_avx512(sgemm_plan *g, int64_t nb) {
             for (int64_t n0 = 0; n0 < g->n; n0 += ncols) {
                 g->b0 = b0, g->nbat = mt__min64(nb - b0, nbat), g->rb0 = rb0, g->nrb = mt__min64(rblocks - rb0, nrb);
                 g->n0 = n0, g->ncols = mt__min64(g->n - n0, ncols), g->npanels = (g->ncols + NR - 1) / NR;
-                /* column blocks: enough items for the threads to balance (4 each), at least 2 panels wide */
-                int64_t want = nt > 1 ? (4 * nt + g->nbat * g->nrb - 1) / (g->nbat * g->nrb) : 1;
-                g->ncb = nt > 1 ? mt__min64(want, g->npanels / 2 > 1 ? g->npanels / 2 : 1) : 1;
+                /* column blocks: enough items for the threads to balance (4 each), at least 2 panels wide,
+                 * an item's C no larger than C_BLOCK (1024x768x3072 -1.5%, the 1x1 convolution's
+                 * 256x3136x64 -14%), and where it can be, a count the threads divide: with 9 equal items
+                 * for 2 threads one of them ran a ninth of the section alone (1024x3072x768 lost 8%) */
+                int64_t rows = g->nbat * g->nrb, most = g->npanels / 2 > 1 ? g->npanels / 2 : 1;
+                int64_t want = nt > 1 ? mt__min64((4 * nt + rows - 1) / rows, most) : 1;
+                int64_t cmax = C_BLOCK / (g->mcb * NR) > 2 ? C_BLOCK / (g->mcb * NR) : 2;
+                int64_t need = mt__min64((g->npanels + cmax - 1) / cmax, most);
+                if (g->nrb == 1 && g->nkb == 1) need = 1; /* C written once, each B block used once */
+                g->ncb = want = want > need ? want : need;
+                for (int64_t c = want; nt > 1 && c <= mt__min64(most, want + nt); c++) {
+                    int64_t colb = (g->npanels + c - 1) / c;
+                    if (rows * ((g->npanels + colb - 1) / colb) % nt == 0) { g->ncb = c; break; }
+                }
                 g->colb = (g->npanels + g->ncb - 1) / g->ncb, g->ncb = (g->npanels + g->colb - 1) / g->colb;
-                g->items = g->nbat * g->nrb * g->ncb;
-                memset(g->astate, 0, sizeof(int) * g->nbat * (g->nrb * g->nkb + g->npanels));
-                g->bstate = g->astate + g->nbat * g->nrb * g->nkb;
+                g->items = rows * g->ncb;
+                memset(g->astate, 0, sizeof(int) * g->nbat * g->nrb * g->nkb);
+                g->bstate = g->astate + nbat * nrb * g->nkb; /* the largest section's: fixed across sections */
+                /* row sections of one matrix share the packed B when it holds every column: packed once */
+                if (rb0 == 0 || g->ncols < g->n) memset(g->bstate, 0, sizeof(int) * g->nbat * g->npanels);
                 g->next_item = 0;
                 mt__parallel_for(mt__min64(nt, g->items), 1, sgemm_task, g);
             }
