@@ -102,6 +102,8 @@ def _shift(x, k, fill=_NEGINF):
     """x[..., s - k] along the last dim (k < 0: s + |k|), fill where out of range."""
     if k == 0:
         return x
+    if abs(k) >= x.size(-1):  # everything shifted out (a single blank, S = 1)
+        return x.new_full(x.shape, fill)
     pad = x.new_full(x.shape[:-1] + (abs(k),), fill)
     return _mt.cat([pad, x[..., :-k]], -1) if k > 0 else _mt.cat([x[..., -k:], pad], -1)
 

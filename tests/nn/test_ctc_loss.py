@@ -46,6 +46,13 @@ def test_impossible_alignments_and_empty_lengths(zero_infinity):
     run(5, 3, 4, [1, 0, 5], [3, 0, 2], reduction="sum", zero_infinity=True)
 
 
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_every_target_empty(reduction):
+    """All targets empty: the extended label sequence is a single blank (S = 1)."""
+    run(6, 3, 5, [6, 4, 0], [0, 0, 0], concat=True, reduction=reduction)
+    run(6, 2, 5, [6, 3], [0, 0], reduction=reduction, zero_infinity=True)
+
+
 def test_concatenated_targets_tensor_lengths_blank():
     run(10, 3, 6, [10, 7, 3], [4, 0, 2], concat=True, reduction="none")
     run(8, 2, 4, [8, 8], [3, 3], blank=2, seed=3)
