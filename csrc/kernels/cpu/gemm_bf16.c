@@ -300,9 +300,9 @@ static int gemm_amx(bf16_job *j) {
  * the Zen 4 host (which splits a zmm operation in two halves) a 6x32 ymm block and a 12x32 zmm one ran
  * at the same rate, ~230 GFLOP/s on one core with L1-resident panels and within 2% in the GEMM; the
  * ymm one needs only 6 rows per block, less padding on short row tails. */
-static inline __attribute__((always_inline)) BF16_FN void dot_block(const int mr, int64_t kq, const uint32_t *ap,
-                                                                     const uint32_t *b0, const uint32_t *b1, float *acc,
-                                                                     int first) {
+static inline __attribute__((always_inline)) BF16_FN void dot_block(const int mr, int64_t kq, const char *ap,
+                                                                     int64_t ars, int64_t aqs, const uint32_t *b0,
+                                                                     const uint32_t *b1, float *acc, int first) {
     __m256 x0[6], x1[6], x2[6], x3[6];
 #pragma GCC unroll 6
     for (int i = 0; i < mr; i++) /* later K blocks go on from the sums so far: the same additions in order */
@@ -311,14 +311,16 @@ static inline __attribute__((always_inline)) BF16_FN void dot_block(const int mr
             x0[i] = _mm256_loadu_ps(acc + i * 32), x1[i] = _mm256_loadu_ps(acc + i * 32 + 8);
             x2[i] = _mm256_loadu_ps(acc + i * 32 + 16), x3[i] = _mm256_loadu_ps(acc + i * 32 + 24);
         }
-    for (int64_t q = 0; q < kq; q++, ap += MR, b0 += 16, b1 += 16) {
+    for (int64_t q = 0; q < kq; q++, ap += aqs, b0 += 16, b1 += 16) {
         __m256bh v0 = (__m256bh)_mm256_loadu_si256((const __m256i *)b0);
         __m256bh v1 = (__m256bh)_mm256_loadu_si256((const __m256i *)(b0 + 8));
         __m256bh v2 = (__m256bh)_mm256_loadu_si256((const __m256i *)b1);
         __m256bh v3 = (__m256bh)_mm256_loadu_si256((const __m256i *)(b1 + 8));
 #pragma GCC unroll 6
         for (int i = 0; i < mr; i++) {
-            __m256bh av = (__m256bh)_mm256_set1_epi32((int)ap[i]);
+            int32_t w;
+            memcpy(&w, ap + i * ars, 4); /* a pair of row i (unaligned in an unpacked A of odd row stride) */
+            __m256bh av = (__m256bh)_mm256_set1_epi32(w);
             x0[i] = _mm256_dpbf16_ps(x0[i], av, v0);
             x1[i] = _mm256_dpbf16_ps(x1[i], av, v1);
             x2[i] = _mm256_dpbf16_ps(x2[i], av, v2);
@@ -332,17 +334,18 @@ static inline __attribute__((always_inline)) BF16_FN void dot_block(const int mr
     }
 }
 
-/* dot_block for mr <= MR rows: two blocks of up to 6 */
-BF16_FN static void dot_rows(int mr, int64_t kq, const uint32_t *ap, const uint32_t *b0, const uint32_t *b1, float *acc,
-                             int first) {
-    for (int r = 0; r < mr; r += 6, ap += 6, acc += 6 * 32)
+/* dot_block for mr <= MR rows: two blocks of up to 6. Pair q of row i of A is at ap + i * ars + q * aqs
+ * (bytes): a packed panel (4, MR * 4) or A itself (its row stride, 4) */
+BF16_FN static void dot_rows(int mr, int64_t kq, const char *ap, int64_t ars, int64_t aqs, const uint32_t *b0,
+                             const uint32_t *b1, float *acc, int first) {
+    for (int r = 0; r < mr; r += 6, ap += 6 * ars, acc += 6 * 32)
         switch (mr - r < 6 ? mr - r : 6) { /* one copy per row count: the accumulators stay in registers */
-        case 6: dot_block(6, kq, ap, b0, b1, acc, first); break;
-        case 5: dot_block(5, kq, ap, b0, b1, acc, first); break;
-        case 4: dot_block(4, kq, ap, b0, b1, acc, first); break;
-        case 3: dot_block(3, kq, ap, b0, b1, acc, first); break;
-        case 2: dot_block(2, kq, ap, b0, b1, acc, first); break;
-        default: dot_block(1, kq, ap, b0, b1, acc, first); break;
+        case 6: dot_block(6, kq, ap, ars, aqs, b0, b1, acc, first); break;
+        case 5: dot_block(5, kq, ap, ars, aqs, b0, b1, acc, first); break;
+        case 4: dot_block(4, kq, ap, ars, aqs, b0, b1, acc, first); break;
+        case 3: dot_block(3, kq, ap, ars, aqs, b0, b1, acc, first); break;
+        case 2: dot_block(2, kq, ap, ars, aqs, b0, b1, acc, first); break;
+        default: dot_block(1, kq, ap, ars, aqs, b0, b1, acc, first); break;
         }
 }
 
@@ -388,11 +391,14 @@ BF16_FN static void avx_blocks(void *p, int64_t t0, int64_t t1) {
          * a column pair's B slice are reused from L1 (B read from L2 once per panel, not once per 6 rows) */
         int64_t pairs = (mt__min64(j->n - c0, 16 * j->gp) + 31) / 32;
         for (int64_t pn = ch * panels / j->mc; pn < (ch + 1) * panels / j->mc; pn++) {
-            const uint32_t *ap = (const uint32_t *)j->ap + (bi * panels + pn) * MR * kq;
             int mr = (int)(j->m - pn * MR < MR ? j->m - pn * MR : MR);
+            const char *ap;
+            int64_t ars, aqs;
+            if (j->ap) ap = (const char *)(j->ap + (bi * panels + pn) * MR * j->kp), ars = 4, aqs = MR * 4;
+            else ap = (const char *)(j->a + bi * j->sab + pn * MR * j->sam), ars = 2 * j->sam, aqs = 4;
             for (int64_t q0 = 0; q0 < kq; q0 += KB)
                 for (int64_t pr = 0; pr < pairs; pr++)
-                    dot_rows(mr, mt__min64(KB, kq - q0), ap + q0 * MR, bq + (2 * pr * kq + q0) * 16,
+                    dot_rows(mr, mt__min64(KB, kq - q0), ap + q0 * aqs, ars, aqs, bq + (2 * pr * kq + q0) * 16,
                              bq + ((2 * pr + 1) * kq + q0) * 16, acc + pr * MR * 32, q0 == 0);
             for (int64_t pr = 0; pr < pairs; pr++)
                 store_rows(j, j->c + bi * j->scb, acc + pr * MR * 32, 32, pn * MR, mr, c0 + pr * 32);
@@ -418,14 +424,17 @@ static int gemm_avx512bf16(bf16_job *j, int64_t nb) {
     /* packed A and one packed-B buffer per thread in one block from the tensor allocator, whose cache
      * keeps it mapped between calls: fresh aligned_alloc blocks this large were new mappings each call,
      * ~360 page faults (0.1-0.4 ms) per 128x3072 @ 3072x768 */
-    size_t asz = (size_t)(nb * j->mp * j->kp * 2 + 63) / 64 * 64, bsz = (size_t)(j->kp * 32 * j->gp);
+    /* an A with contiguous rows of even length is read in place: its pairs are already adjacent */
+    int direct = j->sak == 1 && j->k % 2 == 0;
+    size_t asz = direct ? 0 : (size_t)(nb * j->mp * j->kp * 2 + 63) / 64 * 64, bsz = (size_t)(j->kp * 32 * j->gp);
     int64_t total = (int64_t)(asz + nt * bsz + 64);
     mt_tensor *scratch = NULL;
     if (mt__alloc(1, &total, NULL, MT_U8, MT_CPU, &scratch)) return 2;
     char *base = (char *)(((uintptr_t)mt__data(scratch) + 63) & ~(uintptr_t)63);
-    j->ap = (uint16_t *)base;
+    j->ap = direct ? NULL : (uint16_t *)base;
     avx_sched sc = {j, ranges, nt, base + asz, bsz};
-    mt__parallel_for(nb * panels, nt == 1 ? nb * panels : (MT_GRAIN_SIZE + MR * j->kp - 1) / (MR * j->kp), pack_a_pairs, j);
+    if (!direct)
+        mt__parallel_for(nb * panels, nt == 1 ? nb * panels : (MT_GRAIN_SIZE + MR * j->kp - 1) / (MR * j->kp), pack_a_pairs, j);
     mt__parallel_for(nt, 1, avx_blocks, &sc);
     mt_tensor_release(scratch);
     return 0;
