@@ -44,6 +44,7 @@ typedef struct {
 #if defined(__x86_64__) && defined(__linux__) && !defined(MT_NO_AMX)
 #include <cpuid.h>
 #include <immintrin.h>
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -368,9 +369,31 @@ typedef struct {
     const bf16_job *j;
     uint64_t *ranges;
     int64_t nranges;
-    char *bufs;      /* packed-B buffers, one per range, bsz bytes apart */
+    char *bufs;      /* packed-B buffers, one per range, bsz bytes apart; NULL: each thread's own (thread_buffer) */
     size_t bsz;
+    int failed;      /* a thread found no memory for its buffer */
 } avx_sched;
+
+/* A buffer of at least n bytes (64-byte aligned) kept by the calling thread across calls, freed when the
+ * thread exits; NULL when out of memory. Each thread packing B into the same memory call after call finds
+ * it in its own L2: 128x768 @ 768x3072 at 2 threads was ~2% slower with buffers that moved between calls. */
+#define THREAD_BUF_MAX (2 << 20)
+static pthread_key_t buf_key;
+static pthread_once_t buf_once = PTHREAD_ONCE_INIT;
+static int buf_key_ok;
+static void buf_key_make(void) { buf_key_ok = pthread_key_create(&buf_key, free) == 0; }
+static void *thread_buffer(size_t n) {
+    pthread_once(&buf_once, buf_key_make);
+    if (!buf_key_ok) return NULL;
+    size_t *h = pthread_getspecific(buf_key); /* h[0]: the size, the data 64 bytes on */
+    if (h && h[0] >= n) return (char *)h + 64;
+    free(h);
+    pthread_setspecific(buf_key, NULL);
+    if (!(h = aligned_alloc(64, 64 + (n + 63) / 64 * 64))) return NULL;
+    h[0] = n;
+    pthread_setspecific(buf_key, h);
+    return (char *)h + 64;
+}
 
 /* ranges [t0, t1) are this thread's (one each when the pool runs the job, all of them inline) */
 BF16_FN static void avx_blocks(void *p, int64_t t0, int64_t t1) {
@@ -378,7 +401,8 @@ BF16_FN static void avx_blocks(void *p, int64_t t0, int64_t t1) {
     const bf16_job *j = sc->j;
     int64_t kq = j->kp / 2, panels = j->mp / MR, per = j->groups * j->mc, packed = -1;
     float acc[8 * MR * 32] __attribute__((aligned(64))); /* float32 sums of an A panel times the group (gp <= 16) */
-    uint16_t *bp = (uint16_t *)(sc->bufs + t0 * sc->bsz);
+    uint16_t *bp = (uint16_t *)(sc->bufs ? sc->bufs + t0 * sc->bsz : thread_buffer(sc->bsz));
+    if (!bp) { __atomic_store_n((int *)&sc->failed, 1, __ATOMIC_RELAXED); return; } /* others take its tasks */
     const uint32_t *bq = (const uint32_t *)bp;
     for (int64_t r = t0;;) {
         int64_t u = -1;
@@ -406,7 +430,7 @@ BF16_FN static void avx_blocks(void *p, int64_t t0, int64_t t1) {
     }
 }
 
-/* nb matrices: 0 done, 1 AVX512-BF16 not available, 2 out of memory (nothing written) */
+/* nb matrices: 0 done, 1 AVX512-BF16 not available, 2 out of memory (C possibly in part written) */
 static int gemm_avx512bf16(bf16_job *j, int64_t nb) {
     if (!avx512bf16_ready()) return 1;
     j->kp = (j->k + 1) / 2 * 2, j->mp = (j->m + MR - 1) / MR * MR, j->np = (j->n + 31) / 32 * 32;
@@ -421,22 +445,26 @@ static int gemm_avx512bf16(bf16_job *j, int64_t nb) {
     uint64_t ranges[64];
     if (nt > 64) nt = 64;
     for (int64_t t = 0; t < nt; t++) ranges[t] = (uint64_t)(t * tasks / nt) << 32 | (uint64_t)((t + 1) * tasks / nt);
-    /* packed A and one packed-B buffer per thread in one block from the tensor allocator, whose cache
-     * keeps it mapped between calls: fresh aligned_alloc blocks this large were new mappings each call,
-     * ~360 page faults (0.1-0.4 ms) per 128x3072 @ 3072x768 */
-    /* an A with contiguous rows of even length is read in place: its pairs are already adjacent */
+    /* Packed A (and packed-B buffers too large for thread_buffer) in one block from the tensor allocator,
+     * whose cache keeps it mapped between calls: fresh aligned_alloc blocks this large were new mappings
+     * each call, ~360 page faults (0.1-0.4 ms) per 128x3072 @ 3072x768. An A with contiguous rows of even
+     * length is read in place: its pairs are already adjacent. */
     int direct = j->sak == 1 && j->k % 2 == 0;
     size_t asz = direct ? 0 : (size_t)(nb * j->mp * j->kp * 2 + 63) / 64 * 64, bsz = (size_t)(j->kp * 32 * j->gp);
-    int64_t total = (int64_t)(asz + nt * bsz + 64);
+    size_t own = bsz > THREAD_BUF_MAX ? nt * bsz : 0;
+    int64_t total = (int64_t)(asz + own + 64);
     mt_tensor *scratch = NULL;
-    if (mt__alloc(1, &total, NULL, MT_U8, MT_CPU, &scratch)) return 2;
-    char *base = (char *)(((uintptr_t)mt__data(scratch) + 63) & ~(uintptr_t)63);
+    if ((asz || own) && mt__alloc(1, &total, NULL, MT_U8, MT_CPU, &scratch)) return 2;
+    char *base = scratch ? (char *)(((uintptr_t)mt__data(scratch) + 63) & ~(uintptr_t)63) : NULL;
     j->ap = direct ? NULL : (uint16_t *)base;
-    avx_sched sc = {j, ranges, nt, base + asz, bsz};
+    avx_sched sc = {j, ranges, nt, own ? base + asz : NULL, bsz, 0};
     if (!direct)
         mt__parallel_for(nb * panels, nt == 1 ? nb * panels : (MT_GRAIN_SIZE + MR * j->kp - 1) / (MR * j->kp), pack_a_pairs, j);
     mt__parallel_for(nt, 1, avx_blocks, &sc);
-    mt_tensor_release(scratch);
+    if (scratch) mt_tensor_release(scratch);
+    /* the tasks of a thread without a buffer went to the others; if none had one, C is incomplete */
+    for (int64_t t = 0; sc.failed && t < nt; t++)
+        if ((ranges[t] >> 32) < (ranges[t] & 0xffffffffu)) return 2;
     return 0;
 }
 
