@@ -9,11 +9,13 @@
  * streams A past the B panels it owns.
  *
  * AVX512-BF16 without AMX (AMD Zen 4, Intel Cooper Lake): vdpbf16ps adds the products of 16 bf16 pairs
- * into 16 float32 lanes. A is packed into panels of 12 rows of pairs ([Kp/2][12] 32-bit words; Kp is K
- * rounded up to even, the pad zero) and B into the same 16-column VNNI panels as for AMX. A 6x32 block
- * of C lives in 24 ymm accumulators: one broadcast A pair and four B loads feed 24 vdpbf16ps. Each task
- * packs a group of B panels (sized to stay in L2) and sweeps its A panels past it, each panel through K
- * in steps of KB pairs (the slices then stay in L1), the float32 sums saved and reloaded between steps.
+ * into 16 float32 lanes. An A with contiguous rows and even K is read in place; another is packed into
+ * panels of 12 rows of pairs ([Kp/2][12] 32-bit words; Kp is K rounded up to even, the pad zero). B goes
+ * into the same 16-column VNNI panels as for AMX. A 6x32 block of C lives in 24 ymm accumulators: one
+ * broadcast A pair and four B loads feed 24 vdpbf16ps. K goes in steps of KB pairs (the slices then stay
+ * in L1), the float32 sums saved and reloaded between steps. With few rows (at most KPANELS panels) a
+ * task's panels go through K together and B is packed one step's slice at a time; otherwise each task
+ * packs a group of B panels (sized to stay in L2) and sweeps its A panels past it, each through all K.
  * Every output is one sequential float32 sum over K, whatever the thread split: results do not depend
  * on the thread count. Like oneDNN's kernel (the same instruction) it treats bf16 denormal inputs and
  * float32 denormal partial sums as zero.
@@ -513,6 +515,9 @@ static int gemm_avx512bf16(bf16_job *j, int64_t nb) {
      * into row chunks only when there are fewer than two groups per thread */
     int slices = panels <= KPANELS, want = slices ? 2 * (int)nt : 8;
     j->mc = per >= want ? 1 : (want + per - 1) / per < panels ? (want + per - 1) / per : panels;
+    /* a whole number of tasks per thread: 9 tasks on 2 threads (1024x768 @ 768x768) left one thread a
+     * task behind, which the other then took, packing its group of B once more (2 threads 1.75x one) */
+    while (j->mc < panels && per * j->mc % nt) j->mc++;
     int64_t tasks = per * j->mc;
     if (nt > tasks) nt = tasks;
     uint64_t ranges[64];
