@@ -162,14 +162,32 @@ def test_thread_count_does_not_change_bits():
             b, _ = bf16_pair(sb, 27)
             c, _ = bf16_pair(sa[:-1] + sb[-1:], 28)
             res = []
-            for nt in (1, 2):
+            for nt in (1, 2, 3):
                 mt.set_num_threads(nt)
                 res.append([(a @ b).view(mt.int16).numpy(), (a @ b.transpose(-1, -2).contiguous().transpose(-1, -2)).view(mt.int16).numpy(),
                             (mt.baddbmm(c, a, b, beta=0.5, alpha=3) if len(sa) == 3 else mt.addmm(c, a, b, beta=0.5, alpha=3)).view(mt.int16).numpy()])
-            for x, y in zip(*res):
-                assert np.array_equal(x, y)
+            for other in res[1:]:
+                for x, y in zip(res[0], other):
+                    assert np.array_equal(x, y)
     finally:
         mt.set_num_threads(old)
+
+
+@pytest.mark.parametrize("m,k,n", [(37, 300, 200), (128, 768, 96), (5, 64, 700)])
+def test_layout_does_not_change_bits(m, k, n):
+    """Each output is one float32 sum over K in order, whatever the operands' layouts: A read in place (contiguous
+    rows, even K, also at an odd row stride) or packed (transposed), B packed from rows or from columns."""
+    a, _ = bf16_pair((m, k), 36)
+    b, _ = bf16_pair((k, n), 37)
+    wide, _ = bf16_pair((m, k + 1), 38)
+    ref = (a @ b).view(mt.int16).numpy()
+    variants = [a.t().contiguous().t() @ b, a @ b.t().contiguous().t(), a.t().contiguous().t() @ b.t().contiguous().t()]
+    for c in variants:
+        assert np.array_equal(c.view(mt.int16).numpy(), ref)
+    w = wide[:, :k]  # row stride k + 1 (odd): pairs read unaligned
+    w_ref = (w.contiguous() @ b).view(mt.int16).numpy()
+    assert np.array_equal((w @ b).view(mt.int16).numpy(), w_ref)
+    assert np.array_equal((w.t().contiguous().t() @ b).view(mt.int16).numpy(), w_ref)
 
 
 def test_float32_route_agrees(monkeypatch):

@@ -9,11 +9,13 @@
  * streams A past the B panels it owns.
  *
  * AVX512-BF16 without AMX (AMD Zen 4, Intel Cooper Lake): vdpbf16ps adds the products of 16 bf16 pairs
- * into 16 float32 lanes. A is packed into panels of 12 rows of pairs ([Kp/2][12] 32-bit words; Kp is K
- * rounded up to even, the pad zero) and B into the same 16-column VNNI panels as for AMX. A 6x32 block
- * of C lives in 24 ymm accumulators: one broadcast A pair and four B loads feed 24 vdpbf16ps. Each task
- * packs a group of B panels (sized to stay in L2) and sweeps its A panels past it, each panel through K
- * in steps of KB pairs (the slices then stay in L1), the float32 sums saved and reloaded between steps.
+ * into 16 float32 lanes. An A with contiguous rows and even K is read in place; another is packed into
+ * panels of 12 rows of pairs ([Kp/2][12] 32-bit words; Kp is K rounded up to even, the pad zero). B goes
+ * into the same 16-column VNNI panels as for AMX. A 6x32 block of C lives in 24 ymm accumulators: one
+ * broadcast A pair and four B loads feed 24 vdpbf16ps. K goes in steps of KB pairs (the slices then stay
+ * in L1), the float32 sums saved and reloaded between steps. With few rows (at most KPANELS panels) a
+ * task's panels go through K together and B is packed one step's slice at a time; otherwise each task
+ * packs a group of B panels (sized to stay in L2) and sweeps its A panels past it, each through all K.
  * Every output is one sequential float32 sum over K, whatever the thread split: results do not depend
  * on the thread count. Like oneDNN's kernel (the same instruction) it treats bf16 denormal inputs and
  * float32 denormal partial sums as zero.
@@ -44,6 +46,7 @@ typedef struct {
 #if defined(__x86_64__) && defined(__linux__) && !defined(MT_NO_AMX)
 #include <cpuid.h>
 #include <immintrin.h>
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -57,6 +60,7 @@ typedef struct {
 /* a task's packed B (AVX512-BF16), in L2 beside an A panel; 384 KiB was 11% slower at 128x3072 @ 3072x768
  * (twice the groups, each reading B's rows in half as long pieces) */
 #define B_GROUP_BYTES (768 << 10)
+#define KPANELS 12 /* at most this many A panels (144 rows) per matrix: B packed one K step at a time (AVX512-BF16) */
 
 /* 1 once AMX-BF16 is present and the kernel granted this process the tile data state */
 static int amx_ready(void) {
@@ -135,14 +139,15 @@ static void pack_a_pairs(void *p, int64_t b, int64_t e) {
 
 /* pack_b for a B whose columns are contiguous (sbk == 1: Linear's weight): 16 columns x 16 pairs are 16
  * rows of 16 32-bit pairs in memory, transposed in registers */
-MT_PACK_SIMD static void pack_b_cols(const bf16_job *j, const uint16_t *b, int64_t c0, uint16_t *bp) {
-    int64_t kq = j->kp / 2, whole = j->k / 32 * 16; /* pairs in whole 16-pair blocks inside K */
+MT_PACK_SIMD static void pack_b_cols(const bf16_job *j, const uint16_t *b, int64_t c0, uint16_t *bp, int64_t ps,
+                                     int64_t qa, int64_t qb) {
+    int64_t whole = j->k / 32 * 16; /* pairs in whole 16-pair blocks inside K (qa is a multiple of 16) */
     for (int64_t h = 0; h < j->gp; h++) {
-        uint32_t *panel = (uint32_t *)(bp + h * (j->kp * 16));
-        int64_t cc = c0 + h * 16, q = 0;
-        if (cc >= j->n) { memset(panel, 0, (size_t)kq * 64); continue; }
+        uint32_t *panel = (uint32_t *)(bp + h * ps); /* pair row q at panel + (q - qa) * 16 */
+        int64_t cc = c0 + h * 16, q = qa;
+        if (cc >= j->n) { memset(panel, 0, (size_t)(qb - qa) * 64); continue; }
         if (cc + 16 <= j->n)
-            for (; q < whole; q += 16) {
+            for (; q < whole && q < qb; q += 16) {
                 __m512 r[16];
                 for (int c = 0; c < 16; c++) {
                     const uint16_t *s = b + (cc + c) * j->sbn + 2 * q;
@@ -150,24 +155,45 @@ MT_PACK_SIMD static void pack_b_cols(const bf16_job *j, const uint16_t *b, int64
                     if (2 * q + 128 < j->k) _mm_prefetch((const char *)(s + 128), _MM_HINT_T0);
                 }
                 mt__transpose16(r);
-                for (int c = 0; c < 16; c++) _mm512_storeu_ps((float *)(panel + (q + c) * 16), r[c]);
+                for (int c = 0; c < 16; c++) _mm512_storeu_ps((float *)(panel + (q - qa + c) * 16), r[c]);
             }
-        for (; q < kq; q++)
+        for (; q < qb; q++)
             for (int64_t c = 0; c < 16; c++) {
                 const uint16_t *s = b + (cc + c) * j->sbn;
-                panel[q * 16 + c] = cc + c >= j->n ? 0 : s[2 * q] | (2 * q + 1 < j->k ? (uint32_t)s[2 * q + 1] << 16 : 0);
+                panel[(q - qa) * 16 + c] = cc + c >= j->n ? 0 : s[2 * q] | (2 * q + 1 < j->k ? (uint32_t)s[2 * q + 1] << 16 : 0);
             }
     }
 }
 
-/* B (one matrix, at b) columns [c0, c0 + 16 * gp) into the panels bp (each task packs the panels it
- * multiplies, into its own cache-resident buffer; gp panels at once, so each row of B is read as one
- * stretch and few pages are touched): in panel h, pair row q holds B[2q][c], B[2q+1][c] for each of its
- * 16 columns c as one 32-bit word, zero past k and n. */
-MT_PACK_SIMD static void pack_b(const bf16_job *j, const uint16_t *b, int64_t c0, uint16_t *bp) {
+/* B (one matrix, at b) columns [c0, c0 + 16 * gp), pair rows [qa, qb), into the panels at bp, ps elements
+ * apart (each task packs the panels it multiplies, into its own cache-resident buffer; gp panels at once,
+ * so each row of B is read as one stretch and few pages are touched): in panel h, pair row q (at
+ * (q - qa) * 32) holds B[2q][c], B[2q+1][c] for each of its 16 columns c as one 32-bit word, zero past k and n. */
+MT_PACK_SIMD static void pack_b(const bf16_job *j, const uint16_t *b, int64_t c0, uint16_t *bp, int64_t ps, int64_t qa,
+                                int64_t qb) {
     static const uint16_t zero[1] = {0};
-    if (j->sbk == 1 && j->sbn != 1) { pack_b_cols(j, b, c0, bp); return; }
-    for (int64_t q = 0; q < j->kp / 2; q++) {
+    if (j->sbk == 1 && j->sbn != 1) { pack_b_cols(j, b, c0, bp, ps, qa, qb); return; }
+    if (j->sbn == 1 && 2 * qb <= j->k && c0 + 16 * j->gp <= j->n) {
+        /* whole pairs of rows, whole panels: 32 columns (two panels, gp is even) at a time, down K, the two
+         * rows' words interleaved by two word permutes. Panel pair by panel pair, so the stores run
+         * sequentially: panel by panel across each row pair (16 stores ps apart, one cache set of L1) took
+         * 4% longer at 128x3072 @ 3072x768. */
+        const __m512i ilv_lo = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8, 39, 7, 38,
+                                                6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0);
+        const __m512i ilv_hi = _mm512_add_epi16(ilv_lo, _mm512_set1_epi16(16));
+        int64_t gp = j->gp, sbk = j->sbk;
+        for (int64_t h = 0; h < gp; h += 2) {
+            const uint16_t *s0 = b + 2 * qa * sbk + c0 + h * 16;
+            uint16_t *row = bp + h * ps;
+            for (int64_t q = qa; q < qb; q++, s0 += 2 * sbk, row += 32) {
+                __m512i r0 = _mm512_loadu_si512(s0), r1 = _mm512_loadu_si512(s0 + sbk);
+                _mm512_storeu_si512(row, _mm512_permutex2var_epi16(r0, ilv_lo, r1));
+                _mm512_storeu_si512(row + ps, _mm512_permutex2var_epi16(r0, ilv_hi, r1));
+            }
+        }
+        return;
+    }
+    for (int64_t q = qa; q < qb; q++) {
         const uint16_t *s0 = 2 * q < j->k ? b + 2 * q * j->sbk : zero;
         const uint16_t *s1 = 2 * q + 1 < j->k ? b + (2 * q + 1) * j->sbk : zero;
         int64_t i0 = s0 == zero ? 0 : j->sbn, i1 = s1 == zero ? 0 : j->sbn;
@@ -177,7 +203,7 @@ MT_PACK_SIMD static void pack_b(const bf16_job *j, const uint16_t *b, int64_t c0
                 _mm_prefetch((const char *)(s1 + 48 * j->sbk + c0 + l), _MM_HINT_T0);
             }
         for (int64_t h = 0; h < j->gp; h++) {
-            uint32_t *row = (uint32_t *)(bp + h * (j->kp * 16) + q * 32);
+            uint32_t *row = (uint32_t *)(bp + h * ps + (q - qa) * 32);
             int64_t cc = c0 + h * 16;
             if (cc + 16 <= j->n && i0 == 1 && i1 == 1) {
                 __m512i lo = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(s0 + cc)));
@@ -242,7 +268,7 @@ AMX_FN static void amx_blocks(void *p, int64_t b, int64_t e) {
     tiles_on();
     for (int64_t u = b; u < e; u++) {
         int64_t grp = u / j->mc, ch = u % j->mc;
-        if (grp != packed) pack_b(j, j->b, grp * 16 * j->gp, bp), packed = grp;
+        if (grp != packed) pack_b(j, j->b, grp * 16 * j->gp, bp, j->kp * 16, 0, j->kp / 2), packed = grp;
         /* an A block (32 rows) is read from memory once per group and reused from L2 for its pairs */
         for (int64_t blk = ch * mb / j->mc; blk < (ch + 1) * mb / j->mc; blk++) {
             const char *a0 = (const char *)(j->ap + blk * 32 * j->kp), *a1 = a0 + j->kp * 32;
@@ -300,9 +326,9 @@ static int gemm_amx(bf16_job *j) {
  * the Zen 4 host (which splits a zmm operation in two halves) a 6x32 ymm block and a 12x32 zmm one ran
  * at the same rate, ~230 GFLOP/s on one core with L1-resident panels and within 2% in the GEMM; the
  * ymm one needs only 6 rows per block, less padding on short row tails. */
-static inline __attribute__((always_inline)) BF16_FN void dot_block(const int mr, int64_t kq, const uint32_t *ap,
-                                                                     const uint32_t *b0, const uint32_t *b1, float *acc,
-                                                                     int first) {
+static inline __attribute__((always_inline)) BF16_FN void dot_block(const int mr, int64_t kq, const char *ap,
+                                                                     int64_t ars, int64_t aqs, const uint32_t *b0,
+                                                                     const uint32_t *b1, float *acc, int first) {
     __m256 x0[6], x1[6], x2[6], x3[6];
 #pragma GCC unroll 6
     for (int i = 0; i < mr; i++) /* later K blocks go on from the sums so far: the same additions in order */
@@ -311,14 +337,16 @@ static inline __attribute__((always_inline)) BF16_FN void dot_block(const int mr
             x0[i] = _mm256_loadu_ps(acc + i * 32), x1[i] = _mm256_loadu_ps(acc + i * 32 + 8);
             x2[i] = _mm256_loadu_ps(acc + i * 32 + 16), x3[i] = _mm256_loadu_ps(acc + i * 32 + 24);
         }
-    for (int64_t q = 0; q < kq; q++, ap += MR, b0 += 16, b1 += 16) {
+    for (int64_t q = 0; q < kq; q++, ap += aqs, b0 += 16, b1 += 16) {
         __m256bh v0 = (__m256bh)_mm256_loadu_si256((const __m256i *)b0);
         __m256bh v1 = (__m256bh)_mm256_loadu_si256((const __m256i *)(b0 + 8));
         __m256bh v2 = (__m256bh)_mm256_loadu_si256((const __m256i *)b1);
         __m256bh v3 = (__m256bh)_mm256_loadu_si256((const __m256i *)(b1 + 8));
 #pragma GCC unroll 6
         for (int i = 0; i < mr; i++) {
-            __m256bh av = (__m256bh)_mm256_set1_epi32((int)ap[i]);
+            int32_t w;
+            memcpy(&w, ap + i * ars, 4); /* a pair of row i (unaligned in an unpacked A of odd row stride) */
+            __m256bh av = (__m256bh)_mm256_set1_epi32(w);
             x0[i] = _mm256_dpbf16_ps(x0[i], av, v0);
             x1[i] = _mm256_dpbf16_ps(x1[i], av, v1);
             x2[i] = _mm256_dpbf16_ps(x2[i], av, v2);
@@ -332,17 +360,20 @@ static inline __attribute__((always_inline)) BF16_FN void dot_block(const int mr
     }
 }
 
-/* dot_block for mr <= MR rows: two blocks of up to 6 */
-BF16_FN static void dot_rows(int mr, int64_t kq, const uint32_t *ap, const uint32_t *b0, const uint32_t *b1, float *acc,
-                             int first) {
-    for (int r = 0; r < mr; r += 6, ap += 6, acc += 6 * 32)
-        switch (mr - r < 6 ? mr - r : 6) { /* one copy per row count: the accumulators stay in registers */
-        case 6: dot_block(6, kq, ap, b0, b1, acc, first); break;
-        case 5: dot_block(5, kq, ap, b0, b1, acc, first); break;
-        case 4: dot_block(4, kq, ap, b0, b1, acc, first); break;
-        case 3: dot_block(3, kq, ap, b0, b1, acc, first); break;
-        case 2: dot_block(2, kq, ap, b0, b1, acc, first); break;
-        default: dot_block(1, kq, ap, b0, b1, acc, first); break;
+/* dot_block for mr <= MR rows: two blocks of up to 6, of equal size when mr > 6 (a 2-row block, 8 sums
+ * for 4 B loads, runs at about half rate: the last 8 rows of 128 as 6 + 2 cost 1-2% of 128 x 3072 @
+ * 3072 x 768). Pair q of row i of A is at ap + i * ars + q * aqs (bytes): a packed panel (4, MR * 4) or A
+ * itself (its row stride, 4). */
+BF16_FN static void dot_rows(int mr, int64_t kq, const char *ap, int64_t ars, int64_t aqs, const uint32_t *b0,
+                             const uint32_t *b1, float *acc, int first) {
+    for (int r = 0, h = mr > 6 ? (mr + 1) / 2 : mr; r < mr; r += h, ap += h * ars, acc += h * 32, h = mr - r)
+        switch (h) { /* one copy per row count: the accumulators stay in registers */
+        case 6: dot_block(6, kq, ap, ars, aqs, b0, b1, acc, first); break;
+        case 5: dot_block(5, kq, ap, ars, aqs, b0, b1, acc, first); break;
+        case 4: dot_block(4, kq, ap, ars, aqs, b0, b1, acc, first); break;
+        case 3: dot_block(3, kq, ap, ars, aqs, b0, b1, acc, first); break;
+        case 2: dot_block(2, kq, ap, ars, aqs, b0, b1, acc, first); break;
+        default: dot_block(1, kq, ap, ars, aqs, b0, b1, acc, first); break;
         }
 }
 
@@ -365,7 +396,32 @@ typedef struct {
     const bf16_job *j;
     uint64_t *ranges;
     int64_t nranges;
+    char *bufs;      /* packed-B buffers, one per range, bsz bytes apart; NULL: each thread's own (thread_buffer) */
+    size_t bsz;
+    int slices;      /* B packed one K step at a time, the sums of the task's panels kept between steps */
+    int failed;      /* a thread found no memory for its buffer */
 } avx_sched;
+
+/* A buffer of at least n bytes (64-byte aligned) kept by the calling thread across calls, freed when the
+ * thread exits; NULL when out of memory. Each thread packing B into the same memory call after call finds
+ * it in its own L2: 128x768 @ 768x3072 at 2 threads was ~2% slower with buffers that moved between calls. */
+#define THREAD_BUF_MAX (2 << 20)
+static pthread_key_t buf_key;
+static pthread_once_t buf_once = PTHREAD_ONCE_INIT;
+static int buf_key_ok;
+static void buf_key_make(void) { buf_key_ok = pthread_key_create(&buf_key, free) == 0; }
+static void *thread_buffer(size_t n) {
+    pthread_once(&buf_once, buf_key_make);
+    if (!buf_key_ok) return NULL;
+    size_t *h = pthread_getspecific(buf_key); /* h[0]: the size, the data 64 bytes on */
+    if (h && h[0] >= n) return (char *)h + 64;
+    free(h);
+    pthread_setspecific(buf_key, NULL);
+    if (!(h = aligned_alloc(64, 64 + (n + 63) / 64 * 64))) return NULL;
+    h[0] = n;
+    pthread_setspecific(buf_key, h);
+    return (char *)h + 64;
+}
 
 /* ranges [t0, t1) are this thread's (one each when the pool runs the job, all of them inline) */
 BF16_FN static void avx_blocks(void *p, int64_t t0, int64_t t1) {
@@ -373,8 +429,9 @@ BF16_FN static void avx_blocks(void *p, int64_t t0, int64_t t1) {
     const bf16_job *j = sc->j;
     int64_t kq = j->kp / 2, panels = j->mp / MR, per = j->groups * j->mc, packed = -1;
     float acc[8 * MR * 32] __attribute__((aligned(64))); /* float32 sums of an A panel times the group (gp <= 16) */
-    uint16_t *bp = aligned_alloc(64, (size_t)(j->kp * 32 * j->gp));
-    if (!bp) return; /* the caller probed the memory */
+    char *buf = sc->bufs ? sc->bufs + t0 * sc->bsz : thread_buffer(sc->bsz);
+    if (!buf) { __atomic_store_n((int *)&sc->failed, 1, __ATOMIC_RELAXED); return; } /* others take its tasks */
+    uint16_t *bp = (uint16_t *)buf;
     const uint32_t *bq = (const uint32_t *)bp;
     for (int64_t r = t0;;) {
         int64_t u = -1;
@@ -382,48 +439,113 @@ BF16_FN static void avx_blocks(void *p, int64_t t0, int64_t t1) {
         for (int64_t n = 1; u < 0 && n <= sc->nranges; n++) u = take(&sc->ranges[(t1 - 1 + n) % sc->nranges], 1);
         if (u < 0) break;
         int64_t bi = u / per, grp = u % per / j->mc, ch = u % j->mc, c0 = grp * 16 * j->gp;
-        if (u / j->mc != packed) pack_b(j, j->b + bi * j->sbb, c0, bp), packed = u / j->mc;
+        int64_t pairs = (mt__min64(j->n - c0, 16 * j->gp) + 31) / 32, pb = ch * panels / j->mc, pe = (ch + 1) * panels / j->mc;
+        if (sc->slices) {
+            /* Few rows: the task's panels go through K together, KB pairs at a time, each step's slice of
+             * the group's B packed just before use into the same small buffer (L1/L2-resident), the sums
+             * kept between steps after it, and the next step's rows of a row-major B prefetched into L2
+             * while this one computes. Packing B took 9% of 128x3072 @ 3072x768 on one thread (0.25 ms,
+             * bound by reading B); this way that product and 128x768 @ 768x3072 ran 2-4% faster than
+             * packing the whole group first (768 KiB, as below) with the same packing loops. */
+            float *sums = (float *)(buf + (size_t)j->gp * KB * 64); /* [panel][column pair][MR][32] */
+            int64_t width = mt__min64(j->n - c0, 16 * j->gp), calls = (pe - pb) * pairs;
+            for (int64_t q0 = 0; q0 < kq; q0 += KB) {
+                int64_t qn = mt__min64(KB, kq - q0);
+                pack_b(j, j->b + bi * j->sbb, c0, bp, KB * 32, q0, q0 + qn);
+                /* the next step's rows of B, no rows of sl lines so bytes apart, spread over this step's
+                 * kernel calls (a Linear weight's columns were no faster that way: not done) */
+                const char *pf = NULL;
+                int64_t so = 0, sl = 0, no = 0, done = 0, total = 0, po = 0, pl = 0;
+                if (q0 + KB < kq && j->sbn == 1) {
+                    int64_t r0 = 2 * (q0 + KB);
+                    pf = (const char *)(j->b + bi * j->sbb + r0 * j->sbk + c0), so = 2 * j->sbk;
+                    sl = (2 * width + 63) / 64, no = mt__min64(2 * KB, j->k - r0);
+                    total = no * sl;
+                }
+                int64_t call = 0;
+                for (int64_t pn = pb; pn < pe; pn++) {
+                    int mr = (int)(j->m - pn * MR < MR ? j->m - pn * MR : MR);
+                    const char *ap;
+                    int64_t ars, aqs;
+                    if (j->ap) ap = (const char *)(j->ap + (bi * panels + pn) * MR * j->kp), ars = 4, aqs = MR * 4;
+                    else ap = (const char *)(j->a + bi * j->sab + pn * MR * j->sam), ars = 2 * j->sam, aqs = 4;
+                    for (int64_t pr = 0; pr < pairs; pr++) {
+                        dot_rows(mr, qn, ap + q0 * aqs, ars, aqs, bq + 2 * pr * KB * 16, bq + (2 * pr + 1) * KB * 16,
+                                 sums + ((pn - pb) * 8 + pr) * MR * 32, q0 == 0);
+                        for (int64_t to = total * ++call / calls; done < to; done++) {
+                            _mm_prefetch(pf + po * so + pl * 64, _MM_HINT_T1);
+                            if (++pl == sl) pl = 0, po++;
+                        }
+                    }
+                }
+            }
+            for (int64_t pn = pb; pn < pe; pn++)
+                for (int64_t pr = 0; pr < pairs; pr++)
+                    store_rows(j, j->c + bi * j->scb, sums + ((pn - pb) * 8 + pr) * MR * 32, 32, pn * MR,
+                               j->m - pn * MR < MR ? j->m - pn * MR : MR, c0 + pr * 32);
+            continue;
+        }
+        if (u / j->mc != packed) pack_b(j, j->b + bi * j->sbb, c0, bp, j->kp * 16, 0, kq), packed = u / j->mc;
         /* the group stays in L2; an A panel is multiplied by it KB pairs of K at a time, so the A slice and
          * a column pair's B slice are reused from L1 (B read from L2 once per panel, not once per 6 rows) */
-        int64_t pairs = (mt__min64(j->n - c0, 16 * j->gp) + 31) / 32;
-        for (int64_t pn = ch * panels / j->mc; pn < (ch + 1) * panels / j->mc; pn++) {
-            const uint32_t *ap = (const uint32_t *)j->ap + (bi * panels + pn) * MR * kq;
+        for (int64_t pn = pb; pn < pe; pn++) {
             int mr = (int)(j->m - pn * MR < MR ? j->m - pn * MR : MR);
+            const char *ap;
+            int64_t ars, aqs;
+            if (j->ap) ap = (const char *)(j->ap + (bi * panels + pn) * MR * j->kp), ars = 4, aqs = MR * 4;
+            else ap = (const char *)(j->a + bi * j->sab + pn * MR * j->sam), ars = 2 * j->sam, aqs = 4;
             for (int64_t q0 = 0; q0 < kq; q0 += KB)
                 for (int64_t pr = 0; pr < pairs; pr++)
-                    dot_rows(mr, mt__min64(KB, kq - q0), ap + q0 * MR, bq + (2 * pr * kq + q0) * 16,
+                    dot_rows(mr, mt__min64(KB, kq - q0), ap + q0 * aqs, ars, aqs, bq + (2 * pr * kq + q0) * 16,
                              bq + ((2 * pr + 1) * kq + q0) * 16, acc + pr * MR * 32, q0 == 0);
             for (int64_t pr = 0; pr < pairs; pr++)
                 store_rows(j, j->c + bi * j->scb, acc + pr * MR * 32, 32, pn * MR, mr, c0 + pr * 32);
         }
     }
-    free(bp);
 }
 
-/* nb matrices: 0 done, 1 AVX512-BF16 not available, 2 out of memory (nothing written) */
+/* nb matrices: 0 done, 1 AVX512-BF16 not available, 2 out of memory (C possibly in part written) */
 static int gemm_avx512bf16(bf16_job *j, int64_t nb) {
     if (!avx512bf16_ready()) return 1;
     j->kp = (j->k + 1) / 2 * 2, j->mp = (j->m + MR - 1) / MR * MR, j->np = (j->n + 31) / 32 * 32;
     j->gp = B_GROUP_BYTES / (j->kp * 32) / 2 * 2;
     j->gp = j->gp < 2 ? 2 : j->gp > 16 ? 16 : j->gp;
     j->groups = (j->n + 16 * j->gp - 1) / (16 * j->gp);
-    int64_t panels = j->mp / MR, per = nb * j->groups;
-    j->mc = per >= 8 ? 1 : (8 + per - 1) / per < panels ? (8 + per - 1) / per : panels; /* >= 8 tasks if possible */
-    size_t asz = (size_t)(nb * j->mp * j->kp * 2 + 63) / 64 * 64;
-    j->ap = aligned_alloc(64, asz);
-    void *probe = aligned_alloc(64, (size_t)(j->kp * 32 * j->gp)); /* a worker's panel buffer */
-    if (!j->ap || !probe) { free(j->ap); free(probe); return 2; }
-    free(probe);
-    int64_t tasks = per * j->mc, nt = mt_get_num_threads();
+    int64_t panels = j->mp / MR, per = nb * j->groups, nt = mt_get_num_threads();
     if ((double)nb * j->m * j->n * j->k < SERIAL_MACS) nt = 1;
+    /* >= 8 tasks if possible; with B packed per K step, each task packs its own slices: a group is split
+     * into row chunks only when there are fewer than two groups per thread */
+    int slices = panels <= KPANELS, want = slices ? 2 * (int)nt : 8;
+    j->mc = per >= want ? 1 : (want + per - 1) / per < panels ? (want + per - 1) / per : panels;
+    /* a whole number of tasks per thread: 9 tasks on 2 threads (1024x768 @ 768x768) left one thread a
+     * task behind, which the other then took, packing its group of B once more (2 threads 1.75x one) */
+    while (j->mc < panels && per * j->mc % nt) j->mc++;
+    int64_t tasks = per * j->mc;
     if (nt > tasks) nt = tasks;
     uint64_t ranges[64];
     if (nt > 64) nt = 64;
     for (int64_t t = 0; t < nt; t++) ranges[t] = (uint64_t)(t * tasks / nt) << 32 | (uint64_t)((t + 1) * tasks / nt);
-    avx_sched sc = {j, ranges, nt};
-    mt__parallel_for(nb * panels, nt == 1 ? nb * panels : (MT_GRAIN_SIZE + MR * j->kp - 1) / (MR * j->kp), pack_a_pairs, j);
+    /* Packed A (and packed-B buffers too large for thread_buffer) in one block from the tensor allocator,
+     * whose cache keeps it mapped between calls: fresh aligned_alloc blocks this large were new mappings
+     * each call, ~360 page faults (0.1-0.4 ms) per 128x3072 @ 3072x768. An A with contiguous rows of even
+     * length is read in place: its pairs are already adjacent. */
+    int direct = j->sak == 1 && j->k % 2 == 0;
+    size_t asz = direct ? 0 : (size_t)(nb * j->mp * j->kp * 2 + 63) / 64 * 64;
+    size_t bsz = slices ? (size_t)j->gp * KB * 64 + KPANELS * 8 * MR * 32 * 4 : (size_t)(j->kp * 32 * j->gp);
+    size_t own = bsz > THREAD_BUF_MAX ? nt * bsz : 0;
+    int64_t total = (int64_t)(asz + own + 64);
+    mt_tensor *scratch = NULL;
+    if ((asz || own) && mt__alloc(1, &total, NULL, MT_U8, MT_CPU, &scratch)) return 2;
+    char *base = scratch ? (char *)(((uintptr_t)mt__data(scratch) + 63) & ~(uintptr_t)63) : NULL;
+    j->ap = direct ? NULL : (uint16_t *)base;
+    avx_sched sc = {j, ranges, nt, own ? base + asz : NULL, bsz, slices, 0};
+    if (!direct)
+        mt__parallel_for(nb * panels, nt == 1 ? nb * panels : (MT_GRAIN_SIZE + MR * j->kp - 1) / (MR * j->kp), pack_a_pairs, j);
     mt__parallel_for(nt, 1, avx_blocks, &sc);
-    free(j->ap);
+    if (scratch) mt_tensor_release(scratch);
+    /* the tasks of a thread without a buffer went to the others; if none had one, C is incomplete */
+    for (int64_t t = 0; sc.failed && t < nt; t++)
+        if ((ranges[t] >> 32) < (ranges[t] & 0xffffffffu)) return 2;
     return 0;
 }
 
