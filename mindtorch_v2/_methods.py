@@ -38,6 +38,8 @@ def fill_(self, value):
     if isinstance(value, Tensor):
         if value.dim() != 0:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.dim()} dimensions.")
+        if lib.mt_tensor_device(self._h) == lib.MT_META:  # shapes only: the value is never read
+            return self
         value = value.item()
     else:  # Python numbers are converted with PyTorch's overflow checks (tensor values are not)
         _dtype.check_scalar(value, self.dtype)

@@ -105,6 +105,17 @@ def test_no_data_on_meta():
         x + mt.ones(3)
 
 
+def test_fill_meta_from_a_tensor():
+    """fill_ of a meta tensor with a 0-dim tensor (CPU or meta) reads no value, as PyTorch's (a model's
+    init under device("meta") does `param.data.fill_(torch.log(torch.tensor(1.0)))`)"""
+    for L in (mt, torch):
+        x = L.empty(2, 3, device="meta")
+        for value in (L.tensor(1.5), L.tensor(2.0, device="meta"), L.tensor(3, dtype=L.int64)):
+            assert x.fill_(value) is x and x.is_meta and tuple(x.shape) == (2, 3)
+        with pytest.raises(RuntimeError, match="^fill_ only supports 0-dimension value tensor but got tensor with 1 "):
+            x.fill_(L.ones(2))
+
+
 def test_samplers_on_meta():
     """PyTorch has meta kernels for poisson and _standard_gamma only (the C fuzzer found them reading
     the meta tensor's missing data)"""
