@@ -423,6 +423,14 @@ static void *thread_buffer(size_t n) {
     return (char *)h + 64;
 }
 
+/* A's rows of panel pn of matrix bi: packed (pairs of K interleaved) or read in place from contiguous
+ * rows; *ars and *aqs get the byte steps between rows and between K pairs */
+static inline const char *a_panel(const bf16_job *j, int64_t bi, int64_t panels, int64_t pn, int64_t *ars,
+                                  int64_t *aqs) {
+    if (j->ap) return *ars = 4, *aqs = MR * 4, (const char *)(j->ap + (bi * panels + pn) * MR * j->kp);
+    return *ars = 2 * j->sam, *aqs = 4, (const char *)(j->a + bi * j->sab + pn * MR * j->sam);
+}
+
 /* ranges [t0, t1) are this thread's (one each when the pool runs the job, all of them inline) */
 BF16_FN static void avx_blocks(void *p, int64_t t0, int64_t t1) {
     const avx_sched *sc = p;
@@ -465,10 +473,8 @@ BF16_FN static void avx_blocks(void *p, int64_t t0, int64_t t1) {
                 int64_t call = 0;
                 for (int64_t pn = pb; pn < pe; pn++) {
                     int mr = (int)(j->m - pn * MR < MR ? j->m - pn * MR : MR);
-                    const char *ap;
                     int64_t ars, aqs;
-                    if (j->ap) ap = (const char *)(j->ap + (bi * panels + pn) * MR * j->kp), ars = 4, aqs = MR * 4;
-                    else ap = (const char *)(j->a + bi * j->sab + pn * MR * j->sam), ars = 2 * j->sam, aqs = 4;
+                    const char *ap = a_panel(j, bi, panels, pn, &ars, &aqs);
                     for (int64_t pr = 0; pr < pairs; pr++) {
                         dot_rows(mr, qn, ap + q0 * aqs, ars, aqs, bq + 2 * pr * KB * 16, bq + (2 * pr + 1) * KB * 16,
                                  sums + ((pn - pb) * 8 + pr) * MR * 32, q0 == 0);
@@ -490,10 +496,8 @@ BF16_FN static void avx_blocks(void *p, int64_t t0, int64_t t1) {
          * a column pair's B slice are reused from L1 (B read from L2 once per panel, not once per 6 rows) */
         for (int64_t pn = pb; pn < pe; pn++) {
             int mr = (int)(j->m - pn * MR < MR ? j->m - pn * MR : MR);
-            const char *ap;
             int64_t ars, aqs;
-            if (j->ap) ap = (const char *)(j->ap + (bi * panels + pn) * MR * j->kp), ars = 4, aqs = MR * 4;
-            else ap = (const char *)(j->a + bi * j->sab + pn * MR * j->sam), ars = 2 * j->sam, aqs = 4;
+            const char *ap = a_panel(j, bi, panels, pn, &ars, &aqs);
             for (int64_t q0 = 0; q0 < kq; q0 += KB)
                 for (int64_t pr = 0; pr < pairs; pr++)
                     dot_rows(mr, mt__min64(KB, kq - q0), ap + q0 * aqs, ars, aqs, bq + (2 * pr * kq + q0) * 16,
