@@ -287,7 +287,7 @@ def _infer_dtype(obj):
 
 
 _PLAIN_NUMBERS = frozenset((bool, int, float))
-_INT64_RANGE = (-(1 << 63), (1 << 63) - 1)
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 
 def _float_item(v):
@@ -308,15 +308,14 @@ def _int_item(d):
             _dtype.check_scalar(v, d, d._name)
             return int(v)
         v = operator.index(v)
-        if not -(1 << 63) <= v < (1 << 63):
+        if not _INT64_MIN <= v <= _INT64_MAX:
             raise ValueError("Overflow when unpacking long long")
         _dtype.check_scalar(v, d, d._name)
         return v
-    conv.int64 = d is _dtype.int64
     return conv
 
 
-def _store(obj, sizes, dim, conv, out):
+def _store(obj, sizes, dim, d, conv, out):
     """Append the converted scalars of obj (checked to be rectangular) to out."""
     if dim == len(sizes):
         out.append(conv(obj))
@@ -327,20 +326,19 @@ def _store(obj, sizes, dim, conv, out):
     if n != sizes[dim]:
         raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} (got {n})")
     if dim + 1 == len(sizes) and type(obj) is list:
-        out.extend(obj if _stored_as_is(obj, conv) else map(conv, obj))
+        out.extend(obj if _stored_as_is(obj, d) else map(conv, obj))
     else:
         for item in obj:
-            _store(item, sizes, dim + 1, conv, out)
+            _store(item, sizes, dim + 1, d, conv, out)
 
 
-def _stored_as_is(items, conv):
-    """A list that array.array stores exactly as conv would (a hot path: transformers' tests build
-    inputs of a million Python floats): plain numbers into doubles, in-range ints into int64."""
-    if conv is _float_item:
-        return set(map(type, items)) <= _PLAIN_NUMBERS
-    if getattr(conv, "int64", False) and set(map(type, items)) <= {int}:
-        return _INT64_RANGE[0] <= min(items) and max(items) <= _INT64_RANGE[1]
-    return False
+def _stored_as_is(items, d):
+    """A list that array.array stores exactly as the conversion into d would (a hot path: transformers'
+    tests build inputs of a million Python floats): plain numbers into doubles, in-range ints into int64."""
+    kinds = set(map(type, items))
+    if d.is_floating_point:
+        return kinds <= _PLAIN_NUMBERS
+    return d is _dtype.int64 and kinds <= {int} and _INT64_MIN <= min(items) and max(items) <= _INT64_MAX
 
 
 def _from_sequence(data, dtype_id):
@@ -357,7 +355,7 @@ def _from_sequence(data, dtype_id):
         conv, code, src = _int_item(d), "q", lib.MT_I64
     flat = []
     if 0 not in sizes:
-        _store(data, sizes, 0, conv, flat)
+        _store(data, sizes, 0, d, conv, flat)
     if src == lib.MT_C128:
         flat = [x for pair in flat for x in pair]
     buf = array.array(code, flat)
