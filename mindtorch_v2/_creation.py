@@ -34,6 +34,9 @@ def parser_type_name(obj):
 def parse_size(args, name="size", required=False, arg="size", position=1):
     """Sizes given as varargs ints or as one sequence, with PyTorch's argument-parser texts (for the
     argument `arg` at `position`: 1 for a method's, 2 for a function's after its input)."""
+    if all(type(s) is int for s in args) and (position == 1 or len(args) > 1):  # the common case: plain ints
+        if args or not required:
+            return list(args)
     if not args:
         if required:
             raise TypeError(f'{name}() missing 1 required positional arguments: "{arg}"')

@@ -54,7 +54,7 @@ class device:
     # `with torch.device("meta"):` makes it the default device of factories in this thread
     def __enter__(self):
         _state.stack = getattr(_state, "stack", [])
-        _state.stack.append(getattr(_state, "default", None))
+        _state.stack.append(_state.default)
         _state.default = self
         return self
 
@@ -68,11 +68,16 @@ META = device("meta")
 BY_CORE_ID = {lib.MT_CPU: CPU, lib.MT_META: META}
 
 
-_state = threading.local()  # PyTorch's default device is per thread as well
+class _DeviceState(threading.local):
+    """PyTorch's default device is per thread as well; a class default spares each lookup a missed attribute."""
+    default = None
+
+
+_state = _DeviceState()
 
 
 def get_default_device():
-    return getattr(_state, "default", None) or CPU
+    return _state.default or CPU
 
 
 def set_default_device(dev):
@@ -82,7 +87,7 @@ def set_default_device(dev):
 def core_id(dev):
     """The core's device id for a device-like argument (None: the default device)."""
     if dev is None:
-        dev = getattr(_state, "default", None)
+        dev = _state.default
         if dev is None:
             return lib.MT_CPU
     if not isinstance(dev, device):

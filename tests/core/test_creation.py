@@ -199,6 +199,27 @@ def test_fill_factories(size, dtype):
         same(lambda: mt.full(shape, value, **L(mt)), lambda: torch.full(shape, value, **L(torch)), cmp=check_bits)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "float16", "int64", "int32", "int16", "int8",
+                                   "uint8", "bool", "complex64", "complex128"])
+def test_fill_and_broadcast_copy_into_every_layout(dtype):
+    """One value stored many times (the cast loops' broadcast-source path): fill_ with zero, a
+    negative zero and other values, and copy_ from an expanded source, into contiguous, strided
+    and transposed destinations, long enough to run on the thread pool."""
+    for value in (0, -0.0, 1, 2.5, -3, True):
+        if dtype in ("uint8", "bool") and value == -3:
+            continue
+        for make in (lambda L: L.zeros(70000, dtype=getattr(L, dtype)),
+                     lambda L: L.zeros(300, 400, dtype=getattr(L, dtype))[:, ::3],
+                     lambda L: L.zeros(300, 400, dtype=getattr(L, dtype)).t()):
+            same(lambda: make(mt).fill_(value), lambda: make(torch).fill_(value), cmp=check_bits)
+    for make in (lambda L: L.zeros(50, 1000, dtype=getattr(L, dtype)),
+                 lambda L: L.zeros(50, 2000, dtype=getattr(L, dtype))[:, 1::2]):
+        for src in (lambda L: L.tensor([7], dtype=L.float64).expand(50, 1000),
+                    lambda L: L.tensor([[5], [-0.0]], dtype=L.float32).expand(2, 25000).reshape(50, 1000),
+                    lambda L: L.tensor(True).expand(1000)):
+            same(lambda: make(mt).copy_(src(mt)), lambda: make(torch).copy_(src(torch)), cmp=check_bits)
+
+
 def _meta_like(m, t):
     """dtype, shape, strides, offset (values of empty tensors are garbage)."""
     assert str(m.dtype) == str(t.dtype) and tuple(m.shape) == tuple(t.shape)

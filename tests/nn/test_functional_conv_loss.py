@@ -528,6 +528,10 @@ PADS = [  # (input shape, pad, modes)
     ((2, 3, 4, 5), (1, 1, 1, 1, 1, 1, 1, 1), ("constant",)),
     ((2, 3), (0, 0, -1, 1), ("constant",)),
     ((2, 3), (5, 6), ("replicate",)),
+    ((2, 3), (-2, 4), ("constant",)),  # cropped, then padded past the input
+    ((2, 3), (4, -2), ("constant",)),
+    ((2, 7), (6, -2), ("reflect", "replicate")),
+    ((2, 7), (3, -2), ("circular",)),
     ((0, 3, 4), (1, 2), ("constant", "reflect", "replicate")),
     ((), (), ("constant",)),
 ]
@@ -565,6 +569,16 @@ def test_pad_other_dtypes(dtype):
             continue
         diff(lambda L, x: F(L).pad(x, (1, 2, 2, 1), mode=mode, value=1 if mode == "constant" else None), x,
              dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_pad_complex(dtype):
+    """16- and 8-byte elements, compared as (real, imag) pairs"""
+    z = rnd(2, 3, 5) + 1j * rnd(2, 3, 5, seed=1)
+    for mode, p in (("constant", (1, 2, -1, 1)), ("reflect", (2, 3)), ("replicate", (1, 2, 2, 1)), ("circular", (3, 1))):
+        m = MF.pad(mt.tensor(z, dtype=getattr(mt, dtype))[:, ::2], p, mode=mode)
+        t = TF.pad(torch.tensor(z, dtype=getattr(torch, dtype))[:, ::2], p, mode=mode)
+        np.testing.assert_array_equal(to_np(mt.view_as_real(m)), to_np(torch.view_as_real(t)))
 
 
 @pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool", "float16"])

@@ -72,11 +72,40 @@ static inline int32_t f2i32(double x) {
 #define SZ_c64 8
 #define SZ_c128 16
 
+/* one value (its W bytes at v) stored n times: a fill, or a copy from a broadcast source */
+MT_SIMD static void splat(char *o, int64_t stride, int64_t n, int w, const char *v) {
+    int zero = 1;
+    for (int b = 0; b < w; b++) zero &= v[b] == 0;
+    if (zero && stride == w) { memset(o, 0, (size_t)(n * w)); return; }
+#define SPLAT(T)                                                                       \
+    {                                                                                  \
+        T x;                                                                           \
+        memcpy(&x, v, sizeof x);                                                       \
+        if (stride == sizeof x)                                                        \
+            for (int64_t i = 0; i < n; i++) ((T *)o)[i] = x;                           \
+        else                                                                           \
+            for (int64_t i = 0; i < n; i++) AT(o, i, stride, T) = x;                   \
+        return;                                                                        \
+    }
+    switch (w) {
+    case 1: SPLAT(uint8_t)
+    case 2: SPLAT(uint16_t)
+    case 4: SPLAT(uint32_t)
+    case 8: SPLAT(uint64_t)
+    default: SPLAT(mt_bytes16)
+    }
+#undef SPLAT
+}
+
 #define CAST_DEF(DST, SRC)                                                             \
     MT_SIMD static void cast_##DST##_##SRC(char **d, const int64_t *s, int64_t n, const mt_kargs *k) { \
         (void)k;                                                                       \
         char *o = d[0], *a = d[1];                                                     \
-        if (s[0] == SZ_##DST && s[1] == SZ_##SRC)                                      \
+        if (s[1] == 0 && n > 1) { /* converted once */                                 \
+            _Alignas(16) char v[SZ_##DST];                                             \
+            ST_##DST(v, LD_##SRC(a));                                                  \
+            splat(o, s[0], n, SZ_##DST, v);                                            \
+        } else if (s[0] == SZ_##DST && s[1] == SZ_##SRC)                               \
             for (int64_t i = 0; i < n; i++) ST_##DST(o + i * SZ_##DST, LD_##SRC(a + i * SZ_##SRC)); \
         else                                                                           \
             for (int64_t i = 0; i < n; i++) ST_##DST(o + i * s[0], LD_##SRC(a + i * s[1])); \
@@ -97,6 +126,7 @@ CAST_ROW(c64) CAST_ROW(c128)
         (void)k;                                                                       \
         if (n <= 0) return; /* an empty source may be a NULL pointer */                \
         if (s[0] == W && s[1] == W) { memmove(d[0], d[1], (size_t)(n * W)); return; }  \
+        if (s[1] == 0 && n > 1) { splat(d[0], s[0], n, W, d[1]); return; }            \
         for (int64_t i = 0; i < n; i++) AT(d[0], i, s[0], T) = AT(d[1], i, s[1], const T); \
     }
 COPY_DEF(1, uint8_t)

@@ -23,6 +23,8 @@ typedef struct {
     int k;                      /* padded (trailing) dims, 1..ndim */
     int64_t outer, in[MT_MAX_DIMS], out[MT_MAX_DIMS];
     int64_t *map[MT_MAX_DIMS];  /* per padded dim: out index -> in index or -1 */
+    int64_t lo, hi;             /* last dim: outputs [lo, hi) read inputs [lo - shift, hi - shift) in order */
+    int64_t shift;
 } pad_plan;
 
 static void plan_free(pad_plan *p) {
@@ -105,34 +107,45 @@ static mt_status make_plan(mt_tensor *x, int npad, const int64_t *pad, int mode,
                 p->map[pd][o] = __builtin_sub_overflow(o, l, &i) ? -1 : map_index(mode, i, p->in[pd]);
         }
     }
+    /* the last dim's run of in-order inputs, copied as one block per row (every mode maps o -> o - l there) */
+    int kl = p->k - 1;
+    int64_t l = pad[0], w = p->out[kl];
+    p->lo = l > 0 ? (l < w ? l : w) : 0;
+    p->hi = p->lo;
+    while (p->hi < w && p->map[kl][p->hi] == p->hi - l) p->hi++;
+    p->shift = l;
     return MT_OK;
 }
 
-/* visit every output element with OUT (its offset) and IN (the input offset or -1): row by row of the
- * last dim, so the index arithmetic is per row */
-#define PAD_VISIT(P, BODY)                                                                            \
+/* visit every output row of the last dim with OBASE (its first offset), IBASE (the input row's first
+ * offset) and OK (0: the row lies in a constant part of an outer padded dim) */
+#define PAD_ROWS(P, ROW)                                                                              \
     do {                                                                                              \
         int kl_ = (P)->k - 1;                                                                         \
         int64_t rows_ = 1, irows_ = 1, w_ = (P)->out[kl_], iw_ = (P)->in[kl_];                        \
-        const int64_t *last_ = (P)->map[kl_];                                                         \
         for (int d_ = 0; d_ < kl_; d_++) rows_ *= (P)->out[d_], irows_ *= (P)->in[d_];                \
         for (int64_t b_ = 0; b_ < (P)->outer; b_++)                                                   \
             for (int64_t row_ = 0; row_ < rows_; row_++) {                                            \
-                int64_t rem_ = row_, src_ = 0, mul_ = 1, ok_ = 1;                                     \
+                int64_t rem_ = row_, src_ = 0, mul_ = 1, OK = 1;                                      \
                 for (int d_ = kl_ - 1; d_ >= 0; d_--) {                                               \
                     int64_t m_ = (P)->map[d_][rem_ % (P)->out[d_]];                                   \
                     rem_ /= (P)->out[d_];                                                             \
-                    if (m_ < 0) ok_ = 0;                                                              \
+                    if (m_ < 0) OK = 0;                                                               \
                     src_ += m_ * mul_;                                                                \
                     mul_ *= (P)->in[d_];                                                              \
                 }                                                                                     \
-                int64_t obase_ = (b_ * rows_ + row_) * w_, ibase_ = (b_ * irows_ + src_) * iw_;       \
-                for (int64_t x_ = 0; x_ < w_; x_++) {                                                 \
-                    int64_t OUT = obase_ + x_, IN = ok_ && last_[x_] >= 0 ? ibase_ + last_[x_] : -1;  \
-                    BODY;                                                                             \
-                }                                                                                     \
+                int64_t OBASE = (b_ * rows_ + row_) * w_, IBASE = (b_ * irows_ + src_) * iw_;         \
+                ROW;                                                                                  \
             }                                                                                         \
     } while (0)
+
+/* visit the output elements [FROM, TO) of a row with OUT (its offset) and IN (the input offset or -1) */
+#define PAD_ELEMS(P, FROM, TO, BODY)                                                                  \
+    for (int64_t x_ = (FROM); x_ < (TO); x_++) {                                                      \
+        int64_t m_ = (P)->map[(P)->k - 1][x_];                                                        \
+        int64_t OUT = OBASE + x_, IN = OK && m_ >= 0 ? IBASE + m_ : -1;                               \
+        BODY;                                                                                         \
+    }
 
 mt_status mt__impl_pad(mt_tensor *x, int npad, const int64_t *pad, int mode, double value, mt_tensor **out) {
     MT_TRY(pad_check(x, npad, pad, mode));
@@ -158,13 +171,23 @@ mt_status mt__impl_pad(mt_tensor *x, int npad, const int64_t *pad, int mode, dou
         char *dst = mt__data(r);
         const char *src = mt__data(xc), *fv = mt__data(fill);
         switch (es) {
-#define COPY(T) PAD_VISIT(&p, ((T *)dst)[OUT] = IN >= 0 ? ((const T *)src)[IN] : *(const T *)fv); break;
+#define ONE(T) ((T *)dst)[OUT] = IN >= 0 ? ((const T *)src)[IN] : *(const T *)fv
+#define COPY(T)                                                                                       \
+    PAD_ROWS(&p, {                                                                                    \
+        PAD_ELEMS(&p, 0, p.lo, ONE(T));                                                               \
+        if (OK) memcpy((T *)dst + OBASE + p.lo, (const T *)src + IBASE + p.lo - p.shift,              \
+                       (size_t)(p.hi - p.lo) * sizeof(T));                                            \
+        else PAD_ELEMS(&p, p.lo, p.hi, ONE(T));                                                       \
+        PAD_ELEMS(&p, p.hi, p.out[p.k - 1], ONE(T));                                                  \
+    });                                                                                               \
+    break;
         case 1: COPY(uint8_t)
         case 2: COPY(uint16_t)
         case 4: COPY(uint32_t)
         case 8: COPY(uint64_t)
         default: COPY(mt_bytes16)
 #undef COPY
+#undef ONE
         }
         plan_free(&p);
     }
@@ -190,11 +213,11 @@ mt_status mt__impl_pad_backward(mt_tensor *g, mt_tensor *x, int npad, const int6
         if (cdt == MT_F64) {
             double *gi = (double *)mt__data(r);
             const double *go = (const double *)mt__data(gc);
-            PAD_VISIT(&p, if (IN >= 0) gi[IN] += go[OUT]);
+            PAD_ROWS(&p, PAD_ELEMS(&p, 0, p.out[p.k - 1], if (IN >= 0) gi[IN] += go[OUT]));
         } else {
             float *gi = (float *)mt__data(r);
             const float *go = (const float *)mt__data(gc);
-            PAD_VISIT(&p, if (IN >= 0) gi[IN] += go[OUT]);
+            PAD_ROWS(&p, PAD_ELEMS(&p, 0, p.out[p.k - 1], if (IN >= 0) gi[IN] += go[OUT]));
         }
         plan_free(&p);
     }
