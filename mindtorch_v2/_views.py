@@ -133,7 +133,9 @@ def unsqueeze(input, dim):
 
 
 def flatten(input, start_dim=0, end_dim=-1):
-    shape = input.shape
+    if start_dim == 0 and end_dim == -1 and lib.mt_tensor_ndim(input._h) > 1:  # all dims: one reshape
+        return call(lib.mt_reshape, input._h, 1, [-1])
+    shape = tuple(input.shape)
     nd = len(shape)
     s, e = _wrap_dim(start_dim, nd), _wrap_dim(end_dim, nd)
     if s > e:

@@ -1,11 +1,13 @@
 """Time every public function of torch that takes one or two tensors, in both libraries, and list the
 ratios (mindtorch_v2 / PyTorch): a sweep for the slow outliers the benchmark runner's cases do not name.
 
-    python tools/op_speed_sweep.py [--shape 512x2048] [--dtype float32] [--over 1.3] [--only NAME,...]
+    python tools/op_speed_sweep.py [--namespace torch|nn.functional|Tensor] [--backward] [--shape 512x2048]
+                                   [--dtype float32] [--threads N] [--over 1.3] [--only NAME,...]
 
-Each name is tried as f(x), f(x, y), f(x, dim=-1) and f(x, dim=0), with x, y in (0.1, 0.9) (every
+Each name (a function of the namespace, or a method of the tensor) is tried as f(x), f(x, y), f(x, dim=-1) and f(x, dim=0), with x, y in (0.1, 0.9) (every
 unary op's domain) and y != 0; the first call form PyTorch accepts is timed in both libraries
 (median of 5 rounds, each long enough for ~10 ms), and forms mindtorch_v2 rejects are listed apart.
+--backward times the op and the backward of its result's sum (x requires grad; differentiable results only).
 A long sweep to run by hand and record in docs/PERFORMANCE.md, not a CI step."""
 import argparse
 import sys
@@ -30,11 +32,26 @@ SKIP = {  # not elementwise or reduction work on x: constructors, I/O, global st
 FORMS = [("x",), ("x", "y"), ("x", "dim=-1"), ("x", "dim=0")]
 
 
-def call(lib, name, form, x, y):
-    f = getattr(lib, name)
+def namespace(lib, ns):
+    return lib if ns == "torch" else lib.nn.functional if ns == "nn.functional" else None
+
+
+def call(lib, ns, name, form, x, y):
     args = [x if a == "x" else y for a in form if "=" not in a]
     kw = {a.split("=")[0]: int(a.split("=")[1]) for a in form if "=" in a}
-    return f(*args, **kw)
+    if ns == "Tensor":
+        return getattr(args[0], name)(*args[1:], **kw)
+    return getattr(namespace(lib, ns), name)(*args, **kw)
+
+
+def first_tensor(r):
+    return r if not isinstance(r, tuple) else r[0]
+
+
+def with_backward(lib, ns, name, form, x, y):
+    r = first_tensor(call(lib, ns, name, form, x, y))
+    r.float().sum().backward()
+    return r
 
 
 def timed(fn):
@@ -63,41 +80,56 @@ def main():
     ap.add_argument("--dtype", default="float32")
     ap.add_argument("--over", type=float, default=1.3, help="list ratios above this")
     ap.add_argument("--only", default="")
+    ap.add_argument("--namespace", default="torch", choices=["torch", "nn.functional", "Tensor"])
+    ap.add_argument("--backward", action="store_true")
+    ap.add_argument("--threads", type=int, default=0, help="both libraries' intra-op threads (0: their default)")
     a = ap.parse_args()
+    if a.threads:
+        torch.set_num_threads(a.threads)
+        mt.set_num_threads(a.threads)
+    ns = a.namespace
     shape = [int(s) for s in a.shape.split("x")]
     warnings.simplefilter("ignore")
     base = torch.rand(*shape, dtype=torch.float64) * 0.8 + 0.1
     other = torch.rand(*shape, dtype=torch.float64) * 0.8 + 0.1
     tx, ty = base.to(getattr(torch, a.dtype)), other.to(getattr(torch, a.dtype))
     mx, my = mt.tensor(base.numpy()).to(getattr(mt, a.dtype)), mt.tensor(other.numpy()).to(getattr(mt, a.dtype))
+    if a.backward:
+        tx.requires_grad_(True)
+        mx.requires_grad_(True)
+    space = torch.Tensor if ns == "Tensor" else namespace(torch, ns)
     names = a.only.split(",") if a.only else sorted(
-        n for n in dir(torch) if not n.startswith("_") and n.islower() and callable(getattr(torch, n, None))
-        and not isinstance(getattr(torch, n), type) and n not in SKIP and not n.endswith("_"))
+        n for n in dir(space) if not n.startswith("_") and n.islower() and callable(getattr(space, n, None))
+        and not isinstance(getattr(space, n), type) and n not in SKIP and not n.endswith("_"))
+    run = with_backward if a.backward else call
     rows, missing = [], []
     for name in names:
         for form in FORMS:
             try:
-                r = call(torch, name, form, tx, ty)
+                r = run(torch, ns, name, form, tx, ty)
                 if not isinstance(r, torch.Tensor) and not (isinstance(r, tuple) and r and
                                                             isinstance(r[0], torch.Tensor)):
                     break
+                if a.backward and first_tensor(r).grad_fn is None:
+                    break
             except Exception:
                 continue
-            if not hasattr(mt, name):
+            if not hasattr(mx if ns == "Tensor" else namespace(mt, ns), name):
                 missing.append(f"{name}: absent")
                 break
             try:
-                call(mt, name, form, mx, my)
+                run(mt, ns, name, form, mx, my)
             except Exception as e:
                 missing.append(f"{name}{form}: {type(e).__name__}: {str(e)[:80]}")
                 break
-            ours = timed(lambda: call(mt, name, form, mx, my))
-            theirs = timed(lambda: call(torch, name, form, tx, ty))
+            ours = timed(lambda: run(mt, ns, name, form, mx, my))
+            theirs = timed(lambda: run(torch, ns, name, form, tx, ty))
             rows.append((ours / theirs, name, form, ours, theirs))
             print(f"{name}{form}: {ours * 1e6:.1f} us vs {theirs * 1e6:.1f} us, {ours / theirs:.2f}", file=sys.stderr)
             break
     rows.sort(reverse=True)
-    print(f"| op ({a.dtype} {a.shape}) | mindtorch_v2 | PyTorch | ratio |\n|---|---|---|---|")
+    what = f"{ns}.op" + (" + backward" if a.backward else "")
+    print(f"| {what} ({a.dtype} {a.shape}) | mindtorch_v2 | PyTorch | ratio |\n|---|---|---|---|")
     for ratio, name, form, ours, theirs in rows:
         if ratio > a.over:
             print(f"| {name}({', '.join(form)}) | {ours * 1e6:.1f} us | {theirs * 1e6:.1f} us | {ratio:.2f} |")

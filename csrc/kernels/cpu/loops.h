@@ -154,18 +154,20 @@ static inline __attribute__((always_inline)) float mt__rnd_f(int kind, float v) 
 /* the same, also inside the scalar_last branch (which turns RND off) */
 #define RND_ROW(v) _Generic((v), float: mt__rnd_f(rnd_row_, (v)), default: (v))
 
-/* The loops read their arguments through k, a local copy: output stores cannot alias it, so
- * the compiler hoists k->alpha etc. out of the loops and vectorises them. */
+/* The loops read their arguments through k, a local copy (zeros when there are none): output
+ * stores cannot alias it and it is never NULL, so the compiler hoists k->alpha etc. out of the
+ * loops, even from one arm of a select (leaky_relu's x * alpha), and vectorises them. */
 #define KARGS_LOCAL                                                                  \
-    mt_kargs kc_;                                                                    \
+    mt_kargs kc_ = {0};                                                              \
     if (k_in) kc_ = *k_in;                                                           \
-    const mt_kargs *const k = k_in ? &kc_ : NULL;                                    \
+    const mt_kargs *const k = &kc_;                                                  \
     (void)k;
 
 /* ---- unary: out = EXPR(x) ---- */
 #define UNARY_DEF(NAME, TAG, TI, CTY, LOAD, TO, STORE, EXPR)                          \
-    MT_SIMD void mt_cpu_##NAME##_##TAG(char **d, const int64_t *s, int64_t n, const mt_kargs *k) { \
-        typedef CTY CT __attribute__((unused)); (void)k;                                                                     \
+    MT_SIMD void mt_cpu_##NAME##_##TAG(char **d, const int64_t *s, int64_t n, const mt_kargs *k_in) { \
+        typedef CTY CT __attribute__((unused));                                      \
+        KARGS_LOCAL                                                                  \
         if (s[0] == sizeof(TO) && s[1] == sizeof(TI)) {                              \
             TO *o = (TO *)d[0];                                                      \
             const TI *a = (const TI *)d[1];                                          \
