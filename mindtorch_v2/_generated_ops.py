@@ -87,20 +87,23 @@ OP_GCD = 81
 OP_LCM = 82
 OP_TANH_BACKWARD = 83
 OP_SIGMOID_BACKWARD = 84
-OP_CONJ = 85
-OP_CONJ_PHYSICAL = 86
-OP_REAL = 87
-OP_IMAG = 88
-OP_ANGLE = 89
-OP_COMPLEX = 90
-OP_POLAR = 91
-OP_WHERE = 92
-OP_CLAMP = 93
-OP_LERP = 94
-OP_ADDCMUL = 95
-OP_ADDCDIV = 96
-OP_MASKED_FILL = 97
-OP_NAN_TO_NUM = 98
+OP_MSE = 85
+OP_HUBER = 86
+OP_SMOOTH_L1 = 87
+OP_CONJ = 88
+OP_CONJ_PHYSICAL = 89
+OP_REAL = 90
+OP_IMAG = 91
+OP_ANGLE = 92
+OP_COMPLEX = 93
+OP_POLAR = 94
+OP_WHERE = 95
+OP_CLAMP = 96
+OP_LERP = 97
+OP_ADDCMUL = 98
+OP_ADDCDIV = 99
+OP_MASKED_FILL = 100
+OP_NAN_TO_NUM = 101
 
 FUNCTIONS = {}   # torch.<name>
 METHODS = {}     # Tensor.<name> and Tensor.<name>_
@@ -1393,6 +1396,9 @@ OPS = {
     'lcm': ('binary', 'int', 'same', 'fmitF', '-', None),
     'tanh_backward': ('binary', 'float+complex', 'same', '', '-', 'TanhBackwardBackward0'),
     'sigmoid_backward': ('binary', 'float+complex', 'same', '', '-', 'SigmoidBackwardBackward0'),
+    'mse': ('binary', 'float', 'same', '', '-', None),
+    'huber': ('binary', 'float', 'same', '', '-', None),
+    'smooth_l1': ('binary', 'float', 'same', '', '-', None),
     'conj': ('unary', 'complex', 'same', '', '-', 'ConjBackward0'),
     'conj_physical': ('unary', 'all+complex', 'same', '', 'real', 'ConjPhysicalBackward0'),
     'real': ('unary', 'complex', 'real', '', '-', 'RealBackward0'),

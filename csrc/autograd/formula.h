@@ -76,6 +76,10 @@ static inline mt_tensor *B(F *c, int op, mt_tensor *a, mt_tensor *b) {
     mt_tensor *r = NULL;
     return OK2(a, b) ? KEEP(c, mt_binary(op, a, b, 1, NULL, &r), r) : NULL;
 }
+static inline mt_tensor *BA(F *c, int op, mt_tensor *a, mt_tensor *b, double alpha) { /* a binary op's alpha */
+    mt_tensor *r = NULL;
+    return OK2(a, b) ? KEEP(c, mt_binary(op, a, b, alpha, NULL, &r), r) : NULL;
+}
 static inline mt_tensor *BS(F *c, int op, mt_tensor *a, double s) { /* a <op> python float */
     mt_tensor *r = NULL;
     return OK2(a, 1) ? KEEP(c, mt_binary_scalar(op, a, s, 0, MT_SCALAR_FLOAT, 0, 1, NULL, &r), r) : NULL;

@@ -291,16 +291,11 @@ static mt_tensor *LOG_SIGMOID(F *c, mt_tensor *x) {
 
 /* the elementwise loss (before reduction) */
 static mt_tensor *pointwise(F *c, int kind, mt_tensor *x, mt_tensor *t, mt_tensor *w, mt_tensor *pw, double p) {
-    mt_tensor *d, *ad, *l = NULL;
+    mt_tensor *l = NULL;
     switch (kind) {
-    case MT_LOSS_MSE: d = B(c, MT_OP_SUB, x, t); return B(c, MT_OP_MUL, d, d);
-    case MT_LOSS_SMOOTH_L1:
-        ad = U(c, MT_OP_ABS, B(c, MT_OP_SUB, x, t));
-        return WHERE(c, BS(c, MT_OP_LT, ad, p), BS(c, MT_OP_DIV, MULS(c, B(c, MT_OP_MUL, ad, ad), 0.5), p),
-                     BS(c, MT_OP_SUB, ad, 0.5 * p));
-    case MT_LOSS_HUBER:
-        ad = U(c, MT_OP_ABS, B(c, MT_OP_SUB, x, t));
-        return WHERE(c, BS(c, MT_OP_LT, ad, p), MULS(c, B(c, MT_OP_MUL, ad, ad), 0.5), MULS(c, BS(c, MT_OP_SUB, ad, 0.5 * p), p));
+    case MT_LOSS_MSE: return BA(c, MT_OP_MSE, x, t, 1);
+    case MT_LOSS_SMOOTH_L1: return BA(c, MT_OP_SMOOTH_L1, x, t, p);
+    case MT_LOSS_HUBER: return BA(c, MT_OP_HUBER, x, t, p);
     case MT_LOSS_BCE: /* (t - 1) * max(log1p(-x), -100) - t * max(log(x), -100) */
         l = B(c, MT_OP_SUB, B(c, MT_OP_MUL, BS(c, MT_OP_SUB, t, 1.0), BS(c, MT_OP_MAXIMUM, U(c, MT_OP_LOG1P, U(c, MT_OP_NEG, x)), -100.0)),
               B(c, MT_OP_MUL, t, BS(c, MT_OP_MAXIMUM, U(c, MT_OP_LOG, x), -100.0)));

@@ -801,3 +801,23 @@ def test_interpolate_errors():
     ]
     for fn in cases:
         errors_match(fn, x)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "float16"])
+@pytest.mark.parametrize("name, kw", [("mse_loss", {}), ("huber_loss", {"delta": 0.7}), ("huber_loss", {"delta": 1.0}),
+                                      ("smooth_l1_loss", {"beta": 0.6}), ("smooth_l1_loss", {"beta": 1.0})])
+def test_pointwise_losses_bitwise(name, kw, dtype):
+    """One fused pass per element with PyTorch's rounding: mse rounds each step for float16/bfloat16,
+    huber for bfloat16 only (delta too), smooth_l1 for float16 only; long, strided and broadcast inputs."""
+    a, b = rnd(3000, seed=1) * 2, rnd(3000, seed=2)
+    for sl in (slice(None), slice(None, None, 3)):
+        m = getattr(MF, name)(mt.tensor(a, dtype=getattr(mt, dtype))[sl], mt.tensor(b, dtype=getattr(mt, dtype))[sl],
+                              reduction="none", **kw)
+        t = getattr(TF, name)(torch.tensor(a, dtype=getattr(torch, dtype))[sl],
+                              torch.tensor(b, dtype=getattr(torch, dtype))[sl], reduction="none", **kw)
+        np.testing.assert_array_equal(to_np(m.double()), to_np(t.double()))
+    m = getattr(MF, name)(mt.tensor(a[:60].reshape(20, 3), dtype=getattr(mt, dtype)),
+                          mt.tensor(b[:3], dtype=getattr(mt, dtype)).expand(20, 3), reduction="none", **kw)
+    t = getattr(TF, name)(torch.tensor(a[:60].reshape(20, 3), dtype=getattr(torch, dtype)),
+                          torch.tensor(b[:3], dtype=getattr(torch, dtype)).expand(20, 3), reduction="none", **kw)
+    np.testing.assert_array_equal(to_np(m.double()), to_np(t.double()))

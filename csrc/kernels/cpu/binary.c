@@ -110,6 +110,23 @@ ROWS_FLOAT(B_SAME, pow, k->scalar_last ? ((y) == 3 ? RND_ROW(x * x) * x : (CT)1 
 ROWS_FLOAT(B_SAME, tanh_backward, x * (CT)fma(-(double)y, (double)y, 1.0))
 ROWS_FLOAT(B_SAME, sigmoid_backward, rnd_kind_ == MT_RND_f16 ? RND(RND(x * RND((CT)1 - y)) * y) : x * ((CT)1 - y) * y)
 
+/* the losses' pointwise terms, as PyTorch's kernels compute them (z = |x - y|; alpha: delta / beta).
+ * Its reduced-float kernels differ: mse rounds each step to the dtype for float16 and bfloat16, huber
+ * for bfloat16 only (delta rounded too; float16 computes in float), smooth_l1 for float16 only. */
+#define RNDIF(r, v) ((r) ? RND(v) : (v))
+ROWS_FLOAT(B_SAME, mse, ({ CT d_ = RND(x - y); d_ * d_; }))
+ROWS_FLOAT(B_SAME, huber, ({
+               const int r_ = rnd_kind_ == MT_RND_bf16;
+               CT d_ = RNDIF(r_, KALPHA(CT)), z_ = (CT)fabs(RNDIF(r_, x - y));
+               z_ < d_ ? RNDIF(r_, (CT)0.5 * z_) * z_ : d_ * RNDIF(r_, z_ - RNDIF(r_, (CT)0.5 * d_));
+           }))
+ROWS_FLOAT(B_SAME, smooth_l1, ({
+               const int r_ = rnd_kind_ == MT_RND_f16;
+               CT b_ = RNDIF(r_, KALPHA(CT)), z_ = (CT)fabs(RNDIF(r_, x - y));
+               z_ < b_ ? RNDIF(r_, RNDIF(r_, (CT)0.5 * z_) * z_) / b_ : z_ - RNDIF(r_, (CT)0.5 * b_);
+           }))
+#undef RNDIF
+
 ROWS_INTBOOL(B_SAME, maximum, x > y ? x : y)
 ROWS_FLOAT(B_SAME, maximum, (x != x || y != y) ? x + y : (x > y ? x : y))
 ROWS_INTBOOL(B_SAME, minimum, x < y ? x : y)
