@@ -2,7 +2,7 @@
 ratios (mindtorch_v2 / PyTorch): a sweep for the slow outliers the benchmark runner's cases do not name.
 
     python tools/op_speed_sweep.py [--namespace torch|nn.functional|Tensor] [--backward] [--shape 512x2048]
-                                   [--dtype float32] [--threads N] [--over 1.3] [--only NAME,...]
+                                   [--dtype float32] [--threads N] [--over 1.3] [--only NAME,...] [--skip NAME,...]
 
 Each name (a function of the namespace, or a method of the tensor) is tried as f(x), f(x, y), f(x, dim=-1) and f(x, dim=0), with x, y in (0.1, 0.9) (every
 unary op's domain) and y != 0; the first call form PyTorch accepts is timed in both libraries
@@ -80,6 +80,7 @@ def main():
     ap.add_argument("--dtype", default="float32")
     ap.add_argument("--over", type=float, default=1.3, help="list ratios above this")
     ap.add_argument("--only", default="")
+    ap.add_argument("--skip", default="", help="names not to try (e.g. one that crashes a library)")
     ap.add_argument("--namespace", default="torch", choices=["torch", "nn.functional", "Tensor"])
     ap.add_argument("--backward", action="store_true")
     ap.add_argument("--threads", type=int, default=0, help="both libraries' intra-op threads (0: their default)")
@@ -102,9 +103,13 @@ def main():
         n for n in dir(space) if not n.startswith("_") and n.islower() and callable(getattr(space, n, None))
         and not isinstance(getattr(space, n), type) and n not in SKIP and not n.endswith("_"))
     run = with_backward if a.backward else call
+    skip = set(a.skip.split(","))
     rows, missing = [], []
     for name in names:
+        if name in skip:
+            continue
         for form in FORMS:
+            print(f"trying {name}{form}", file=sys.stderr, flush=True)  # a crash inside a library names its op
             try:
                 r = run(torch, ns, name, form, tx, ty)
                 if not isinstance(r, torch.Tensor) and not (isinstance(r, tuple) and r and
