@@ -108,6 +108,8 @@ def main():
     for name in names:
         if name in skip:
             continue
+        if a.backward:  # fresh leaves per op: a failed backward can poison its inputs (PyTorch's dequantize)
+            tx, mx = tx.detach().requires_grad_(True), mx.detach().requires_grad_(True)
         for form in FORMS:
             print(f"trying {name}{form}", file=sys.stderr, flush=True)  # a crash inside a library names its op
             try:
