@@ -34,7 +34,10 @@ typedef struct {
     void (*done)(void *ctx, int64_t o, double v);                /* run o's sum */
     void *ctx;
 } stream_src;
-#define DEF_SUM(TAG, T, ACC, LOAD)                                                       \
+/* LOAD converts one element (nansum's reads NaN as 0); the contiguous leaves convert with VLOAD and
+ * apply VFIX to the vector (nansum's zeroes NaN lanes with a mask: a per-element select did not
+ * vectorise, 7x slower than sum) */
+#define DEF_SUM(TAG, T, ACC, LOAD, VLOAD, VFIX)                                          \
     MT_SIMD static ACC sum1_##TAG(const char *p, int64_t n, int64_t s) {                  \
         ACC lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                          \
         int64_t i = 0;                                                                   \
@@ -44,14 +47,19 @@ typedef struct {
             const T *q = (const T *)p;                                                   \
             _Pragma("GCC unroll 1")                                                      \
             for (; i + 32 <= n; i += 32) {                                               \
-                for (int l = 0; l < 8; l++) v0[l] += (ACC)LOAD(q[i + l]);                \
-                for (int l = 0; l < 8; l++) v1[l] += (ACC)LOAD(q[i + 8 + l]);            \
-                for (int l = 0; l < 8; l++) v2[l] += (ACC)LOAD(q[i + 16 + l]);           \
-                for (int l = 0; l < 8; l++) v3[l] += (ACC)LOAD(q[i + 24 + l]);           \
+                vacc x0, x1, x2, x3;                                                     \
+                for (int l = 0; l < 8; l++) x0[l] = (ACC)VLOAD(q[i + l]);                \
+                for (int l = 0; l < 8; l++) x1[l] = (ACC)VLOAD(q[i + 8 + l]);            \
+                for (int l = 0; l < 8; l++) x2[l] = (ACC)VLOAD(q[i + 16 + l]);           \
+                for (int l = 0; l < 8; l++) x3[l] = (ACC)VLOAD(q[i + 24 + l]);           \
+                v0 += VFIX(x0), v1 += VFIX(x1), v2 += VFIX(x2), v3 += VFIX(x3);          \
             }                                                                            \
             v0 = (v0 + v1) + (v2 + v3);                                                  \
-            for (; i + 8 <= n; i += 8)                                                   \
-                for (int l = 0; l < 8; l++) v0[l] += (ACC)LOAD(q[i + l]);                \
+            for (; i + 8 <= n; i += 8) {                                                 \
+                vacc x0;                                                                 \
+                for (int l = 0; l < 8; l++) x0[l] = (ACC)VLOAD(q[i + l]);                \
+                v0 += VFIX(x0);                                                          \
+            }                                                                            \
             for (int l = 0; l < 8; l++) lane[l] = v0[l];                                 \
         } else if (n <= BLOCK) {                                                         \
             for (; i + 8 <= n; i += 8)                                                   \
@@ -123,79 +131,301 @@ typedef struct {
             }                                                                            \
     }
 
-#define DEF_FOLD(TAG, T, ACC, LOAD, NAME, INIT, STEP)                                    \
-    static ACC NAME##r_##TAG(const char *p, const inner_t *in, int d) {                  \
-        ACC acc = INIT;                                                                  \
-        int64_t n = in->size[d], s = in->stride[d];                                      \
-        for (int64_t i = 0; i < n; i++) {                                                \
-            ACC x = d == in->n - 1 ? (ACC)LOAD(*(const T *)(p + i * s)) : NAME##r_##TAG(p + i * s, in, d + 1); \
-            STEP;                                                                        \
-        }                                                                                \
-        return acc;                                                                      \
-    }
+/* one reduction's accumulator: double for floats (f), int64 for integers and counts (i); nan: a
+ * float amax/amin saw a NaN */
+typedef struct { double f; int64_t i; int nan; } acc_t;
 
-#define MAXSTEP acc = (x != x || acc != acc) ? (acc != acc ? acc : x) : (x > acc ? x : acc)
-#define MINSTEP acc = (x != x || acc != acc) ? (acc != acc ? acc : x) : (x < acc ? x : acc)
-
-#define DEF_ALL(TAG, T, ACC, LOAD)                                                       \
-    DEF_SUM(TAG, T, ACC, LOAD)                                                           \
-    DEF_FOLD(TAG, T, ACC, LOAD, prod, (ACC)1, acc *= x)                                  \
-    DEF_FOLD(TAG, T, ACC, LOAD, max, -(ACC)INFINITY, MAXSTEP)                            \
-    DEF_FOLD(TAG, T, ACC, LOAD, min, (ACC)INFINITY, MINSTEP)                             \
-    DEF_FOLD(TAG, T, ACC, LOAD, all, (ACC)1, acc = acc && x != 0)                         \
-    DEF_FOLD(TAG, T, ACC, LOAD, any, (ACC)0, acc = acc || x != 0)
-
-/* count_nonzero: an int64 count whatever the dtype */
-#define DEF_CNT(TAG, T, LOAD)                                                            \
-    static int64_t cntr_##TAG(const char *p, const inner_t *in, int d) {                 \
-        int64_t acc = 0, n = in->size[d], s = in->stride[d];                             \
-        if (d == in->n - 1)                                                              \
-            for (int64_t i = 0; i < n; i++) acc += LOAD(*(const T *)(p + i * s)) != 0;   \
-        else                                                                             \
-            for (int64_t i = 0; i < n; i++) acc += cntr_##TAG(p + i * s, in, d + 1);     \
-        return acc;                                                                      \
-    }
-
-/* nansum: NaN loads as 0 */
+/* nansum's vector leaves: NaN lanes masked to 0 */
+#define VSAME(x) (x)
+#define VNONAN(x) ((__typeof__(x))((__typeof__((x) == (x)))(x) & ((x) == (x))))
 #define NZ(x) ((x) != (x) ? 0 : (x))
 #define NZ_F16(x) NZ(mt__f16_to_f32(x))
 #define NZ_BF16(x) NZ(mt__bf16_to_f32(x))
 
-#define DEF_FLOAT(TAG, T, ACC, LOAD, NZLOAD) DEF_ALL(TAG, T, ACC, LOAD) DEF_SUM(nan_##TAG, T, ACC, NZLOAD) DEF_CNT(TAG, T, LOAD)
-DEF_FLOAT(f16, uint16_t, float, mt__f16_to_f32, NZ_F16)
-DEF_FLOAT(bf16, uint16_t, float, mt__bf16_to_f32, NZ_BF16)
-DEF_FLOAT(f32, float, float, ID, NZ)
-DEF_FLOAT(f64, double, double, ID, NZ)
+/* ---- folds of runs: amax/amin, prod, all/any/count_nonzero, integer sums -------------------
+ * A run of n elements s bytes apart folds in FW lanes (a contiguous run vectorises), then into the
+ * accumulator. They were element-by-element folds with a branch per element: 1.1 ns per float32
+ * element on one thread, 36x PyTorch for a full amax (docs/PERFORMANCE.md, session 25). */
+#define FW 32
+#define PLEAF 1024 /* prod's leaves: a tree over longer runs, so a split across threads is exact */
 
-/* integers: int64 accumulators with wrap-around, min/max without infinities */
-#define DEF_INT(TAG, T)                                                                  \
-    static int64_t sumr_##TAG(const char *p, const inner_t *in, int d, int64_t lo, int64_t hi) { \
-        uint64_t acc = 0;                                                                \
-        for (int64_t i = lo; i < hi; i++) {                                              \
-            const char *q = p + i * in->stride[d];                                       \
-            acc += d == in->n - 1 ? (uint64_t)(int64_t) * (const T *)q                   \
-                                  : (uint64_t)sumr_##TAG(q, in, d + 1, 0, in->size[d + 1]); \
+/* Float amax/amin: lanes keep the extreme of the non-NaN elements and whether a NaN was seen. Which
+ * element is the result when that is ambiguous (a NaN, or a zero of either sign) is settled after the
+ * whole fold by first_special: the first NaN, else the first zero, in memory order, as the
+ * element-by-element fold did; so results do not depend on lanes or threads. */
+#define DEF_FEXT(TAG, T, F, IT, LOAD, NAME, CMP, INIT)                                    \
+    MT_SIMD static void NAME##_##TAG(const char *p, int64_t n, int64_t s, acc_t *a) {    \
+        F m = INIT;                                                                      \
+        IT nan = 0;                                                                      \
+        int64_t i = 0;                                                                   \
+        if (s == sizeof(T) && n >= FW) {                                                 \
+            const T *q = (const T *)p;                                                   \
+            F v[FW];                                                                     \
+            IT u[FW];                                                                    \
+            for (int l = 0; l < FW; l++) v[l] = INIT, u[l] = 0;                          \
+            for (; i + FW <= n; i += FW)                                                 \
+                for (int l = 0; l < FW; l++) {                                           \
+                    F x = (F)LOAD(q[i + l]);                                             \
+                    u[l] |= -(IT)(x != x);                                               \
+                    v[l] = x CMP v[l] ? x : v[l];                                        \
+                }                                                                        \
+            for (int l = 0; l < FW; l++) {                                               \
+                nan |= u[l];                                                             \
+                m = v[l] CMP m ? v[l] : m;                                               \
+            }                                                                            \
         }                                                                                \
-        return (int64_t)acc;                                                             \
+        for (; i < n; i++) {                                                             \
+            F x = (F)LOAD(*(const T *)(p + i * s));                                      \
+            nan |= x != x;                                                               \
+            m = x CMP m ? x : m;                                                         \
+        }                                                                                \
+        a->nan |= nan != 0;                                                              \
+        if (m CMP a->f) a->f = m;                                                        \
+    }
+
+/* float prod: FW lanes over leaves of <= PLEAF elements (a tail element k goes to lane k), lanes
+ * combined as a tree, leaves as a tree halved at multiples of FW. Accumulates in F as before. */
+#define DEF_FPROD(TAG, T, F, LOAD)                                                       \
+    MT_SIMD static F prod1_##TAG(const char *p, int64_t n, int64_t s) {                  \
+        if (n > PLEAF) {                                                                 \
+            int64_t half = ((n / 2) + FW - 1) / FW * FW;                                 \
+            return prod1_##TAG(p, half, s) * prod1_##TAG(p + half * s, n - half, s);     \
+        }                                                                                \
+        F v[FW];                                                                         \
+        int64_t i = 0;                                                                   \
+        for (int l = 0; l < FW; l++) v[l] = 1;                                           \
+        if (s == sizeof(T)) {                                                            \
+            const T *q = (const T *)p;                                                   \
+            for (; i + FW <= n; i += FW)                                                 \
+                for (int l = 0; l < FW; l++) v[l] *= (F)LOAD(q[i + l]);                  \
+        } else {                                                                         \
+            for (; i + FW <= n; i += FW)                                                 \
+                for (int l = 0; l < FW; l++) v[l] *= (F)LOAD(*(const T *)(p + (i + l) * s)); \
+        }                                                                                \
+        for (int l = 0; i < n; i++, l++) v[l] *= (F)LOAD(*(const T *)(p + i * s));      \
+        for (int w = FW / 2; w; w /= 2)                                                  \
+            for (int l = 0; l < w; l++) v[l] *= v[l + w];                                \
+        return v[0];                                                                     \
+    }
+
+#define DEF_FFOLDS(TAG, T, F, IT, LOAD)                                                  \
+    DEF_FEXT(TAG, T, F, IT, LOAD, fmax, >, -(F)INFINITY)                                 \
+    DEF_FEXT(TAG, T, F, IT, LOAD, fmin, <, (F)INFINITY)                                  \
+    DEF_FPROD(TAG, T, F, LOAD)
+
+/* integers: amax/amin in lanes of T; prod and sum in uint64 lanes (wrap-around, exact in any order) */
+#define DEF_IFOLDS(TAG, T, TMIN, TMAX)                                                   \
+    DEF_IEXT(TAG, T, imax, >, TMIN)                                                      \
+    DEF_IEXT(TAG, T, imin, <, TMAX)                                                      \
+    DEF_IACC(TAG, T, iprod, *=, 1)                                                       \
+    DEF_IACC(TAG, T, isum, +=, 0)
+#define DEF_IEXT(TAG, T, NAME, CMP, INIT)                                                \
+    MT_SIMD static void NAME##_##TAG(const char *p, int64_t n, int64_t s, acc_t *a) {    \
+        T m = INIT;                                                                      \
+        int64_t i = 0;                                                                   \
+        if (s == sizeof(T) && n >= FW) {                                                 \
+            const T *q = (const T *)p;                                                   \
+            T v[FW];                                                                     \
+            for (int l = 0; l < FW; l++) v[l] = INIT;                                    \
+            for (; i + FW <= n; i += FW)                                                 \
+                for (int l = 0; l < FW; l++) v[l] = q[i + l] CMP v[l] ? q[i + l] : v[l]; \
+            for (int l = 0; l < FW; l++) m = v[l] CMP m ? v[l] : m;                      \
+        }                                                                                \
+        for (; i < n; i++) {                                                             \
+            T x = *(const T *)(p + i * s);                                               \
+            m = x CMP m ? x : m;                                                         \
+        }                                                                                \
+        if ((int64_t)m CMP a->i) a->i = m;                                               \
+    }
+#define DEF_IACC(TAG, T, NAME, OP, INIT)                                                 \
+    MT_SIMD static void NAME##_##TAG(const char *p, int64_t n, int64_t s, acc_t *a) {    \
+        uint64_t r = INIT;                                                               \
+        int64_t i = 0;                                                                   \
+        if (s == sizeof(T) && n >= FW) {                                                 \
+            const T *q = (const T *)p;                                                   \
+            uint64_t v[FW];                                                              \
+            for (int l = 0; l < FW; l++) v[l] = INIT;                                    \
+            for (; i + FW <= n; i += FW)                                                 \
+                for (int l = 0; l < FW; l++) v[l] OP (uint64_t)(int64_t)q[i + l];        \
+            for (int l = 0; l < FW; l++) r OP v[l];                                      \
+        }                                                                                \
+        for (; i < n; i++) r OP (uint64_t)(int64_t) * (const T *)(p + i * s);            \
+        uint64_t acc = (uint64_t)a->i;                                                   \
+        acc OP r;                                                                        \
+        a->i = (int64_t)acc;                                                             \
+    }
+
+/* count_nonzero (and all/any, by blocks): the elements whose bits under MASK are not all zero (a
+ * float's bits but the sign: NaN counts, -0.0 does not), by storage width */
+#define DEF_CNT(U)                                                                       \
+    MT_SIMD static int64_t cnt_##U(const char *p, int64_t n, int64_t s, U mask) {        \
+        int64_t c = 0, i = 0;                                                            \
+        if (s == sizeof(U))                                                              \
+            while (n - i >= FW) {                                                        \
+                const U *q = (const U *)p;                                               \
+                int64_t e = i + (n - i < ((int64_t)1 << 24) ? n - i : (int64_t)1 << 24) / FW * FW; \
+                uint32_t v[FW];                                                          \
+                for (int l = 0; l < FW; l++) v[l] = 0;                                   \
+                for (; i < e; i += FW)                                                   \
+                    for (int l = 0; l < FW; l++) v[l] += (q[i + l] & mask) != 0;         \
+                for (int l = 0; l < FW; l++) c += v[l];                                  \
+            }                                                                            \
+        for (; i < n; i++) c += (*(const U *)(p + i * s) & mask) != 0;                   \
+        return c;                                                                        \
+    }
+DEF_CNT(uint8_t)
+DEF_CNT(uint16_t)
+DEF_CNT(uint32_t)
+DEF_CNT(uint64_t)
+
+#define DEF_FLOAT(TAG, T, ACC, IT, LOAD, NZLOAD)                                         \
+    DEF_SUM(TAG, T, ACC, LOAD, LOAD, VSAME)                                              \
+    DEF_SUM(nan_##TAG, T, ACC, NZLOAD, LOAD, VNONAN)                                     \
+    DEF_FFOLDS(TAG, T, ACC, IT, LOAD)
+DEF_FLOAT(f16, uint16_t, float, int32_t, mt__f16_to_f32, NZ_F16)
+DEF_FLOAT(bf16, uint16_t, float, int32_t, mt__bf16_to_f32, NZ_BF16)
+DEF_FLOAT(f32, float, float, int32_t, ID, NZ)
+DEF_FLOAT(f64, double, double, int64_t, ID, NZ)
+DEF_IFOLDS(bool, uint8_t, 0, 1)
+DEF_IFOLDS(u8, uint8_t, 0, UINT8_MAX)
+DEF_IFOLDS(i8, int8_t, INT8_MIN, INT8_MAX)
+DEF_IFOLDS(i16, int16_t, INT16_MIN, INT16_MAX)
+DEF_IFOLDS(i32, int32_t, INT32_MIN, INT32_MAX)
+DEF_IFOLDS(i64, int64_t, INT64_MIN, INT64_MAX)
+
+static int is_fold(int op, int dt) {
+    return !((op == MT_RED_SUM || op == MT_RED_MEAN || op == MT_RED_NANSUM) && mt__is_float(dt));
+}
+
+static void fold_init(int op, acc_t *a) {
+    a->nan = 0;
+    a->f = op == MT_RED_AMAX ? -INFINITY : op == MT_RED_AMIN ? INFINITY : op == MT_RED_PROD ? 1 : 0;
+    a->i = op == MT_RED_AMAX ? INT64_MIN : op == MT_RED_AMIN ? INT64_MAX : op == MT_RED_PROD || op == MT_RED_ALL;
+}
+
+/* all/any decided: nothing more to read */
+static int fold_decided(int op, const acc_t *a) {
+    return (op == MT_RED_ALL && !a->i) || (op == MT_RED_ANY && a->i);
+}
+
+/* b folded into a (b's elements after a's) */
+static void fold_combine(int op, int dt, acc_t *a, const acc_t *b) {
+    int fl = mt__is_float(dt);
+    switch (op) {
+    case MT_RED_AMAX: a->nan |= b->nan; if (fl ? b->f > a->f : b->i > a->i) a->f = b->f, a->i = b->i; break;
+    case MT_RED_AMIN: a->nan |= b->nan; if (fl ? b->f < a->f : b->i < a->i) a->f = b->f, a->i = b->i; break;
+    case MT_RED_PROD:
+        if (!fl) a->i = (int64_t)((uint64_t)a->i * (uint64_t)b->i);
+        else a->f = dt == MT_F64 ? a->f * b->f : (double)((float)a->f * (float)b->f); /* in the leaves' type */
+        break;
+    case MT_RED_ALL: a->i = a->i && b->i; break;
+    case MT_RED_ANY: a->i = a->i || b->i; break;
+    default: a->i = (int64_t)((uint64_t)a->i + (uint64_t)b->i); /* count_nonzero, integer sums */
+    }
+}
+
+/* all/any/count_nonzero of one run: count_nonzero by blocks, all/any stop at the deciding block (or
+ * when another thread's part has decided: *stop) */
+static void fold_truth(int op, int dt, const char *p, int64_t n, int64_t s, acc_t *a, const int *stop) {
+    int isz = mt_dtype_itemsize(dt);
+    enum { TBLK = 4096 };
+    for (int64_t b = 0; b < n; b += TBLK) {
+        int64_t m = n - b < TBLK ? n - b : TBLK, c;
+        const char *q = p + b * s;
+        switch (dt) {
+        case MT_F16: case MT_BF16: c = cnt_uint16_t(q, m, s, 0x7FFF); break;
+        case MT_F32: c = cnt_uint32_t(q, m, s, 0x7FFFFFFFu); break;
+        case MT_F64: c = cnt_uint64_t(q, m, s, 0x7FFFFFFFFFFFFFFFull); break;
+        default:
+            c = isz == 1 ? cnt_uint8_t(q, m, s, 0xFF) : isz == 2 ? cnt_uint16_t(q, m, s, 0xFFFF)
+              : isz == 4 ? cnt_uint32_t(q, m, s, 0xFFFFFFFFu) : cnt_uint64_t(q, m, s, ~0ull);
+        }
+        if (op == MT_RED_COUNT_NONZERO) { a->i += c; continue; }
+        if (op == MT_RED_ALL && c < m) { a->i = 0; return; }
+        if (op == MT_RED_ANY && c > 0) { a->i = 1; return; }
+        if (stop && __atomic_load_n(stop, __ATOMIC_RELAXED)) return;
+    }
+}
+
+/* one run folded into a */
+static void fold_run(int op, int dt, const char *p, int64_t n, int64_t s, acc_t *a, const int *stop) {
+    if (op == MT_RED_ALL || op == MT_RED_ANY || op == MT_RED_COUNT_NONZERO) { fold_truth(op, dt, p, n, s, a, stop); return; }
+    if (op == MT_RED_PROD && mt__is_float(dt)) {
+        acc_t b = {1, 1, 0};
+        switch (dt) {
+        case MT_F16: b.f = prod1_f16(p, n, s); break;
+        case MT_BF16: b.f = prod1_bf16(p, n, s); break;
+        case MT_F32: b.f = prod1_f32(p, n, s); break;
+        case MT_F64: b.f = prod1_f64(p, n, s); break;
+        }
+        fold_combine(op, dt, a, &b);
+        return;
+    }
+#define FCASE(TAG) op == MT_RED_AMAX ? fmax_##TAG(p, n, s, a) : fmin_##TAG(p, n, s, a); break;
+#define ICASE(TAG)                                                                       \
+    switch (op) {                                                                        \
+    case MT_RED_AMAX: imax_##TAG(p, n, s, a); break;                                     \
+    case MT_RED_AMIN: imin_##TAG(p, n, s, a); break;                                     \
+    case MT_RED_PROD: iprod_##TAG(p, n, s, a); break;                                    \
+    default: isum_##TAG(p, n, s, a);                                                     \
     }                                                                                    \
-    DEF_FOLD(TAG, T, int64_t, ID, prodw, 1, acc = (int64_t)((uint64_t)acc * (uint64_t)x)) \
-    DEF_FOLD(TAG, T, int64_t, ID, max, INT64_MIN, acc = x > acc ? x : acc)               \
-    DEF_FOLD(TAG, T, int64_t, ID, min, INT64_MAX, acc = x < acc ? x : acc)               \
-    DEF_FOLD(TAG, T, int64_t, ID, all, 1, acc = acc && x != 0)                           \
-    DEF_FOLD(TAG, T, int64_t, ID, any, 0, acc = acc || x != 0)                           \
-    DEF_CNT(TAG, T, ID)
-DEF_INT(bool, uint8_t)
-DEF_INT(u8, uint8_t)
-DEF_INT(i8, int8_t)
-DEF_INT(i16, int16_t)
-DEF_INT(i32, int32_t)
-DEF_INT(i64, int64_t)
+    break;
+    switch (dt) {
+    case MT_F16: FCASE(f16)
+    case MT_BF16: FCASE(bf16)
+    case MT_F32: FCASE(f32)
+    case MT_F64: FCASE(f64)
+    case MT_BOOL: ICASE(bool)
+    case MT_U8: ICASE(u8)
+    case MT_I8: ICASE(i8)
+    case MT_I16: ICASE(i16)
+    case MT_I32: ICASE(i32)
+    case MT_I64: ICASE(i64)
+    }
+#undef FCASE
+#undef ICASE
+}
+
+/* the block at p (dims d.. of in) folded into a, in memory order */
+static void fold_block(int op, int dt, const char *p, const inner_t *in, int d, acc_t *a) {
+    int64_t n = in->size[d], s = in->stride[d];
+    if (d == in->n - 1) { fold_run(op, dt, p, n, s, a, NULL); return; }
+    for (int64_t i = 0; i < n && !fold_decided(op, a); i++) fold_block(op, dt, p + i * s, in, d + 1, a);
+}
+
+/* the first NaN (nan) or zero of the block in memory order, into *out; 0 if none */
+static int first_special(int dt, const char *p, const inner_t *in, int d, int nan, double *out) {
+    int64_t n = in->size[d], s = in->stride[d];
+    if (d < in->n - 1) {
+        for (int64_t i = 0; i < n; i++)
+            if (first_special(dt, p + i * s, in, d + 1, nan, out)) return 1;
+        return 0;
+    }
+#define SCAN(T, LOAD)                                                                    \
+    for (int64_t i = 0; i < n; i++) {                                                    \
+        double x = LOAD(*(const T *)(p + i * s));                                        \
+        if (nan ? x != x : x == 0) { *out = x; return 1; }                               \
+    }                                                                                    \
+    return 0;
+    switch (dt) {
+    case MT_F16: SCAN(uint16_t, mt__f16_to_f32)
+    case MT_BF16: SCAN(uint16_t, mt__bf16_to_f32)
+    case MT_F32: SCAN(float, ID)
+    case MT_F64: SCAN(double, ID)
+    }
+#undef SCAN
+    return 0;
+}
+
+/* a float amax/amin's ambiguous result settled (see DEF_FEXT) */
+static void fold_finish(int op, int dt, const char *p, const inner_t *in, acc_t *a) {
+    if ((op == MT_RED_AMAX || op == MT_RED_AMIN) && mt__is_float(dt) && (a->nan || a->f == 0))
+        first_special(dt, p, in, 0, a->nan, &a->f);
+}
 
 /* one reduction of the block at p, as double (floats) or int64 (integers) */
-typedef struct { double f; int64_t i; } acc_t;
-
 static acc_t reduce_block(int op, int dt, const char *p, const inner_t *in) {
-    acc_t a = {0, 0};
+    acc_t a = {0, 0, 0};
     if (in->n == 0) { /* nothing reduced: the element itself */
         static const int64_t z[2] = {0, 0};
         mt__cast_loop(mt__is_float(dt) ? MT_F64 : MT_I64, dt)((char *[]){mt__is_float(dt) ? (char *)&a.f : (char *)&a.i, (char *)p}, z, 1, NULL);
@@ -203,41 +433,17 @@ static acc_t reduce_block(int op, int dt, const char *p, const inner_t *in) {
         if (op == MT_RED_NANSUM && a.f != a.f) a.f = 0;
         return a;
     }
-#define CASE_F(TAG)                                                                      \
-    switch (op) {                                                                        \
-    case MT_RED_SUM: case MT_RED_MEAN: a.f = sumr_##TAG(p, in, 0, 0, in->size[0]); break; \
-    case MT_RED_PROD: a.f = prodr_##TAG(p, in, 0); break;                                \
-    case MT_RED_AMAX: a.f = maxr_##TAG(p, in, 0); break;                                 \
-    case MT_RED_AMIN: a.f = minr_##TAG(p, in, 0); break;                                 \
-    case MT_RED_ALL: a.i = (int64_t)allr_##TAG(p, in, 0); break;                         \
-    case MT_RED_ANY: a.i = (int64_t)anyr_##TAG(p, in, 0); break;                         \
-    case MT_RED_NANSUM: a.f = sumr_nan_##TAG(p, in, 0, 0, in->size[0]); break;           \
-    case MT_RED_COUNT_NONZERO: a.i = cntr_##TAG(p, in, 0); break;                        \
-    }                                                                                    \
-    break;
-#define CASE_I(TAG)                                                                      \
-    switch (op) {                                                                        \
-    case MT_RED_SUM: case MT_RED_MEAN: a.i = sumr_##TAG(p, in, 0, 0, in->size[0]); break; \
-    case MT_RED_PROD: a.i = prodwr_##TAG(p, in, 0); break;                               \
-    case MT_RED_AMAX: a.i = maxr_##TAG(p, in, 0); break;                                 \
-    case MT_RED_AMIN: a.i = minr_##TAG(p, in, 0); break;                                 \
-    case MT_RED_ALL: a.i = allr_##TAG(p, in, 0); break;                                  \
-    case MT_RED_ANY: a.i = anyr_##TAG(p, in, 0); break;                                  \
-    case MT_RED_NANSUM: a.i = sumr_##TAG(p, in, 0, 0, in->size[0]); break;               \
-    case MT_RED_COUNT_NONZERO: a.i = cntr_##TAG(p, in, 0); break;                        \
-    }                                                                                    \
-    break;
+    if (is_fold(op, dt)) {
+        fold_init(op, &a);
+        fold_block(op, dt, p, in, 0, &a);
+        fold_finish(op, dt, p, in, &a);
+        return a;
+    }
     switch (dt) {
-    case MT_F16: CASE_F(f16)
-    case MT_BF16: CASE_F(bf16)
-    case MT_F32: CASE_F(f32)
-    case MT_F64: CASE_F(f64)
-    case MT_BOOL: CASE_I(bool)
-    case MT_U8: CASE_I(u8)
-    case MT_I8: CASE_I(i8)
-    case MT_I16: CASE_I(i16)
-    case MT_I32: CASE_I(i32)
-    case MT_I64: CASE_I(i64)
+    case MT_F16: a.f = op == MT_RED_NANSUM ? sumr_nan_f16(p, in, 0, 0, in->size[0]) : sumr_f16(p, in, 0, 0, in->size[0]); break;
+    case MT_BF16: a.f = op == MT_RED_NANSUM ? sumr_nan_bf16(p, in, 0, 0, in->size[0]) : sumr_bf16(p, in, 0, 0, in->size[0]); break;
+    case MT_F32: a.f = op == MT_RED_NANSUM ? sumr_nan_f32(p, in, 0, 0, in->size[0]) : sumr_f32(p, in, 0, 0, in->size[0]); break;
+    case MT_F64: a.f = op == MT_RED_NANSUM ? sumr_nan_f64(p, in, 0, 0, in->size[0]) : sumr_f64(p, in, 0, 0, in->size[0]); break;
     }
     return a;
 }
@@ -410,6 +616,52 @@ static double split_sum(int op, int dt, const char *p, int64_t n, int64_t s) {
     mt__parallel_for(k, 1, split_chunk, &t);
     k = 0;
     return split_combine(&t, n, depth, &k);
+}
+
+/* A fold of one long run into a single output: cut into ranges at prod1's own split points (so a float
+ * prod is exact whatever the thread count; the other folds do not depend on order), folded on the
+ * threads and combined as the tree does. all/any stop every range once one has decided. */
+#define FOLD_SPLIT_MIN (2 * MT_GRAIN_SIZE)
+typedef struct {
+    int op, dt, stop;
+    const char *p;
+    int64_t s, lo[1 << SPLIT_DEPTH], n[1 << SPLIT_DEPTH];
+    acc_t part[1 << SPLIT_DEPTH];
+} fold_split_task;
+static void fold_ranges(fold_split_task *t, int64_t lo, int64_t n, int depth, int *k) {
+    if (depth == 0 || n <= PLEAF) { t->lo[*k] = lo, t->n[(*k)++] = n; return; }
+    int64_t half = ((n / 2) + FW - 1) / FW * FW;
+    fold_ranges(t, lo, half, depth - 1, k);
+    fold_ranges(t, lo + half, n - half, depth - 1, k);
+}
+static acc_t fold_tree(const fold_split_task *t, int64_t n, int depth, int *k) {
+    if (depth == 0 || n <= PLEAF) return t->part[(*k)++];
+    int64_t half = ((n / 2) + FW - 1) / FW * FW;
+    acc_t a = fold_tree(t, half, depth - 1, k), b = fold_tree(t, n - half, depth - 1, k);
+    fold_combine(t->op, t->dt, &a, &b);
+    return a;
+}
+static void fold_split_chunk(void *p, int64_t b, int64_t e) {
+    fold_split_task *t = p;
+    for (int64_t i = b; i < e; i++) {
+        acc_t *a = &t->part[i];
+        fold_init(t->op, a);
+        if (__atomic_load_n(&t->stop, __ATOMIC_RELAXED)) continue;
+        fold_run(t->op, t->dt, t->p + t->lo[i] * t->s, t->n[i], t->s, a, &t->stop);
+        if (fold_decided(t->op, a)) __atomic_store_n(&t->stop, 1, __ATOMIC_RELAXED);
+    }
+}
+static acc_t fold_split(int op, int dt, const char *p, const inner_t *in) {
+    fold_split_task t;
+    t.op = op, t.dt = dt, t.stop = 0, t.p = p, t.s = in->stride[0];
+    int k = 0, depth = 1;
+    while (depth < SPLIT_DEPTH && (1 << depth) < 4 * mt_get_num_threads()) depth++;
+    fold_ranges(&t, 0, in->size[0], depth, &k);
+    mt__parallel_for(k, 1, fold_split_chunk, &t);
+    k = 0;
+    acc_t a = fold_tree(&t, in->size[0], depth, &k);
+    fold_finish(op, dt, p, in, &a);
+    return a;
 }
 
 /* Column sums (one reduced dim whose elements lie a row apart, the innermost kept dim
@@ -659,6 +911,10 @@ mt_status mt__impl_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, 
             double v = split_sum(op, src->dtype, base, count, in.stride[0]);
             if (op == MT_RED_MEAN) v /= (double)count;
             store((char *[]){obase, (char *)&v}, z, 1, NULL);
+        } else if (nout == 1 && in.n == 1 && count >= FOLD_SPLIT_MIN && is_fold(op, src->dtype)) {
+            static const int64_t z[2] = {0, 0};
+            acc_t a = fold_split(op, src->dtype, base, &in);
+            store((char *[]){obase, out_from == MT_F64 ? (char *)&a.f : (char *)&a.i}, z, 1, NULL);
         } else if ((op == MT_RED_SUM || op == MT_RED_MEAN) && (src->dtype == MT_F32 || src->dtype == MT_F64) &&
                    in.n == 1 && count > 0 && kn > 0 && kst[kn - 1] == isz && ksz[kn - 1] >= 16) {
             colsum_task c = {&t, ksz[kn - 1], (ksz[kn - 1] + COLW - 1) / COLW};
