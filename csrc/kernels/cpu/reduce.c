@@ -147,6 +147,11 @@ typedef struct { double f; int64_t i; int nan; } acc_t;
  * accumulator. They were element-by-element folds with a branch per element: 1.1 ns per float32
  * element on one thread, 36x PyTorch for a full amax (docs/PERFORMANCE.md, session 25). */
 #define FW 32
+/* the FW lanes folded as a tree, each level with a constant width so it vectorises (a loop over the
+ * widths compiled to scalar steps through the stack: most of a 64-element row's time) */
+#define LANE_STEP(W, ...) for (int l = 0, w = W; l < W; l++) { __VA_ARGS__; }
+#define LANE_TREE(...) LANE_STEP(16, __VA_ARGS__) LANE_STEP(8, __VA_ARGS__) LANE_STEP(4, __VA_ARGS__) \
+    LANE_STEP(2, __VA_ARGS__) LANE_STEP(1, __VA_ARGS__)
 #define PLEAF 1024 /* prod's leaves: a tree over longer runs, so a split across threads is exact */
 
 /* Float amax/amin: lanes keep the extreme of the non-NaN elements and whether a NaN was seen. Which
@@ -169,10 +174,8 @@ typedef struct { double f; int64_t i; int nan; } acc_t;
                     u[l] |= -(IT)(x != x);                                               \
                     v[l] = x CMP v[l] ? x : v[l];                                        \
                 }                                                                        \
-            for (int l = 0; l < FW; l++) {                                               \
-                nan |= u[l];                                                             \
-                m = v[l] CMP m ? v[l] : m;                                               \
-            }                                                                            \
+            LANE_TREE(u[l] |= u[l + w]; v[l] = v[l + w] CMP v[l] ? v[l + w] : v[l]);      \
+            nan = u[0], m = v[0];                                                        \
         }                                                                                \
         for (; i < n; i++) {                                                             \
             F x = (F)LOAD(*(const T *)(p + i * s));                                      \
@@ -203,8 +206,7 @@ typedef struct { double f; int64_t i; int nan; } acc_t;
                 for (int l = 0; l < FW; l++) v[l] *= (F)LOAD(*(const T *)(p + (i + l) * s)); \
         }                                                                                \
         for (int l = 0; i < n; i++, l++) v[l] *= (F)LOAD(*(const T *)(p + i * s));      \
-        for (int w = FW / 2; w; w /= 2)                                                  \
-            for (int l = 0; l < w; l++) v[l] *= v[l + w];                                \
+        LANE_TREE(v[l] *= v[l + w]);                                                     \
         return v[0];                                                                     \
     }
 
@@ -229,7 +231,8 @@ typedef struct { double f; int64_t i; int nan; } acc_t;
             for (int l = 0; l < FW; l++) v[l] = INIT;                                    \
             for (; i + FW <= n; i += FW)                                                 \
                 for (int l = 0; l < FW; l++) v[l] = q[i + l] CMP v[l] ? q[i + l] : v[l]; \
-            for (int l = 0; l < FW; l++) m = v[l] CMP m ? v[l] : m;                      \
+            LANE_TREE(v[l] = v[l + w] CMP v[l] ? v[l + w] : v[l]);                        \
+            m = v[0];                                                                    \
         }                                                                                \
         for (; i < n; i++) {                                                             \
             T x = *(const T *)(p + i * s);                                               \
@@ -732,6 +735,89 @@ static void colsum_chunk(void *p, int64_t b, int64_t e) {
     }
 }
 
+/* amax/amin of columns (the colsum layout): CW adjacent outputs fold together, a row of CW
+ * elements at a time, so rows stream through the cache once (per column, each element was a cache
+ * line of its own: amax(dim=0) of 512x2048 float32 took 25x PyTorch's time). Ambiguous float
+ * results are settled per column as in the row folds. */
+#define CW 64
+#define DEF_COLEXT(TAG, T, F, IT, LOAD, NAME, CMP, INIT, FLT)                              \
+    MT_SIMD static void NAME##_##TAG(const char *p, int64_t n, int64_t rs, int w, acc_t *out) { \
+        F v[CW];                                                                         \
+        IT u[CW];                                                                        \
+        for (int l = 0; l < CW; l++) v[l] = INIT, u[l] = 0;                              \
+        for (int64_t r = 0; r < n; r++) {                                                \
+            const T *q = (const T *)(p + r * rs);                                        \
+            if (w == CW)                                                                 \
+                for (int l = 0; l < CW; l++) {                                           \
+                    F x = (F)LOAD(q[l]);                                                 \
+                    u[l] |= -(IT)(x != x);                                               \
+                    v[l] = x CMP v[l] ? x : v[l];                                        \
+                }                                                                        \
+            else                                                                         \
+                for (int l = 0; l < w; l++) {                                            \
+                    F x = (F)LOAD(q[l]);                                                 \
+                    u[l] |= -(IT)(x != x);                                               \
+                    v[l] = x CMP v[l] ? x : v[l];                                        \
+                }                                                                        \
+        }                                                                                \
+        for (int l = 0; l < w; l++) {                                                    \
+            if (FLT) out[l].f = v[l];                                                    \
+            else out[l].i = (int64_t)v[l];                                               \
+            out[l].nan = u[l] != 0;                                                      \
+        }                                                                                \
+    }
+#define DEF_COLEXT2(TAG, T, F, IT, LOAD, LO, HI, FLT)                                    \
+    DEF_COLEXT(TAG, T, F, IT, LOAD, colmax, >, LO, FLT)                                  \
+    DEF_COLEXT(TAG, T, F, IT, LOAD, colmin, <, HI, FLT)
+DEF_COLEXT2(f16, uint16_t, float, int32_t, mt__f16_to_f32, -INFINITY, INFINITY, 1)
+DEF_COLEXT2(bf16, uint16_t, float, int32_t, mt__bf16_to_f32, -INFINITY, INFINITY, 1)
+DEF_COLEXT2(f32, float, float, int32_t, ID, -INFINITY, INFINITY, 1)
+DEF_COLEXT2(f64, double, double, int64_t, ID, -INFINITY, INFINITY, 1)
+DEF_COLEXT2(bool, uint8_t, uint8_t, uint8_t, ID, 0, 1, 0)
+DEF_COLEXT2(u8, uint8_t, uint8_t, uint8_t, ID, 0, UINT8_MAX, 0)
+DEF_COLEXT2(i8, int8_t, int8_t, int8_t, ID, INT8_MIN, INT8_MAX, 0)
+DEF_COLEXT2(i16, int16_t, int16_t, int16_t, ID, INT16_MIN, INT16_MAX, 0)
+DEF_COLEXT2(i32, int32_t, int32_t, int32_t, ID, INT32_MIN, INT32_MAX, 0)
+DEF_COLEXT2(i64, int64_t, int64_t, int64_t, ID, INT64_MIN, INT64_MAX, 0)
+
+/* tasks [b, e): (row of outputs, block of CW columns) */
+static void colext_chunk(void *p, int64_t b, int64_t e) {
+    const colsum_task *c = p;
+    const reduce_task *t = c->t;
+    static const int64_t z[2] = {0, 0};
+    int64_t n = t->in->size[0], rs = t->in->stride[0], isz = mt_dtype_itemsize(t->dtype);
+    int mx = t->op == MT_RED_AMAX;
+    for (int64_t k = b; k < e; k++) {
+        int64_t row = k / c->nblk, c0 = k % c->nblk * CW, o0 = row * c->ncol + c0;
+        int w = (int)(c0 + CW < c->ncol ? CW : c->ncol - c0);
+        int64_t rem = o0, off = 0;
+        for (int d = t->kn - 1; d >= 0; d--) {
+            off += (rem % t->ksz[d]) * t->kst[d];
+            rem /= t->ksz[d];
+        }
+        const char *q = t->base + off;
+        acc_t a[CW];
+#define COLCASE(TAG) mx ? colmax_##TAG(q, n, rs, w, a) : colmin_##TAG(q, n, rs, w, a); break;
+        switch (t->dtype) {
+        case MT_F16: COLCASE(f16)
+        case MT_BF16: COLCASE(bf16)
+        case MT_F32: COLCASE(f32)
+        case MT_F64: COLCASE(f64)
+        case MT_BOOL: COLCASE(bool)
+        case MT_U8: COLCASE(u8)
+        case MT_I8: COLCASE(i8)
+        case MT_I16: COLCASE(i16)
+        case MT_I32: COLCASE(i32)
+        case MT_I64: COLCASE(i64)
+        }
+#undef COLCASE
+        for (int l = 0; l < w; l++) {
+            fold_finish(t->op, t->dtype, q + l * isz, t->in, &a[l]);
+            t->store((char *[]){t->obase + (o0 + l) * t->osize, t->out_from == MT_F64 ? (char *)&a[l].f : (char *)&a[l].i}, z, 1, NULL);
+        }
+    }
+}
+
 mt_status mt__impl_view_as_real(mt_tensor *t, mt_tensor **out);
 mt_status mt__impl_view_as_complex(mt_tensor *t, mt_tensor **out);
 mt_status mt__impl_permute(mt_tensor *t, int ndim, const int64_t *dims, mt_tensor **out);
@@ -915,6 +1001,10 @@ mt_status mt__impl_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, 
             static const int64_t z[2] = {0, 0};
             acc_t a = fold_split(op, src->dtype, base, &in);
             store((char *[]){obase, out_from == MT_F64 ? (char *)&a.f : (char *)&a.i}, z, 1, NULL);
+        } else if ((op == MT_RED_AMAX || op == MT_RED_AMIN) && in.n == 1 && kn > 0 && kst[kn - 1] == isz &&
+                   ksz[kn - 1] >= 16 && in.stride[0] != isz) {
+            colsum_task c = {&t, ksz[kn - 1], (ksz[kn - 1] + CW - 1) / CW};
+            mt__parallel_for(nout / c.ncol * c.nblk, 1 + MT_GRAIN_SIZE / (count * CW), colext_chunk, &c);
         } else if ((op == MT_RED_SUM || op == MT_RED_MEAN) && (src->dtype == MT_F32 || src->dtype == MT_F64) &&
                    in.n == 1 && count > 0 && kn > 0 && kst[kn - 1] == isz && ksz[kn - 1] >= 16) {
             colsum_task c = {&t, ksz[kn - 1], (ksz[kn - 1] + COLW - 1) / COLW};
