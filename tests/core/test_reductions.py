@@ -456,6 +456,9 @@ def test_long_nan_propagation(dtype):
             agree(lambda L, x: L.amax(x, 0), (x, y), exact=True)
             agree(lambda L, x: L.amin(x, -1), (x, y), exact=True)
             agree(lambda L, x: L.nansum(x, 0), (x, y))
+            agree(lambda L, x: x.max(0), (x, y), exact=True)  # the first NaN's index
+            agree(lambda L, x: x.min(-1), (x, y), exact=True)
+            agree(lambda L, x: x.argmax(0), (x, y))
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
@@ -499,3 +502,20 @@ def test_long_folds_same_on_any_thread_count(dtype):
     for r in results[1:]:
         for a, b in zip(results[0], r):
             np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_long_max_dim_signed_zeros_and_ties(dtype):
+    # max/min along a dim return the first extreme and its index in PyTorch too: its value keeps
+    # that element's sign
+    rng = np.random.default_rng(5)
+    for rows, cols in [(3, 1025), (1025, 3), (200, 67)]:
+        data = np.where(rng.random((rows, cols)) < 0.5, 0.0, -0.0)
+        data[rng.random((rows, cols)) < 0.3] = -1.0
+        m, t = pair_of(data, dtype)
+        for x, y in [(m, t), (m.t(), t.t())]:
+            for dim, name in itertools.product([0, 1], ["max", "min"]):
+                got, expected = getattr(x, name)(dim), getattr(y, name)(dim)
+                same(got.indices, expected.indices, exact=True)
+                np.testing.assert_array_equal(np.signbit(np.array(got.values.double().tolist())),
+                                              np.signbit(np.array(expected.values.double().tolist())))

@@ -1032,7 +1032,170 @@ mt_status mt__impl_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, 
     return MT_OK;
 }
 
-/* max/min along one dim with the index of the first extreme (NaN counts as extreme). */
+/* ---- max/min along one dim with the index of the first extreme (NaN counts as extreme) ----
+ * Rows (the dim contiguous): the extreme by the row fold, then the first element equal to it (or the
+ * first NaN), a block of FW checked at a time. Columns (the dim strided, adjacent outputs contiguous):
+ * CW outputs a row at a time, each lane keeping its first extreme. Else one element at a time. */
+#define DEF_FIND(TAG, T, F, LOAD)                                                        \
+    MT_SIMD static int64_t find_##TAG(const char *p, int64_t n, int nan, F m) {          \
+        const T *q = (const T *)p;                                                       \
+        int64_t i = 0;                                                                   \
+        for (; i + FW <= n; i += FW) {                                                   \
+            int hit = 0;                                                                 \
+            if (nan)                                                                     \
+                for (int l = 0; l < FW; l++) { F x = (F)LOAD(q[i + l]); hit |= x != x; } \
+            else                                                                         \
+                for (int l = 0; l < FW; l++) hit |= (F)LOAD(q[i + l]) == m;              \
+            if (hit) break;                                                              \
+        }                                                                                \
+        for (; i < n; i++) {                                                             \
+            F x = (F)LOAD(q[i]);                                                         \
+            if (nan ? x != x : x == m) return i;                                         \
+        }                                                                                \
+        return 0; /* not reached: the extreme is an element */                           \
+    }
+#define DEF_COLARG(TAG, T, F, LOAD, NAME, CMP)                                           \
+    MT_SIMD static void NAME##_##TAG(const char *p, int64_t n, int64_t rs, int w, int64_t *idx) { \
+        F v[CW];                                                                         \
+        int64_t ix[CW];                                                                  \
+        for (int l = 0; l < CW; l++) v[l] = (F)LOAD(((const T *)p)[l < w ? l : 0]), ix[l] = 0; \
+        for (int64_t r = 1; r < n; r++) {                                                \
+            const T *q = (const T *)(p + r * rs);                                        \
+            if (w == CW)                                                                 \
+                for (int l = 0; l < CW; l++) {                                           \
+                    F x = (F)LOAD(q[l]);                                                 \
+                    int up = (v[l] == v[l]) & ((x != x) | (x CMP v[l]));                 \
+                    v[l] = up ? x : v[l], ix[l] = up ? r : ix[l];                        \
+                }                                                                        \
+            else                                                                         \
+                for (int l = 0; l < w; l++) {                                            \
+                    F x = (F)LOAD(q[l]);                                                 \
+                    int up = (v[l] == v[l]) & ((x != x) | (x CMP v[l]));                 \
+                    v[l] = up ? x : v[l], ix[l] = up ? r : ix[l];                        \
+                }                                                                        \
+        }                                                                                \
+        for (int l = 0; l < w; l++) idx[l] = ix[l];                                      \
+    }
+#define DEF_ARG(TAG, T, F, LOAD)                                                         \
+    DEF_FIND(TAG, T, F, LOAD) DEF_COLARG(TAG, T, F, LOAD, argmaxc, >) DEF_COLARG(TAG, T, F, LOAD, argminc, <)
+DEF_ARG(f16, uint16_t, float, mt__f16_to_f32)
+DEF_ARG(bf16, uint16_t, float, mt__bf16_to_f32)
+DEF_ARG(f32, float, float, ID)
+DEF_ARG(f64, double, double, ID)
+DEF_ARG(bool, uint8_t, uint8_t, ID)
+DEF_ARG(u8, uint8_t, uint8_t, ID)
+DEF_ARG(i8, int8_t, int8_t, ID)
+DEF_ARG(i16, int16_t, int16_t, ID)
+DEF_ARG(i32, int32_t, int32_t, ID)
+DEF_ARG(i64, int64_t, int64_t, ID)
+
+typedef struct {
+    int is_min, dt, kn, isz;
+    const int64_t *ksz, *kst;
+    int64_t n, sd, ncol, nblk; /* sd: the dim's stride in bytes; columns: outputs per row, blocks of CW */
+    const char *base;
+    char *vbase;
+    int64_t *ibase;
+} maxdim_task;
+
+static int64_t kept_offset(const maxdim_task *t, int64_t o) {
+    int64_t off = 0;
+    for (int d = t->kn - 1; d >= 0; d--) {
+        off += (o % t->ksz[d]) * t->kst[d];
+        o /= t->ksz[d];
+    }
+    return off;
+}
+
+/* the index of the first extreme of the run at p (n elements, sd bytes apart) */
+static int64_t arg_run(const maxdim_task *t, const char *p) {
+    int64_t n = t->n, sd = t->sd;
+    if (sd == t->isz) {
+        int op = t->is_min ? MT_RED_AMIN : MT_RED_AMAX;
+        acc_t a;
+        fold_init(op, &a);
+        fold_run(op, t->dt, p, n, sd, &a, NULL);
+#define FIND(TAG, F, M) return find_##TAG(p, n, a.nan, (F)(M));
+        switch (t->dt) {
+        case MT_F16: FIND(f16, float, a.f)
+        case MT_BF16: FIND(bf16, float, a.f)
+        case MT_F32: FIND(f32, float, a.f)
+        case MT_F64: FIND(f64, double, a.f)
+        case MT_BOOL: FIND(bool, uint8_t, a.i)
+        case MT_U8: FIND(u8, uint8_t, a.i)
+        case MT_I8: FIND(i8, int8_t, a.i)
+        case MT_I16: FIND(i16, int16_t, a.i)
+        case MT_I32: FIND(i32, int32_t, a.i)
+        case MT_I64: FIND(i64, int64_t, a.i)
+        }
+#undef FIND
+    }
+    int64_t best = 0;
+    if (mt__is_float(t->dt)) {
+        double bf = 0;
+        for (int64_t i = 0; i < n; i++) {
+            double v;
+            switch (t->dt) {
+            case MT_F16: v = mt__f16_to_f32(*(const uint16_t *)(p + i * sd)); break;
+            case MT_BF16: v = mt__bf16_to_f32(*(const uint16_t *)(p + i * sd)); break;
+            case MT_F32: v = *(const float *)(p + i * sd); break;
+            default: v = *(const double *)(p + i * sd);
+            }
+            if (i == 0) { bf = v; continue; }
+            if (bf != bf) break; /* a NaN wins and stays */
+            if (v != v || (t->is_min ? v < bf : v > bf)) bf = v, best = i;
+        }
+        return best;
+    }
+    static const int64_t z[2] = {0, 0};
+    mt_loop_fn to_i = mt__cast_loop(MT_I64, t->dt);
+    int64_t bi = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t v;
+        to_i((char *[]){(char *)&v, (char *)(p + i * sd)}, z, 1, NULL);
+        if (i == 0 || (t->is_min ? v < bi : v > bi)) bi = v, best = i;
+    }
+    return best;
+}
+
+static void maxdim_put(const maxdim_task *t, int64_t o, const char *p, int64_t best) {
+    memcpy(t->vbase + o * t->isz, p + best * t->sd, (size_t)t->isz);
+    t->ibase[o] = best;
+}
+
+static void maxdim_rows(void *p, int64_t b, int64_t e) {
+    const maxdim_task *t = p;
+    for (int64_t o = b; o < e; o++) {
+        const char *q = t->base + kept_offset(t, o);
+        maxdim_put(t, o, q, arg_run(t, q));
+    }
+}
+
+/* tasks [b, e): (row of outputs, block of CW columns) */
+static void maxdim_cols(void *p, int64_t b, int64_t e) {
+    const maxdim_task *t = p;
+    for (int64_t k = b; k < e; k++) {
+        int64_t row = k / t->nblk, c0 = k % t->nblk * CW, o0 = row * t->ncol + c0, idx[CW];
+        int w = (int)(c0 + CW < t->ncol ? CW : t->ncol - c0);
+        const char *q = t->base + kept_offset(t, o0);
+#define COLCASE(TAG) t->is_min ? argminc_##TAG(q, t->n, t->sd, w, idx) : argmaxc_##TAG(q, t->n, t->sd, w, idx); break;
+        switch (t->dt) {
+        case MT_F16: COLCASE(f16)
+        case MT_BF16: COLCASE(bf16)
+        case MT_F32: COLCASE(f32)
+        case MT_F64: COLCASE(f64)
+        case MT_BOOL: COLCASE(bool)
+        case MT_U8: COLCASE(u8)
+        case MT_I8: COLCASE(i8)
+        case MT_I16: COLCASE(i16)
+        case MT_I32: COLCASE(i32)
+        case MT_I64: COLCASE(i64)
+        }
+#undef COLCASE
+        for (int l = 0; l < w; l++) maxdim_put(t, o0 + l, q + l * t->isz, idx[l]);
+    }
+}
+
 mt_status mt__impl_max_dim(int is_min, mt_tensor *x, int64_t dim, int keepdim, mt_tensor **values, mt_tensor **indices) {
     MT_TRY(mt__wrap_dim(&dim, x->ndim));
     if (mt__is_complex(x->dtype))
@@ -1054,41 +1217,14 @@ mt_status mt__impl_max_dim(int is_min, mt_tensor *x, int64_t dim, int keepdim, m
     if (st) { MT_DROP(*values); return st; }
     if (x->device != MT_CPU) return MT_OK;
     int64_t nout = mt__numel(kn, ksz);
-    char *base = mt__data(x), *vbase = mt__data(*values);
-    int64_t *ibase = (int64_t *)mt__data(*indices);
-    int fl = mt__is_float(x->dtype);
-    mt_loop_fn to_acc = mt__cast_loop(fl ? MT_F64 : MT_I64, x->dtype), copy = mt__cast_loop(x->dtype, x->dtype);
-    static const int64_t z[2] = {0, 0};
-    enum { VBLOCK = 256 }; /* the dim's values converted a block per loop call (an indirect call per element cost 4 ns) */
-    union { double f[VBLOCK]; int64_t i[VBLOCK]; } buf;
-    int64_t bsteps[2] = {8, mt__wmul(st_d, isz)};
-    for (int64_t o = 0; o < nout; o++) {
-        int64_t rem = o, off = 0;
-        for (int d = kn - 1; d >= 0; d--) {
-            off += (rem % ksz[d]) * kst[d];
-            rem /= ksz[d];
-        }
-        int64_t best = 0;
-        double bf = 0;
-        int64_t bi = 0;
-        int nan = 0;
-        for (int64_t b = 0; b < n && !nan; b += VBLOCK) {
-            int64_t m = mt__min64(VBLOCK, n - b);
-            to_acc((char *[]){(char *)&buf, base + off + b * bsteps[1]}, bsteps, m, NULL);
-            if (b == 0) bf = buf.f[0], bi = buf.i[0];
-            for (int64_t i = 0; i < m; i++) {
-                if (fl) {
-                    double vf = buf.f[i];
-                    if (bf != bf) { nan = 1; break; } /* a NaN wins and stays */
-                    if (vf != vf || (is_min ? vf < bf : vf > bf)) { bf = vf; best = b + i; }
-                } else {
-                    int64_t vi = buf.i[i];
-                    if (is_min ? vi < bi : vi > bi) { bi = vi; best = b + i; }
-                }
-            }
-        }
-        copy((char *[]){vbase + o * isz, base + off + best * st_d * isz}, z, 1, NULL);
-        ibase[o] = best;
+    if (nout == 0) return MT_OK;
+    maxdim_task t = {is_min, x->dtype, kn, isz, ksz, kst, n, mt__wmul(st_d, isz), 0, 0,
+                     mt__data(x), mt__data(*values), (int64_t *)mt__data(*indices)};
+    if (t.sd != isz && kn > 0 && kst[kn - 1] == isz && ksz[kn - 1] >= 16) {
+        t.ncol = ksz[kn - 1], t.nblk = (t.ncol + CW - 1) / CW;
+        mt__parallel_for(nout / t.ncol * t.nblk, 1 + MT_GRAIN_SIZE / (n * CW), maxdim_cols, &t);
+    } else {
+        mt__parallel_for(nout, 1 + MT_GRAIN_SIZE / n, maxdim_rows, &t);
     }
     return MT_OK;
 }
