@@ -519,3 +519,21 @@ def test_long_max_dim_signed_zeros_and_ties(dtype):
                 same(got.indices, expected.indices, exact=True)
                 np.testing.assert_array_equal(np.signbit(np.array(got.values.double().tolist())),
                                               np.signbit(np.array(expected.values.double().tolist())))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_cummax_cummin(dtype):
+    # ties (small integer values), NaN in float rows, every layout; values and indices exactly
+    for shape, tr in itertools.product([(), (0,), (7,), (2, 3, 5), (2, 0, 3), (40, 1025)], (False, True)):
+        m, t = make(shape, dtype, seed=6, transpose=tr)
+        if dtype in FLOATS and m.numel() > 3:
+            m, t = m.round(), t.round()  # ties
+            flat_m, flat_t = m.reshape(-1).clone(), t.reshape(-1).clone()
+            for k in (0, m.numel() // 2, m.numel() - 1):
+                flat_m[k], flat_t[k] = float("nan"), float("nan")
+            m, t = flat_m.reshape(m.shape), flat_t.reshape(t.shape)
+        for d in range(-max(len(shape), 1), max(len(shape), 1)):
+            for name in ("cummax", "cummin"):
+                agree(lambda L, x: getattr(L, name)(x, d), (m, t), exact=True)
+        if len(shape) >= 2:
+            agree(lambda L, x: L.cummax(x[:, ::2], -1), (m, t), exact=True)
