@@ -672,27 +672,31 @@ static acc_t fold_split(int op, int dt, const char *p, const inner_t *in) {
  * pairwise over the rows as sum1 is (leaves of BLOCK rows). Tasks take COLW columns (W = COLW,
  * then 16 for what is left, then one by one). */
 #define COLW 128
-#define DEF_COLSUM(TAG, T, W)                                                            \
-    MT_SIMD static void colsum##W##_##TAG(const char *p, int64_t n, int64_t rs, T *out) { \
+#define DEF_COLSUM(TAG, T, ACC, LOAD, W)                                                 \
+    MT_SIMD static void colsum##W##_##TAG(const char *p, int64_t n, int64_t rs, ACC *out) { \
         if (n > BLOCK) {                                                                 \
             int64_t half = ((n / 2) + BLOCK - 1) / BLOCK * BLOCK;                        \
-            T b[W];                                                                      \
+            ACC b[W];                                                                    \
             colsum##W##_##TAG(p, half, rs, out);                                         \
             colsum##W##_##TAG(p + half * rs, n - half, rs, b);                           \
             for (int l = 0; l < W; l++) out[l] += b[l];                                  \
             return;                                                                      \
         }                                                                                \
-        T a[W] = {0};                                                                    \
+        ACC a[W] = {0};                                                                  \
         for (int64_t r = 0; r < n; r++) {                                                \
             const T *q = (const T *)(p + r * rs);                                        \
-            for (int l = 0; l < W; l++) a[l] += q[l];                                    \
+            for (int l = 0; l < W; l++) a[l] += (ACC)LOAD(q[l]);                         \
         }                                                                                \
         for (int l = 0; l < W; l++) out[l] = a[l];                                       \
     }
-DEF_COLSUM(f32, float, 128)
-DEF_COLSUM(f64, double, 128)
-DEF_COLSUM(f32, float, 16)
-DEF_COLSUM(f64, double, 16)
+/* float16/bfloat16 accumulate in float; nansum's read NaN as 0 */
+#define DEF_COLSUMS(TAG, T, ACC, LOAD, NZLOAD)                                           \
+    DEF_COLSUM(TAG, T, ACC, LOAD, 128) DEF_COLSUM(TAG, T, ACC, LOAD, 16)                 \
+    DEF_COLSUM(nan_##TAG, T, ACC, NZLOAD, 128) DEF_COLSUM(nan_##TAG, T, ACC, NZLOAD, 16)
+DEF_COLSUMS(f16, uint16_t, float, mt__f16_to_f32, NZ_F16)
+DEF_COLSUMS(bf16, uint16_t, float, mt__bf16_to_f32, NZ_BF16)
+DEF_COLSUMS(f32, float, float, ID, NZ)
+DEF_COLSUMS(f64, double, double, ID, NZ)
 
 typedef struct { const reduce_task *t; int64_t ncol, nblk; } colsum_task;
 
@@ -707,16 +711,18 @@ static void colsum_run(const reduce_task *t, int64_t o0, int w) {
     const char *p = t->base + off;
     int64_t n = t->in->size[0], rs = t->in->stride[0];
     double v[COLW];
-    if (t->dtype == MT_F32) {
-        float f[COLW];
-        if (w == COLW) colsum128_f32(p, n, rs, f);
-        else colsum16_f32(p, n, rs, f);
-        for (int l = 0; l < w; l++) v[l] = f[l];
-    } else if (w == COLW) {
-        colsum128_f64(p, n, rs, v);
-    } else {
-        colsum16_f64(p, n, rs, v);
+    float f[COLW];
+    int nan = t->op == MT_RED_NANSUM;
+#define CS(TAG, OUT) w == COLW ? colsum128_##TAG(p, n, rs, OUT) : colsum16_##TAG(p, n, rs, OUT)
+    switch (t->dtype) {
+    case MT_F16: nan ? CS(nan_f16, f) : CS(f16, f); break;
+    case MT_BF16: nan ? CS(nan_bf16, f) : CS(bf16, f); break;
+    case MT_F32: nan ? CS(nan_f32, f) : CS(f32, f); break;
+    default: nan ? CS(nan_f64, v) : CS(f64, v);
     }
+#undef CS
+    if (t->dtype != MT_F64)
+        for (int l = 0; l < w; l++) v[l] = f[l];
     for (int l = 0; l < w; l++) {
         if (t->op == MT_RED_MEAN) v[l] /= (double)t->count;
         t->store((char *[]){t->obase + (o0 + l) * t->osize, (char *)&v[l]}, z, 1, NULL);
@@ -779,13 +785,57 @@ DEF_COLEXT2(i16, int16_t, int16_t, int16_t, ID, INT16_MIN, INT16_MAX, 0)
 DEF_COLEXT2(i32, int32_t, int32_t, int32_t, ID, INT32_MIN, INT32_MAX, 0)
 DEF_COLEXT2(i64, int64_t, int64_t, int64_t, ID, INT64_MIN, INT64_MAX, 0)
 
+/* prod, all/any/count_nonzero and integer sums of columns, the same way: products in order per column
+ * (in the leaves' type: float for float16/bfloat16/float32, uint64 wrapping for integers), counts of
+ * nonzero elements, wrapping uint64 sums */
+#define COLROWS(...)                                                                     \
+    for (int64_t r = 0; r < n; r++) {                                                    \
+        const T *q = (const T *)(p + r * rs);                                            \
+        if (w == CW) for (int l = 0; l < CW; l++) { __VA_ARGS__; }                       \
+        else for (int l = 0; l < w; l++) { __VA_ARGS__; }                                \
+    }
+#define DEF_COLFOLD(TAG, TT, F, LOAD, PT, FLT)                                           \
+    MT_SIMD static void colfold_##TAG(int op, const char *p, int64_t n, int64_t rs, int w, acc_t *out) { \
+        typedef TT T;                                                                    \
+        if (op == MT_RED_PROD) {                                                         \
+            PT v[CW];                                                                    \
+            for (int l = 0; l < CW; l++) v[l] = 1;                                       \
+            COLROWS(v[l] *= (PT)LOAD(q[l]))                                              \
+            for (int l = 0; l < w; l++) {                                                \
+                if (FLT) out[l].f = (double)v[l];                                        \
+                else out[l].i = (int64_t)v[l];                                           \
+            }                                                                            \
+        } else if (op == MT_RED_ALL || op == MT_RED_ANY || op == MT_RED_COUNT_NONZERO) { \
+            int64_t c[CW];                                                               \
+            for (int l = 0; l < CW; l++) c[l] = 0;                                       \
+            COLROWS(c[l] += (F)LOAD(q[l]) != 0)                                          \
+            for (int l = 0; l < w; l++)                                                  \
+                out[l].i = op == MT_RED_COUNT_NONZERO ? c[l] : op == MT_RED_ALL ? c[l] == n : c[l] > 0; \
+        } else if (!FLT) {                                                               \
+            uint64_t v[CW];                                                              \
+            for (int l = 0; l < CW; l++) v[l] = 0;                                       \
+            COLROWS(v[l] += (uint64_t)(int64_t)q[l])                                     \
+            for (int l = 0; l < w; l++) out[l].i = (int64_t)v[l];                        \
+        }                                                                                \
+    }
+DEF_COLFOLD(f16, uint16_t, float, mt__f16_to_f32, float, 1)
+DEF_COLFOLD(bf16, uint16_t, float, mt__bf16_to_f32, float, 1)
+DEF_COLFOLD(f32, float, float, ID, float, 1)
+DEF_COLFOLD(f64, double, double, ID, double, 1)
+DEF_COLFOLD(bool, uint8_t, uint8_t, ID, uint64_t, 0)
+DEF_COLFOLD(u8, uint8_t, uint8_t, ID, uint64_t, 0)
+DEF_COLFOLD(i8, int8_t, int8_t, ID, uint64_t, 0)
+DEF_COLFOLD(i16, int16_t, int16_t, ID, uint64_t, 0)
+DEF_COLFOLD(i32, int32_t, int32_t, ID, uint64_t, 0)
+DEF_COLFOLD(i64, int64_t, int64_t, ID, uint64_t, 0)
+
 /* tasks [b, e): (row of outputs, block of CW columns) */
-static void colext_chunk(void *p, int64_t b, int64_t e) {
+static void colfold_chunk(void *p, int64_t b, int64_t e) {
     const colsum_task *c = p;
     const reduce_task *t = c->t;
     static const int64_t z[2] = {0, 0};
     int64_t n = t->in->size[0], rs = t->in->stride[0], isz = mt_dtype_itemsize(t->dtype);
-    int mx = t->op == MT_RED_AMAX;
+    int mx = t->op == MT_RED_AMAX, ext = mx || t->op == MT_RED_AMIN;
     for (int64_t k = b; k < e; k++) {
         int64_t row = k / c->nblk, c0 = k % c->nblk * CW, o0 = row * c->ncol + c0;
         int w = (int)(c0 + CW < c->ncol ? CW : c->ncol - c0);
@@ -796,7 +846,8 @@ static void colext_chunk(void *p, int64_t b, int64_t e) {
         }
         const char *q = t->base + off;
         acc_t a[CW];
-#define COLCASE(TAG) mx ? colmax_##TAG(q, n, rs, w, a) : colmin_##TAG(q, n, rs, w, a); break;
+#define COLCASE(TAG)                                                                     \
+    ext ? (mx ? colmax_##TAG(q, n, rs, w, a) : colmin_##TAG(q, n, rs, w, a)) : colfold_##TAG(t->op, q, n, rs, w, a); break;
         switch (t->dtype) {
         case MT_F16: COLCASE(f16)
         case MT_BF16: COLCASE(bf16)
@@ -1000,12 +1051,11 @@ mt_status mt__impl_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, 
             static const int64_t z[2] = {0, 0};
             acc_t a = fold_split(op, src->dtype, base, &in);
             store((char *[]){obase, out_from == MT_F64 ? (char *)&a.f : (char *)&a.i}, z, 1, NULL);
-        } else if ((op == MT_RED_AMAX || op == MT_RED_AMIN) && in.n == 1 && kn > 0 && kst[kn - 1] == isz &&
+        } else if (is_fold(op, src->dtype) && in.n == 1 && kn > 0 && kst[kn - 1] == isz &&
                    ksz[kn - 1] >= 16 && in.stride[0] != isz) {
             colsum_task c = {&t, ksz[kn - 1], (ksz[kn - 1] + CW - 1) / CW};
-            mt__parallel_for(nout / c.ncol * c.nblk, 1 + MT_GRAIN_SIZE / (count * CW), colext_chunk, &c);
-        } else if ((op == MT_RED_SUM || op == MT_RED_MEAN) && (src->dtype == MT_F32 || src->dtype == MT_F64) &&
-                   in.n == 1 && count > 0 && kn > 0 && kst[kn - 1] == isz && ksz[kn - 1] >= 16) {
+            mt__parallel_for(nout / c.ncol * c.nblk, 1 + MT_GRAIN_SIZE / (count * CW), colfold_chunk, &c);
+        } else if (!is_fold(op, src->dtype) && in.n == 1 && count > 0 && kn > 0 && kst[kn - 1] == isz && ksz[kn - 1] >= 16) {
             colsum_task c = {&t, ksz[kn - 1], (ksz[kn - 1] + COLW - 1) / COLW};
             int64_t ntask = nout / c.ncol * c.nblk;
             mt__parallel_for(ntask, 1 + MT_GRAIN_SIZE / (count * COLW), colsum_chunk, &c);
