@@ -560,6 +560,46 @@ static void reduce_chunk(void *p, int64_t b, int64_t e) {
     }
 }
 
+/* folds and float sums of rows (one reduced run per output): results gathered and stored 256 at a time (per output,
+ * the call chain, the returned struct and a one-element store call were most of a 64-element row) */
+static void rows_fold_chunk(void *p, int64_t b, int64_t e) {
+    const reduce_task *t = p;
+    enum { OB = 256 };
+    union { double f[OB]; int64_t i[OB]; } res;
+    int fl = t->out_from == MT_F64;
+    int64_t n = t->in->size[0], s = t->in->stride[0];
+    for (int64_t o0 = b; o0 < e; o0 += OB) {
+        int64_t m = e - o0 < OB ? e - o0 : OB;
+        for (int64_t k = 0; k < m; k++) {
+            int64_t rem = o0 + k, off = 0;
+            for (int d = t->kn - 1; d >= 0; d--) {
+                off += (rem % t->ksz[d]) * t->kst[d];
+                rem /= t->ksz[d];
+            }
+            const char *q = t->base + off;
+            if (!is_fold(t->op, t->dtype)) { /* a float sum: sum1's tree, as reduce_block sums it */
+                int nan = t->op == MT_RED_NANSUM;
+                double v = 0;
+                switch (t->dtype) {
+                case MT_F16: v = nan ? sum1_nan_f16(q, n, s) : sum1_f16(q, n, s); break;
+                case MT_BF16: v = nan ? sum1_nan_bf16(q, n, s) : sum1_bf16(q, n, s); break;
+                case MT_F32: v = nan ? sum1_nan_f32(q, n, s) : sum1_f32(q, n, s); break;
+                case MT_F64: v = nan ? sum1_nan_f64(q, n, s) : sum1_f64(q, n, s); break;
+                }
+                res.f[k] = t->op == MT_RED_MEAN ? v / (double)t->count : v;
+                continue;
+            }
+            acc_t a;
+            fold_init(t->op, &a);
+            fold_run(t->op, t->dtype, q, n, s, &a, NULL);
+            fold_finish(t->op, t->dtype, q, t->in, &a);
+            if (fl) res.f[k] = a.f;
+            else res.i[k] = a.i;
+        }
+        t->store((char *[]){t->obase + o0 * t->osize, (char *)&res}, (const int64_t[]){t->osize, 8}, m, NULL);
+    }
+}
+
 /* float sums of contiguous rows (one reduced dim of unit stride), outputs [b, e) by sum_streams */
 static const char *row_run(const void *p, int64_t o, int64_t *n) {
     const reduce_task *t = p;
@@ -1062,6 +1102,8 @@ mt_status mt__impl_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, 
         } else if ((op == MT_RED_SUM || op == MT_RED_MEAN || op == MT_RED_NANSUM) && mt__is_float(src->dtype) &&
                    in.n == 1 && in.stride[0] == isz && isz <= STREAM_ITEM_MAX && count >= ROWS_MIN) {
             mt__parallel_for(nout, grain, rows_sum_chunk, &t);
+        } else if (in.n == 1) { /* one run per output, of any stride */
+            mt__parallel_for(nout, grain, rows_fold_chunk, &t);
         } else {
             mt__parallel_for(nout, grain, reduce_chunk, &t);
         }
