@@ -3,8 +3,11 @@
  *
  * Sums are pairwise (blocks of 128 summed in 8 lanes, blocks combined as a
  * tree), accumulating float16/bfloat16/float32 in float, float64 in double and
- * integers in int64, as PyTorch does. The kept dims are walked outside
- * (split across threads), the reduced dims inside. */
+ * integers in int64, as PyTorch does. The other reductions (and integer sums)
+ * fold runs in vector lanes (fold_run). The kept dims are walked outside (split
+ * across threads), the reduced dims inside; one long run into one output is
+ * split across threads itself (split_sum, fold_split), and columns (the reduced
+ * dim strided, adjacent outputs contiguous) reduce many outputs a row at a time. */
 #include <math.h>
 
 #include "loops.h"
