@@ -354,3 +354,186 @@ def test_max_min_write_out():
     v, i = mt.empty(0), mt.empty(0, dtype=mt.int64)
     r = mt.max(mt.tensor(x), 0, out=(v, i))
     assert r.values is v and r.indices is i and v.tolist() == [3.0, 5.0]
+
+
+# ---- long inputs: the vector folds, their thread split and column folds ---------------------
+# Lengths around the fold's 32 lanes, its 1024-element prod leaves and the full-reduction split
+# (65536 elements and more run on the pool), odd, contiguous or not.
+
+LONG_SIZES = [31, 33, 1025, 65537, 200003]
+
+
+def long_pair(n, dtype, seed=0, kind="normal"):
+    rng = np.random.default_rng(seed)
+    if dtype == "bool":
+        data = rng.random(n) > 0.5
+    elif "int" in dtype:
+        data = rng.integers(0 if dtype == "uint8" else -100, 101, size=n)
+    elif kind == "near1":  # products stay finite over 200k factors
+        data = 1 + (rng.random(n) - 0.5) * 1e-3
+    else:
+        data = rng.standard_normal(n) * 3
+    return pair_of(data, dtype)
+
+
+def pair_of(data, dtype):
+    t = torch.from_numpy(np.ascontiguousarray(data))
+    m = mt.from_numpy(np.ascontiguousarray(data))
+    return m.to(getattr(mt, dtype)), t.to(getattr(torch, dtype))
+
+
+def layouts(m, t):
+    """the run itself, every other element, and a transposed 2-D view (a column fold for dim=0)"""
+    yield m, t
+    yield m[::2], t[::2]
+    n = m.shape[0] // 8 * 8
+    if n:
+        yield m[:n].reshape(8, -1).t(), t[:n].reshape(8, -1).t()
+        yield m[:n].reshape(-1, 8), t[:n].reshape(-1, 8)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_long_folds(dtype):
+    for n in LONG_SIZES:
+        for m, t in layouts(*long_pair(n, dtype)):
+            dims = [None, 0, -1] if m.dim() == 2 else [None]
+            for name, dim in itertools.product(["amax", "amin", "all", "any", "count_nonzero", "nansum"], dims):
+                if name == "nansum" and dtype == "bool":
+                    continue
+                kw = {} if dim is None else {"dim": dim}
+                exact = name not in ("nansum",) or "int" in dtype
+                agree(lambda L, x: getattr(L, name)(x, **kw), (m, t), exact=exact)
+            agree(lambda L, x: L.aminmax(x), (m, t), exact=True)
+            if dtype != "bool":
+                agree(lambda L, x: x.max(), (m, t), exact=True)
+                agree(lambda L, x: x.min(), (m, t), exact=True)
+                if m.dim() == 2:
+                    agree(lambda L, x: x.max(0), (m, t), exact=True)
+                    agree(lambda L, x: x.min(-1), (m, t), exact=True)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_long_prod(dtype):
+    kind = "near1" if dtype in FLOATS else "normal"
+    for n in LONG_SIZES:
+        m, t = long_pair(n, dtype, seed=1, kind=kind)
+        if dtype in ("int8", "int16", "int32", "int64", "uint8"):
+            m, t = m % 3 - 1 if dtype != "uint8" else m % 2 + 1, t % 3 - 1 if dtype != "uint8" else t % 2 + 1
+        for x, y in layouts(m, t):
+            for dim in ([None, 0, -1] if x.dim() == 2 else [None]):
+                kw = {} if dim is None else {"dim": dim}
+                got = x.prod(**kw)
+                if dtype in ("float16", "bfloat16"):
+                    # PyTorch multiplies float16/bfloat16 in their own type (a rounding per factor: 0.95 for
+                    # a product near 1.41 over 1000 bfloat16 factors); ours accumulates in float32 as
+                    # PyTorch does for sum. The oracle is then PyTorch's float32 product, rounded.
+                    expected = y.float().prod(**kw).to(y.dtype)
+                else:
+                    expected = y.prod(**kw)
+                if dtype in FLOATS:
+                    tol = {"float16": 2e-3, "bfloat16": 1.6e-2, "float32": 1e-4, "float64": 1e-12}[dtype]
+                    assert str(got.dtype) == str(expected.dtype) and tuple(got.shape) == tuple(expected.shape)
+                    np.testing.assert_allclose(np.array(got.double().tolist()), np.array(expected.double().tolist()),
+                                               rtol=tol)
+                else:  # integer products wrap around in int64, the same in any order
+                    same(got, expected, exact=True)
+
+
+def _bits(x):
+    return np.array(x.double().tolist() if x.dim() else [x.double().item()], dtype=np.float64).view(np.int64)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_long_nan_propagation(dtype):
+    for n, pos in itertools.product([33, 1025, 200003], ["start", "middle", "end"]):
+        data = np.random.default_rng(2).standard_normal(n) * 3
+        data[{"start": 0, "middle": n // 2, "end": n - 1}[pos]] = np.nan
+        m, t = pair_of(data, dtype)
+        for name in ["amax", "amin", "max", "min", "nansum", "count_nonzero", "all", "any"]:
+            agree(lambda L, x: getattr(L, name)(x), (m, t), exact=name != "nansum")
+        agree(lambda L, x: L.aminmax(x), (m, t), exact=True)
+        for x, y in list(layouts(m, t))[2:]:  # rows and columns with the NaN in one of them
+            agree(lambda L, x: L.amax(x, 0), (x, y), exact=True)
+            agree(lambda L, x: L.amin(x, -1), (x, y), exact=True)
+            agree(lambda L, x: L.nansum(x, 0), (x, y))
+            agree(lambda L, x: x.max(0), (x, y), exact=True)  # the first NaN's index
+            agree(lambda L, x: x.min(-1), (x, y), exact=True)
+            agree(lambda L, x: x.argmax(0), (x, y))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_long_signed_zeros(dtype):
+    # one sign throughout: PyTorch's result has that sign
+    for n, z in itertools.product([33, 1025, 200003], [0.0, -0.0]):
+        m, t = pair_of(np.full(n, z), dtype)
+        for name in ["amax", "amin", "max", "min"]:
+            got, expected = getattr(m, name)(), getattr(t, name)()
+            assert np.signbit(got.double().item()) == np.signbit(expected.double().item()) == np.signbit(z)
+        assert m.count_nonzero().item() == 0 and not m.any().item() and not m.all().item()
+    # both signs: PyTorch's sign follows its vector lanes and thread split ([0.0, -0.0].max() is -0.0,
+    # .amax() is 0.0); ours is the first zero in memory order, whatever the lanes or threads
+    for n, first in itertools.product([33, 1025, 200003], [0.0, -0.0]):
+        data = np.where(np.random.default_rng(3).random(n) < 0.5, 0.0, -0.0)
+        data[: n // 3] = -1.0
+        data[n // 3] = first
+        m, t = pair_of(data, dtype)
+        for name in ["amax", "max"]:
+            got, expected = getattr(m, name)(), getattr(t, name)()
+            assert got.double().item() == expected.double().item() == 0
+            assert np.signbit(got.double().item()) == np.signbit(first)
+        assert np.signbit(m.amin(0).double().item()) == 1  # -1.0 is the minimum: no zero involved
+        assert m.amin().item() == -1.0
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float64", "int64"])
+def test_long_folds_same_on_any_thread_count(dtype):
+    kind = "near1" if dtype != "int64" else "normal"
+    m, _ = long_pair(200003, dtype, seed=4, kind=kind)
+    prev = mt.get_num_threads()
+    results = []
+    try:
+        for nt in (1, 2, 3):
+            mt.set_num_threads(nt)
+            results.append([_bits(f(m)) for f in (lambda x: x.prod(), lambda x: x.amax(), lambda x: x.amin(),
+                                                    lambda x: x.count_nonzero(), lambda x: x[:28571 * 7].reshape(-1, 7).amax(0),
+                                                    lambda x: x.nansum())])
+    finally:
+        mt.set_num_threads(prev)
+    for r in results[1:]:
+        for a, b in zip(results[0], r):
+            np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_long_max_dim_signed_zeros_and_ties(dtype):
+    # max/min along a dim return the first extreme and its index in PyTorch too: its value keeps
+    # that element's sign
+    rng = np.random.default_rng(5)
+    for rows, cols in [(3, 1025), (1025, 3), (200, 67)]:
+        data = np.where(rng.random((rows, cols)) < 0.5, 0.0, -0.0)
+        data[rng.random((rows, cols)) < 0.3] = -1.0
+        m, t = pair_of(data, dtype)
+        for x, y in [(m, t), (m.t(), t.t())]:
+            for dim, name in itertools.product([0, 1], ["max", "min"]):
+                got, expected = getattr(x, name)(dim), getattr(y, name)(dim)
+                same(got.indices, expected.indices, exact=True)
+                np.testing.assert_array_equal(np.signbit(np.array(got.values.double().tolist())),
+                                              np.signbit(np.array(expected.values.double().tolist())))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_cummax_cummin(dtype):
+    # ties (small integer values), NaN in float rows, every layout; values and indices exactly
+    for shape, tr in itertools.product([(), (0,), (7,), (2, 3, 5), (2, 0, 3), (40, 1025)], (False, True)):
+        m, t = make(shape, dtype, seed=6, transpose=tr)
+        if dtype in FLOATS and m.numel() > 3:
+            m, t = m.round(), t.round()  # ties
+            flat_m, flat_t = m.reshape(-1).clone(), t.reshape(-1).clone()
+            for k in (0, m.numel() // 2, m.numel() - 1):
+                flat_m[k], flat_t[k] = float("nan"), float("nan")
+            m, t = flat_m.reshape(m.shape), flat_t.reshape(t.shape)
+        for d in range(-max(len(shape), 1), max(len(shape), 1)):
+            for name in ("cummax", "cummin"):
+                agree(lambda L, x: getattr(L, name)(x, d), (m, t), exact=True)
+        if len(shape) >= 2:
+            agree(lambda L, x: L.cummax(x[:, ::2], -1), (m, t), exact=True)

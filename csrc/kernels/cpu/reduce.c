@@ -3,8 +3,11 @@
  *
  * Sums are pairwise (blocks of 128 summed in 8 lanes, blocks combined as a
  * tree), accumulating float16/bfloat16/float32 in float, float64 in double and
- * integers in int64, as PyTorch does. The kept dims are walked outside
- * (split across threads), the reduced dims inside. */
+ * integers in int64, as PyTorch does. The other reductions (and integer sums)
+ * fold runs in vector lanes (fold_run). The kept dims are walked outside (split
+ * across threads), the reduced dims inside; one long run into one output is
+ * split across threads itself (split_sum, fold_split), and columns (the reduced
+ * dim strided, adjacent outputs contiguous) reduce many outputs a row at a time. */
 #include <math.h>
 
 #include "loops.h"
@@ -34,7 +37,10 @@ typedef struct {
     void (*done)(void *ctx, int64_t o, double v);                /* run o's sum */
     void *ctx;
 } stream_src;
-#define DEF_SUM(TAG, T, ACC, LOAD)                                                       \
+/* LOAD converts one element (nansum's reads NaN as 0); the contiguous leaves convert with VLOAD and
+ * apply VFIX to the vector (nansum's zeroes NaN lanes with a mask: a per-element select did not
+ * vectorise, 7x slower than sum) */
+#define DEF_SUM(TAG, T, ACC, LOAD, VLOAD, VFIX)                                          \
     MT_SIMD static ACC sum1_##TAG(const char *p, int64_t n, int64_t s) {                  \
         ACC lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                          \
         int64_t i = 0;                                                                   \
@@ -44,14 +50,19 @@ typedef struct {
             const T *q = (const T *)p;                                                   \
             _Pragma("GCC unroll 1")                                                      \
             for (; i + 32 <= n; i += 32) {                                               \
-                for (int l = 0; l < 8; l++) v0[l] += (ACC)LOAD(q[i + l]);                \
-                for (int l = 0; l < 8; l++) v1[l] += (ACC)LOAD(q[i + 8 + l]);            \
-                for (int l = 0; l < 8; l++) v2[l] += (ACC)LOAD(q[i + 16 + l]);           \
-                for (int l = 0; l < 8; l++) v3[l] += (ACC)LOAD(q[i + 24 + l]);           \
+                vacc x0, x1, x2, x3;                                                     \
+                for (int l = 0; l < 8; l++) x0[l] = (ACC)VLOAD(q[i + l]);                \
+                for (int l = 0; l < 8; l++) x1[l] = (ACC)VLOAD(q[i + 8 + l]);            \
+                for (int l = 0; l < 8; l++) x2[l] = (ACC)VLOAD(q[i + 16 + l]);           \
+                for (int l = 0; l < 8; l++) x3[l] = (ACC)VLOAD(q[i + 24 + l]);           \
+                v0 += VFIX(x0), v1 += VFIX(x1), v2 += VFIX(x2), v3 += VFIX(x3);          \
             }                                                                            \
             v0 = (v0 + v1) + (v2 + v3);                                                  \
-            for (; i + 8 <= n; i += 8)                                                   \
-                for (int l = 0; l < 8; l++) v0[l] += (ACC)LOAD(q[i + l]);                \
+            for (; i + 8 <= n; i += 8) {                                                 \
+                vacc x0;                                                                 \
+                for (int l = 0; l < 8; l++) x0[l] = (ACC)VLOAD(q[i + l]);                \
+                v0 += VFIX(x0);                                                          \
+            }                                                                            \
             for (int l = 0; l < 8; l++) lane[l] = v0[l];                                 \
         } else if (n <= BLOCK) {                                                         \
             for (; i + 8 <= n; i += 8)                                                   \
@@ -123,79 +134,314 @@ typedef struct {
             }                                                                            \
     }
 
-#define DEF_FOLD(TAG, T, ACC, LOAD, NAME, INIT, STEP)                                    \
-    static ACC NAME##r_##TAG(const char *p, const inner_t *in, int d) {                  \
-        ACC acc = INIT;                                                                  \
-        int64_t n = in->size[d], s = in->stride[d];                                      \
-        for (int64_t i = 0; i < n; i++) {                                                \
-            ACC x = d == in->n - 1 ? (ACC)LOAD(*(const T *)(p + i * s)) : NAME##r_##TAG(p + i * s, in, d + 1); \
-            STEP;                                                                        \
-        }                                                                                \
-        return acc;                                                                      \
-    }
+/* one reduction's accumulator: double for floats (f), int64 for integers and counts (i); nan: a
+ * float amax/amin saw a NaN */
+typedef struct { double f; int64_t i; int nan; } acc_t;
 
-#define MAXSTEP acc = (x != x || acc != acc) ? (acc != acc ? acc : x) : (x > acc ? x : acc)
-#define MINSTEP acc = (x != x || acc != acc) ? (acc != acc ? acc : x) : (x < acc ? x : acc)
-
-#define DEF_ALL(TAG, T, ACC, LOAD)                                                       \
-    DEF_SUM(TAG, T, ACC, LOAD)                                                           \
-    DEF_FOLD(TAG, T, ACC, LOAD, prod, (ACC)1, acc *= x)                                  \
-    DEF_FOLD(TAG, T, ACC, LOAD, max, -(ACC)INFINITY, MAXSTEP)                            \
-    DEF_FOLD(TAG, T, ACC, LOAD, min, (ACC)INFINITY, MINSTEP)                             \
-    DEF_FOLD(TAG, T, ACC, LOAD, all, (ACC)1, acc = acc && x != 0)                         \
-    DEF_FOLD(TAG, T, ACC, LOAD, any, (ACC)0, acc = acc || x != 0)
-
-/* count_nonzero: an int64 count whatever the dtype */
-#define DEF_CNT(TAG, T, LOAD)                                                            \
-    static int64_t cntr_##TAG(const char *p, const inner_t *in, int d) {                 \
-        int64_t acc = 0, n = in->size[d], s = in->stride[d];                             \
-        if (d == in->n - 1)                                                              \
-            for (int64_t i = 0; i < n; i++) acc += LOAD(*(const T *)(p + i * s)) != 0;   \
-        else                                                                             \
-            for (int64_t i = 0; i < n; i++) acc += cntr_##TAG(p + i * s, in, d + 1);     \
-        return acc;                                                                      \
-    }
-
-/* nansum: NaN loads as 0 */
+/* nansum's vector leaves: NaN lanes masked to 0 */
+#define VSAME(x) (x)
+#define VNONAN(x) ((__typeof__(x))((__typeof__((x) == (x)))(x) & ((x) == (x))))
 #define NZ(x) ((x) != (x) ? 0 : (x))
 #define NZ_F16(x) NZ(mt__f16_to_f32(x))
 #define NZ_BF16(x) NZ(mt__bf16_to_f32(x))
 
-#define DEF_FLOAT(TAG, T, ACC, LOAD, NZLOAD) DEF_ALL(TAG, T, ACC, LOAD) DEF_SUM(nan_##TAG, T, ACC, NZLOAD) DEF_CNT(TAG, T, LOAD)
-DEF_FLOAT(f16, uint16_t, float, mt__f16_to_f32, NZ_F16)
-DEF_FLOAT(bf16, uint16_t, float, mt__bf16_to_f32, NZ_BF16)
-DEF_FLOAT(f32, float, float, ID, NZ)
-DEF_FLOAT(f64, double, double, ID, NZ)
+/* ---- folds of runs: amax/amin, prod, all/any/count_nonzero, integer sums -------------------
+ * A run of n elements s bytes apart folds in FW lanes (a contiguous run vectorises), then into the
+ * accumulator. They were element-by-element folds with a branch per element: 1.1 ns per float32
+ * element on one thread, 36x PyTorch for a full amax (docs/PERFORMANCE.md, session 25). */
+#define FW 32
+/* the FW lanes folded as a tree, each level with a constant width so it vectorises (a loop over the
+ * widths compiled to scalar steps through the stack: most of a 64-element row's time) */
+#define LANE_STEP(W, ...) for (int l = 0, w = W; l < W; l++) { __VA_ARGS__; }
+#define LANE_TREE(...) LANE_STEP(16, __VA_ARGS__) LANE_STEP(8, __VA_ARGS__) LANE_STEP(4, __VA_ARGS__) \
+    LANE_STEP(2, __VA_ARGS__) LANE_STEP(1, __VA_ARGS__)
+#define PCHUNK 65536
+#define MAXPARTS 256 /* ranges of a split fold */
+/* prod's chunks: a function of the run's length only, so the thread split (one chunk per range)
+ * gives the serial result */
+static int64_t prod_chunk(int64_t n) {
+    int64_t c = ((n + MAXPARTS - 1) / MAXPARTS + FW - 1) / FW * FW;
+    return c > PCHUNK ? c : PCHUNK;
+}
 
-/* integers: int64 accumulators with wrap-around, min/max without infinities */
-#define DEF_INT(TAG, T)                                                                  \
-    static int64_t sumr_##TAG(const char *p, const inner_t *in, int d, int64_t lo, int64_t hi) { \
-        uint64_t acc = 0;                                                                \
-        for (int64_t i = lo; i < hi; i++) {                                              \
-            const char *q = p + i * in->stride[d];                                       \
-            acc += d == in->n - 1 ? (uint64_t)(int64_t) * (const T *)q                   \
-                                  : (uint64_t)sumr_##TAG(q, in, d + 1, 0, in->size[d + 1]); \
+/* Float amax/amin: lanes keep the extreme of the non-NaN elements and whether a NaN was seen. Which
+ * element is the result when that is ambiguous (a NaN, or a zero of either sign) is settled after the
+ * whole fold by first_special: the first NaN, else the first zero, in memory order, as the
+ * element-by-element fold did; so results do not depend on lanes or threads. */
+#define DEF_FEXT(TAG, T, F, IT, LOAD, NAME, CMP, INIT)                                    \
+    MT_SIMD static void NAME##_##TAG(const char *p, int64_t n, int64_t s, acc_t *a) {    \
+        F m = INIT;                                                                      \
+        IT nan = 0;                                                                      \
+        int64_t i = 0;                                                                   \
+        if (s == sizeof(T) && n >= FW) {                                                 \
+            const T *q = (const T *)p;                                                   \
+            F v[FW];                                                                     \
+            IT u[FW];                                                                    \
+            for (int l = 0; l < FW; l++) v[l] = INIT, u[l] = 0;                          \
+            for (; i + FW <= n; i += FW)                                                 \
+                for (int l = 0; l < FW; l++) {                                           \
+                    F x = (F)LOAD(q[i + l]);                                             \
+                    u[l] |= -(IT)(x != x);                                               \
+                    v[l] = x CMP v[l] ? x : v[l];                                        \
+                }                                                                        \
+            LANE_TREE(u[l] |= u[l + w]; v[l] = v[l + w] CMP v[l] ? v[l + w] : v[l]);      \
+            nan = u[0], m = v[0];                                                        \
         }                                                                                \
-        return (int64_t)acc;                                                             \
+        for (; i < n; i++) {                                                             \
+            F x = (F)LOAD(*(const T *)(p + i * s));                                      \
+            nan |= x != x;                                                               \
+            m = x CMP m ? x : m;                                                         \
+        }                                                                                \
+        a->nan |= nan != 0;                                                              \
+        if (m CMP a->f) a->f = m;                                                        \
+    }
+
+/* float prod: FW lanes, each multiplying in order (a tail element k goes to lane k), combined as a
+ * tree; a run is cut into chunks of prod_chunk(n) (fold_run), whose products multiply in order. In
+ * the leaves' type (float for float16/bfloat16/float32), as before. Short lanes lose accuracy on
+ * factors near 1 (each rounding near 1.0 was biased low: -3e-4 over 200k float32 factors in lanes
+ * of 32, 10x PyTorch's error), so each lane runs the whole chunk. */
+#define DEF_FPROD(TAG, T, F, LOAD)                                                       \
+    MT_SIMD static F prod1_##TAG(const char *p, int64_t n, int64_t s) {                  \
+        F v[FW];                                                                         \
+        int64_t i = 0;                                                                   \
+        for (int l = 0; l < FW; l++) v[l] = 1;                                           \
+        if (s == sizeof(T)) {                                                            \
+            const T *q = (const T *)p;                                                   \
+            for (; i + FW <= n; i += FW)                                                 \
+                for (int l = 0; l < FW; l++) v[l] *= (F)LOAD(q[i + l]);                  \
+        } else {                                                                         \
+            for (; i + FW <= n; i += FW)                                                 \
+                for (int l = 0; l < FW; l++) v[l] *= (F)LOAD(*(const T *)(p + (i + l) * s)); \
+        }                                                                                \
+        for (int l = 0; i < n; i++, l++) v[l] *= (F)LOAD(*(const T *)(p + i * s));      \
+        LANE_TREE(v[l] *= v[l + w]);                                                     \
+        return v[0];                                                                     \
+    }
+
+#define DEF_FFOLDS(TAG, T, F, IT, LOAD)                                                  \
+    DEF_FEXT(TAG, T, F, IT, LOAD, fmax, >, -(F)INFINITY)                                 \
+    DEF_FEXT(TAG, T, F, IT, LOAD, fmin, <, (F)INFINITY)                                  \
+    DEF_FPROD(TAG, T, F, LOAD)
+
+/* integers: amax/amin in lanes of T; prod and sum in uint64 lanes (wrap-around, exact in any order) */
+#define DEF_IFOLDS(TAG, T, TMIN, TMAX)                                                   \
+    DEF_IEXT(TAG, T, imax, >, TMIN)                                                      \
+    DEF_IEXT(TAG, T, imin, <, TMAX)                                                      \
+    DEF_IACC(TAG, T, iprod, *=, 1)                                                       \
+    DEF_IACC(TAG, T, isum, +=, 0)
+#define DEF_IEXT(TAG, T, NAME, CMP, INIT)                                                \
+    MT_SIMD static void NAME##_##TAG(const char *p, int64_t n, int64_t s, acc_t *a) {    \
+        T m = INIT;                                                                      \
+        int64_t i = 0;                                                                   \
+        if (s == sizeof(T) && n >= FW) {                                                 \
+            const T *q = (const T *)p;                                                   \
+            T v[FW];                                                                     \
+            for (int l = 0; l < FW; l++) v[l] = INIT;                                    \
+            for (; i + FW <= n; i += FW)                                                 \
+                for (int l = 0; l < FW; l++) v[l] = q[i + l] CMP v[l] ? q[i + l] : v[l]; \
+            LANE_TREE(v[l] = v[l + w] CMP v[l] ? v[l + w] : v[l]);                        \
+            m = v[0];                                                                    \
+        }                                                                                \
+        for (; i < n; i++) {                                                             \
+            T x = *(const T *)(p + i * s);                                               \
+            m = x CMP m ? x : m;                                                         \
+        }                                                                                \
+        if ((int64_t)m CMP a->i) a->i = m;                                               \
+    }
+#define DEF_IACC(TAG, T, NAME, OP, INIT)                                                 \
+    MT_SIMD static void NAME##_##TAG(const char *p, int64_t n, int64_t s, acc_t *a) {    \
+        uint64_t r = INIT;                                                               \
+        int64_t i = 0;                                                                   \
+        if (s == sizeof(T) && n >= FW) {                                                 \
+            const T *q = (const T *)p;                                                   \
+            uint64_t v[FW];                                                              \
+            for (int l = 0; l < FW; l++) v[l] = INIT;                                    \
+            for (; i + FW <= n; i += FW)                                                 \
+                for (int l = 0; l < FW; l++) v[l] OP (uint64_t)(int64_t)q[i + l];        \
+            for (int l = 0; l < FW; l++) r OP v[l];                                      \
+        }                                                                                \
+        for (; i < n; i++) r OP (uint64_t)(int64_t) * (const T *)(p + i * s);            \
+        uint64_t acc = (uint64_t)a->i;                                                   \
+        acc OP r;                                                                        \
+        a->i = (int64_t)acc;                                                             \
+    }
+
+/* count_nonzero (and all/any, by blocks): the elements whose bits under MASK are not all zero (a
+ * float's bits but the sign: NaN counts, -0.0 does not), by storage width */
+#define DEF_CNT(U)                                                                       \
+    MT_SIMD static int64_t cnt_##U(const char *p, int64_t n, int64_t s, U mask) {        \
+        int64_t c = 0, i = 0;                                                            \
+        if (s == sizeof(U))                                                              \
+            while (n - i >= FW) {                                                        \
+                const U *q = (const U *)p;                                               \
+                int64_t e = i + (n - i < ((int64_t)1 << 24) ? n - i : (int64_t)1 << 24) / FW * FW; \
+                uint32_t v[FW];                                                          \
+                for (int l = 0; l < FW; l++) v[l] = 0;                                   \
+                for (; i < e; i += FW)                                                   \
+                    for (int l = 0; l < FW; l++) v[l] += (q[i + l] & mask) != 0;         \
+                for (int l = 0; l < FW; l++) c += v[l];                                  \
+            }                                                                            \
+        for (; i < n; i++) c += (*(const U *)(p + i * s) & mask) != 0;                   \
+        return c;                                                                        \
+    }
+DEF_CNT(uint8_t)
+DEF_CNT(uint16_t)
+DEF_CNT(uint32_t)
+DEF_CNT(uint64_t)
+
+#define DEF_FLOAT(TAG, T, ACC, IT, LOAD, NZLOAD)                                         \
+    DEF_SUM(TAG, T, ACC, LOAD, LOAD, VSAME)                                              \
+    DEF_SUM(nan_##TAG, T, ACC, NZLOAD, LOAD, VNONAN)                                     \
+    DEF_FFOLDS(TAG, T, ACC, IT, LOAD)
+DEF_FLOAT(f16, uint16_t, float, int32_t, mt__f16_to_f32, NZ_F16)
+DEF_FLOAT(bf16, uint16_t, float, int32_t, mt__bf16_to_f32, NZ_BF16)
+DEF_FLOAT(f32, float, float, int32_t, ID, NZ)
+DEF_FLOAT(f64, double, double, int64_t, ID, NZ)
+DEF_IFOLDS(bool, uint8_t, 0, 1)
+DEF_IFOLDS(u8, uint8_t, 0, UINT8_MAX)
+DEF_IFOLDS(i8, int8_t, INT8_MIN, INT8_MAX)
+DEF_IFOLDS(i16, int16_t, INT16_MIN, INT16_MAX)
+DEF_IFOLDS(i32, int32_t, INT32_MIN, INT32_MAX)
+DEF_IFOLDS(i64, int64_t, INT64_MIN, INT64_MAX)
+
+static int is_fold(int op, int dt) {
+    return !((op == MT_RED_SUM || op == MT_RED_MEAN || op == MT_RED_NANSUM) && mt__is_float(dt));
+}
+
+static void fold_init(int op, acc_t *a) {
+    a->nan = 0;
+    a->f = op == MT_RED_AMAX ? -INFINITY : op == MT_RED_AMIN ? INFINITY : op == MT_RED_PROD ? 1 : 0;
+    a->i = op == MT_RED_AMAX ? INT64_MIN : op == MT_RED_AMIN ? INT64_MAX : op == MT_RED_PROD || op == MT_RED_ALL;
+}
+
+/* all/any decided: nothing more to read */
+static int fold_decided(int op, const acc_t *a) {
+    return (op == MT_RED_ALL && !a->i) || (op == MT_RED_ANY && a->i);
+}
+
+/* b folded into a (b's elements after a's) */
+static void fold_combine(int op, int dt, acc_t *a, const acc_t *b) {
+    int fl = mt__is_float(dt);
+    switch (op) {
+    case MT_RED_AMAX: a->nan |= b->nan; if (fl ? b->f > a->f : b->i > a->i) a->f = b->f, a->i = b->i; break;
+    case MT_RED_AMIN: a->nan |= b->nan; if (fl ? b->f < a->f : b->i < a->i) a->f = b->f, a->i = b->i; break;
+    case MT_RED_PROD:
+        if (!fl) a->i = (int64_t)((uint64_t)a->i * (uint64_t)b->i);
+        else a->f = dt == MT_F64 ? a->f * b->f : (double)((float)a->f * (float)b->f); /* in the leaves' type */
+        break;
+    case MT_RED_ALL: a->i = a->i && b->i; break;
+    case MT_RED_ANY: a->i = a->i || b->i; break;
+    default: a->i = (int64_t)((uint64_t)a->i + (uint64_t)b->i); /* count_nonzero, integer sums */
+    }
+}
+
+/* all/any/count_nonzero of one run: count_nonzero by blocks, all/any stop at the deciding block (or
+ * when another thread's part has decided: *stop) */
+static void fold_truth(int op, int dt, const char *p, int64_t n, int64_t s, acc_t *a, const int *stop) {
+    int isz = mt_dtype_itemsize(dt);
+    enum { TBLK = 4096 };
+    for (int64_t b = 0; b < n; b += TBLK) {
+        int64_t m = n - b < TBLK ? n - b : TBLK, c;
+        const char *q = p + b * s;
+        switch (dt) {
+        case MT_F16: case MT_BF16: c = cnt_uint16_t(q, m, s, 0x7FFF); break;
+        case MT_F32: c = cnt_uint32_t(q, m, s, 0x7FFFFFFFu); break;
+        case MT_F64: c = cnt_uint64_t(q, m, s, 0x7FFFFFFFFFFFFFFFull); break;
+        default:
+            c = isz == 1 ? cnt_uint8_t(q, m, s, 0xFF) : isz == 2 ? cnt_uint16_t(q, m, s, 0xFFFF)
+              : isz == 4 ? cnt_uint32_t(q, m, s, 0xFFFFFFFFu) : cnt_uint64_t(q, m, s, ~0ull);
+        }
+        if (op == MT_RED_COUNT_NONZERO) { a->i += c; continue; }
+        if (op == MT_RED_ALL && c < m) { a->i = 0; return; }
+        if (op == MT_RED_ANY && c > 0) { a->i = 1; return; }
+        if (stop && __atomic_load_n(stop, __ATOMIC_RELAXED)) return;
+    }
+}
+
+/* one run folded into a */
+static void fold_run(int op, int dt, const char *p, int64_t n, int64_t s, acc_t *a, const int *stop) {
+    if (op == MT_RED_ALL || op == MT_RED_ANY || op == MT_RED_COUNT_NONZERO) { fold_truth(op, dt, p, n, s, a, stop); return; }
+    if (op == MT_RED_PROD && mt__is_float(dt)) {
+        for (int64_t c = 0, len = prod_chunk(n); c < n; c += len) {
+            const char *q = p + c * s;
+            int64_t m = n - c < len ? n - c : len;
+            acc_t b = {1, 1, 0};
+            switch (dt) {
+            case MT_F16: b.f = prod1_f16(q, m, s); break;
+            case MT_BF16: b.f = prod1_bf16(q, m, s); break;
+            case MT_F32: b.f = prod1_f32(q, m, s); break;
+            case MT_F64: b.f = prod1_f64(q, m, s); break;
+            }
+            fold_combine(op, dt, a, &b);
+        }
+        return;
+    }
+#define FCASE(TAG) op == MT_RED_AMAX ? fmax_##TAG(p, n, s, a) : fmin_##TAG(p, n, s, a); break;
+#define ICASE(TAG)                                                                       \
+    switch (op) {                                                                        \
+    case MT_RED_AMAX: imax_##TAG(p, n, s, a); break;                                     \
+    case MT_RED_AMIN: imin_##TAG(p, n, s, a); break;                                     \
+    case MT_RED_PROD: iprod_##TAG(p, n, s, a); break;                                    \
+    default: isum_##TAG(p, n, s, a);                                                     \
     }                                                                                    \
-    DEF_FOLD(TAG, T, int64_t, ID, prodw, 1, acc = (int64_t)((uint64_t)acc * (uint64_t)x)) \
-    DEF_FOLD(TAG, T, int64_t, ID, max, INT64_MIN, acc = x > acc ? x : acc)               \
-    DEF_FOLD(TAG, T, int64_t, ID, min, INT64_MAX, acc = x < acc ? x : acc)               \
-    DEF_FOLD(TAG, T, int64_t, ID, all, 1, acc = acc && x != 0)                           \
-    DEF_FOLD(TAG, T, int64_t, ID, any, 0, acc = acc || x != 0)                           \
-    DEF_CNT(TAG, T, ID)
-DEF_INT(bool, uint8_t)
-DEF_INT(u8, uint8_t)
-DEF_INT(i8, int8_t)
-DEF_INT(i16, int16_t)
-DEF_INT(i32, int32_t)
-DEF_INT(i64, int64_t)
+    break;
+    switch (dt) {
+    case MT_F16: FCASE(f16)
+    case MT_BF16: FCASE(bf16)
+    case MT_F32: FCASE(f32)
+    case MT_F64: FCASE(f64)
+    case MT_BOOL: ICASE(bool)
+    case MT_U8: ICASE(u8)
+    case MT_I8: ICASE(i8)
+    case MT_I16: ICASE(i16)
+    case MT_I32: ICASE(i32)
+    case MT_I64: ICASE(i64)
+    }
+#undef FCASE
+#undef ICASE
+}
+
+/* the block at p (dims d.. of in) folded into a, in memory order */
+static void fold_block(int op, int dt, const char *p, const inner_t *in, int d, acc_t *a) {
+    int64_t n = in->size[d], s = in->stride[d];
+    if (d == in->n - 1) { fold_run(op, dt, p, n, s, a, NULL); return; }
+    for (int64_t i = 0; i < n && !fold_decided(op, a); i++) fold_block(op, dt, p + i * s, in, d + 1, a);
+}
+
+/* the first NaN (nan) or zero of the block in memory order, into *out; 0 if none */
+static int first_special(int dt, const char *p, const inner_t *in, int d, int nan, double *out) {
+    int64_t n = in->size[d], s = in->stride[d];
+    if (d < in->n - 1) {
+        for (int64_t i = 0; i < n; i++)
+            if (first_special(dt, p + i * s, in, d + 1, nan, out)) return 1;
+        return 0;
+    }
+#define SCAN(T, LOAD)                                                                    \
+    for (int64_t i = 0; i < n; i++) {                                                    \
+        double x = LOAD(*(const T *)(p + i * s));                                        \
+        if (nan ? x != x : x == 0) { *out = x; return 1; }                               \
+    }                                                                                    \
+    return 0;
+    switch (dt) {
+    case MT_F16: SCAN(uint16_t, mt__f16_to_f32)
+    case MT_BF16: SCAN(uint16_t, mt__bf16_to_f32)
+    case MT_F32: SCAN(float, ID)
+    case MT_F64: SCAN(double, ID)
+    }
+#undef SCAN
+    return 0;
+}
+
+/* a float amax/amin's ambiguous result settled (see DEF_FEXT) */
+static void fold_finish(int op, int dt, const char *p, const inner_t *in, acc_t *a) {
+    if ((op == MT_RED_AMAX || op == MT_RED_AMIN) && mt__is_float(dt) && (a->nan || a->f == 0))
+        first_special(dt, p, in, 0, a->nan, &a->f);
+}
 
 /* one reduction of the block at p, as double (floats) or int64 (integers) */
-typedef struct { double f; int64_t i; } acc_t;
-
 static acc_t reduce_block(int op, int dt, const char *p, const inner_t *in) {
-    acc_t a = {0, 0};
+    acc_t a = {0, 0, 0};
     if (in->n == 0) { /* nothing reduced: the element itself */
         static const int64_t z[2] = {0, 0};
         mt__cast_loop(mt__is_float(dt) ? MT_F64 : MT_I64, dt)((char *[]){mt__is_float(dt) ? (char *)&a.f : (char *)&a.i, (char *)p}, z, 1, NULL);
@@ -203,41 +449,17 @@ static acc_t reduce_block(int op, int dt, const char *p, const inner_t *in) {
         if (op == MT_RED_NANSUM && a.f != a.f) a.f = 0;
         return a;
     }
-#define CASE_F(TAG)                                                                      \
-    switch (op) {                                                                        \
-    case MT_RED_SUM: case MT_RED_MEAN: a.f = sumr_##TAG(p, in, 0, 0, in->size[0]); break; \
-    case MT_RED_PROD: a.f = prodr_##TAG(p, in, 0); break;                                \
-    case MT_RED_AMAX: a.f = maxr_##TAG(p, in, 0); break;                                 \
-    case MT_RED_AMIN: a.f = minr_##TAG(p, in, 0); break;                                 \
-    case MT_RED_ALL: a.i = (int64_t)allr_##TAG(p, in, 0); break;                         \
-    case MT_RED_ANY: a.i = (int64_t)anyr_##TAG(p, in, 0); break;                         \
-    case MT_RED_NANSUM: a.f = sumr_nan_##TAG(p, in, 0, 0, in->size[0]); break;           \
-    case MT_RED_COUNT_NONZERO: a.i = cntr_##TAG(p, in, 0); break;                        \
-    }                                                                                    \
-    break;
-#define CASE_I(TAG)                                                                      \
-    switch (op) {                                                                        \
-    case MT_RED_SUM: case MT_RED_MEAN: a.i = sumr_##TAG(p, in, 0, 0, in->size[0]); break; \
-    case MT_RED_PROD: a.i = prodwr_##TAG(p, in, 0); break;                               \
-    case MT_RED_AMAX: a.i = maxr_##TAG(p, in, 0); break;                                 \
-    case MT_RED_AMIN: a.i = minr_##TAG(p, in, 0); break;                                 \
-    case MT_RED_ALL: a.i = allr_##TAG(p, in, 0); break;                                  \
-    case MT_RED_ANY: a.i = anyr_##TAG(p, in, 0); break;                                  \
-    case MT_RED_NANSUM: a.i = sumr_##TAG(p, in, 0, 0, in->size[0]); break;               \
-    case MT_RED_COUNT_NONZERO: a.i = cntr_##TAG(p, in, 0); break;                        \
-    }                                                                                    \
-    break;
+    if (is_fold(op, dt)) {
+        fold_init(op, &a);
+        fold_block(op, dt, p, in, 0, &a);
+        fold_finish(op, dt, p, in, &a);
+        return a;
+    }
     switch (dt) {
-    case MT_F16: CASE_F(f16)
-    case MT_BF16: CASE_F(bf16)
-    case MT_F32: CASE_F(f32)
-    case MT_F64: CASE_F(f64)
-    case MT_BOOL: CASE_I(bool)
-    case MT_U8: CASE_I(u8)
-    case MT_I8: CASE_I(i8)
-    case MT_I16: CASE_I(i16)
-    case MT_I32: CASE_I(i32)
-    case MT_I64: CASE_I(i64)
+    case MT_F16: a.f = op == MT_RED_NANSUM ? sumr_nan_f16(p, in, 0, 0, in->size[0]) : sumr_f16(p, in, 0, 0, in->size[0]); break;
+    case MT_BF16: a.f = op == MT_RED_NANSUM ? sumr_nan_bf16(p, in, 0, 0, in->size[0]) : sumr_bf16(p, in, 0, 0, in->size[0]); break;
+    case MT_F32: a.f = op == MT_RED_NANSUM ? sumr_nan_f32(p, in, 0, 0, in->size[0]) : sumr_f32(p, in, 0, 0, in->size[0]); break;
+    case MT_F64: a.f = op == MT_RED_NANSUM ? sumr_nan_f64(p, in, 0, 0, in->size[0]) : sumr_f64(p, in, 0, 0, in->size[0]); break;
     }
     return a;
 }
@@ -341,6 +563,46 @@ static void reduce_chunk(void *p, int64_t b, int64_t e) {
     }
 }
 
+/* folds and float sums of rows (one reduced run per output): results gathered and stored 256 at a time (per output,
+ * the call chain, the returned struct and a one-element store call were most of a 64-element row) */
+static void rows_fold_chunk(void *p, int64_t b, int64_t e) {
+    const reduce_task *t = p;
+    enum { OB = 256 };
+    union { double f[OB]; int64_t i[OB]; } res;
+    int fl = t->out_from == MT_F64;
+    int64_t n = t->in->size[0], s = t->in->stride[0];
+    for (int64_t o0 = b; o0 < e; o0 += OB) {
+        int64_t m = e - o0 < OB ? e - o0 : OB;
+        for (int64_t k = 0; k < m; k++) {
+            int64_t rem = o0 + k, off = 0;
+            for (int d = t->kn - 1; d >= 0; d--) {
+                off += (rem % t->ksz[d]) * t->kst[d];
+                rem /= t->ksz[d];
+            }
+            const char *q = t->base + off;
+            if (!is_fold(t->op, t->dtype)) { /* a float sum: sum1's tree, as reduce_block sums it */
+                int nan = t->op == MT_RED_NANSUM;
+                double v = 0;
+                switch (t->dtype) {
+                case MT_F16: v = nan ? sum1_nan_f16(q, n, s) : sum1_f16(q, n, s); break;
+                case MT_BF16: v = nan ? sum1_nan_bf16(q, n, s) : sum1_bf16(q, n, s); break;
+                case MT_F32: v = nan ? sum1_nan_f32(q, n, s) : sum1_f32(q, n, s); break;
+                case MT_F64: v = nan ? sum1_nan_f64(q, n, s) : sum1_f64(q, n, s); break;
+                }
+                res.f[k] = t->op == MT_RED_MEAN ? v / (double)t->count : v;
+                continue;
+            }
+            acc_t a;
+            fold_init(t->op, &a);
+            fold_run(t->op, t->dtype, q, n, s, &a, NULL);
+            fold_finish(t->op, t->dtype, q, t->in, &a);
+            if (fl) res.f[k] = a.f;
+            else res.i[k] = a.i;
+        }
+        t->store((char *[]){t->obase + o0 * t->osize, (char *)&res}, (const int64_t[]){t->osize, 8}, m, NULL);
+    }
+}
+
 /* float sums of contiguous rows (one reduced dim of unit stride), outputs [b, e) by sum_streams */
 static const char *row_run(const void *p, int64_t o, int64_t *n) {
     const reduce_task *t = p;
@@ -412,33 +674,72 @@ static double split_sum(int op, int dt, const char *p, int64_t n, int64_t s) {
     return split_combine(&t, n, depth, &k);
 }
 
+/* A fold of one long run into a single output: cut into ranges (for a float prod, its chunks, so the
+ * result is the serial one whatever the thread count; the other folds do not depend on order), folded
+ * on the threads and combined in order. all/any stop every range once one has decided. */
+#define FOLD_SPLIT_MIN (2 * MT_GRAIN_SIZE)
+typedef struct {
+    int op, dt, stop;
+    const char *p;
+    int64_t s, n, len;
+    acc_t part[MAXPARTS];
+} fold_split_task;
+static void fold_split_chunk(void *p, int64_t b, int64_t e) {
+    fold_split_task *t = p;
+    for (int64_t i = b; i < e; i++) {
+        acc_t *a = &t->part[i];
+        fold_init(t->op, a);
+        if (__atomic_load_n(&t->stop, __ATOMIC_RELAXED)) continue;
+        int64_t lo = i * t->len, m = t->n - lo < t->len ? t->n - lo : t->len;
+        fold_run(t->op, t->dt, t->p + lo * t->s, m, t->s, a, &t->stop);
+        if (fold_decided(t->op, a)) __atomic_store_n(&t->stop, 1, __ATOMIC_RELAXED);
+    }
+}
+static acc_t fold_split(int op, int dt, const char *p, const inner_t *in) {
+    fold_split_task t;
+    t.op = op, t.dt = dt, t.stop = 0, t.p = p, t.s = in->stride[0], t.n = in->size[0];
+    int nparts = 4 * mt_get_num_threads();
+    if (nparts > MAXPARTS) nparts = MAXPARTS;
+    t.len = op == MT_RED_PROD && mt__is_float(dt) ? prod_chunk(t.n) : ((t.n + nparts - 1) / nparts + FW - 1) / FW * FW;
+    int64_t k = (t.n + t.len - 1) / t.len;
+    mt__parallel_for(k, 1, fold_split_chunk, &t);
+    acc_t a = t.part[0];
+    for (int64_t i = 1; i < k; i++) fold_combine(op, dt, &a, &t.part[i]);
+    fold_finish(op, dt, p, in, &a);
+    return a;
+}
+
 /* Column sums (one reduced dim whose elements lie a row apart, the innermost kept dim
  * contiguous: a bias gradient, sum(dim=0)): adjacent outputs are summed together, a run of
  * W columns per row, so rows stream through the cache once rather than once per column;
  * pairwise over the rows as sum1 is (leaves of BLOCK rows). Tasks take COLW columns (W = COLW,
  * then 16 for what is left, then one by one). */
 #define COLW 128
-#define DEF_COLSUM(TAG, T, W)                                                            \
-    MT_SIMD static void colsum##W##_##TAG(const char *p, int64_t n, int64_t rs, T *out) { \
+#define DEF_COLSUM(TAG, T, ACC, LOAD, W)                                                 \
+    MT_SIMD static void colsum##W##_##TAG(const char *p, int64_t n, int64_t rs, ACC *out) { \
         if (n > BLOCK) {                                                                 \
             int64_t half = ((n / 2) + BLOCK - 1) / BLOCK * BLOCK;                        \
-            T b[W];                                                                      \
+            ACC b[W];                                                                    \
             colsum##W##_##TAG(p, half, rs, out);                                         \
             colsum##W##_##TAG(p + half * rs, n - half, rs, b);                           \
             for (int l = 0; l < W; l++) out[l] += b[l];                                  \
             return;                                                                      \
         }                                                                                \
-        T a[W] = {0};                                                                    \
+        ACC a[W] = {0};                                                                  \
         for (int64_t r = 0; r < n; r++) {                                                \
             const T *q = (const T *)(p + r * rs);                                        \
-            for (int l = 0; l < W; l++) a[l] += q[l];                                    \
+            for (int l = 0; l < W; l++) a[l] += (ACC)LOAD(q[l]);                         \
         }                                                                                \
         for (int l = 0; l < W; l++) out[l] = a[l];                                       \
     }
-DEF_COLSUM(f32, float, 128)
-DEF_COLSUM(f64, double, 128)
-DEF_COLSUM(f32, float, 16)
-DEF_COLSUM(f64, double, 16)
+/* float16/bfloat16 accumulate in float; nansum's read NaN as 0 */
+#define DEF_COLSUMS(TAG, T, ACC, LOAD, NZLOAD)                                           \
+    DEF_COLSUM(TAG, T, ACC, LOAD, 128) DEF_COLSUM(TAG, T, ACC, LOAD, 16)                 \
+    DEF_COLSUM(nan_##TAG, T, ACC, NZLOAD, 128) DEF_COLSUM(nan_##TAG, T, ACC, NZLOAD, 16)
+DEF_COLSUMS(f16, uint16_t, float, mt__f16_to_f32, NZ_F16)
+DEF_COLSUMS(bf16, uint16_t, float, mt__bf16_to_f32, NZ_BF16)
+DEF_COLSUMS(f32, float, float, ID, NZ)
+DEF_COLSUMS(f64, double, double, ID, NZ)
 
 typedef struct { const reduce_task *t; int64_t ncol, nblk; } colsum_task;
 
@@ -453,16 +754,18 @@ static void colsum_run(const reduce_task *t, int64_t o0, int w) {
     const char *p = t->base + off;
     int64_t n = t->in->size[0], rs = t->in->stride[0];
     double v[COLW];
-    if (t->dtype == MT_F32) {
-        float f[COLW];
-        if (w == COLW) colsum128_f32(p, n, rs, f);
-        else colsum16_f32(p, n, rs, f);
-        for (int l = 0; l < w; l++) v[l] = f[l];
-    } else if (w == COLW) {
-        colsum128_f64(p, n, rs, v);
-    } else {
-        colsum16_f64(p, n, rs, v);
+    float f[COLW];
+    int nan = t->op == MT_RED_NANSUM;
+#define CS(TAG, OUT) w == COLW ? colsum128_##TAG(p, n, rs, OUT) : colsum16_##TAG(p, n, rs, OUT)
+    switch (t->dtype) {
+    case MT_F16: nan ? CS(nan_f16, f) : CS(f16, f); break;
+    case MT_BF16: nan ? CS(nan_bf16, f) : CS(bf16, f); break;
+    case MT_F32: nan ? CS(nan_f32, f) : CS(f32, f); break;
+    default: nan ? CS(nan_f64, v) : CS(f64, v);
     }
+#undef CS
+    if (t->dtype != MT_F64)
+        for (int l = 0; l < w; l++) v[l] = f[l];
     for (int l = 0; l < w; l++) {
         if (t->op == MT_RED_MEAN) v[l] /= (double)t->count;
         t->store((char *[]){t->obase + (o0 + l) * t->osize, (char *)&v[l]}, z, 1, NULL);
@@ -477,6 +780,134 @@ static void colsum_chunk(void *p, int64_t b, int64_t e) {
         if (end - c0 == COLW) { colsum_run(c->t, row * c->ncol + c0, COLW); continue; }
         for (; c0 + 16 <= end; c0 += 16) colsum_run(c->t, row * c->ncol + c0, 16);
         if (c0 < end) reduce_chunk((void *)c->t, row * c->ncol + c0, row * c->ncol + end);
+    }
+}
+
+/* amax/amin of columns (the colsum layout): CW adjacent outputs fold together, a row of CW
+ * elements at a time, so rows stream through the cache once (per column, each element was a cache
+ * line of its own: amax(dim=0) of 512x2048 float32 took 25x PyTorch's time). Ambiguous float
+ * results are settled per column as in the row folds. */
+#define CW 64
+#define DEF_COLEXT(TAG, T, F, IT, LOAD, NAME, CMP, INIT, FLT)                              \
+    MT_SIMD static void NAME##_##TAG(const char *p, int64_t n, int64_t rs, int w, acc_t *out) { \
+        F v[CW];                                                                         \
+        IT u[CW];                                                                        \
+        for (int l = 0; l < CW; l++) v[l] = INIT, u[l] = 0;                              \
+        for (int64_t r = 0; r < n; r++) {                                                \
+            const T *q = (const T *)(p + r * rs);                                        \
+            if (w == CW)                                                                 \
+                for (int l = 0; l < CW; l++) {                                           \
+                    F x = (F)LOAD(q[l]);                                                 \
+                    u[l] |= -(IT)(x != x);                                               \
+                    v[l] = x CMP v[l] ? x : v[l];                                        \
+                }                                                                        \
+            else                                                                         \
+                for (int l = 0; l < w; l++) {                                            \
+                    F x = (F)LOAD(q[l]);                                                 \
+                    u[l] |= -(IT)(x != x);                                               \
+                    v[l] = x CMP v[l] ? x : v[l];                                        \
+                }                                                                        \
+        }                                                                                \
+        for (int l = 0; l < w; l++) {                                                    \
+            if (FLT) out[l].f = v[l];                                                    \
+            else out[l].i = (int64_t)v[l];                                               \
+            out[l].nan = u[l] != 0;                                                      \
+        }                                                                                \
+    }
+#define DEF_COLEXT2(TAG, T, F, IT, LOAD, LO, HI, FLT)                                    \
+    DEF_COLEXT(TAG, T, F, IT, LOAD, colmax, >, LO, FLT)                                  \
+    DEF_COLEXT(TAG, T, F, IT, LOAD, colmin, <, HI, FLT)
+DEF_COLEXT2(f16, uint16_t, float, int32_t, mt__f16_to_f32, -INFINITY, INFINITY, 1)
+DEF_COLEXT2(bf16, uint16_t, float, int32_t, mt__bf16_to_f32, -INFINITY, INFINITY, 1)
+DEF_COLEXT2(f32, float, float, int32_t, ID, -INFINITY, INFINITY, 1)
+DEF_COLEXT2(f64, double, double, int64_t, ID, -INFINITY, INFINITY, 1)
+DEF_COLEXT2(bool, uint8_t, uint8_t, uint8_t, ID, 0, 1, 0)
+DEF_COLEXT2(u8, uint8_t, uint8_t, uint8_t, ID, 0, UINT8_MAX, 0)
+DEF_COLEXT2(i8, int8_t, int8_t, int8_t, ID, INT8_MIN, INT8_MAX, 0)
+DEF_COLEXT2(i16, int16_t, int16_t, int16_t, ID, INT16_MIN, INT16_MAX, 0)
+DEF_COLEXT2(i32, int32_t, int32_t, int32_t, ID, INT32_MIN, INT32_MAX, 0)
+DEF_COLEXT2(i64, int64_t, int64_t, int64_t, ID, INT64_MIN, INT64_MAX, 0)
+
+/* prod, all/any/count_nonzero and integer sums of columns, the same way: products in order per column
+ * (in the leaves' type: float for float16/bfloat16/float32, uint64 wrapping for integers), counts of
+ * nonzero elements, wrapping uint64 sums */
+#define COLROWS(...)                                                                     \
+    for (int64_t r = 0; r < n; r++) {                                                    \
+        const T *q = (const T *)(p + r * rs);                                            \
+        if (w == CW) for (int l = 0; l < CW; l++) { __VA_ARGS__; }                       \
+        else for (int l = 0; l < w; l++) { __VA_ARGS__; }                                \
+    }
+#define DEF_COLFOLD(TAG, TT, F, LOAD, PT, FLT)                                           \
+    MT_SIMD static void colfold_##TAG(int op, const char *p, int64_t n, int64_t rs, int w, acc_t *out) { \
+        typedef TT T;                                                                    \
+        if (op == MT_RED_PROD) {                                                         \
+            PT v[CW];                                                                    \
+            for (int l = 0; l < CW; l++) v[l] = 1;                                       \
+            COLROWS(v[l] *= (PT)LOAD(q[l]))                                              \
+            for (int l = 0; l < w; l++) {                                                \
+                if (FLT) out[l].f = (double)v[l];                                        \
+                else out[l].i = (int64_t)v[l];                                           \
+            }                                                                            \
+        } else if (op == MT_RED_ALL || op == MT_RED_ANY || op == MT_RED_COUNT_NONZERO) { \
+            int64_t c[CW];                                                               \
+            for (int l = 0; l < CW; l++) c[l] = 0;                                       \
+            COLROWS(c[l] += (F)LOAD(q[l]) != 0)                                          \
+            for (int l = 0; l < w; l++)                                                  \
+                out[l].i = op == MT_RED_COUNT_NONZERO ? c[l] : op == MT_RED_ALL ? c[l] == n : c[l] > 0; \
+        } else if (!FLT) {                                                               \
+            uint64_t v[CW];                                                              \
+            for (int l = 0; l < CW; l++) v[l] = 0;                                       \
+            COLROWS(v[l] += (uint64_t)(int64_t)q[l])                                     \
+            for (int l = 0; l < w; l++) out[l].i = (int64_t)v[l];                        \
+        }                                                                                \
+    }
+DEF_COLFOLD(f16, uint16_t, float, mt__f16_to_f32, float, 1)
+DEF_COLFOLD(bf16, uint16_t, float, mt__bf16_to_f32, float, 1)
+DEF_COLFOLD(f32, float, float, ID, float, 1)
+DEF_COLFOLD(f64, double, double, ID, double, 1)
+DEF_COLFOLD(bool, uint8_t, uint8_t, ID, uint64_t, 0)
+DEF_COLFOLD(u8, uint8_t, uint8_t, ID, uint64_t, 0)
+DEF_COLFOLD(i8, int8_t, int8_t, ID, uint64_t, 0)
+DEF_COLFOLD(i16, int16_t, int16_t, ID, uint64_t, 0)
+DEF_COLFOLD(i32, int32_t, int32_t, ID, uint64_t, 0)
+DEF_COLFOLD(i64, int64_t, int64_t, ID, uint64_t, 0)
+
+/* tasks [b, e): (row of outputs, block of CW columns) */
+static void colfold_chunk(void *p, int64_t b, int64_t e) {
+    const colsum_task *c = p;
+    const reduce_task *t = c->t;
+    static const int64_t z[2] = {0, 0};
+    int64_t n = t->in->size[0], rs = t->in->stride[0], isz = mt_dtype_itemsize(t->dtype);
+    int mx = t->op == MT_RED_AMAX, ext = mx || t->op == MT_RED_AMIN;
+    for (int64_t k = b; k < e; k++) {
+        int64_t row = k / c->nblk, c0 = k % c->nblk * CW, o0 = row * c->ncol + c0;
+        int w = (int)(c0 + CW < c->ncol ? CW : c->ncol - c0);
+        int64_t rem = o0, off = 0;
+        for (int d = t->kn - 1; d >= 0; d--) {
+            off += (rem % t->ksz[d]) * t->kst[d];
+            rem /= t->ksz[d];
+        }
+        const char *q = t->base + off;
+        acc_t a[CW];
+#define COLCASE(TAG)                                                                     \
+    ext ? (mx ? colmax_##TAG(q, n, rs, w, a) : colmin_##TAG(q, n, rs, w, a)) : colfold_##TAG(t->op, q, n, rs, w, a); break;
+        switch (t->dtype) {
+        case MT_F16: COLCASE(f16)
+        case MT_BF16: COLCASE(bf16)
+        case MT_F32: COLCASE(f32)
+        case MT_F64: COLCASE(f64)
+        case MT_BOOL: COLCASE(bool)
+        case MT_U8: COLCASE(u8)
+        case MT_I8: COLCASE(i8)
+        case MT_I16: COLCASE(i16)
+        case MT_I32: COLCASE(i32)
+        case MT_I64: COLCASE(i64)
+        }
+#undef COLCASE
+        for (int l = 0; l < w; l++) {
+            fold_finish(t->op, t->dtype, q + l * isz, t->in, &a[l]);
+            t->store((char *[]){t->obase + (o0 + l) * t->osize, t->out_from == MT_F64 ? (char *)&a[l].f : (char *)&a[l].i}, z, 1, NULL);
+        }
     }
 }
 
@@ -659,14 +1090,23 @@ mt_status mt__impl_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, 
             double v = split_sum(op, src->dtype, base, count, in.stride[0]);
             if (op == MT_RED_MEAN) v /= (double)count;
             store((char *[]){obase, (char *)&v}, z, 1, NULL);
-        } else if ((op == MT_RED_SUM || op == MT_RED_MEAN) && (src->dtype == MT_F32 || src->dtype == MT_F64) &&
-                   in.n == 1 && count > 0 && kn > 0 && kst[kn - 1] == isz && ksz[kn - 1] >= 16) {
+        } else if (nout == 1 && in.n == 1 && count >= FOLD_SPLIT_MIN && is_fold(op, src->dtype)) {
+            static const int64_t z[2] = {0, 0};
+            acc_t a = fold_split(op, src->dtype, base, &in);
+            store((char *[]){obase, out_from == MT_F64 ? (char *)&a.f : (char *)&a.i}, z, 1, NULL);
+        } else if (is_fold(op, src->dtype) && in.n == 1 && kn > 0 && kst[kn - 1] == isz &&
+                   ksz[kn - 1] >= 16 && in.stride[0] != isz) {
+            colsum_task c = {&t, ksz[kn - 1], (ksz[kn - 1] + CW - 1) / CW};
+            mt__parallel_for(nout / c.ncol * c.nblk, 1 + MT_GRAIN_SIZE / (count * CW), colfold_chunk, &c);
+        } else if (!is_fold(op, src->dtype) && in.n == 1 && count > 0 && kn > 0 && kst[kn - 1] == isz && ksz[kn - 1] >= 16) {
             colsum_task c = {&t, ksz[kn - 1], (ksz[kn - 1] + COLW - 1) / COLW};
             int64_t ntask = nout / c.ncol * c.nblk;
             mt__parallel_for(ntask, 1 + MT_GRAIN_SIZE / (count * COLW), colsum_chunk, &c);
         } else if ((op == MT_RED_SUM || op == MT_RED_MEAN || op == MT_RED_NANSUM) && mt__is_float(src->dtype) &&
                    in.n == 1 && in.stride[0] == isz && isz <= STREAM_ITEM_MAX && count >= ROWS_MIN) {
             mt__parallel_for(nout, grain, rows_sum_chunk, &t);
+        } else if (in.n == 1) { /* one run per output, of any stride */
+            mt__parallel_for(nout, grain, rows_fold_chunk, &t);
         } else {
             mt__parallel_for(nout, grain, reduce_chunk, &t);
         }
@@ -687,7 +1127,170 @@ mt_status mt__impl_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, 
     return MT_OK;
 }
 
-/* max/min along one dim with the index of the first extreme (NaN counts as extreme). */
+/* ---- max/min along one dim with the index of the first extreme (NaN counts as extreme) ----
+ * Rows (the dim contiguous): the extreme by the row fold, then the first element equal to it (or the
+ * first NaN), a block of FW checked at a time. Columns (the dim strided, adjacent outputs contiguous):
+ * CW outputs a row at a time, each lane keeping its first extreme. Else one element at a time. */
+#define DEF_FIND(TAG, T, F, LOAD)                                                        \
+    MT_SIMD static int64_t find_##TAG(const char *p, int64_t n, int nan, F m) {          \
+        const T *q = (const T *)p;                                                       \
+        int64_t i = 0;                                                                   \
+        for (; i + FW <= n; i += FW) {                                                   \
+            int hit = 0;                                                                 \
+            if (nan)                                                                     \
+                for (int l = 0; l < FW; l++) { F x = (F)LOAD(q[i + l]); hit |= x != x; } \
+            else                                                                         \
+                for (int l = 0; l < FW; l++) hit |= (F)LOAD(q[i + l]) == m;              \
+            if (hit) break;                                                              \
+        }                                                                                \
+        for (; i < n; i++) {                                                             \
+            F x = (F)LOAD(q[i]);                                                         \
+            if (nan ? x != x : x == m) return i;                                         \
+        }                                                                                \
+        return 0; /* not reached: the extreme is an element */                           \
+    }
+#define DEF_COLARG(TAG, T, F, LOAD, NAME, CMP)                                           \
+    MT_SIMD static void NAME##_##TAG(const char *p, int64_t n, int64_t rs, int w, int64_t *idx) { \
+        F v[CW];                                                                         \
+        int64_t ix[CW];                                                                  \
+        for (int l = 0; l < CW; l++) v[l] = (F)LOAD(((const T *)p)[l < w ? l : 0]), ix[l] = 0; \
+        for (int64_t r = 1; r < n; r++) {                                                \
+            const T *q = (const T *)(p + r * rs);                                        \
+            if (w == CW)                                                                 \
+                for (int l = 0; l < CW; l++) {                                           \
+                    F x = (F)LOAD(q[l]);                                                 \
+                    int up = (v[l] == v[l]) & ((x != x) | (x CMP v[l]));                 \
+                    v[l] = up ? x : v[l], ix[l] = up ? r : ix[l];                        \
+                }                                                                        \
+            else                                                                         \
+                for (int l = 0; l < w; l++) {                                            \
+                    F x = (F)LOAD(q[l]);                                                 \
+                    int up = (v[l] == v[l]) & ((x != x) | (x CMP v[l]));                 \
+                    v[l] = up ? x : v[l], ix[l] = up ? r : ix[l];                        \
+                }                                                                        \
+        }                                                                                \
+        for (int l = 0; l < w; l++) idx[l] = ix[l];                                      \
+    }
+#define DEF_ARG(TAG, T, F, LOAD)                                                         \
+    DEF_FIND(TAG, T, F, LOAD) DEF_COLARG(TAG, T, F, LOAD, argmaxc, >) DEF_COLARG(TAG, T, F, LOAD, argminc, <)
+DEF_ARG(f16, uint16_t, float, mt__f16_to_f32)
+DEF_ARG(bf16, uint16_t, float, mt__bf16_to_f32)
+DEF_ARG(f32, float, float, ID)
+DEF_ARG(f64, double, double, ID)
+DEF_ARG(bool, uint8_t, uint8_t, ID)
+DEF_ARG(u8, uint8_t, uint8_t, ID)
+DEF_ARG(i8, int8_t, int8_t, ID)
+DEF_ARG(i16, int16_t, int16_t, ID)
+DEF_ARG(i32, int32_t, int32_t, ID)
+DEF_ARG(i64, int64_t, int64_t, ID)
+
+typedef struct {
+    int is_min, dt, kn, isz;
+    const int64_t *ksz, *kst;
+    int64_t n, sd, ncol, nblk; /* sd: the dim's stride in bytes; columns: outputs per row, blocks of CW */
+    const char *base;
+    char *vbase;
+    int64_t *ibase;
+} maxdim_task;
+
+static int64_t kept_offset(const maxdim_task *t, int64_t o) {
+    int64_t off = 0;
+    for (int d = t->kn - 1; d >= 0; d--) {
+        off += (o % t->ksz[d]) * t->kst[d];
+        o /= t->ksz[d];
+    }
+    return off;
+}
+
+/* the index of the first extreme of the run at p (n elements, sd bytes apart) */
+static int64_t arg_run(const maxdim_task *t, const char *p) {
+    int64_t n = t->n, sd = t->sd;
+    if (sd == t->isz) {
+        int op = t->is_min ? MT_RED_AMIN : MT_RED_AMAX;
+        acc_t a;
+        fold_init(op, &a);
+        fold_run(op, t->dt, p, n, sd, &a, NULL);
+#define FIND(TAG, F, M) return find_##TAG(p, n, a.nan, (F)(M));
+        switch (t->dt) {
+        case MT_F16: FIND(f16, float, a.f)
+        case MT_BF16: FIND(bf16, float, a.f)
+        case MT_F32: FIND(f32, float, a.f)
+        case MT_F64: FIND(f64, double, a.f)
+        case MT_BOOL: FIND(bool, uint8_t, a.i)
+        case MT_U8: FIND(u8, uint8_t, a.i)
+        case MT_I8: FIND(i8, int8_t, a.i)
+        case MT_I16: FIND(i16, int16_t, a.i)
+        case MT_I32: FIND(i32, int32_t, a.i)
+        case MT_I64: FIND(i64, int64_t, a.i)
+        }
+#undef FIND
+    }
+    int64_t best = 0;
+    if (mt__is_float(t->dt)) {
+        double bf = 0;
+        for (int64_t i = 0; i < n; i++) {
+            double v;
+            switch (t->dt) {
+            case MT_F16: v = mt__f16_to_f32(*(const uint16_t *)(p + i * sd)); break;
+            case MT_BF16: v = mt__bf16_to_f32(*(const uint16_t *)(p + i * sd)); break;
+            case MT_F32: v = *(const float *)(p + i * sd); break;
+            default: v = *(const double *)(p + i * sd);
+            }
+            if (i == 0) { bf = v; continue; }
+            if (bf != bf) break; /* a NaN wins and stays */
+            if (v != v || (t->is_min ? v < bf : v > bf)) bf = v, best = i;
+        }
+        return best;
+    }
+    static const int64_t z[2] = {0, 0};
+    mt_loop_fn to_i = mt__cast_loop(MT_I64, t->dt);
+    int64_t bi = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t v;
+        to_i((char *[]){(char *)&v, (char *)(p + i * sd)}, z, 1, NULL);
+        if (i == 0 || (t->is_min ? v < bi : v > bi)) bi = v, best = i;
+    }
+    return best;
+}
+
+static void maxdim_put(const maxdim_task *t, int64_t o, const char *p, int64_t best) {
+    memcpy(t->vbase + o * t->isz, p + best * t->sd, (size_t)t->isz);
+    t->ibase[o] = best;
+}
+
+static void maxdim_rows(void *p, int64_t b, int64_t e) {
+    const maxdim_task *t = p;
+    for (int64_t o = b; o < e; o++) {
+        const char *q = t->base + kept_offset(t, o);
+        maxdim_put(t, o, q, arg_run(t, q));
+    }
+}
+
+/* tasks [b, e): (row of outputs, block of CW columns) */
+static void maxdim_cols(void *p, int64_t b, int64_t e) {
+    const maxdim_task *t = p;
+    for (int64_t k = b; k < e; k++) {
+        int64_t row = k / t->nblk, c0 = k % t->nblk * CW, o0 = row * t->ncol + c0, idx[CW];
+        int w = (int)(c0 + CW < t->ncol ? CW : t->ncol - c0);
+        const char *q = t->base + kept_offset(t, o0);
+#define COLCASE(TAG) t->is_min ? argminc_##TAG(q, t->n, t->sd, w, idx) : argmaxc_##TAG(q, t->n, t->sd, w, idx); break;
+        switch (t->dt) {
+        case MT_F16: COLCASE(f16)
+        case MT_BF16: COLCASE(bf16)
+        case MT_F32: COLCASE(f32)
+        case MT_F64: COLCASE(f64)
+        case MT_BOOL: COLCASE(bool)
+        case MT_U8: COLCASE(u8)
+        case MT_I8: COLCASE(i8)
+        case MT_I16: COLCASE(i16)
+        case MT_I32: COLCASE(i32)
+        case MT_I64: COLCASE(i64)
+        }
+#undef COLCASE
+        for (int l = 0; l < w; l++) maxdim_put(t, o0 + l, q + l * t->isz, idx[l]);
+    }
+}
+
 mt_status mt__impl_max_dim(int is_min, mt_tensor *x, int64_t dim, int keepdim, mt_tensor **values, mt_tensor **indices) {
     MT_TRY(mt__wrap_dim(&dim, x->ndim));
     if (mt__is_complex(x->dtype))
@@ -709,41 +1312,14 @@ mt_status mt__impl_max_dim(int is_min, mt_tensor *x, int64_t dim, int keepdim, m
     if (st) { MT_DROP(*values); return st; }
     if (x->device != MT_CPU) return MT_OK;
     int64_t nout = mt__numel(kn, ksz);
-    char *base = mt__data(x), *vbase = mt__data(*values);
-    int64_t *ibase = (int64_t *)mt__data(*indices);
-    int fl = mt__is_float(x->dtype);
-    mt_loop_fn to_acc = mt__cast_loop(fl ? MT_F64 : MT_I64, x->dtype), copy = mt__cast_loop(x->dtype, x->dtype);
-    static const int64_t z[2] = {0, 0};
-    enum { VBLOCK = 256 }; /* the dim's values converted a block per loop call (an indirect call per element cost 4 ns) */
-    union { double f[VBLOCK]; int64_t i[VBLOCK]; } buf;
-    int64_t bsteps[2] = {8, mt__wmul(st_d, isz)};
-    for (int64_t o = 0; o < nout; o++) {
-        int64_t rem = o, off = 0;
-        for (int d = kn - 1; d >= 0; d--) {
-            off += (rem % ksz[d]) * kst[d];
-            rem /= ksz[d];
-        }
-        int64_t best = 0;
-        double bf = 0;
-        int64_t bi = 0;
-        int nan = 0;
-        for (int64_t b = 0; b < n && !nan; b += VBLOCK) {
-            int64_t m = mt__min64(VBLOCK, n - b);
-            to_acc((char *[]){(char *)&buf, base + off + b * bsteps[1]}, bsteps, m, NULL);
-            if (b == 0) bf = buf.f[0], bi = buf.i[0];
-            for (int64_t i = 0; i < m; i++) {
-                if (fl) {
-                    double vf = buf.f[i];
-                    if (bf != bf) { nan = 1; break; } /* a NaN wins and stays */
-                    if (vf != vf || (is_min ? vf < bf : vf > bf)) { bf = vf; best = b + i; }
-                } else {
-                    int64_t vi = buf.i[i];
-                    if (is_min ? vi < bi : vi > bi) { bi = vi; best = b + i; }
-                }
-            }
-        }
-        copy((char *[]){vbase + o * isz, base + off + best * st_d * isz}, z, 1, NULL);
-        ibase[o] = best;
+    if (nout == 0) return MT_OK;
+    maxdim_task t = {is_min, x->dtype, kn, isz, ksz, kst, n, mt__wmul(st_d, isz), 0, 0,
+                     mt__data(x), mt__data(*values), (int64_t *)mt__data(*indices)};
+    if (t.sd != isz && kn > 0 && kst[kn - 1] == isz && ksz[kn - 1] >= 16) {
+        t.ncol = ksz[kn - 1], t.nblk = (t.ncol + CW - 1) / CW;
+        mt__parallel_for(nout / t.ncol * t.nblk, 1 + MT_GRAIN_SIZE / (n * CW), maxdim_cols, &t);
+    } else {
+        mt__parallel_for(nout, 1 + MT_GRAIN_SIZE / n, maxdim_rows, &t);
     }
     return MT_OK;
 }

@@ -431,28 +431,64 @@ mt_status mt__impl_kthvalue(mt_tensor *t, int64_t k, int64_t dim, int keepdim, m
 
 /* ---- cummax / cummin ------------------------------------------------------------------ */
 
+/* read and written in place by dtype (the row buffer's per-element conversions in and out, an indirect
+ * call each, were most of the time: 3x PyTorch); values copy the chosen element's bits */
 static void cum_row(const row_job *j, void *buf, const char *in, char *vals, char *idx) {
-    load_row(j, buf, in);
+    (void)buf;
     int is_min = (int)j->a0;
-#define CUM(K, ISN)                                                                              \
+    int64_t n = j->n, ds = j->in_ds, vs = j->v_ds, is = j->i_ds;
+#define CUM(T, F, LOAD, ISN)                                                                     \
+    {                                                                                            \
+        T ob = *(const T *)in;                                                                   \
+        F out = (F)LOAD(ob);                                                                     \
+        int64_t at = 0;                                                                          \
+        for (int64_t i = 0; i < n; i++) {                                                        \
+            T raw = *(const T *)(in + i * ds);                                                   \
+            F cur = (F)LOAD(raw);                                                                \
+            if (ISN(cur) || (!ISN(out) && (is_min ? cur <= out : cur >= out))) out = cur, ob = raw, at = i; \
+            *(T *)(vals + i * vs) = ob;                                                          \
+            *(int64_t *)(idx + i * is) = at;                                                     \
+        }                                                                                        \
+    }                                                                                            \
+    break;
+#define ISN_F(x) ((x) != (x))
+#define ISN_I(x) 0
+    switch (j->t->dtype) {
+    case MT_F16: CUM(uint16_t, float, mt__f16_to_f32, ISN_F)
+    case MT_BF16: CUM(uint16_t, float, mt__bf16_to_f32, ISN_F)
+    case MT_F32: CUM(float, float, , ISN_F)
+    case MT_F64: CUM(double, double, , ISN_F)
+    case MT_BOOL: case MT_U8: CUM(uint8_t, uint8_t, , ISN_I)
+    case MT_I8: CUM(int8_t, int8_t, , ISN_I)
+    case MT_I16: CUM(int16_t, int16_t, , ISN_I)
+    case MT_I32: CUM(int32_t, int32_t, , ISN_I)
+    case MT_I64: CUM(int64_t, int64_t, , ISN_I)
+    default: { /* other dtypes: through the row buffer as keys */
+        load_row(j, buf, in);
+#define CUMK(K, ISN)                                                                             \
     {                                                                                            \
         e_##K *e = buf;                                                                          \
         K out = e[0].key;                                                                        \
         int64_t at = 0;                                                                          \
-        for (int64_t i = 0; i < j->n; i++) {                                                     \
+        for (int64_t i = 0; i < n; i++) {                                                        \
             K cur = e[i].key;                                                                    \
             if (ISN(cur) || (!ISN(out) && (is_min ? cur <= out : cur >= out))) out = cur, at = i;  \
             e[i].key = out;                                                                      \
             e[i].idx = at;                                                                       \
         }                                                                                        \
     }
-    switch (j->kind) {
-    case 0: CUM(float, IS_NAN) break;
-    case 1: CUM(double, IS_NAN) break;
-    default: CUM(i64, NO_NAN) break;
+        switch (j->kind) {
+        case 0: CUMK(float, IS_NAN) break;
+        case 1: CUMK(double, IS_NAN) break;
+        default: CUMK(i64, NO_NAN) break;
+        }
+#undef CUMK
+        store_row(j, buf, n, vals, idx);
+    }
     }
 #undef CUM
-    store_row(j, buf, j->n, vals, idx);
+#undef ISN_F
+#undef ISN_I
 }
 
 mt_status mt__impl_cummax(int is_min, mt_tensor *t, int64_t dim, mt_tensor **values, mt_tensor **indices) {
