@@ -13,8 +13,6 @@
 #define PA ((CT)k->alpha)
 #define PB ((CT)k->s1)
 #define PC ((CT)k->s2)
-#define VEXP(v) _Generic((v), float: mt_v_expf, default: exp)(v)
-#define VTANH(v) _Generic((v), float: mt_v_tanhf, default: tanh)(v)
 #define VSIG(v) ((CT)1 / ((CT)1 + VEXP(-(v))))
 #define MAXP(a, b) ((a) < (b) ? (b) : (a)) /* NaN propagates, as std::max(nan, b) */
 #define MINP(a, b) ((b) < (a) ? (b) : (a))
@@ -36,17 +34,17 @@ ROWS_FLOAT(U_SAME, act_relu, x < 0 ? 0 : x) /* keeps NaN and -0.0, as clamp_min 
 ROWS_INT(U_SAME, act_hardtanh, x < PA ? PA : (x > PB ? PB : x))
 ROWS_FLOAT(U_SAME, act_hardtanh, x < PA ? PA : (x > PB ? PB : x))
 ROWS_FLOAT(U_SAME, act_leaky_relu, x > 0 ? x : x * PA)
-ROWS_FLOAT(U_SAME, act_elu, x <= 0 ? expm1(x * PC) * (PA * PB) : x * PB)
+ROWS_FLOAT(U_SAME, act_elu, x <= 0 ? VM(expm1, x * PC) * (PA * PB) : x * PB)
 ROWS_FLOAT(U_SAME, act_silu, x / ((CT)1 + VEXP(-x)))
-ROWS_FLOAT(U_SAME, act_mish, x * tanh(log1p(exp(x))))
+ROWS_FLOAT(U_SAME, act_mish, x * VM(tanh, VM(log1p, VM(exp, x))))
 ROWS_FLOAT(U_SAME, act_gelu, x * (CT)0.5 * ((CT)1 + VERF(x * (CT)M_SQRT1_2)))
 ROWS_FLOAT(U_SAME, act_gelu_tanh, (CT)0.5 * x * ((CT)1 + VTANH(GELU_BETA * (x + GELU_KAPPA * (x * x * x)))))
-ROWS_FLOAT(U_SAME, act_softplus, x * PA > PB ? x : log1p(VEXP(x * PA)) / PA)
+ROWS_FLOAT(U_SAME, act_softplus, x * PA > PB ? x : VM(log1p, VEXP(x * PA)) / PA)
 ROWS_FLOAT(U_SAME, act_hardsigmoid, MINP(MAXP(x + (CT)3, (CT)0), (CT)6) / (CT)6)
 ROWS_FLOAT(U_SAME, act_hardswish, x * MINP(MAXP(x + (CT)3, (CT)0), (CT)6) / (CT)6)
 ROWS_FLOAT(U_SAME, act_softshrink, x > PA ? x - PA : (x < -PA ? x + PA : x * (CT)0))
 ROWS_FLOAT(U_SAME, act_hardshrink, (x >= -PA && x <= PA) ? (CT)0 : x)
-ROWS_FLOAT(U_SAME, act_logsigmoid, MINP(x, (CT)0) - log1p(VEXP(-fabs(x))))
+ROWS_FLOAT(U_SAME, act_logsigmoid, MINP(x, (CT)0) - VM(log1p, VEXP(-fabs(x))))
 ROWS_INT(U_SAME, act_threshold, x <= PA ? PB : x)
 ROWS_FLOAT(U_SAME, act_threshold, x <= PA ? PB : x)
 
@@ -57,7 +55,7 @@ ROWS_FLOAT(B_SAME, actb_leaky_relu, y > 0 ? x : x * PA)
 ROWS_FLOAT(B_SAME, actb_elu, y <= 0 ? x * PC * (PA * PB) * VEXP(y * PC) : x * PB)
 ROWS_FLOAT(B_SAME, actb_silu, ({ CT s_ = VSIG(y); x * s_ * ((CT)1 + y * ((CT)1 - s_)); }))
 ROWS_FLOAT(B_SAME, actb_mish, ({
-               CT t_ = tanh(log1p(exp(y)));
+               CT t_ = VM(tanh, VM(log1p, VM(exp, y)));
                x * (t_ + y * VSIG(y) * ((CT)1 - t_ * t_));
            }))
 ROWS_FLOAT(B_SAME, actb_gelu, ({

@@ -3,6 +3,7 @@
  * PyTorch's kernels use a fused multiply-add the expressions below call fma() explicitly. */
 #pragma GCC optimize("fp-contract=off")
 #include "loops.h"
+#include "vecmath.h"
 
 /* wrap-around integer arithmetic without signed-overflow UB */
 #define IADD(CT, a, b) ((CT)((uint64_t)(a) + (uint64_t)(b)))
@@ -102,7 +103,7 @@ ROWS_INT(B_SAME, pow, (CT)ipow(x, y))
 /* scalar_last: a Python exponent of 3 or -2 (float32/float64/bfloat16), PyTorch's x*x*x and
  * 1/(x*x), bfloat16 rounding the inner product; the dispatcher maps 2, -1, 0.5, -0.5 to mul,
  * reciprocal, sqrt and rsqrt */
-ROWS_FLOAT(B_SAME, pow, k->scalar_last ? ((y) == 3 ? RND_ROW(x * x) * x : (CT)1 / RND_ROW(x * x)) : pow(x, y))
+ROWS_FLOAT(B_SAME, pow, k->scalar_last ? ((y) == 3 ? RND_ROW(x * x) * x : (CT)1 / RND_ROW(x * x)) : VM2(pow, x, y))
 
 /* PyTorch's fused backward kernels: tanh_backward(g, y) = g * (1 - y*y) with 1 - y*y rounded once
  * (its vectorised fma); sigmoid_backward(g, y) = g * (1 - y) * y, float16 rounding each step as
@@ -149,8 +150,8 @@ ROWS_FLOAT(B_SAME, nextafter, rnd_row_ == MT_RND_f16    ? next_half(x, y, 0)
                                                         : _Generic((CT)0, float: nextafterf, default: nextafter)(x, y))
 
 /* atan2, hypot, copysign, the NaN-ignoring extremes and log-sum-exp of two */
-ROWS_FLOAT(B_SAME, atan2, atan2(x, y))
-ROWS_FLOAT(B_SAME, hypot, hypot(x, y))
+ROWS_FLOAT(B_SAME, atan2, VM2(atan2, x, y))
+ROWS_FLOAT(B_SAME, hypot, VM2(hypot, x, y))
 ROWS_FLOAT(B_SAME, copysign, copysign(x, y))
 ROWS_INTBOOL(B_SAME, fmax, x > y ? x : y)
 ROWS_FLOAT(B_SAME, fmax, fmax(x, y))
@@ -158,9 +159,11 @@ ROWS_INTBOOL(B_SAME, fmin, x < y ? x : y)
 ROWS_FLOAT(B_SAME, fmin, fmin(x, y))
 /* PyTorch's: infinities of one sign give themselves (inf - inf would be NaN) */
 #define LOGADDEXP(CT, x, y, E, SCALE) \
-    (isinf(x) && (x) == (y) ? (x) : ((x) > (y) ? (x) : (y)) + (CT)log1p(E(-fabs((x) - (y)))) * (SCALE))
-ROWS_FLOAT(B_SAME, logaddexp, LOGADDEXP(CT, x, y, exp, (CT)1))
-ROWS_FLOAT(B_SAME, logaddexp2, LOGADDEXP(CT, x, y, exp2, (CT)(1 / M_LN2)))
+    (isinf(x) && (x) == (y) ? (x) : ((x) > (y) ? (x) : (y)) + VM(log1p, E(-fabs((x) - (y)))) * (SCALE))
+#define VEXP2(v) VM(exp2, v)
+ROWS_FLOAT(B_SAME, logaddexp, LOGADDEXP(CT, x, y, VEXP, (CT)1))
+ROWS_FLOAT(B_SAME, logaddexp2, LOGADDEXP(CT, x, y, VEXP2, (CT)(1 / M_LN2)))
+#undef VEXP2
 ROWS_COMPLEX(B_SAME, logaddexp, CLOGADDEXP(x, y))
 /* PyTorch's calc_gcd/lcm in the tensor's own type: the magnitudes wrap at the type's minimum as
  * std::abs does there, through unsigned arithmetic (no signed-overflow UB) */
@@ -199,4 +202,4 @@ ROWS_COMPLEX(B_SAME, tanh_backward, CMUL(x, conj((CT)1 - CMUL(y, y))))
 ROWS_COMPLEX(B_SAME, sigmoid_backward, CMUL(x, conj(CMUL((CT)1 - y, y))))
 /* torch.complex(real, imag) and torch.polar(abs, angle): two reals make one complex */
 ROWS_F32F64(B_TOCOMPLEX, complex, CMAKE(CT, x, y))
-ROWS_F32F64(B_TOCOMPLEX, polar, CMAKE(CT, x * cos(y), x * sin(y)))
+ROWS_F32F64(B_TOCOMPLEX, polar, CMAKE(CT, x * VM(cos, y), x * VM(sin, y)))

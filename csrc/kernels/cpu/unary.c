@@ -3,8 +3,8 @@
 #include "vecmath.h"
 #include "special_math.h"
 
-/* float32 compute (float32, float16, bfloat16) uses the vectorisable versions */
-#define VEC_OR_LIBM(vf, libm, x) _Generic((x), float: vf, default: libm)(x)
+/* transcendental functions: VM(f, x) is libm's f declared for libmvec's vector versions, VEXP/VLOG/VTANH
+ * our float32 ones (vecmath.h); float16/bfloat16 compute in float32 */
 
 /* integer negation and abs through unsigned arithmetic: no signed overflow */
 #define INEG(CT, x) ((CT)(0 - (uint64_t)(x)))
@@ -20,24 +20,24 @@ ROWS_FLOAT(U_SAME, rsqrt, (CT)1 / sqrt(x))
 U_SAME(f16, uint16_t, float, mt__f16_to_f32, mt__f32_to_f16, exp, mt_v_expf(x))
 U_SAME(bf16, uint16_t, float, mt__bf16_to_f32, mt__f32_to_bf16, exp, mt_v_expf(x))
 U_SAME(f32, float, float, ID, ID, exp_portable, mt_v_expf(x))
-U_SAME(f64, double, double, ID, ID, exp, exp(x))
+U_SAME(f64, double, double, ID, ID, exp, mt_lmv_exp(x))
 void mt_cpu_exp_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k) {
     if (s[0] == sizeof(float) && s[1] == sizeof(float) && mt__cpu_avx512f())
         mt__exp_f32_avx512((float *)d[0], (const float *)d[1], n);
     else
         mt_cpu_exp_portable_f32(d, s, n, k);
 }
-ROWS_FLOAT(U_SAME, expm1, expm1(x))
-ROWS_FLOAT(U_SAME, log, VEC_OR_LIBM(mt_v_logf, log, x))
-ROWS_FLOAT(U_SAME, log1p, log1p(x))
-ROWS_FLOAT(U_SAME, log2, log2(x))
-ROWS_FLOAT(U_SAME, log10, log10(x))
-ROWS_FLOAT(U_SAME, sin, sin(x))
-ROWS_FLOAT(U_SAME, cos, cos(x))
-ROWS_FLOAT(U_SAME, tan, tan(x))
-ROWS_FLOAT(U_SAME, tanh, VEC_OR_LIBM(mt_v_tanhf, tanh, x))
-ROWS_FLOAT(U_SAME, sigmoid, _Generic((x), float: mt_v_sigmoidf(x), default: (CT)1 / ((CT)1 + exp(-x))))
-ROWS_FLOAT(U_SAME, erf, erf(x))
+ROWS_FLOAT(U_SAME, expm1, VM(expm1, x))
+ROWS_FLOAT(U_SAME, log, VLOG(x))
+ROWS_FLOAT(U_SAME, log1p, VM(log1p, x))
+ROWS_FLOAT(U_SAME, log2, VM(log2, x))
+ROWS_FLOAT(U_SAME, log10, VM(log10, x))
+ROWS_FLOAT(U_SAME, sin, VM(sin, x))
+ROWS_FLOAT(U_SAME, cos, VM(cos, x))
+ROWS_FLOAT(U_SAME, tan, VM(tan, x))
+ROWS_FLOAT(U_SAME, tanh, VTANH(x))
+ROWS_FLOAT(U_SAME, sigmoid, _Generic((x), float: mt_v_sigmoidf(x), default: (CT)1 / ((CT)1 + mt_lmv_exp(-x))))
+ROWS_FLOAT(U_SAME, erf, VM(erf, x))
 ROWS_FLOAT(U_SAME, reciprocal, (CT)1 / x)
 
 ROWS_INT(U_SAME, floor, x)
@@ -61,21 +61,21 @@ ROWS_INTBOOL(U_BOOL, isfinite, 1)
 ROWS_FLOAT(U_BOOL, isfinite, isfinite(x))
 
 /* trigonometric and hyperbolic inverses, exp2, the error and gamma functions */
-ROWS_FLOAT(U_SAME, acos, acos(x))
-ROWS_FLOAT(U_SAME, asin, asin(x))
-ROWS_FLOAT(U_SAME, atan, atan(x))
-ROWS_FLOAT(U_SAME, sinh, sinh(x))
-ROWS_FLOAT(U_SAME, cosh, cosh(x))
-ROWS_FLOAT(U_SAME, asinh, asinh(x))
-ROWS_FLOAT(U_SAME, acosh, acosh(x))
-ROWS_FLOAT(U_SAME, atanh, atanh(x))
-ROWS_FLOAT(U_SAME, exp2, exp2(x))
-ROWS_FLOAT(U_SAME, erfc, erfc(x))
-ROWS_FLOAT(U_SAME, erfinv, (CT)mt__erfinv(x))
+ROWS_FLOAT(U_SAME, acos, VM(acos, x))
+ROWS_FLOAT(U_SAME, asin, VM(asin, x))
+ROWS_FLOAT(U_SAME, atan, VM(atan, x))
+ROWS_FLOAT(U_SAME, sinh, VM(sinh, x))
+ROWS_FLOAT(U_SAME, cosh, VM(cosh, x))
+ROWS_FLOAT(U_SAME, asinh, VM(asinh, x))
+ROWS_FLOAT(U_SAME, acosh, VM(acosh, x))
+ROWS_FLOAT(U_SAME, atanh, VM(atanh, x))
+ROWS_FLOAT(U_SAME, exp2, VM(exp2, x))
+ROWS_FLOAT(U_SAME, erfc, VM(erfc, x))
+ROWS_FLOAT(U_SAME, erfinv, _Generic((x), float: mt_v_erfinvf, default: mt_v_erfinv)(x))
 ROWS_FLOAT(U_SAME, lgamma, (CT)mt__lgamma(x))
 ROWS_FLOAT(U_SAME, digamma, (CT)mt__digamma(x))
 ROWS_FLOAT(U_SAME, trigamma, (CT)mt__trigamma(x))
-ROWS_FLOAT(U_SAME, sinc, x == 0 ? (CT)1 : sin((CT)M_PI * x) / ((CT)M_PI * x))
+ROWS_FLOAT(U_SAME, sinc, x == 0 ? (CT)1 : VM(sin, (CT)M_PI * x) / ((CT)M_PI * x))
 /* complex: pi as a complex number times x (c10's product), then c10's division */
 ROWS_COMPLEX(U_SAME, sinc, x == 0 ? (CT)1 : ({
     CT px_ = CMUL(CMAKE(CT, M_PI, 0), x);
