@@ -145,9 +145,22 @@ static inline float next_half(float x, float y, int bf16) {
     else h += (x < y) == (x > 0) ? 1 : -1;
     return bf16 ? mt__bf16_to_f32(h) : mt__f16_to_f32(h);
 }
+/* float32/float64: the same bit step with selects only (libm's nextafter is a call per element) */
+#define NEXT_BITS(UT, x, y)                                                                              \
+    ({                                                                                                   \
+        CT x_ = (x), y_ = (y), r_;                                                                       \
+        UT u_;                                                                                           \
+        memcpy(&u_, &x_, sizeof u_);                                                                     \
+        u_ += ((x_ < y_) == (x_ > 0)) ? (UT)1 : (UT)-1;                                                  \
+        u_ = x_ == 0 ? (y_ > 0 ? (UT)1 : (UT)1 << (sizeof(UT) * 8 - 1) | 1) : u_;                        \
+        memcpy(&r_, &u_, sizeof u_);                                                                     \
+        r_ = x_ == y_ ? y_ : r_;                                                                         \
+        (x_ != x_) | (y_ != y_) ? x_ + y_ : r_;                                                          \
+    })
 ROWS_FLOAT(B_SAME, nextafter, rnd_row_ == MT_RND_f16    ? next_half(x, y, 0)
                               : rnd_row_ == MT_RND_bf16 ? next_half(x, y, 1)
-                                                        : _Generic((CT)0, float: nextafterf, default: nextafter)(x, y))
+                                                        : _Generic((CT)0, float: NEXT_BITS(uint32_t, x, y),
+                                                                   default: NEXT_BITS(uint64_t, x, y)))
 
 /* atan2, hypot, copysign, the NaN-ignoring extremes and log-sum-exp of two */
 ROWS_FLOAT(B_SAME, atan2, VM2(atan2, x, y))
@@ -157,9 +170,13 @@ ROWS_INTBOOL(B_SAME, fmax, x > y ? x : y)
 ROWS_FLOAT(B_SAME, fmax, fmax(x, y))
 ROWS_INTBOOL(B_SAME, fmin, x < y ? x : y)
 ROWS_FLOAT(B_SAME, fmin, fmin(x, y))
-/* PyTorch's: infinities of one sign give themselves (inf - inf would be NaN) */
-#define LOGADDEXP(CT, x, y, E, SCALE) \
-    (isinf(x) && (x) == (y) ? (x) : ((x) > (y) ? (x) : (y)) + VM(log1p, E(-fabs((x) - (y)))) * (SCALE))
+/* PyTorch's: infinities of one sign give themselves (inf - inf would be NaN). The sum is computed first and
+ * its NaN is part of the test, so that its calls stay outside the branch (vecmath.h, erfinv) and vectorise. */
+#define LOGADDEXP(CT, x, y, E, SCALE)                                                      \
+    ({                                                                                     \
+        CT s_ = ((x) > (y) ? (x) : (y)) + VM(log1p, E(-fabs((x) - (y)))) * (SCALE);         \
+        (s_ != s_) & isinf(x) & ((x) == (y)) ? (x) : s_;                                   \
+    })
 #define VEXP2(v) VM(exp2, v)
 ROWS_FLOAT(B_SAME, logaddexp, LOGADDEXP(CT, x, y, VEXP, (CT)1))
 ROWS_FLOAT(B_SAME, logaddexp2, LOGADDEXP(CT, x, y, VEXP2, (CT)(1 / M_LN2)))

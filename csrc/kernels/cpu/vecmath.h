@@ -133,7 +133,7 @@ MT_LMV2(atan2) MT_LMV2(hypot) MT_LMV2(pow)
 #define MT_VM_DOUBLE2 MT_VM_FLOAT2
 #endif
 MT_VM_FLOAT1(atan) MT_VM_FLOAT1(sinh) MT_VM_FLOAT1(tanh) MT_VM_FLOAT1(asinh) MT_VM_FLOAT1(acosh) MT_VM_FLOAT1(atanh)
-MT_VM_FLOAT1(exp) MT_VM_FLOAT1(exp2) MT_VM_FLOAT1(log) MT_VM_FLOAT1(log1p) MT_VM_FLOAT2(hypot) MT_VM_FLOAT2(pow)
+MT_VM_FLOAT1(exp2) MT_VM_FLOAT1(log1p) MT_VM_FLOAT2(hypot) MT_VM_FLOAT2(pow) MT_VM_DOUBLE1(exp) MT_VM_DOUBLE1(log)
 MT_VM_DOUBLE1(sin) MT_VM_DOUBLE1(cos) MT_VM_DOUBLE1(tan) MT_VM_DOUBLE1(cosh)
 MT_VM_DOUBLE1(expm1) MT_VM_DOUBLE1(log2) MT_VM_DOUBLE1(log10) MT_VM_DOUBLE1(erf) MT_VM_DOUBLE1(erfc)
 MT_VM_DOUBLE2(atan2)
@@ -141,13 +141,32 @@ MT_VM_DOUBLE2(atan2)
  * the correctly rounded result differs (acos(-0.8f)), and chebyshev_polynomial_u/v(x, 600) magnify that */
 static inline __attribute__((always_inline)) float mt_vm_acosf(float x) { return __builtin_acosf(x); }
 static inline __attribute__((always_inline)) float mt_vm_asinf(float x) { return __builtin_asinf(x); }
+/* double: glibc's scalar sin, cos, tan, asin, acos, atan, exp, exp2, log, log2, atan2, hypot and pow are
+ * correctly rounded but for a few cases in a thousand, and so are PyTorch's (SLEEF's 1-ulp) results at the
+ * points tests compare exactly (a histogram's edges from sin's extremes); libmvec's double versions are 1-3
+ * ulp off in 20-60% of cases (2^19 values against long double): these stay scalar. The others (hyperbolic
+ * functions and their inverses, expm1, log1p, log10, erf, erfc) are no better in scalar glibc (1-3 ulp):
+ * libmvec's. mt_vd_<f> is the double function each uses. */
+#define MT_VD_VEC(fn) \
+    static inline __attribute__((always_inline)) double mt_vd_##fn(double x) { return mt_lmv_##fn(x); }
+#define MT_VD_SCALAR(fn) \
+    static inline __attribute__((always_inline)) double mt_vd_##fn(double x) { return __builtin_##fn(x); }
+#define MT_VD_SCALAR2(fn)                                                                   \
+    static inline __attribute__((always_inline)) double mt_vd_##fn(double x, double y) {    \
+        return __builtin_##fn(x, y);                                                        \
+    }
+MT_VD_VEC(sinh) MT_VD_VEC(cosh) MT_VD_VEC(tanh) MT_VD_VEC(asinh) MT_VD_VEC(acosh) MT_VD_VEC(atanh)
+MT_VD_VEC(expm1) MT_VD_VEC(log1p) MT_VD_VEC(log10) MT_VD_VEC(erf) MT_VD_VEC(erfc)
+MT_VD_SCALAR(sin) MT_VD_SCALAR(cos) MT_VD_SCALAR(tan) MT_VD_SCALAR(asin) MT_VD_SCALAR(acos) MT_VD_SCALAR(atan)
+MT_VD_SCALAR(exp) MT_VD_SCALAR(exp2) MT_VD_SCALAR(log) MT_VD_SCALAR(log2)
+MT_VD_SCALAR2(atan2) MT_VD_SCALAR2(hypot) MT_VD_SCALAR2(pow)
 /* VM(sin, x): the function for x's type (float or double) */
-#define VM(fn, x) _Generic((x), float: mt_vm_##fn##f, default: mt_lmv_##fn)(x)
-#define VM2(fn, x, y) _Generic((x), float: mt_vm_##fn##f, default: mt_lmv_##fn)((x), (y))
-/* exp, log and tanh: ours for float (faster than libmvec's and already matched to PyTorch), libmvec's for double */
-#define VEXP(v) _Generic((v), float: mt_v_expf, default: mt_lmv_exp)(v)
-#define VLOG(v) _Generic((v), float: mt_v_logf, default: mt_lmv_log)(v)
-#define VTANH(v) _Generic((v), float: mt_v_tanhf, default: mt_lmv_tanh)(v)
+#define VM(fn, x) _Generic((x), float: mt_vm_##fn##f, default: mt_vd_##fn)(x)
+#define VM2(fn, x, y) _Generic((x), float: mt_vm_##fn##f, default: mt_vd_##fn)((x), (y))
+/* exp, log and tanh: ours for float (faster than libmvec's and already matched to PyTorch) */
+#define VEXP(v) _Generic((v), float: mt_v_expf, default: mt_vd_exp)(v)
+#define VLOG(v) _Generic((v), float: mt_v_logf, default: mt_vd_log)(v)
+#define VTANH(v) _Generic((v), float: mt_v_tanhf, default: mt_vd_tanh)(v)
 
 /* erfinv as PyTorch's calc_erfinv computes it (Pavlis's rational first guess, two branches by |y| <= 0.7,
  * then Newton steps x -= (erf(x) - y) / (2/sqrt(pi) exp(-x^2))), both branches evaluated and one picked, so
@@ -161,23 +180,25 @@ static inline __attribute__((always_inline)) float mt_vm_asinf(float x) { return
         R cd_ = ((((R)0.012229801 * z_ + (R)-0.329097515) * z_ + (R)1.442710462) * z_ + (R)-2.118377725) * z_ + (R)1; \
         R tn_ = (((R)1.641345311 * w_ + (R)3.429567803) * w_ + (R)-1.624906493) * w_ + (R)-1.970840454; \
         R td_ = ((R)1.637067800 * w_ + (R)3.543889200) * w_ + (R)1;                            \
-        (ay) <= (R)0.7 ? (y) * cn_ / cd_ : __builtin_copysign(tn_ / td_, (y));                 \
+        /* the tail's NaN (|y| >= 1) in the condition keeps log's call ahead of it (GCC would sink a call \
+         * used only in one arm into that branch, and a call in a branch does not vectorise) */     \
+        ((ay) <= (R)0.7) | (tn_ != tn_) ? (y) * cn_ / cd_ : __builtin_copysign(tn_ / td_, (y));   \
     })
-#define MT_ERFINV_NEWTON(x, y) ((x) - (VM(erf, (x)) - (y)) / (1.128379167095512573896 * VM(exp, -(x) * (x))))
+#define MT_ERFINV_NEWTON(x, y) ((x) - (mt_lmv_erf(x) - (y)) / (1.128379167095512573896 * mt_lmv_exp(-(x) * (x))))
 static inline __attribute__((always_inline)) float mt_v_erfinvf(float y) {
     float ay = __builtin_fabsf(y);
     double x = MT_ERFINV_GUESS(float, y, ay, __builtin_sqrtf, mt_v_logf);
     float r = (float)MT_ERFINV_NEWTON(x, (double)y);
-    r = ay == 1.0f ? __builtin_copysignf(__builtin_inff(), y) : r;
-    return ay > 1.0f ? __builtin_nanf("") : r; /* NaN in: NaN out through the arithmetic */
+    /* |y| >= 1: y / 0 + 0 = +-inf at +-1, NaN beyond (sqrt) and for NaN (arithmetic, not a select of
+     * constants: GCC makes a nested select a branch); r named in the test, as above */
+    return (ay >= 1.0f) | (r != r) ? y / (1.0f - ay) + __builtin_sqrtf(1.0f - ay) : r;
 }
 static inline __attribute__((always_inline)) double mt_v_erfinv(double y) {
     double ay = __builtin_fabs(y);
     double x = MT_ERFINV_GUESS(double, y, ay, __builtin_sqrt, mt_lmv_log);
     x = MT_ERFINV_NEWTON(x, y);
     x = MT_ERFINV_NEWTON(x, y);
-    x = ay == 1.0 ? __builtin_copysign(__builtin_inf(), y) : x;
-    return ay > 1.0 ? __builtin_nan("") : x;
+    return (ay >= 1.0) | (x != x) ? y / (1.0 - ay) + __builtin_sqrt(1.0 - ay) : x;
 }
 
 /* exp over a contiguous float32 row with AVX-512 (exp_avx512.c); same bits as mt_v_expf */
