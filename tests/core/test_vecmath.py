@@ -135,3 +135,50 @@ def test_polar_and_bce_long(dtype):  # (float16/bfloat16 bce: its composite roun
     tt, mtt = pair(np.random.default_rng(5).random(tx.numel()), dtype)
     got = mt.nn.functional.binary_cross_entropy_with_logits(mx, mtt, reduction="none")
     compare(got, torch.nn.functional.binary_cross_entropy_with_logits(tx, tt, reduction="none"), dtype, "bce")
+
+
+def exact(got, exp, what):
+    """Same values bit for bit (NaN as NaN, the sign of zero included)."""
+    g = np.array(got.to(mt.float64).tolist(), dtype=np.float64).reshape(-1)
+    e = exp.double().numpy().reshape(-1)
+    bad = ~((np.isnan(g) & np.isnan(e)) | ((g == e) & (np.signbit(g) == np.signbit(e))))
+    idx = np.flatnonzero(bad)[:8]
+    assert not idx.size, f"{what}: {bad.sum()} differ, at {idx.tolist()}: got {g[idx].tolist()}, expected {e[idx].tolist()}"
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_frexp_nextafter_nan_to_num_ldexp_long(dtype):
+    """The bit-reading kernels (frexp, nextafter) and nan_to_num are exact: subnormals, zeros of both signs,
+    infinities and NaN among thousands of values."""
+    tiny = {"float32": 1e-45, "float64": 5e-324, "float16": 6e-8, "bfloat16": 1e-40}[dtype]
+    x = np.concatenate([data("real", 4000, 7), [tiny, -tiny, tiny * 3, 1e-310, -1e-42, 2 ** -126, 2 ** -1022]])
+    y = np.concatenate([data("real", 4000, 8), [0.0, 0.0, -1.0, 1.0, math.inf, -math.inf, math.nan]])
+    tx, mx = pair(x, dtype)
+    ty, my = pair(y, dtype)
+    tm, te = torch.frexp(tx)
+    mm, me = mt.frexp(mx)
+    exact(mm, tm, f"frexp mantissa {dtype}")
+    assert me.dtype == mt.int32 and me.tolist() == te.tolist(), f"frexp exponent {dtype}"
+    exact(mt.nextafter(mx, my), torch.nextafter(tx, ty), f"nextafter {dtype}")
+    exact(mt.nextafter(mx, mx), torch.nextafter(tx, tx), f"nextafter(x, x) {dtype}")
+    exact(mt.nan_to_num(mx), torch.nan_to_num(tx), f"nan_to_num {dtype}")
+    exact(mt.nan_to_num(mx, 1.5, 2.0, -3.0), torch.nan_to_num(tx, 1.5, 2.0, -3.0), f"nan_to_num(1.5, 2, -3) {dtype}")
+    e = torch.from_numpy(np.random.default_rng(9).integers(-30, 30, tx.numel()))
+    exact(mt.ldexp(mx, mt.tensor(e.numpy())), torch.ldexp(tx, e), f"ldexp {dtype}")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", ["elu", "selu", "celu"])
+def test_elu_blocks(name, dtype):
+    """elu's kernel skips expm1 for a block of 64 positive inputs: blocks of positives, of mixed signs, a NaN
+    alone in a positive block, and lengths that end mid-block."""
+    rng = np.random.default_rng(3)
+    v = rng.uniform(0.01, 5, 64 * 9 + 17)
+    v[64:128] *= -1
+    v[200] = math.nan
+    v[300] = -0.0
+    v[400] = -math.inf
+    v[64 * 9 + 5] = -2.0
+    t, m = pair(v, dtype)
+    compare(getattr(mt.nn.functional, name)(m), getattr(torch.nn.functional, name)(t), dtype, f"{name} {dtype}")
+    compare(getattr(mt.nn.functional, name)(m[1::2]), getattr(torch.nn.functional, name)(t[1::2]), dtype, name)
