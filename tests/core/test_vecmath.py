@@ -182,3 +182,30 @@ def test_elu_blocks(name, dtype):
     t, m = pair(v, dtype)
     compare(getattr(mt.nn.functional, name)(m), getattr(torch.nn.functional, name)(t), dtype, f"{name} {dtype}")
     compare(getattr(mt.nn.functional, name)(m[1::2]), getattr(torch.nn.functional, name)(t[1::2]), dtype, name)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", ["fmod", "remainder", "floor_divide"])
+def test_fmod_family_long_exact(name, dtype):
+    """float32-compute fmod takes an exact double form for blocks of quotients below 2**29 and libm's fmod for
+    the others: both must give PyTorch's bits (fmod is exact). Blocks of small quotients, of quotients near
+    integers (x = k * y + tiny), of huge ones, zeros, infinities and NaN in between."""
+    rng = np.random.default_rng(11)
+    n = 64 * 40 + 9
+    y = np.where(rng.random(n) < 0.5, -1, 1) * 10.0 ** rng.uniform(-3, 3, n)
+    x = y * rng.uniform(-1000, 1000, n)
+    k = np.round(rng.uniform(-5e5, 5e5, n))
+    x[640:1280] = k[640:1280] * y[640:1280] * (1 + rng.choice([-1, 1], 640) * 2.0 ** -23)  # near multiples
+    # one block of huge quotients, below float's overflow: PyTorch's vector loop (SLEEF) gives NaN where x / y
+    # overflows float (fmod(1e20, 1e-20)), its scalar loop and ours the exact remainder
+    x[1280:1344] = rng.uniform(-1, 1, 64) * 1e20
+    y[1280:1344] = rng.uniform(-1, 1, 64) * 1e-15
+    specials = [0.0, -0.0, math.inf, -math.inf, math.nan, 1.0, -1.0, 3.0]
+    sx, sy = np.meshgrid(specials, specials)
+    x[1400:1464], y[1400:1464] = sx.ravel(), sy.ravel()
+    x[2000:2064] = rng.uniform(-100, 100, 64)
+    x[2000:2064:7] = -0.0
+    tx, mx = pair(x, dtype)
+    ty, my = pair(y, dtype)
+    exact(getattr(mt, name)(mx, my), getattr(torch, name)(tx, ty), f"{name} {dtype}")
+    exact(getattr(mt, name)(mx[::3], my[::3]), getattr(torch, name)(tx[::3], ty[::3]), f"{name} strided {dtype}")

@@ -5,6 +5,13 @@
 #include "loops.h"
 #include "vecmath.h"
 
+/* the float rows apart: float32 compute (float16, bfloat16, float32) and float64 */
+#define ROWS_F32C(M, ...)                                                   \
+    M(f16, uint16_t, float, mt__f16_to_f32, mt__f32_to_f16, __VA_ARGS__)    \
+    M(bf16, uint16_t, float, mt__bf16_to_f32, mt__f32_to_bf16, __VA_ARGS__) \
+    M(f32, float, float, ID, ID, __VA_ARGS__)
+#define ROWS_F64(M, ...) M(f64, double, double, ID, ID, __VA_ARGS__)
+
 /* wrap-around integer arithmetic without signed-overflow UB */
 #define IADD(CT, a, b) ((CT)((uint64_t)(a) + (uint64_t)(b)))
 #define ISUB(CT, a, b) ((CT)((uint64_t)(a) - (uint64_t)(b)))
@@ -49,13 +56,13 @@ static inline int64_t iremainder(int64_t a, int64_t b, const mt_kargs *k) {
 }
 /* PyTorch's div_floor_floating (its vectorised form). For float16/bfloat16 tensors PyTorch
  * computes each step in the tensor dtype: RND rounds every intermediate result. */
-#define FDIV_FLOOR(CT, a, b)                                                             \
+#define FDIV_FLOOR(CT, a, b, FM)                                                           \
     ({                                                                                   \
         CT a_ = (a), b_ = (b), r_;                                                       \
         if (b_ == 0) {                                                                   \
             r_ = a_ / b_;                                                                \
         } else {                                                                         \
-            CT mod_ = fmod(a_, b_), div_ = RND(RND(a_ - mod_) / b_);                     \
+            CT mod_ = FM(a_, b_), div_ = RND(RND(a_ - mod_) / b_);                       \
             if (mod_ != 0 && ((b_ < 0) != (mod_ < 0))) div_ = RND(div_ - 1);             \
             if (div_ != 0) {                                                             \
                 r_ = floor(div_);                                                        \
@@ -66,9 +73,9 @@ static inline int64_t iremainder(int64_t a, int64_t b, const mt_kargs *k) {
         }                                                                                \
         r_;                                                                              \
     })
-#define FREMAINDER(CT, a, b)                                                             \
+#define FREMAINDER(CT, a, b, FM)                                                           \
     ({                                                                                   \
-        CT a_ = (a), b_ = (b), m_ = fmod(a_, b_);                                        \
+        CT a_ = (a), b_ = (b), m_ = FM(a_, b_);                                          \
         if (m_ != 0 && ((b_ < 0) != (m_ < 0))) m_ += b_;                                 \
         m_;                                                                              \
     })
@@ -76,11 +83,57 @@ static inline int64_t iremainder(int64_t a, int64_t b, const mt_kargs *k) {
 ROWS_INT(B_SAME, div_trunc, (CT)idiv_trunc(x, y, k))
 ROWS_FLOAT(B_SAME, div_trunc, trunc(RND(x / y)))
 ROWS_INT(B_SAME, div_floor, (CT)idiv_floor(x, y, k))
-ROWS_FLOAT(B_SAME, div_floor, FDIV_FLOOR(CT, x, y))
+ROWS_F64(B_SAME, div_floor, FDIV_FLOOR(CT, x, y, fmod))
+ROWS_F32C(B_SAME, div_floor_libm, FDIV_FLOOR(CT, x, y, fmod))
 ROWS_INT(B_SAME, remainder, (CT)iremainder(x, y, k))
-ROWS_FLOAT(B_SAME, remainder, FREMAINDER(CT, x, y))
+ROWS_F64(B_SAME, remainder, FREMAINDER(CT, x, y, fmod))
+ROWS_F32C(B_SAME, remainder_libm, FREMAINDER(CT, x, y, fmod))
 ROWS_INT(B_SAME, fmod, (CT)imod(x, y, k))
-ROWS_FLOAT(B_SAME, fmod, fmod(x, y))
+ROWS_F64(B_SAME, fmod, fmod(x, y))
+ROWS_F32C(B_SAME, fmod_libm, fmod(x, y))
+/* float32 compute (float32, float16, bfloat16): fmod is exact, and so is x - trunc(x / y) * y in double when
+ * |x / y| < 2^29: a non-integral quotient of two floats is at least 2^-24 from an integer (x - m y is a
+ * nonzero multiple of y's last bit, |y| < 2^(its exponent + 1)) and the double quotient is within 2^-25 of
+ * it, so trunc is exact; the product of a 29-bit integer and a 24-bit significand fits 53 bits, and so does
+ * the difference. A block of 64 pairs all within that bound (finite y) takes this vectorised form; any other
+ * block, a number y or a strided layout, libm's fmod per element (the *_libm kernels). */
+#define FMOD_FAST(a, b)                                                                            \
+    ({                                                                                             \
+        double fx_ = (a), fy_ = (b);                                                               \
+        (float)__builtin_copysign(fx_ - __builtin_trunc(fx_ / fy_) * fy_, fx_); /* -0 for -x */    \
+    })
+#define FMOD_BLOCKS(TAG, T, CTY, LOAD, STORE, NAME, EXPR)                                               \
+    MT_SIMD void mt_cpu_##NAME##_##TAG(char **d, const int64_t *s, int64_t n, const mt_kargs *k) {    \
+        typedef CTY CT;                                                                                \
+        const int rnd_kind_ = MT_RND_##TAG;                                                            \
+        if ((k && k->scalar_last) || s[0] != sizeof(T) || s[1] != sizeof(T) || s[2] != sizeof(T)) {   \
+            mt_cpu_##NAME##_libm_##TAG(d, s, n, k);                                                    \
+            return;                                                                                    \
+        }                                                                                              \
+        T *o = (T *)d[0];                                                                              \
+        const T *a = (const T *)d[1], *b = (const T *)d[2];                                            \
+        for (int64_t i0 = 0; i0 < n; i0 += 64) {                                                       \
+            int64_t m = n - i0 < 64 ? n - i0 : 64;                                                     \
+            int fast = 1;                                                                              \
+            for (int64_t i = 0; i < m; i++) {                                                          \
+                double xd = LOAD(a[i0 + i]), yd = LOAD(b[i0 + i]);                                     \
+                fast &= (__builtin_fabs(xd / yd) < 0x1p29) & (__builtin_fabs(yd) < __builtin_inf());   \
+            }                                                                                          \
+            if (fast) {                                                                                \
+                for (int64_t i = 0; i < m; i++) {                                                      \
+                    CT x = LOAD(a[i0 + i]), y = LOAD(b[i0 + i]);                                       \
+                    o[i0 + i] = STORE(EXPR);                                                           \
+                }                                                                                      \
+            } else {                                                                                   \
+                char *dd[3] = {(char *)(o + i0), (char *)(a + i0), (char *)(b + i0)};                  \
+                mt_cpu_##NAME##_libm_##TAG(dd, s, m, k);                                               \
+            }                                                                                          \
+        }                                                                                              \
+    }
+#define FMOD_ROWS(NAME, ...) ROWS_F32C(FMOD_BLOCKS, NAME, (__VA_ARGS__))
+FMOD_ROWS(fmod, FMOD_FAST(x, y))
+FMOD_ROWS(remainder, FREMAINDER(CT, x, y, FMOD_FAST))
+FMOD_ROWS(div_floor, FDIV_FLOOR(CT, x, y, FMOD_FAST))
 /* PyTorch's xlogy: NaN if y is NaN, else 0 where x == 0, else x * log(y) */
 ROWS_FLOAT(B_SAME, xlogy, y != y ? y : (x == 0 ? (CT)0 : x * (CT)log(y)))
 
