@@ -8,8 +8,11 @@ import glob
 import os
 import platform
 import re
+import shlex
 import subprocess
 import sys
+import sysconfig
+import tempfile
 
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
@@ -43,7 +46,40 @@ def compile_args():
             "-fvisibility=hidden", "--param", "vect-epilogues-nomask=0", "-g1"]
     if os.environ.get("MT_SANITIZE"):
         args += ["-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefined"]
+    if LIBMVEC:
+        args += ["-DMT_LIBMVEC"]
     return args
+
+
+# glibc's libmvec (vecmath.h): the vector transcendental functions that the AVX2/AVX-512 copies of the
+# elementwise loops call. glibc 2.35 added most of them (sinh, atan2, erf, log1p, ...): a loop over sinhf,
+# declared as vecmath.h declares it, must compile to a call of _ZGVdN8v_sinhf and link against -lmvec.
+# Otherwise (older glibc, musl, another compiler or CPU) the kernels call scalar libm. MT_NO_LIBMVEC=1
+# turns it off (to compare).
+LIBMVEC_PROBE = r"""
+float mt_probe_sinhf(float) __asm__("sinhf") __attribute__((simd("notinbranch"), const, nothrow));
+__attribute__((target("arch=x86-64-v3"))) void mt_probe(float *o, const float *a, int n) {
+    for (int i = 0; i < n; i++) o[i] = mt_probe_sinhf(a[i]);
+}
+int main(void) { float a[64] = {0}, o[64]; mt_probe(o, a, 64); return (int)o[0]; }
+"""
+
+
+def libmvec_available():
+    if os.environ.get("MT_NO_LIBMVEC") or not SPLIT_ISA:
+        return False
+    cc = shlex.split(os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc")
+    with tempfile.TemporaryDirectory() as tmp:
+        src, exe = os.path.join(tmp, "probe.c"), os.path.join(tmp, "probe")
+        with open(src, "w") as f:
+            f.write(LIBMVEC_PROBE)
+        try:
+            subprocess.run(cc + ["-O3", "-fno-math-errno", "-o", exe, src, "-lmvec", "-lm"], check=True,
+                           capture_output=True)
+            syms = subprocess.run(["nm", exe], check=True, capture_output=True, text=True).stdout
+        except (OSError, subprocess.CalledProcessError):
+            return False
+    return "_ZGVdN8v_sinhf" in syms
 
 
 def link_args():
@@ -104,6 +140,7 @@ recompiler.Recompiler._generate_cpy_function_decl = _wrapper_keeping_gil
 USES_SIMD = re.compile(r"\b(MT_SIMD|[UBT]_(SAME|BOOL|TOREAL|TOCOMPLEX|MASK)|(UNARY|BINARY|TERNARY)_DEF)\b")
 SPLIT_ISA = platform.machine() == "x86_64" and sys.platform.startswith("linux")  # ifuncs: ELF and x86-64 only
 SANITIZE = bool(os.environ.get("MT_SANITIZE"))
+LIBMVEC = libmvec_available()
 ISA_LEVELS = {  # suffix: extra compiler options (DISPATCHER's mt_isa_pick names the same three)
     "v4": ['-DMT_SIMD_TARGET="arch=x86-64-v4"'],
     "v3": ['-DMT_SIMD_TARGET="arch=x86-64-v3"'],
@@ -220,7 +257,7 @@ ffibuilder.set_source(
     sources=sources(),
     depends=headers(),
     include_dirs=[rel(os.path.join(HERE, "include"))],
-    libraries=["openblas", "m"],
+    libraries=["openblas"] + (["mvec"] if LIBMVEC else []) + ["m"],
     extra_compile_args=compile_args(),
     extra_link_args=link_args(),
 )

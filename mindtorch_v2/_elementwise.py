@@ -295,17 +295,12 @@ def frexp(input, *, out=None):
     from ._reduce import return_types
     if not input.dtype.is_floating_point:
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
-    from .autograd.grad_mode import no_grad
-    with no_grad():
-        x = input.to(_dtype.float64)
-        finite = x.isfinite() & (x != 0)
-        a = where(finite, x.abs(), 1.0)
-        e = a.log2().floor() + 1
-        # log2's rounding can miss by one next to a power of two: fix e so 0.5 <= a / 2**e < 1
-        m = _scale2(a, -e)
-        e = e + (m >= 1).to(e.dtype) - (m < 0.5).to(e.dtype)
-        e = where(finite, e, 0.0)
-    mantissa = _scale2(input.to(_dtype.float64), -e).to(input.dtype)  # exact: powers of two
+    from .autograd.grad_mode import no_grad, is_grad_enabled
+    with no_grad():  # two kernels read the bits; the exponent comes in the input dtype (exact) and becomes int32
+        mantissa = _unary(g.OP_FREXP_MANTISSA, input, None)
+        e = _unary(g.OP_FREXP_EXPONENT, input, None)
+    if input.requires_grad and is_grad_enabled():  # d mantissa / d input = 2**-exponent: the same values, scaled
+        mantissa = _scale2(input.to(_dtype.float64), -e.to(_dtype.float64)).to(input.dtype)
     r = return_types.frexp(mantissa, e.to(_dtype.int32))
     if out is not None:
         from ._shape_ops import _pair_out

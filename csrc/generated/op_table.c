@@ -273,6 +273,14 @@ void mt_cpu_erfinv_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k)
 void mt_cpu_erfinv_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_erfinv_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_erfinv_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_frexp_mantissa_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_frexp_mantissa_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_frexp_mantissa_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_frexp_mantissa_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_frexp_exponent_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_frexp_exponent_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_frexp_exponent_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_frexp_exponent_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_lgamma_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_lgamma_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_lgamma_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
@@ -773,6 +781,8 @@ const mt_op_desc mt_ops[MT_NUM_OPS] = {
     [MT_OP_EXP2] = {"exp2", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_exp2_f16, [MT_BF16] = mt_cpu_exp2_bf16, [MT_F32] = mt_cpu_exp2_f32, [MT_F64] = mt_cpu_exp2_f64, [MT_C64] = mt_cpu_exp2_c64, [MT_C128] = mt_cpu_exp2_c128}},
     [MT_OP_ERFC] = {"erfc", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_erfc_f16, [MT_BF16] = mt_cpu_erfc_bf16, [MT_F32] = mt_cpu_erfc_f32, [MT_F64] = mt_cpu_erfc_f64}},
     [MT_OP_ERFINV] = {"erfinv", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_erfinv_f16, [MT_BF16] = mt_cpu_erfinv_bf16, [MT_F32] = mt_cpu_erfinv_f32, [MT_F64] = mt_cpu_erfinv_f64}},
+    [MT_OP_FREXP_MANTISSA] = {"frexp_mantissa", MT_KIND_UNARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_frexp_mantissa_f16, [MT_BF16] = mt_cpu_frexp_mantissa_bf16, [MT_F32] = mt_cpu_frexp_mantissa_f32, [MT_F64] = mt_cpu_frexp_mantissa_f64}},
+    [MT_OP_FREXP_EXPONENT] = {"frexp_exponent", MT_KIND_UNARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_frexp_exponent_f16, [MT_BF16] = mt_cpu_frexp_exponent_bf16, [MT_F32] = mt_cpu_frexp_exponent_f32, [MT_F64] = mt_cpu_frexp_exponent_f64}},
     [MT_OP_LGAMMA] = {"lgamma", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_lgamma_f16, [MT_BF16] = mt_cpu_lgamma_bf16, [MT_F32] = mt_cpu_lgamma_f32, [MT_F64] = mt_cpu_lgamma_f64}},
     [MT_OP_DIGAMMA] = {"digamma", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_digamma_f16, [MT_BF16] = mt_cpu_digamma_bf16, [MT_F32] = mt_cpu_digamma_f32, [MT_F64] = mt_cpu_digamma_f64}},
     [MT_OP_TRIGAMMA] = {"trigamma", MT_KIND_UNARY, MT_RESULT_FLOAT, {[MT_F16] = mt_cpu_trigamma_f16, [MT_BF16] = mt_cpu_trigamma_bf16, [MT_F32] = mt_cpu_trigamma_f32, [MT_F64] = mt_cpu_trigamma_f64}},

@@ -3,6 +3,14 @@
  * PyTorch's kernels use a fused multiply-add the expressions below call fma() explicitly. */
 #pragma GCC optimize("fp-contract=off")
 #include "loops.h"
+#include "vecmath.h"
+
+/* the float rows apart: float32 compute (float16, bfloat16, float32) and float64 */
+#define ROWS_F32C(M, ...)                                                   \
+    M(f16, uint16_t, float, mt__f16_to_f32, mt__f32_to_f16, __VA_ARGS__)    \
+    M(bf16, uint16_t, float, mt__bf16_to_f32, mt__f32_to_bf16, __VA_ARGS__) \
+    M(f32, float, float, ID, ID, __VA_ARGS__)
+#define ROWS_F64(M, ...) M(f64, double, double, ID, ID, __VA_ARGS__)
 
 /* wrap-around integer arithmetic without signed-overflow UB */
 #define IADD(CT, a, b) ((CT)((uint64_t)(a) + (uint64_t)(b)))
@@ -48,13 +56,13 @@ static inline int64_t iremainder(int64_t a, int64_t b, const mt_kargs *k) {
 }
 /* PyTorch's div_floor_floating (its vectorised form). For float16/bfloat16 tensors PyTorch
  * computes each step in the tensor dtype: RND rounds every intermediate result. */
-#define FDIV_FLOOR(CT, a, b)                                                             \
+#define FDIV_FLOOR(CT, a, b, FM)                                                           \
     ({                                                                                   \
         CT a_ = (a), b_ = (b), r_;                                                       \
         if (b_ == 0) {                                                                   \
             r_ = a_ / b_;                                                                \
         } else {                                                                         \
-            CT mod_ = fmod(a_, b_), div_ = RND(RND(a_ - mod_) / b_);                     \
+            CT mod_ = FM(a_, b_), div_ = RND(RND(a_ - mod_) / b_);                       \
             if (mod_ != 0 && ((b_ < 0) != (mod_ < 0))) div_ = RND(div_ - 1);             \
             if (div_ != 0) {                                                             \
                 r_ = floor(div_);                                                        \
@@ -65,9 +73,9 @@ static inline int64_t iremainder(int64_t a, int64_t b, const mt_kargs *k) {
         }                                                                                \
         r_;                                                                              \
     })
-#define FREMAINDER(CT, a, b)                                                             \
+#define FREMAINDER(CT, a, b, FM)                                                           \
     ({                                                                                   \
-        CT a_ = (a), b_ = (b), m_ = fmod(a_, b_);                                        \
+        CT a_ = (a), b_ = (b), m_ = FM(a_, b_);                                          \
         if (m_ != 0 && ((b_ < 0) != (m_ < 0))) m_ += b_;                                 \
         m_;                                                                              \
     })
@@ -75,11 +83,61 @@ static inline int64_t iremainder(int64_t a, int64_t b, const mt_kargs *k) {
 ROWS_INT(B_SAME, div_trunc, (CT)idiv_trunc(x, y, k))
 ROWS_FLOAT(B_SAME, div_trunc, trunc(RND(x / y)))
 ROWS_INT(B_SAME, div_floor, (CT)idiv_floor(x, y, k))
-ROWS_FLOAT(B_SAME, div_floor, FDIV_FLOOR(CT, x, y))
+/* float16/bfloat16 floor division rounds each step to the dtype (RND): its loop does not vectorise, and the
+ * block form below would only add its check (measured slower for bfloat16) */
+ROWS_F64(B_SAME, div_floor, FDIV_FLOOR(CT, x, y, fmod))
+B_SAME(f16, uint16_t, float, mt__f16_to_f32, mt__f32_to_f16, div_floor, FDIV_FLOOR(CT, x, y, fmod))
+B_SAME(bf16, uint16_t, float, mt__bf16_to_f32, mt__f32_to_bf16, div_floor, FDIV_FLOOR(CT, x, y, fmod))
+B_SAME(f32, float, float, ID, ID, div_floor_libm, FDIV_FLOOR(CT, x, y, fmod))
 ROWS_INT(B_SAME, remainder, (CT)iremainder(x, y, k))
-ROWS_FLOAT(B_SAME, remainder, FREMAINDER(CT, x, y))
+ROWS_F64(B_SAME, remainder, FREMAINDER(CT, x, y, fmod))
+ROWS_F32C(B_SAME, remainder_libm, FREMAINDER(CT, x, y, fmod))
 ROWS_INT(B_SAME, fmod, (CT)imod(x, y, k))
-ROWS_FLOAT(B_SAME, fmod, fmod(x, y))
+ROWS_F64(B_SAME, fmod, fmod(x, y))
+ROWS_F32C(B_SAME, fmod_libm, fmod(x, y))
+/* float32 compute (float32, float16, bfloat16): fmod is exact, and so is x - trunc(x / y) * y in double when
+ * |x / y| < 2^29: a non-integral quotient of two floats is at least 2^-24 from an integer (x - m y is a
+ * nonzero multiple of y's last bit, |y| < 2^(its exponent + 1)) and the double quotient is within 2^-25 of
+ * it, so trunc is exact; the product of a 29-bit integer and a 24-bit significand fits 53 bits, and so does
+ * the difference. A block of 64 pairs all within that bound (finite y) takes this vectorised form; any other
+ * block, a number y or a strided layout, libm's fmod per element (the *_libm kernels). */
+#define FMOD_FAST(a, b)                                                                            \
+    ({                                                                                             \
+        double fx_ = (a), fy_ = (b);                                                               \
+        (float)__builtin_copysign(fx_ - __builtin_trunc(fx_ / fy_) * fy_, fx_); /* -0 for -x */    \
+    })
+#define FMOD_BLOCKS(TAG, T, CTY, LOAD, STORE, NAME, EXPR)                                               \
+    MT_SIMD void mt_cpu_##NAME##_##TAG(char **d, const int64_t *s, int64_t n, const mt_kargs *k) {    \
+        typedef CTY CT;                                                                                \
+        const int rnd_kind_ = MT_RND_##TAG;                                                            \
+        if ((k && k->scalar_last) || s[0] != sizeof(T) || s[1] != sizeof(T) || s[2] != sizeof(T)) {   \
+            mt_cpu_##NAME##_libm_##TAG(d, s, n, k);                                                    \
+            return;                                                                                    \
+        }                                                                                              \
+        T *o = (T *)d[0];                                                                              \
+        const T *a = (const T *)d[1], *b = (const T *)d[2];                                            \
+        for (int64_t i0 = 0; i0 < n; i0 += 64) {                                                       \
+            int64_t m = n - i0 < 64 ? n - i0 : 64;                                                     \
+            int fast = 1;                                                                              \
+            for (int64_t i = 0; i < m; i++) {                                                          \
+                double xd = LOAD(a[i0 + i]), yd = LOAD(b[i0 + i]);                                     \
+                fast &= (__builtin_fabs(xd / yd) < 0x1p29) & (__builtin_fabs(yd) < __builtin_inf());   \
+            }                                                                                          \
+            if (fast) {                                                                                \
+                for (int64_t i = 0; i < m; i++) {                                                      \
+                    CT x = LOAD(a[i0 + i]), y = LOAD(b[i0 + i]);                                       \
+                    o[i0 + i] = STORE(EXPR);                                                           \
+                }                                                                                      \
+            } else {                                                                                   \
+                char *dd[3] = {(char *)(o + i0), (char *)(a + i0), (char *)(b + i0)};                  \
+                mt_cpu_##NAME##_libm_##TAG(dd, s, m, k);                                               \
+            }                                                                                          \
+        }                                                                                              \
+    }
+#define FMOD_ROWS(NAME, ...) ROWS_F32C(FMOD_BLOCKS, NAME, (__VA_ARGS__))
+FMOD_ROWS(fmod, FMOD_FAST(x, y))
+FMOD_ROWS(remainder, FREMAINDER(CT, x, y, FMOD_FAST))
+FMOD_BLOCKS(f32, float, float, ID, ID, div_floor, (FDIV_FLOOR(CT, x, y, FMOD_FAST)))
 /* PyTorch's xlogy: NaN if y is NaN, else 0 where x == 0, else x * log(y) */
 ROWS_FLOAT(B_SAME, xlogy, y != y ? y : (x == 0 ? (CT)0 : x * (CT)log(y)))
 
@@ -102,7 +160,7 @@ ROWS_INT(B_SAME, pow, (CT)ipow(x, y))
 /* scalar_last: a Python exponent of 3 or -2 (float32/float64/bfloat16), PyTorch's x*x*x and
  * 1/(x*x), bfloat16 rounding the inner product; the dispatcher maps 2, -1, 0.5, -0.5 to mul,
  * reciprocal, sqrt and rsqrt */
-ROWS_FLOAT(B_SAME, pow, k->scalar_last ? ((y) == 3 ? RND_ROW(x * x) * x : (CT)1 / RND_ROW(x * x)) : pow(x, y))
+ROWS_FLOAT(B_SAME, pow, k->scalar_last ? ((y) == 3 ? RND_ROW(x * x) * x : (CT)1 / RND_ROW(x * x)) : VM2(pow, x, y))
 
 /* PyTorch's fused backward kernels: tanh_backward(g, y) = g * (1 - y*y) with 1 - y*y rounded once
  * (its vectorised fma); sigmoid_backward(g, y) = g * (1 - y) * y, float16 rounding each step as
@@ -161,23 +219,42 @@ static inline float next_half(float x, float y, int bf16) {
     else h += (x < y) == (x > 0) ? 1 : -1;
     return bf16 ? mt__bf16_to_f32(h) : mt__f16_to_f32(h);
 }
+/* float32/float64: the same bit step with selects only (libm's nextafter is a call per element) */
+#define NEXT_BITS(UT, x, y)                                                                              \
+    ({                                                                                                   \
+        CT x_ = (x), y_ = (y), r_;                                                                       \
+        UT u_;                                                                                           \
+        memcpy(&u_, &x_, sizeof u_);                                                                     \
+        u_ += ((x_ < y_) == (x_ > 0)) ? (UT)1 : (UT)-1;                                                  \
+        u_ = x_ == 0 ? (y_ > 0 ? (UT)1 : (UT)1 << (sizeof(UT) * 8 - 1) | 1) : u_;                        \
+        memcpy(&r_, &u_, sizeof u_);                                                                     \
+        r_ = x_ == y_ ? y_ : r_;                                                                         \
+        (x_ != x_) | (y_ != y_) ? x_ + y_ : r_;                                                          \
+    })
 ROWS_FLOAT(B_SAME, nextafter, rnd_row_ == MT_RND_f16    ? next_half(x, y, 0)
                               : rnd_row_ == MT_RND_bf16 ? next_half(x, y, 1)
-                                                        : _Generic((CT)0, float: nextafterf, default: nextafter)(x, y))
+                                                        : _Generic((CT)0, float: NEXT_BITS(uint32_t, x, y),
+                                                                   default: NEXT_BITS(uint64_t, x, y)))
 
 /* atan2, hypot, copysign, the NaN-ignoring extremes and log-sum-exp of two */
-ROWS_FLOAT(B_SAME, atan2, atan2(x, y))
-ROWS_FLOAT(B_SAME, hypot, hypot(x, y))
+ROWS_FLOAT(B_SAME, atan2, VM2(atan2, x, y))
+ROWS_FLOAT(B_SAME, hypot, VM2(hypot, x, y))
 ROWS_FLOAT(B_SAME, copysign, copysign(x, y))
 ROWS_INTBOOL(B_SAME, fmax, x > y ? x : y)
 ROWS_FLOAT(B_SAME, fmax, fmax(x, y))
 ROWS_INTBOOL(B_SAME, fmin, x < y ? x : y)
 ROWS_FLOAT(B_SAME, fmin, fmin(x, y))
-/* PyTorch's: infinities of one sign give themselves (inf - inf would be NaN) */
-#define LOGADDEXP(CT, x, y, E, SCALE) \
-    (isinf(x) && (x) == (y) ? (x) : ((x) > (y) ? (x) : (y)) + (CT)log1p(E(-fabs((x) - (y)))) * (SCALE))
-ROWS_FLOAT(B_SAME, logaddexp, LOGADDEXP(CT, x, y, exp, (CT)1))
-ROWS_FLOAT(B_SAME, logaddexp2, LOGADDEXP(CT, x, y, exp2, (CT)(1 / M_LN2)))
+/* PyTorch's: infinities of one sign give themselves (inf - inf would be NaN). The sum is computed first and
+ * its NaN is part of the test, so that its calls stay outside the branch (vecmath.h, erfinv) and vectorise. */
+#define LOGADDEXP(CT, x, y, E, SCALE)                                                      \
+    ({                                                                                     \
+        CT s_ = ((x) > (y) ? (x) : (y)) + VM(log1p, E(-fabs((x) - (y)))) * (SCALE);         \
+        (s_ != s_) & isinf(x) & ((x) == (y)) ? (x) : s_;                                   \
+    })
+#define VEXP2(v) VM(exp2, v)
+ROWS_FLOAT(B_SAME, logaddexp, LOGADDEXP(CT, x, y, VEXP, (CT)1))
+ROWS_FLOAT(B_SAME, logaddexp2, LOGADDEXP(CT, x, y, VEXP2, (CT)(1 / M_LN2)))
+#undef VEXP2
 ROWS_COMPLEX(B_SAME, logaddexp, CLOGADDEXP(x, y))
 /* PyTorch's calc_gcd/lcm in the tensor's own type: the magnitudes wrap at the type's minimum as
  * std::abs does there, through unsigned arithmetic (no signed-overflow UB) */
@@ -216,4 +293,4 @@ ROWS_COMPLEX(B_SAME, tanh_backward, CMUL(x, conj((CT)1 - CMUL(y, y))))
 ROWS_COMPLEX(B_SAME, sigmoid_backward, CMUL(x, conj(CMUL((CT)1 - y, y))))
 /* torch.complex(real, imag) and torch.polar(abs, angle): two reals make one complex */
 ROWS_F32F64(B_TOCOMPLEX, complex, CMAKE(CT, x, y))
-ROWS_F32F64(B_TOCOMPLEX, polar, CMAKE(CT, x * cos(y), x * sin(y)))
+ROWS_F32F64(B_TOCOMPLEX, polar, CMAKE(CT, x * VM(cos, y), x * VM(sin, y)))

@@ -12,31 +12,7 @@ static inline double mt__lgamma(double x) {
     return lgamma_r(x, &sign);
 }
 
-/* inverse error function: a rational first guess (central and tail ranges), then two Newton steps */
-static inline double mt__erfinv(double y) {
-    static const double a[4] = {0.886226899, -1.645349621, 0.914624893, -0.140543331};
-    static const double b[4] = {-2.118377725, 1.442710462, -0.329097515, 0.012229801};
-    static const double c[4] = {-1.970840454, -1.624906493, 3.429567803, 1.641345311};
-    static const double d[2] = {3.543889200, 1.637067800};
-    double ay = fabs(y), x;
-    if (ay > 1.0) return NAN;
-    if (ay == 1.0) return copysign(INFINITY, y);
-    if (ay <= 0.7) {
-        double z = y * y;
-        double num = ((a[3] * z + a[2]) * z + a[1]) * z + a[0];
-        double den = (((b[3] * z + b[2]) * z + b[1]) * z + b[0]) * z + 1.0;
-        x = y * num / den;
-    } else {
-        double z = sqrt(-log((1.0 - ay) / 2.0));
-        double num = ((c[3] * z + c[2]) * z + c[1]) * z + c[0];
-        double den = (d[1] * z + d[0]) * z + 1.0;
-        x = copysign(num / den, y);
-    }
-    const double two_over_sqrt_pi = 1.128379167095512573896158903121545171688;
-    x = x - (erf(x) - y) / (two_over_sqrt_pi * exp(-x * x));
-    x = x - (erf(x) - y) / (two_over_sqrt_pi * exp(-x * x));
-    return x;
-}
+/* erfinv: vecmath.h (vectorised) */
 
 /* digamma: reflection below 0, the recurrence up to 10, then the asymptotic series (Cephes psi) */
 static inline double mt__digamma(double x) {

@@ -30,5 +30,9 @@ ROWS_FLOAT(T_SAME, addcdiv, x + KALPHA(CT) * y / z)
 ROWS_COMPLEX(T_SAME, lerp, fabs(z) < 0.5 ? x + CMUL(z, y - x) : y - CMUL(y - x, (CT)1 - z))
 ROWS_COMPLEX(T_SAME, addcmul, x + CMUL(CMUL(KALPHA(CT), y), z))
 ROWS_COMPLEX(T_SAME, addcdiv, x + CDIV(CMUL(KALPHA(CT), y), z))
-ROWS_FLOAT(T_SAME, nan_to_num,
-           x != x ? (CT)k->alpha : (isinf(x) ? (x > 0 ? (CT)k->s1 : (CT)k->s2) : x))
+/* the replacements read before the selects: a read of k in one arm is a masked load (k may be NULL), and
+ * the loop would not vectorise */
+ROWS_FLOAT(T_SAME, nan_to_num, ({
+               CT nan_ = (CT)k->alpha, pinf_ = (CT)k->s1, ninf_ = (CT)k->s2;
+               x != x ? nan_ : (isinf(x) ? (x > 0 ? pinf_ : ninf_) : x);
+           }))

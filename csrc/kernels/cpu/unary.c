@@ -3,8 +3,8 @@
 #include "vecmath.h"
 #include "special_math.h"
 
-/* float32 compute (float32, float16, bfloat16) uses the vectorisable versions */
-#define VEC_OR_LIBM(vf, libm, x) _Generic((x), float: vf, default: libm)(x)
+/* transcendental functions: VM(f, x) is libm's f declared for libmvec's vector versions, VEXP/VLOG/VTANH
+ * our float32 ones (vecmath.h); float16/bfloat16 compute in float32 */
 
 /* integer negation and abs through unsigned arithmetic: no signed overflow */
 #define INEG(CT, x) ((CT)(0 - (uint64_t)(x)))
@@ -27,17 +27,17 @@ void mt_cpu_exp_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k) {
     else
         mt_cpu_exp_portable_f32(d, s, n, k);
 }
-ROWS_FLOAT(U_SAME, expm1, expm1(x))
-ROWS_FLOAT(U_SAME, log, VEC_OR_LIBM(mt_v_logf, log, x))
-ROWS_FLOAT(U_SAME, log1p, log1p(x))
-ROWS_FLOAT(U_SAME, log2, log2(x))
-ROWS_FLOAT(U_SAME, log10, log10(x))
-ROWS_FLOAT(U_SAME, sin, sin(x))
-ROWS_FLOAT(U_SAME, cos, cos(x))
-ROWS_FLOAT(U_SAME, tan, tan(x))
-ROWS_FLOAT(U_SAME, tanh, VEC_OR_LIBM(mt_v_tanhf, tanh, x))
+ROWS_FLOAT(U_SAME, expm1, VM(expm1, x))
+ROWS_FLOAT(U_SAME, log, VLOG(x))
+ROWS_FLOAT(U_SAME, log1p, VM(log1p, x))
+ROWS_FLOAT(U_SAME, log2, VM(log2, x))
+ROWS_FLOAT(U_SAME, log10, VM(log10, x))
+ROWS_FLOAT(U_SAME, sin, VM(sin, x))
+ROWS_FLOAT(U_SAME, cos, VM(cos, x))
+ROWS_FLOAT(U_SAME, tan, VM(tan, x))
+ROWS_FLOAT(U_SAME, tanh, VTANH(x))
 ROWS_FLOAT(U_SAME, sigmoid, _Generic((x), float: mt_v_sigmoidf(x), default: (CT)1 / ((CT)1 + exp(-x))))
-ROWS_FLOAT(U_SAME, erf, erf(x))
+ROWS_FLOAT(U_SAME, erf, VM(erf, x))
 ROWS_FLOAT(U_SAME, reciprocal, (CT)1 / x)
 
 ROWS_INT(U_SAME, floor, x)
@@ -61,21 +61,51 @@ ROWS_INTBOOL(U_BOOL, isfinite, 1)
 ROWS_FLOAT(U_BOOL, isfinite, isfinite(x))
 
 /* trigonometric and hyperbolic inverses, exp2, the error and gamma functions */
-ROWS_FLOAT(U_SAME, acos, acos(x))
-ROWS_FLOAT(U_SAME, asin, asin(x))
-ROWS_FLOAT(U_SAME, atan, atan(x))
-ROWS_FLOAT(U_SAME, sinh, sinh(x))
-ROWS_FLOAT(U_SAME, cosh, cosh(x))
-ROWS_FLOAT(U_SAME, asinh, asinh(x))
-ROWS_FLOAT(U_SAME, acosh, acosh(x))
-ROWS_FLOAT(U_SAME, atanh, atanh(x))
-ROWS_FLOAT(U_SAME, exp2, exp2(x))
-ROWS_FLOAT(U_SAME, erfc, erfc(x))
-ROWS_FLOAT(U_SAME, erfinv, (CT)mt__erfinv(x))
+ROWS_FLOAT(U_SAME, acos, VM(acos, x))
+ROWS_FLOAT(U_SAME, asin, VM(asin, x))
+ROWS_FLOAT(U_SAME, atan, VM(atan, x))
+ROWS_FLOAT(U_SAME, sinh, VM(sinh, x))
+ROWS_FLOAT(U_SAME, cosh, VM(cosh, x))
+ROWS_FLOAT(U_SAME, asinh, VM(asinh, x))
+ROWS_FLOAT(U_SAME, acosh, VM(acosh, x))
+ROWS_FLOAT(U_SAME, atanh, VM(atanh, x))
+ROWS_FLOAT(U_SAME, exp2, VM(exp2, x))
+ROWS_FLOAT(U_SAME, erfc, VM(erfc, x))
+ROWS_FLOAT(U_SAME, erfinv, _Generic((x), float: mt_v_erfinvf, default: mt_v_erfinv)(x))
+/* frexp's two halves (torch.frexp runs both, the exponent stored in the input dtype, then made int32: exact,
+ * as |e| <= 1074 and float16/bfloat16 exponents fit their significands): read from the bits, subnormals scaled
+ * to normal first; 0, inf and NaN give themselves and exponent 0. Selects only: the loops vectorise. */
+#define FREXP_PARTS(x, m, e)                                                                                 \
+    _Generic((x), float: ({                                                                                  \
+        uint32_t u_ = mt_v_f_bits((float)(x)), sub_ = (u_ & 0x7F800000u) == 0;                              \
+        uint32_t us_ = mt_v_f_bits(sub_ ? (float)(x) * 0x1p25f : (float)(x));                                \
+        int fin_ = ((float)(x) != 0) & ((u_ & 0x7F800000u) != 0x7F800000u);                                  \
+        m = fin_ ? mt_v_bits_f((us_ & 0x807FFFFFu) | 0x3F000000u) : (x);                                     \
+        e = fin_ ? (CT)((int32_t)((us_ >> 23) & 0xFF) - 126 - (sub_ ? 25 : 0)) : 0;                          \
+    }), default: ({                                                                                          \
+        uint64_t u_, us_;                                                                                    \
+        double xd_ = (double)(x), xs_;                                                                       \
+        memcpy(&u_, &xd_, 8);                                                                                \
+        int sub_ = (u_ & 0x7FF0000000000000u) == 0;                                                          \
+        xs_ = sub_ ? xd_ * 0x1p54 : xd_;                                                                     \
+        memcpy(&us_, &xs_, 8);                                                                               \
+        int fin_ = (xd_ != 0) & ((u_ & 0x7FF0000000000000u) != 0x7FF0000000000000u);                         \
+        uint64_t mb_ = (us_ & 0x800FFFFFFFFFFFFFu) | 0x3FE0000000000000u;                                    \
+        double md_;                                                                                          \
+        memcpy(&md_, &mb_, 8);                                                                               \
+        m = fin_ ? md_ : (x);                                                                                \
+        e = fin_ ? (CT)((int64_t)((us_ >> 52) & 0x7FF) - 1022 - (sub_ ? 54 : 0)) : 0;                        \
+    }))
+ROWS_FLOAT(U_SAME, frexp_mantissa, ({ CT m_, e_; FREXP_PARTS(x, m_, e_); m_; }))
+ROWS_FLOAT(U_SAME, frexp_exponent, ({ CT m_, e_; FREXP_PARTS(x, m_, e_); e_; }))
 ROWS_FLOAT(U_SAME, lgamma, (CT)mt__lgamma(x))
 ROWS_FLOAT(U_SAME, digamma, (CT)mt__digamma(x))
 ROWS_FLOAT(U_SAME, trigamma, (CT)mt__trigamma(x))
-ROWS_FLOAT(U_SAME, sinc, x == 0 ? (CT)1 : sin((CT)M_PI * x) / ((CT)M_PI * x))
+/* at 0 the quotient is 0/0: its NaN in the test keeps sin's call out of a branch (vectorised) */
+ROWS_FLOAT(U_SAME, sinc, ({
+    CT q_ = VM(sin, (CT)M_PI * x) / ((CT)M_PI * x);
+    (q_ != q_) & (x == 0) ? (CT)1 : q_;
+}))
 /* complex: pi as a complex number times x (c10's product), then c10's division */
 ROWS_COMPLEX(U_SAME, sinc, x == 0 ? (CT)1 : ({
     CT px_ = CMUL(CMAKE(CT, M_PI, 0), x);
