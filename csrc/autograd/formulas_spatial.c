@@ -283,8 +283,11 @@ static const char *const loss_names[] = {"MseLossBackward0", "SmoothL1LossBackwa
                                          "BinaryCrossEntropyBackward0", "BinaryCrossEntropyWithLogitsBackward0",
                                          "SoftMarginLossBackward0"};
 
-/* log_sigmoid(x) = min(x, 0) - log1p(exp(-|x|)) */
+/* log_sigmoid(x) = min(x, 0) - log1p(exp(-|x|)): PyTorch's fused kernel for floating x (one pass, reduced
+ * floats computed in float), composed for the integer x that bce_with_logits takes */
 static mt_tensor *LOG_SIGMOID(F *c, mt_tensor *x) {
+    mt_tensor *r = NULL;
+    if (x && mt__is_float(x->dtype)) return OK2(x, 1) ? KEEP(c, mt_activation(MT_ACT_LOGSIGMOID, x, 0, 0, 0, NULL, &r), r) : NULL;
     return B(c, MT_OP_SUB, BS(c, MT_OP_MINIMUM, x, 0.0),
              U(c, MT_OP_LOG1P, U(c, MT_OP_EXP, U(c, MT_OP_NEG, U(c, MT_OP_ABS, x)))));
 }

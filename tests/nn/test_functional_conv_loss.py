@@ -821,3 +821,16 @@ def test_pointwise_losses_bitwise(name, kw, dtype):
     t = getattr(TF, name)(torch.tensor(a[:60].reshape(20, 3), dtype=getattr(torch, dtype)),
                           torch.tensor(b[:3], dtype=getattr(torch, dtype)).expand(20, 3), reduction="none", **kw)
     np.testing.assert_array_equal(to_np(m.double()), to_np(t.double()))
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_bce_with_logits_reduced_floats_bitwise(dtype):
+    """log_sigmoid as PyTorch's fused kernel (computed in float, rounded once) gives its bits for
+    bfloat16/float16, with and without pos_weight"""
+    a, b = rnd(4000, seed=3) * 8, rnd(4000, seed=4, lo=0.0, hi=1.0)
+    for pw in (None, rnd(4000, seed=5, lo=0.5, hi=2.0)):
+        L = {lib: (lib.tensor(a, dtype=getattr(lib, dtype)), lib.tensor(b, dtype=getattr(lib, dtype)),
+                   None if pw is None else lib.tensor(pw, dtype=getattr(lib, dtype))) for lib in (mt, torch)}
+        m = MF.binary_cross_entropy_with_logits(*L[mt][:2], pos_weight=L[mt][2], reduction="none")
+        t = TF.binary_cross_entropy_with_logits(*L[torch][:2], pos_weight=L[torch][2], reduction="none")
+        np.testing.assert_array_equal(to_np(m.double()), to_np(t.double()))
