@@ -391,6 +391,16 @@ mt_status mt_embedding_backward(mt_tensor *grad, mt_tensor *indices, int64_t num
 /* rows of weight named by indices whose norm_type-norm exceeds max_norm are scaled down, in place */
 mt_status mt_embedding_renorm_(mt_tensor *weight, mt_tensor *indices, double max_norm, double norm_type);
 
+/* pdist / cdist's direct form (kernels/cpu/distance.c; PyTorch's _pdist_forward, _cdist_forward and
+ * their backward kernels), float32/float64, no autograd: pdist of x (n, m) gives the n(n-1)/2 pairs'
+ * p-norm distances; cdist of x1 (B, r1, m), x2 (B, r2, m) gives (B, r1, r2); cdist's backward gives x1's
+ * gradient (x2's: the same call with grad and dist transposed and x1, x2 swapped) */
+mt_status mt_pdist_forward(mt_tensor *x, double p, mt_tensor **out);
+mt_status mt_pdist_backward(mt_tensor *grad, mt_tensor *x, double p, mt_tensor *dist, mt_tensor **out);
+mt_status mt_cdist_forward(mt_tensor *x1, mt_tensor *x2, double p, mt_tensor **out);
+mt_status mt_cdist_backward(mt_tensor *grad, mt_tensor *x1, mt_tensor *x2, double p, mt_tensor *dist,
+                            mt_tensor **out);
+
 /* dropout (kind 0), feature dropout (channels of [N, C, ...]), alpha dropout, or both; masks drawn
  * with bernoulli_ as PyTorch draws them; without train / with p == 0 the input itself comes back */
 struct mt_generator; /* the typedef is in the random numbers section */
