@@ -200,7 +200,7 @@ mt_status mt_topk(mt_tensor *t, int64_t k, int64_t dim, int largest, int sorted,
 mt_status mt_kthvalue(mt_tensor *t, int64_t k, int64_t dim, int keepdim, mt_tensor **values, mt_tensor **indices);
 mt_status mt_cummax(int is_min, mt_tensor *t, int64_t dim, mt_tensor **values, mt_tensor **indices);
 /* unique over all elements, or (has_dim) over the slices along dim; always sorted (as PyTorch's CPU
- * kernels), or grouped as they come when consecutive. inverse and counts are always computed. */
+ * kernels), or grouped as they come when consecutive. inverse or counts NULL: not computed. */
 mt_status mt_unique(mt_tensor *t, int consecutive, int has_dim, int64_t dim, mt_tensor **values, mt_tensor **inverse,
                     mt_tensor **counts);
 /* right: upper bound; sorter may be NULL */

@@ -539,6 +539,19 @@ def test_unique(dtype):
     run(lambda L, x: L.unique(x[:0], dim=1), x)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_unique_nan_and_signed_zero(dtype):
+    # runs compared in the dtype: each NaN its own group, -0 and 0 one group (its first value kept)
+    nan = float("nan")
+    x = T([1.0, nan, nan, -0.0, 0.0, 0.0, 2.0, 2.0, nan, 1.0, -0.0], dtype)
+    for inv in (False, True):
+        for cnt in (False, True):
+            run(lambda L, x: L.unique(x, return_inverse=inv, return_counts=cnt), x)
+            run(lambda L, x: L.unique_consecutive(x, return_inverse=inv, return_counts=cnt), x)
+            # non-contiguous
+            run(lambda L, x: L.unique_consecutive(x.reshape(11, 1)[::2], return_inverse=inv, return_counts=cnt), x)
+
+
 @pytest.mark.parametrize("dtype", [d for d in DTYPES if d != "bool"])
 def test_searchsorted_bucketize(dtype):
     b = T([-2, 0, 0, 1, 3, 3, 4], dtype)

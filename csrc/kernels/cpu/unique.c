@@ -115,12 +115,111 @@ static mt_status group_rows(const keys_t *k, int64_t nrows, int64_t w, const int
     return MT_OK;
 }
 
+/* ---- unique / unique_consecutive over elements: typed runs --------------------------------------
+ * The values in grouping order (sorted, or as they are) are compared with their neighbours in their own
+ * dtype (== as PyTorch: NaN its own group, -0 == 0): each run of equal values is a group. One pass
+ * counts the runs, one writes the first value of each, the run lengths (counts) and each position's
+ * run (for unique_consecutive the inverse itself; unique scatters it by the sort order). Only the
+ * outputs asked for are made, and every buffer is a tensor (the allocator's cache: the 32 MiB of
+ * malloc'd row ids and double keys this replaced paid page faults on every call). */
+#define RUNS(NAME, T, EQ)                                                                   \
+    static int64_t NAME(const T *v, int64_t n, T *vals, int64_t *cnt, int64_t *gid) {       \
+        int64_t g = 0, start = 0;                                                           \
+        if (!vals) { /* the count alone */                                                  \
+            for (int64_t i = 1; i < n; i++) g += !(EQ(v[i - 1], v[i]));                     \
+            return g + 1;                                                                   \
+        }                                                                                   \
+        vals[0] = v[0];                                                                     \
+        for (int64_t i = 1; i < n; i++) {                                                   \
+            if (!(EQ(v[i - 1], v[i]))) {                                                    \
+                if (cnt) cnt[g] = i - start;                                                \
+                start = i;                                                                  \
+                vals[++g] = v[i];                                                           \
+            }                                                                               \
+            if (gid) gid[i] = g;                                                            \
+        }                                                                                   \
+        if (gid) gid[0] = 0;                                                                \
+        if (cnt) cnt[g] = n - start;                                                        \
+        return g + 1;                                                                       \
+    }
+#define EQ_NATIVE(a, b) ((a) == (b))
+#define EQ_F16(a, b) (mt__f16_to_f32(a) == mt__f16_to_f32(b))
+#define EQ_BF16(a, b) (mt__bf16_to_f32(a) == mt__bf16_to_f32(b))
+RUNS(runs_u8, uint8_t, EQ_NATIVE)
+RUNS(runs_u16, uint16_t, EQ_NATIVE)
+RUNS(runs_u32, uint32_t, EQ_NATIVE)
+RUNS(runs_u64, uint64_t, EQ_NATIVE)
+RUNS(runs_f16, uint16_t, EQ_F16)
+RUNS(runs_bf16, uint16_t, EQ_BF16)
+RUNS(runs_f32, float, EQ_NATIVE)
+RUNS(runs_f64, double, EQ_NATIVE)
+
+/* the runs of the n (>= 1) contiguous values at v (vals NULL: only their number) */
+static int64_t runs(const void *v, int dtype, int64_t n, void *vals, int64_t *cnt, int64_t *gid) {
+    switch (dtype) {
+    case MT_F16: return runs_f16(v, n, vals, cnt, gid);
+    case MT_BF16: return runs_bf16(v, n, vals, cnt, gid);
+    case MT_F32: return runs_f32(v, n, vals, cnt, gid);
+    case MT_F64: return runs_f64(v, n, vals, cnt, gid);
+    case MT_I16: return runs_u16(v, n, vals, cnt, gid); /* integers: equal values, equal bits */
+    case MT_I32: return runs_u32(v, n, vals, cnt, gid);
+    case MT_I64: return runs_u64(v, n, vals, cnt, gid);
+    default: return runs_u8(v, n, vals, cnt, gid); /* bool, uint8, int8 */
+    }
+}
+
+static mt_status unique_elements(mt_tensor *t, int consecutive, mt_tensor **values, mt_tensor **inverse,
+                                 mt_tensor **counts) {
+    int64_t n = mt_tensor_numel(t), ng = 0;
+    mt_tensor *sv = NULL, *si = NULL, *gid = NULL, *vals = NULL, *iv = NULL, *cv = NULL;
+    mt_status st = inverse ? mt__alloc(t->ndim, t->sizes, NULL, MT_I64, MT_CPU, &iv) : MT_OK;
+    if (!st && n) {
+        if (consecutive) st = mt_contiguous(t, &sv);
+        else { /* PyTorch's sort() order: NaNs last */
+            mt_tensor *c = NULL, flat;
+            st = mt_contiguous(t, &c);
+            if (!st) flat = mt__restride(c, 1, &n, (int64_t[]){1}, c->offset);
+            if (!st) st = mt__impl_sort(&flat, 0, 0, 0, &sv, &si);
+            mt_tensor_release(c);
+        }
+    }
+    if (!st && n) ng = runs(mt__data(sv), t->dtype, n, NULL, NULL, NULL);
+    if (!st) st = mt__alloc(1, &ng, NULL, t->dtype, MT_CPU, &vals);
+    if (!st && counts) st = mt__alloc(1, &ng, NULL, MT_I64, MT_CPU, &cv);
+    /* unique_consecutive's runs are the inverse; unique's are scattered to it by the sort order */
+    if (!st && n && iv) {
+        if (consecutive) mt_tensor_retain(iv), gid = iv;
+        else st = mt__alloc(1, &n, NULL, MT_I64, MT_CPU, &gid);
+    }
+    if (!st && n) {
+        int64_t *g = gid ? (int64_t *)mt__data(gid) : NULL;
+        runs(mt__data(sv), t->dtype, n, mt__data(vals), cv ? (int64_t *)mt__data(cv) : NULL, g);
+        if (g && si) {
+            const int64_t *order = (const int64_t *)mt__data(si);
+            int64_t *inv = (int64_t *)mt__data(iv);
+            for (int64_t i = 0; i < n; i++) inv[order[i]] = g[i];
+        }
+    }
+    mt_tensor_release(sv);
+    mt_tensor_release(si);
+    mt_tensor_release(gid);
+    if (st) {
+        mt_tensor_release(vals), mt_tensor_release(iv), mt_tensor_release(cv);
+        return st;
+    }
+    *values = vals;
+    if (inverse) *inverse = iv;
+    if (counts) *counts = cv;
+    return MT_OK;
+}
+
 /* unique over all elements (has_dim = 0) or over slices along dim; consecutive: no sorting */
 mt_status mt__impl_unique(mt_tensor *t, int consecutive, int has_dim, int64_t dim, mt_tensor **values, mt_tensor **inverse,
                     mt_tensor **counts) {
     MT_NO_FLOAT8(t->dtype, "unique");
     if (!t->storage->data) return mt__error(MT_ERR_NOT_IMPLEMENTED, "unique on meta tensors: the result shape depends "
                                             "on the values");
+    if (!has_dim && !mt__is_complex(t->dtype) && !mt__is_float8(t->dtype)) return unique_elements(t, consecutive, values, inverse, counts);
     mt_tensor *src = t;
     int64_t nrows, w;
     int64_t moved_sizes[MT_MAX_DIMS], perm[MT_MAX_DIMS];
@@ -204,7 +303,13 @@ mt_status mt__impl_unique(mt_tensor *t, int consecutive, int has_dim, int64_t di
         if (!st) st = mt__alloc(1, &ng1, NULL, MT_I64, MT_CPU, &cv);
         if (!st) memcpy(mt__data(cv), cnt, (size_t)ng * sizeof(int64_t));
         if (st) { mt_tensor_release(vals); mt_tensor_release(iv); mt_tensor_release(cv); }
-        else *values = vals, *inverse = iv, *counts = cv;
+        else {
+            *values = vals;
+            if (inverse) *inverse = iv;
+            else mt_tensor_release(iv);
+            if (counts) *counts = cv;
+            else mt_tensor_release(cv);
+        }
     }
     free(buf);
     mt_tensor_release(k.hold);
