@@ -208,6 +208,11 @@ mt_status mt_searchsorted(mt_tensor *boundaries, mt_tensor *input, int out_int32
                           mt_tensor **out);
 mt_status mt_isin(mt_tensor *elements, mt_tensor *test_elements, int invert, mt_tensor **out);
 mt_status mt_bincount(mt_tensor *t, mt_tensor *weights, int64_t minlength, mt_tensor **out); /* weights may be NULL */
+/* histc / histogram's counts over input's float32/float64 elements: the bins between consecutive edges (1-D,
+ * the input's dtype; the last bin closed, elements outside not counted); mode 1: histc's linear
+ * interpolation, else the bin whose edges hold the element (mode 0: binary search, for any sorted edges;
+ * 2: from the linear guess, for evenly spaced ones); weight (NULL: counts) of the input's dtype and size */
+mt_status mt_histogram_counts(mt_tensor *input, mt_tensor *edges, mt_tensor *weight, int mode, mt_tensor **out);
 /* the index each position of a 1-D count tensor repeats into (torch.repeat_interleave(repeats));
  * output_size < 0: computed */
 mt_status mt_repeat_interleave(mt_tensor *repeats, int64_t output_size, mt_tensor **out);
