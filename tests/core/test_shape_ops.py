@@ -419,6 +419,23 @@ def test_masked_and_nonzero(dtype):
     run(lambda L, x: L.nonzero(x * 0), x)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_nonzero_shapes(dtype):
+    # 1-D to 4-D, a third zero (0 and -0.0), zeros at the end (the last rows' coordinates), a strided input
+    for shape in ((37,), (5, 9), (3, 4, 5), (2, 3, 2, 4)):
+        x = rnd(shape, dtype, seed=len(shape), lo=-1, hi=2)
+        n = int(np.prod(shape))
+        tail = (x[0].reshape(-1)[n - 7:].zero_(), x[1].reshape(-1)[n - 7:].zero_())  # noqa: F841
+        if dtype in ("float16", "bfloat16", "float32", "float64"):
+            x[0].reshape(-1)[0], x[1].reshape(-1)[0] = -0.0, -0.0
+        for p in (x, nc(x)):
+            run(lambda L, x: L.nonzero(x), p)
+            run(lambda L, x: L.argwhere(x), p)
+            run(lambda L, x: L.nonzero(x, as_tuple=True), p)
+        run(lambda L, x: L.nonzero(x * 0), x)
+        run(lambda L, x: L.nonzero(x[..., :0]), x)
+
+
 def test_mask_errors():
     x = rnd((3, 4), "float32")
     for f in [lambda L, x: x.masked_select(L.ones(4, dtype=L.uint8)), lambda L, x: x.masked_select(L.ones(4)),
