@@ -529,10 +529,16 @@ def unsafe_chunk(input, chunks, dim=0):
 
 # ---- the *_copy forms of the views: the view's values in a new contiguous tensor ----
 
+def _fresh(v):
+    """v's values in a new contiguous tensor"""
+    return v.clone() if v.is_contiguous() else v.contiguous()
+
+
 def _copy_of(view_fn):
     def fn(input, *args, out=None, **kwargs):
         r = view_fn(input, *args, **kwargs)
-        r = tuple(v.clone().contiguous() for v in r) if isinstance(r, tuple) else r.clone().contiguous()
+        # one copy each: contiguous() copies a strided view (a transpose by tiles), clone() a contiguous one
+        r = tuple(_fresh(v) for v in r) if isinstance(r, tuple) else _fresh(r)
         if out is None:
             return r
         from ._special import finish

@@ -12,7 +12,7 @@ void mt__strided_copy(mt_tensor *dst, const mt_tensor *src) {
     mt_tensor *ops[2] = {dst, (mt_tensor *)src};
     mt_iter it;
     mt__iter_init(&it, 2, ops);
-    mt__iter_run(&it, mt__cast_loop(dst->dtype, src->dtype), NULL);
+    mt__copy_iter(&it, dst->dtype, src->dtype);
 }
 
 mt_status mt__empty_like(const mt_tensor *t, int dtype, mt_tensor **out) {
