@@ -653,6 +653,8 @@ mt_status mt_dirichlet_grad(mt_tensor *x, mt_tensor *alpha, mt_tensor *total, mt
 mt_status mt_split_with_sizes(mt_tensor *t, int64_t dim, int n, const int64_t *sizes, int64_t split_size,
                               mt_tensor **outs);
 mt_status mt_unbind(mt_tensor *t, int64_t dim, mt_tensor **outs);
+/* unbind_copy: unbind's outputs, each copied into a new contiguous tensor */
+mt_status mt_unbind_copy(mt_tensor *t, int64_t dim, mt_tensor **outs);
 /* what a node keeps for its backward (grad_fn._saved_*, autograd/node_saved.c): saved tensor slot
  * (NULL: none), its integer arguments (25 + 2 values; returns how many dims it holds), its 4 float
  * arguments, an input's / output's sizes (returns ndim, -1: no such input/output; sizes holds 25) */
