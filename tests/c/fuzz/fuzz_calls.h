@@ -866,9 +866,11 @@ static void call(machine *m, bytes *b, int which) {
         int64_t p_dim = i64(b);
         mt_tensor *p_values = NULL;
         mt_tensor *p_inverse = NULL;
+        int want_inverse = u8(b) & 1;
         mt_tensor *p_counts = NULL;
+        int want_counts = u8(b) & 1;
         if (!p_t) return;
-        mt_status st = mt_unique(p_t, p_consecutive, p_has_dim, p_dim, &p_values, &p_inverse, &p_counts);
+        mt_status st = mt_unique(p_t, p_consecutive, p_has_dim, p_dim, &p_values, want_inverse ? &p_inverse : NULL, want_counts ? &p_counts : NULL);
         mt_tensor *results[3 + 0 + 1] = {p_values, p_inverse, p_counts};
         int nres = 3;
         finish(m, b, st, nres, results);
@@ -2371,11 +2373,12 @@ static void call(machine *m, bytes *b, int which) {
     case 162: { /* mt_unbind_copy */
         mt_tensor *p_t = need(m, b);
         int64_t p_dim = i64(b);
-        mt_tensor *p_outs = NULL;
-        if (!p_t) return;
-        mt_status st = mt_unbind_copy(p_t, p_dim, &p_outs);
-        mt_tensor *results[1 + 0 + 1] = {p_outs};
-        int nres = 1;
+        mt_tensor *p_outs[CAP] = {0};
+        if (!p_t || dim_size(p_t, p_dim) < 0 || dim_size(p_t, p_dim) > CAP) return;
+        mt_status st = mt_unbind_copy(p_t, p_dim, p_outs);
+        mt_tensor *results[0 + CAP + 1] = {0};
+        int nres = 0;
+        for (int k = 0; k < CAP; k++) results[nres++] = p_outs[k];
         finish(m, b, st, nres, results);
         return;
     }
