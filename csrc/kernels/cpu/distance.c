@@ -226,6 +226,13 @@ static void release_all(mt_tensor **t, int n) {
     for (int i = 0; i < n; i++) mt_tensor_release(t[i]);
 }
 
+/* n(n-1)/2 pairs, or -1 past int64 (an empty input may have 2^40 rows) */
+static int64_t npairs(int64_t n) {
+    int64_t p;
+    if (n < 2) return 0;
+    return __builtin_mul_overflow(n, n - 1, &p) ? -1 : p / 2;
+}
+
 /* a part per ~16K element visits (PyTorch's GRAIN_SIZE / (16 m) pairs) */
 static int64_t pair_grain(int64_t m) { return m > 2048 ? 1 : 2048 / (m ? m : 1); }
 
@@ -235,7 +242,8 @@ mt_status mt_pdist_forward(mt_tensor *x, double p, mt_tensor **out) {
     if (x->dtype != MT_F32 && x->dtype != MT_F64) return mt__not_implemented("pdist", x->dtype);
     MT_TRY(check_dist("_pdist_forward", x, 2, x->dtype));
     if (!(p >= 0)) return mt__error(MT_ERR_RUNTIME, "pdist only supports non-negative p values");
-    int64_t n = x->sizes[0], m = x->sizes[1], np = n >= 2 ? n * (n - 1) / 2 : 0;
+    int64_t n = x->sizes[0], m = x->sizes[1], np = npairs(n);
+    if (np < 0) return mt__error(MT_ERR_RUNTIME, "numel: integer multiplication overflow");
     MT_TRY(mt__alloc(1, &np, NULL, x->dtype, x->device, out));
     if (x->device == MT_META || np == 0) return MT_OK;
     if (m == 0) {
@@ -259,8 +267,8 @@ mt_status mt_pdist_backward(mt_tensor *grad, mt_tensor *x, double p, mt_tensor *
     MT_TRY(check_dist("_pdist_backward", x, 2, x->dtype));
     MT_TRY(check_dist("_pdist_backward", grad, 1, x->dtype));
     MT_TRY(check_dist("_pdist_backward", dist, 1, x->dtype));
-    int64_t n = x->sizes[0], m = x->sizes[1], np = n >= 2 ? n * (n - 1) / 2 : 0;
-    if (grad->sizes[0] != np || dist->sizes[0] != np)
+    int64_t n = x->sizes[0], m = x->sizes[1], np = npairs(n);
+    if (np < 0 || grad->sizes[0] != np || dist->sizes[0] != np)
         return mt__error(MT_ERR_RUNTIME, "_pdist_backward requires grad and dist to have n(n-1)/2 elements");
     MT_TRY(mt__same_device(x, grad));
     MT_TRY(mt__same_device(x, dist));
@@ -294,8 +302,9 @@ mt_status mt_cdist_forward(mt_tensor *x1, mt_tensor *x2, double p, mt_tensor **o
     MT_TRY(check_cdist("cdist", x1, x2));
     if (!(p >= 0)) return mt__error(MT_ERR_RUNTIME, "cdist only supports non-negative p values");
     int64_t B = x1->sizes[0], r1 = x1->sizes[1], r2 = x2->sizes[1], m = x1->sizes[2];
-    int64_t sizes[3] = {B, r1, r2}, total = B * r1 * r2;
+    int64_t sizes[3] = {B, r1, r2};
     MT_TRY(mt__alloc(3, sizes, NULL, x1->dtype, x1->device, out));
+    int64_t total = mt_tensor_numel(*out); /* the sizes' product passed mt__alloc's overflow check */
     if (x1->device == MT_META || total == 0) return MT_OK;
     if (m == 0) {
         memset(mt__data(*out), 0, total * mt_dtype_itemsize(x1->dtype));

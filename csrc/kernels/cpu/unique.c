@@ -550,7 +550,9 @@ typedef struct {
         if (!(v >= lo && v <= hi)) return -1;                                                        \
         int64_t pos;                                                                                 \
         if (mode) {                                                                                  \
-            pos = (int64_t)((v - lo) * (T)nb / (hi - lo));                                           \
+            T q = (v - lo) * (T)nb / (hi - lo);                                                      \
+            /* x86's conversion (INT64_MIN for NaN and out of range) without C's undefined cast */    \
+            pos = q == q && q > (T)-9.2e18 && q < (T)9.2e18 ? (int64_t)q : INT64_MIN;               \
             if (mode == 2) { /* from that guess, the bin whose edges hold v (as upper_bound - 1) */  \
                 pos = pos < 0 ? 0 : pos >= nb ? nb - 1 : pos;                                        \
                 while (pos > 0 && v < e[pos]) pos--;                                                 \
