@@ -212,15 +212,138 @@ def bilinear(input1, input2, weight, bias=None):
     return y.reshape(lead + (out_f,))
 
 
+def _dist_rows(x, batch, m):
+    """x broadcast to batch + its (rows, m) and flattened to (B, rows, m), as the distance kernels read it"""
+    rows = x.shape[-2]
+    n = 1
+    for s in batch:
+        n *= s
+    return x.expand(tuple(batch) + (rows, m)).reshape(n, rows, m)
+
+
+_DIST_FUNCTIONS = {}  # name -> its autograd Function, made on first use
+
+
+def _dist_function(name):
+    if not _DIST_FUNCTIONS:
+        _DIST_FUNCTIONS.update(_make_dist_functions())
+    return _DIST_FUNCTIONS[name]
+
+
+def _once_differentiable(kernel, node, result, *inputs):
+    """PyTorch's not_implemented derivative of a backward kernel: when the backward records (create_graph),
+    its result hangs from a node whose own backward raises"""
+    from .autograd.grad_mode import is_grad_enabled
+    live = [t for t in inputs if t is not None and t.requires_grad]
+    if not is_grad_enabled() or not live:
+        return result
+    return _dist_function(node).apply(result, kernel, *live)
+
+
+def _make_dist_functions():
+    from .autograd.function import Function
+
+    def not_twice(node):
+        class NotTwice(Function):
+            _node_name = node
+
+            @staticmethod
+            def forward(ctx, result, kernel, *inputs):
+                ctx.kernel = kernel
+                return result.detach()
+
+            @staticmethod
+            def backward(ctx, *grads):
+                raise NotImplementedError(f"the derivative for '{ctx.kernel}' is not implemented.")
+        return NotTwice
+
+    class Pdist(Function):
+        # _pdist_forward's kernel; _pdist_backward's, which PyTorch does not differentiate
+        _node_name = "PdistBackward0"
+
+        @staticmethod
+        def forward(ctx, x, p):
+            out = call(lib.mt_pdist_forward, x._h, p)
+            ctx.save_for_backward(x, out)
+            ctx.p = p
+            return out
+
+        @staticmethod
+        def backward(ctx, grad):
+            x, out = ctx.saved_tensors
+            g = call(lib.mt_pdist_backward, grad._h, x._h, ctx.p, out._h)
+            return _once_differentiable("_pdist_backward", "PdistBackwardBackward0", g, grad, x, out), None
+
+    class Cdist(Function):
+        # _cdist_forward's kernel on (B, r, m) rows; x2's gradient is x1's kernel with the roles swapped
+        _node_name = "CdistBackward0"
+
+        @staticmethod
+        def forward(ctx, x1, x2, p, batch):
+            m = x1.shape[-1]
+            a, b = _dist_rows(x1, batch, m), _dist_rows(x2, batch, m)
+            out = call(lib.mt_cdist_forward, a._h, b._h, p).reshape(tuple(batch) + (a.shape[1], b.shape[1]))
+            ctx.save_for_backward(x1, x2, out)
+            ctx.p, ctx.batch = p, batch
+            return out
+
+        @staticmethod
+        def backward(ctx, grad):
+            x1, x2, out = ctx.saved_tensors
+            batch, m = ctx.batch, x1.shape[-1]
+            a, b = _dist_rows(x1, batch, m), _dist_rows(x2, batch, m)
+            flat = (a.shape[0], a.shape[1], b.shape[1])
+            g, d = grad.reshape(flat), out.reshape(flat)
+            g1 = g2 = None
+            if ctx.needs_input_grad[0]:
+                g1 = call(lib.mt_cdist_backward, g._h, a._h, b._h, ctx.p, d._h)
+                g1 = g1.reshape(tuple(batch) + tuple(x1.shape[-2:])).sum_to_size(x1.shape)
+                g1 = _once_differentiable("_cdist_backward", "CdistBackwardBackward0", g1, grad, x1, x2, out)
+            if ctx.needs_input_grad[1]:
+                gt, dt = g.mT.contiguous(), d.mT.contiguous()
+                g2 = call(lib.mt_cdist_backward, gt._h, b._h, a._h, ctx.p, dt._h)
+                g2 = g2.reshape(tuple(batch) + tuple(x2.shape[-2:])).sum_to_size(x2.shape)
+                g2 = _once_differentiable("_cdist_backward", "CdistBackwardBackward0", g2, grad, x1, x2, out)
+            return g1, g2, None, None
+
+    class EuclideanDist(Function):
+        # PyTorch's _euclidean_dist: |a|^2 - 2 a.b + |b|^2 by one matmul, clamped at 0, square-rooted; its
+        # backward from the result (0 where the distance is 0), composed of ops so it differentiates again
+        _node_name = "EuclideanDistBackward0"
+
+        @staticmethod
+        def forward(ctx, a, b):
+            from ._shape_ops import cat
+            an, bn = a.pow(2).sum(-1, True), b.pow(2).sum(-1, True)
+            one_a, one_b = an * 0 + 1, bn * 0 + 1
+            out = cat([a * -2, an, one_a], -1).matmul(cat([b, one_b, bn], -1).mT).clamp_min(0).sqrt()
+            ctx.save_for_backward(a, b, out)
+            return out
+
+        @staticmethod
+        def backward(ctx, grad):
+            a, b, res = ctx.saved_tensors
+            ratio = (grad / res).masked_fill(res == 0, 0)
+            ga = gb = None
+            if ctx.needs_input_grad[0]:
+                ga = a * ratio.sum(-1, True) - ratio.matmul(b)
+            if ctx.needs_input_grad[1]:
+                gb = b * ratio.sum(-2, False).unsqueeze(-1) - ratio.mT.matmul(a)
+            return ga, gb
+
+    return {"pdist": Pdist, "cdist": Cdist, "euclidean": EuclideanDist,
+            "PdistBackwardBackward0": not_twice("PdistBackwardBackward0"),
+            "CdistBackwardBackward0": not_twice("CdistBackwardBackward0")}
+
+
 def pdist(input, p=2):
-    """the p-norm distances between the rows of input, for each pair i < j in order"""
+    """the p-norm distances between the rows of input, for each pair i < j in order (PyTorch's
+    _pdist_forward: one pass over each pair of rows, threaded over the pairs)"""
     if input.dim() != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
-    from ._creation import triu_indices
-    i, j = triu_indices(input.shape[0], input.shape[0], 1)
-    return (input[i] - input[j]).norm(p, dim=1)
+    return _dist_function("pdist").apply(input, float(p))
 
 
 _CDIST_MODES = {"use_mm_for_euclid_dist_if_necessary": 0, "use_mm_for_euclid_dist": 1,
@@ -229,7 +352,8 @@ _CDIST_MODES = {"use_mm_for_euclid_dist_if_necessary": 0, "use_mm_for_euclid_dis
 
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """p-norm distances between the rows of x1 and x2 (batched, broadcast batch dims); for p = 2 on
-    more than 25 rows (or when asked) through a matrix product, as PyTorch's _euclidean_dist."""
+    more than 25 rows (or when asked) through a matrix product, as PyTorch's _euclidean_dist, else
+    one pass over each pair of rows (_cdist_forward)."""
     if compute_mode not in _CDIST_MODES:
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     for name, x in (("X1", x1), ("X2", x2)):
@@ -243,26 +367,20 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
             raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: {_dtype.scalar_name(x.dtype)}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
-    d = x1.unsqueeze(-2) - x2.unsqueeze(-3)
-    r = d.norm(p, -1)
-    # PyTorch's _cdist_backward where the norm's own derivative differs: p = inf gives every tied
-    # largest |d| the whole gradient (the norm splits it), p = 0 a zero gradient (the norm none);
-    # the added terms are 0 in value
-    if p == float("inf"):
-        ties = (d.abs() == r.detach().unsqueeze(-1)).to(d.dtype)
-        r = r.detach() + ((d.abs() - r.detach().unsqueeze(-1)) * ties).sum(-1)
-    elif p == 0:
-        r = r + (d * 0).sum(-1)
+    from ._shape_ops import broadcast_shapes
+    batch = tuple(broadcast_shapes(x1.shape[:-2], x2.shape[:-2]))
+    r1, r2, m = x1.shape[-2], x2.shape[-2], x1.shape[-1]
     mode = _CDIST_MODES[compute_mode]
-    if p == 2 and (mode == 1 or (mode == 0 and (x1.shape[-2] > 25 or x2.shape[-2] > 25))) and r.numel():
-        # the values of PyTorch's _euclidean_dist (|a|^2 - 2 a.b + |b|^2 by one matmul), the gradient of
-        # the direct form (0 at a zero distance, as PyTorch's _euclidean_dist_backward)
-        from ._shape_ops import cat
-        a, b = x1.detach().expand(r.shape[:-1] + x1.shape[-1:]), x2.detach().expand(r.shape[:-2] + x2.shape[-2:])
-        an, bn = a.pow(2).sum(-1, True), b.pow(2).sum(-1, True)
-        mm = cat([a * -2, an, an * 0 + 1], -1).matmul(cat([b, bn * 0 + 1, bn], -1).mT).clamp_min(0).sqrt()
-        r = r + (mm - r.detach())
-    return r
+    if p == 2 and (mode == 1 or (mode == 0 and (r1 > 25 or r2 > 25))) and x1.numel() and x2.numel():
+        # (PyTorch views the result to the output shape: ViewBackward0 over EuclideanDistBackward0)
+        if x1.dim() == 2 and x2.dim() == 2:
+            return _dist_function("euclidean").apply(x1, x2).view(r1, r2)
+        a, b = x1.expand(batch + (r1, m)), x2.expand(batch + (r2, m))
+        return _dist_function("euclidean").apply(a, b).view(batch + (r1, r2))
+    if x1.dtype != x2.dtype:
+        raise RuntimeError(f"expected scalar type {_dtype.scalar_name(x1.dtype)} but found "
+                           f"{_dtype.scalar_name(x2.dtype)}")
+    return _dist_function("cdist").apply(x1, x2, float(p), batch)
 
 
 FUNCTIONS = {

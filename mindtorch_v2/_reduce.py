@@ -848,9 +848,14 @@ def _outer_edges(input, lo, hi, histc):
     return lo, hi
 
 
-def _histogram_counts(input, edges, weight, exact_edges):
+def _histogram_counts(input, edges, weight, exact_edges, evenly_spaced=False):
     """Counts (or summed weights) of input in the bins between consecutive edges (the last bin closed);
-    values outside the edges are not counted."""
+    values outside the edges are not counted. evenly_spaced: edges from linspace, whose bins the C
+    kernel finds from a linear guess (the bins a binary search finds)."""
+    if input.dtype in (_dtype.float32, _dtype.float64) and edges.numel() >= 2:  # the C kernel (one pass)
+        w = None if weight is None else weight.to(input.dtype)
+        mode = 1 if not exact_edges else 2 if evenly_spaced else 0
+        return call(lib.mt_histogram_counts, input._h, edges._h, ffi.NULL if w is None else w._h, mode)
     from ._creation import zeros
     from ._shape_ops import searchsorted
     x = input.reshape(-1)
@@ -937,7 +942,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
         lo, hi = (0.0, 0.0) if range is None else (float(range[0]), float(range[1]))
         edges = linspace(*_outer_edges(input, lo, hi, False), bins + 1, dtype=input.dtype)
     with _no_grad():
-        hist = _histogram_counts(input, edges, weight, True)
+        hist = _histogram_counts(input, edges, weight, True, not isinstance(bins, Tensor))
         if density:
             hist = hist / hist.sum() / edges.diff()
     r = return_types.histogram(hist, edges)

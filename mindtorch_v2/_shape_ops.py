@@ -699,14 +699,15 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
 
 
 def _unique(input, consecutive, return_inverse, return_counts, dim):
-    outs = [new_out() for _ in range(3)]
+    # outputs not asked for are not computed (NULL)
+    outs = [new_out(), new_out() if return_inverse else _NULL, new_out() if return_counts else _NULL]
     st = lib.mt_unique(input._h, int(consecutive), int(dim is not None), 0 if dim is None else dim.__index__(), *outs)
     if st:
         raise_status(st)
-    vals, inv, cnt = (wrap(o[0]) for o in outs)
+    vals = wrap(outs[0][0])
     if not return_inverse and not return_counts:
         return vals
-    return (vals,) + ((inv,) if return_inverse else ()) + ((cnt,) if return_counts else ())
+    return (vals,) + ((wrap(outs[1][0]),) if return_inverse else ()) + ((wrap(outs[2][0]),) if return_counts else ())
 
 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):

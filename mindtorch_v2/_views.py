@@ -531,10 +531,18 @@ def unsafe_chunk(input, chunks, dim=0):
 
 # ---- the *_copy forms of the views: the view's values in a new contiguous tensor ----
 
-def _copy_of(view_fn):
+def _fresh(v):
+    """v's values in a new contiguous tensor"""
+    return v.clone() if v.is_contiguous() else v.contiguous()
+
+
+def _copy_of(view_fn, copied=False):
+    """the *_copy form of a view; copied: view_fn's results are already new tensors"""
     def fn(input, *args, out=None, **kwargs):
         r = view_fn(input, *args, **kwargs)
-        r = tuple(v.clone().contiguous() for v in r) if isinstance(r, tuple) else r.clone().contiguous()
+        # one copy each: contiguous() copies a strided view (a transpose by tiles), clone() a contiguous one
+        if not copied:
+            r = tuple(_fresh(v) for v in r) if isinstance(r, tuple) else _fresh(r)
         if out is None:
             return r
         from ._special import finish
@@ -569,6 +577,17 @@ _COPIES = {
     not hasattr(size, "__index__") else view(input, size),
 }
 COPIES = {name: _copy_of(fn) for name, fn in _COPIES.items()}
+
+
+def _unbind_copied(input, dim=0):
+    d = _wrap_dim(dim, input.dim())
+    if input.dim() == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    return _multi_output(lib.mt_unbind_copy, input, input.shape[d], d)
+
+
+_unbind_copied.__name__ = "unbind"
+COPIES["unbind_copy"] = _copy_of(_unbind_copied, copied=True)
 
 
 def _sparse_part_copy(name):

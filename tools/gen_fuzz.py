@@ -64,11 +64,12 @@ SKIP_IF = {
     "mt_tensor_set_grad": "grad_cycle(p_t, p_grad)",
 }
 # Outputs the caller may decline (a NULL pointer).
-OPTIONAL_OUTS = {"mt_var.mean", "mt_pool.indices", "mt_vision_roi.index"}
+OPTIONAL_OUTS = {"mt_var.mean", "mt_pool.indices", "mt_vision_roi.index", "mt_unique.inverse", "mt_unique.counts"}
 # Output arrays: how many entries the call writes (a C expression over the drawn parameters).
 OUT_ARRAYS = {
     "mt_split_with_sizes.outs": "p_n",
     "mt_unbind.outs": "dim_size(p_t, p_dim)",
+    "mt_unbind_copy.outs": "dim_size(p_t, p_dim)",
     "mt_backward.input_grads": "p_ninputs",
 }
 # Fixed-length int64 arrays (no count parameter before them): how many values are drawn (the rest

@@ -662,7 +662,11 @@ mt_status mt_unique(mt_tensor *t, int consecutive, int has_dim, int64_t dim, mt_
     mt_node *n;
     mt_status st = rec(names[kind], not_differentiable, 1, &t, *values, &n);
     if (!st && n) n->op = kind;
-    if (st) { MT_DROP(*values); MT_DROP(*inverse); MT_DROP(*counts); }
+    if (st) {
+        MT_DROP(*values);
+        if (inverse) MT_DROP(*inverse);
+        if (counts) MT_DROP(*counts);
+    }
     return st;
 }
 

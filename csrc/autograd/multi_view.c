@@ -69,3 +69,22 @@ mt_status mt_unbind(mt_tensor *t, int64_t dim, mt_tensor **outs) {
     if (t->sizes[dim] > INT32_MAX) return mt__error(MT_ERR_RUNTIME, "unbind: too many outputs");
     return multi_view(MV_UNBIND, t, dim, (int)t->sizes[dim], NULL, -1, outs);
 }
+
+/* unbind_copy: unbind's views, each copied into a new contiguous tensor (autograd through both, as
+ * the Python composition recorded it), in one call: per output a Python clone cost 3 us */
+mt_status mt_unbind_copy(mt_tensor *t, int64_t dim, mt_tensor **outs) {
+    MT_PROFILE("unbind_copy", t);
+    MT_TRY(mt_unbind(t, dim, outs));
+    mt__wrap_dim(&dim, t->ndim);
+    int n = (int)t->sizes[dim];
+    mt_status st = MT_OK;
+    for (int i = 0; i < n; i++) {
+        mt_tensor *c = NULL;
+        if (!st) st = mt_tensor_is_contiguous(outs[i]) ? mt_clone(outs[i], &c) : mt_contiguous(outs[i], &c);
+        mt_tensor_release(outs[i]);
+        outs[i] = c;
+    }
+    if (st)
+        for (int i = 0; i < n; i++) MT_DROP(outs[i]);
+    return st;
+}

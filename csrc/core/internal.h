@@ -396,5 +396,7 @@ void mt__iter_run(const mt_iter *it, mt_loop_fn loop, const mt_kargs *k);
 
 /* the copy/convert loop from src dtype to dst dtype */
 mt_loop_fn mt__cast_loop(int dst, int src);
+/* it run with the conversion loop, or, for a same-dtype transpose, by tiles (kernels/cpu/copy.c) */
+void mt__copy_iter(const mt_iter *it, int dst, int src);
 
 #endif

@@ -92,7 +92,7 @@ static mt_status convert(mt_tensor *t, int dtype, mt_tensor **out) {
     mt_tensor *ops[2] = {*out, t};
     mt_iter it;
     mt__iter_init(&it, 2, ops);
-    mt__iter_run(&it, mt__cast_loop(dtype, t->dtype), NULL);
+    mt__copy_iter(&it, dtype, t->dtype);
     return MT_OK;
 }
 
@@ -128,7 +128,7 @@ mt_status mt__impl_copy_(mt_tensor *dst, mt_tensor *src) {
     mt_tensor *ops[2] = {dst, src};
     mt_iter it;
     mt__iter_init(&it, 2, ops);
-    mt__iter_run(&it, mt__cast_loop(dst->dtype, src->dtype), NULL);
+    mt__copy_iter(&it, dst->dtype, src->dtype);
     mt_tensor_release(tmp);
     mt_tensor_bump_version(dst);
     return MT_OK;
@@ -156,7 +156,7 @@ mt_status mt__impl_contiguous(mt_tensor *t, mt_tensor **out) {
     mt_tensor *ops[2] = {*out, t};
     mt_iter it;
     mt__iter_init(&it, 2, ops);
-    mt__iter_run(&it, mt__cast_loop(t->dtype, t->dtype), NULL);
+    mt__copy_iter(&it, t->dtype, t->dtype);
     return MT_OK;
 }
 
@@ -195,7 +195,7 @@ mt_status mt_read(mt_tensor *t, int dst_dtype, void *dst, int64_t capacity) {
     mt_tensor *ops[2] = {view, t};
     mt_iter it;
     mt__iter_init(&it, 2, ops);
-    mt__iter_run(&it, mt__cast_loop(dst_dtype, t->dtype), NULL);
+    mt__copy_iter(&it, dst_dtype, t->dtype);
     mt_tensor_release(view);
     return MT_OK;
 }

@@ -200,7 +200,7 @@ mt_status mt_topk(mt_tensor *t, int64_t k, int64_t dim, int largest, int sorted,
 mt_status mt_kthvalue(mt_tensor *t, int64_t k, int64_t dim, int keepdim, mt_tensor **values, mt_tensor **indices);
 mt_status mt_cummax(int is_min, mt_tensor *t, int64_t dim, mt_tensor **values, mt_tensor **indices);
 /* unique over all elements, or (has_dim) over the slices along dim; always sorted (as PyTorch's CPU
- * kernels), or grouped as they come when consecutive. inverse and counts are always computed. */
+ * kernels), or grouped as they come when consecutive. inverse or counts NULL: not computed. */
 mt_status mt_unique(mt_tensor *t, int consecutive, int has_dim, int64_t dim, mt_tensor **values, mt_tensor **inverse,
                     mt_tensor **counts);
 /* right: upper bound; sorter may be NULL */
@@ -208,6 +208,11 @@ mt_status mt_searchsorted(mt_tensor *boundaries, mt_tensor *input, int out_int32
                           mt_tensor **out);
 mt_status mt_isin(mt_tensor *elements, mt_tensor *test_elements, int invert, mt_tensor **out);
 mt_status mt_bincount(mt_tensor *t, mt_tensor *weights, int64_t minlength, mt_tensor **out); /* weights may be NULL */
+/* histc / histogram's counts over input's float32/float64 elements: the bins between consecutive edges (1-D,
+ * the input's dtype; the last bin closed, elements outside not counted); mode 1: histc's linear
+ * interpolation, else the bin whose edges hold the element (mode 0: binary search, for any sorted edges;
+ * 2: from the linear guess, for evenly spaced ones); weight (NULL: counts) of the input's dtype and size */
+mt_status mt_histogram_counts(mt_tensor *input, mt_tensor *edges, mt_tensor *weight, int mode, mt_tensor **out);
 /* the index each position of a 1-D count tensor repeats into (torch.repeat_interleave(repeats));
  * output_size < 0: computed */
 mt_status mt_repeat_interleave(mt_tensor *repeats, int64_t output_size, mt_tensor **out);
@@ -390,6 +395,16 @@ mt_status mt_embedding_backward(mt_tensor *grad, mt_tensor *indices, int64_t num
                                 int scale_grad_by_freq, mt_tensor **out);
 /* rows of weight named by indices whose norm_type-norm exceeds max_norm are scaled down, in place */
 mt_status mt_embedding_renorm_(mt_tensor *weight, mt_tensor *indices, double max_norm, double norm_type);
+
+/* pdist / cdist's direct form (kernels/cpu/distance.c; PyTorch's _pdist_forward, _cdist_forward and
+ * their backward kernels), float32/float64, no autograd: pdist of x (n, m) gives the n(n-1)/2 pairs'
+ * p-norm distances; cdist of x1 (B, r1, m), x2 (B, r2, m) gives (B, r1, r2); cdist's backward gives x1's
+ * gradient (x2's: the same call with grad and dist transposed and x1, x2 swapped) */
+mt_status mt_pdist_forward(mt_tensor *x, double p, mt_tensor **out);
+mt_status mt_pdist_backward(mt_tensor *grad, mt_tensor *x, double p, mt_tensor *dist, mt_tensor **out);
+mt_status mt_cdist_forward(mt_tensor *x1, mt_tensor *x2, double p, mt_tensor **out);
+mt_status mt_cdist_backward(mt_tensor *grad, mt_tensor *x1, mt_tensor *x2, double p, mt_tensor *dist,
+                            mt_tensor **out);
 
 /* dropout (kind 0), feature dropout (channels of [N, C, ...]), alpha dropout, or both; masks drawn
  * with bernoulli_ as PyTorch draws them; without train / with p == 0 the input itself comes back */
@@ -638,6 +653,8 @@ mt_status mt_dirichlet_grad(mt_tensor *x, mt_tensor *alpha, mt_tensor *total, mt
 mt_status mt_split_with_sizes(mt_tensor *t, int64_t dim, int n, const int64_t *sizes, int64_t split_size,
                               mt_tensor **outs);
 mt_status mt_unbind(mt_tensor *t, int64_t dim, mt_tensor **outs);
+/* unbind_copy: unbind's outputs, each copied into a new contiguous tensor */
+mt_status mt_unbind_copy(mt_tensor *t, int64_t dim, mt_tensor **outs);
 /* what a node keeps for its backward (grad_fn._saved_*, autograd/node_saved.c): saved tensor slot
  * (NULL: none), its integer arguments (25 + 2 values; returns how many dims it holds), its 4 float
  * arguments, an input's / output's sizes (returns ndim, -1: no such input/output; sizes holds 25) */

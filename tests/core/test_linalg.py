@@ -107,6 +107,33 @@ def test_sgemm_blocks_bitwise_across_threads(ta, tb, m):
         assert (got[0] == got[1]).all() and (got[0] == got[2]).all()
 
 
+@pytest.mark.parametrize("nb,k", [(1, 1), (1, 17), (1, 4097), (1, 1 << 20), (3, 70000), (40, 300)])
+def test_sgemm_dot_bitwise_across_threads(nb, k):
+    # one row times one column with both contiguous along k (dot, vdot, a full tensordot) is a dot
+    # product in chunks whose partial sums add in chunk order: the bits do not depend on the threads;
+    # with beta and alpha, ragged chunk tails, batches; a strided column takes the gemv path
+    rng = np.random.default_rng(k)
+    a, b, c = rng.standard_normal((nb, 1, k)), rng.standard_normal((nb, k, 1)), rng.standard_normal((nb, 1, 1))
+    want = 0.5 * c + 1.5 * (a @ b)
+    x, y, z = mt.tensor(a).float(), mt.tensor(b).float(), mt.tensor(c).float()
+    prev, got = mt.get_num_threads(), []
+    try:
+        for threads in (1, 2, 3):
+            mt.set_num_threads(threads)
+            got.append(mt.baddbmm(z, x, y, beta=0.5, alpha=1.5).numpy())
+            got.append(mt.dot(x[0, 0], y[0, :, 0]).numpy())
+            got.append(mt.tensordot(x[0], y[0].t()).numpy())
+    finally:
+        mt.set_num_threads(prev)
+    np.testing.assert_allclose(got[0], want, rtol=1e-4, atol=1e-3)
+    for r in (got[1], got[2]):
+        np.testing.assert_allclose(r, a[0, 0] @ b[0, :, 0], rtol=1e-4, atol=1e-3)
+    assert np.allclose(mt.dot(x[0, 0, ::2], y[0, ::2, 0]).item(), a[0, 0, ::2] @ b[0, ::2, 0], rtol=1e-4, atol=1e-3)
+    if _own_sgemm():
+        for i in range(3):
+            assert (got[i] == got[i + 3]).all() and (got[i] == got[i + 6]).all()
+
+
 @pytest.mark.parametrize("nb,m,n,k", [(1, 250, 2100, 2050), (1, 13, 2100, 2050), (1030, 3, 64, 64),
                                       (1, 4100, 40, 1100)])
 def test_sgemm_sections(nb, m, n, k):

@@ -419,6 +419,23 @@ def test_masked_and_nonzero(dtype):
     run(lambda L, x: L.nonzero(x * 0), x)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_nonzero_shapes(dtype):
+    # 1-D to 4-D, a third zero (0 and -0.0), zeros at the end (the last rows' coordinates), a strided input
+    for shape in ((37,), (5, 9), (3, 4, 5), (2, 3, 2, 4)):
+        x = rnd(shape, dtype, seed=len(shape), lo=-1, hi=2)
+        n = int(np.prod(shape))
+        tail = (x[0].reshape(-1)[n - 7:].zero_(), x[1].reshape(-1)[n - 7:].zero_())  # noqa: F841
+        if dtype in ("float16", "bfloat16", "float32", "float64"):
+            x[0].reshape(-1)[0], x[1].reshape(-1)[0] = -0.0, -0.0
+        for p in (x, nc(x)):
+            run(lambda L, x: L.nonzero(x), p)
+            run(lambda L, x: L.argwhere(x), p)
+            run(lambda L, x: L.nonzero(x, as_tuple=True), p)
+        run(lambda L, x: L.nonzero(x * 0), x)
+        run(lambda L, x: L.nonzero(x[..., :0]), x)
+
+
 def test_mask_errors():
     x = rnd((3, 4), "float32")
     for f in [lambda L, x: x.masked_select(L.ones(4, dtype=L.uint8)), lambda L, x: x.masked_select(L.ones(4)),
@@ -537,6 +554,19 @@ def test_unique(dtype):
     run(lambda L, x: L.unique(x[:0], return_inverse=True, return_counts=True), x)
     run(lambda L, x: L.unique(x[:0], dim=0, return_inverse=True, return_counts=True), x)
     run(lambda L, x: L.unique(x[:0], dim=1), x)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_unique_nan_and_signed_zero(dtype):
+    # runs compared in the dtype: each NaN its own group, -0 and 0 one group (its first value kept)
+    nan = float("nan")
+    x = T([1.0, nan, nan, -0.0, 0.0, 0.0, 2.0, 2.0, nan, 1.0, -0.0], dtype)
+    for inv in (False, True):
+        for cnt in (False, True):
+            run(lambda L, x: L.unique(x, return_inverse=inv, return_counts=cnt), x)
+            run(lambda L, x: L.unique_consecutive(x, return_inverse=inv, return_counts=cnt), x)
+            # non-contiguous
+            run(lambda L, x: L.unique_consecutive(x.reshape(11, 1)[::2], return_inverse=inv, return_counts=cnt), x)
 
 
 @pytest.mark.parametrize("dtype", [d for d in DTYPES if d != "bool"])

@@ -421,6 +421,26 @@ def test_histc_histogram(dtype):
     both(lambda L, x: L.histc(x), ((0,), dtype))
 
 
+def test_histc_histogram_large():
+    # the C kernel past 65536 elements: per-thread int64 counts added (exact, the same as PyTorch's),
+    # non-contiguous input, NaN/inf outside explicit ranges, linspace and given edges, weights
+    rng = np.random.default_rng(5)
+    v = rng.normal(size=(300, 700))
+    vn = v.copy()
+    vn[0, :5] = [np.nan, np.inf, -np.inf, 2.0, -1.0]  # -1 and 2 on the outer edges
+    for dt in ("float32", "float64"):
+        (m, t), (mn, tn) = [(data(mt, a.tolist(), dt), data(torch, a.tolist(), dt)) for a in (v, vn)]
+        for f, a, b in ((lambda L, x: L.histc(x, 50), m, t), (lambda L, x: L.histc(x.t(), 64, -1, 2), mn, tn),
+                        (lambda L, x: L.histogram(x, 33)[0], m, t),
+                        (lambda L, x: L.histogram(x.t(), 10, range=(-1., 2.))[0], mn, tn),
+                        (lambda L, x: L.histogram(x, L.tensor([-3., -1., 0., 0.5, 2.]).to(x.dtype))[0], mn, tn)):
+            assert (f(mt, a).numpy() == f(torch, b).numpy()).all()
+        # weights summed in float32 over ~5e4 elements per bin: both round, in different orders
+        np.testing.assert_allclose(mt.histogram(m, 20, weight=m.abs() + 1)[0].double().numpy(),
+                                   torch.histogram(t, 20, weight=t.abs() + 1)[0].double().numpy(),
+                                   rtol=1e-4 if dt == "float32" else 1e-12)
+
+
 def test_histc_histogram_values_and_errors():
     for dt in ("float32", "float64"):
         x = lambda L: (L.arange(200., dtype=getattr(L, dt)) * 0.37).sin()  # noqa: E731

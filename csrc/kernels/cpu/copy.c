@@ -122,11 +122,18 @@ CAST_ROW(c64) CAST_ROW(c128)
 
 /* same-dtype copies move bytes */
 #define COPY_DEF(W, T)                                                                 \
-    static void copy_##W(char **d, const int64_t *s, int64_t n, const mt_kargs *k) {   \
+    MT_SIMD static void copy_##W(char **d, const int64_t *s, int64_t n, const mt_kargs *k) { \
         (void)k;                                                                       \
         if (n <= 0) return; /* an empty source may be a NULL pointer */                \
         if (s[0] == W && s[1] == W) { memmove(d[0], d[1], (size_t)(n * W)); return; }  \
         if (s[1] == 0 && n > 1) { splat(d[0], s[0], n, W, d[1]); return; }            \
+        if (s[0] == W && s[1] == -W && (d[0] + n * W <= d[1] - (n - 1) * W || d[0] >= d[1] + W)) { \
+            /* a reversed row (flip's innermost dim), not overlapping: vector loads and permutes */ \
+            T *o = (T *)d[0];                                                          \
+            const T *a = (const T *)d[1];                                              \
+            for (int64_t i = 0; i < n; i++) o[i] = a[-i];                              \
+            return;                                                                    \
+        }                                                                              \
         for (int64_t i = 0; i < n; i++) AT(d[0], i, s[0], T) = AT(d[1], i, s[1], const T); \
     }
 COPY_DEF(1, uint8_t)
@@ -152,3 +159,87 @@ static const mt_loop_fn copies[] = {copy_1, copy_1, copy_1, copy_2, copy_4, copy
 MT_DTYPE_TABLE(copies);
 
 mt_loop_fn mt__cast_loop(int dst, int src) { return dst == src ? copies[dst] : casts[dst][src]; }
+
+/* ---- transposed same-dtype copies: tiles instead of a strided gather ---------------------------
+ * A copy whose two fastest iterator dims are a transpose (the output contiguous along dim 0, the input
+ * along dim 1: x.t().contiguous(), t_copy, permute(...).contiguous()) read one element per cache line
+ * in the element loop (512x2048 float32: 3 ms against PyTorch's 0.55). Here each part takes blocks of
+ * output rows and moves 16x16 tiles (AVX-512 register transposes for 4-byte elements), the outer dims
+ * being a batch. Bytes move unchanged, so the result is the element loop's. */
+#include "simd_avx512.h"
+
+#define TR_ROWS 64 /* output rows per item */
+
+typedef struct {
+    const mt_iter *it;
+    int isz;
+    int64_t rblocks, nbatch;
+} tr_ctx;
+
+#define TR_TILE(T)                                                                                   \
+    static void tr_tile_##T(const char *s, int64_t ss, char *d, int64_t ds, int64_t ni, int64_t nj) { \
+        for (int64_t j0 = 0; j0 < nj; j0 += 16)                                                      \
+            for (int64_t i = 0; i < ni; i++)                                                         \
+                for (int64_t j = j0; j < nj && j < j0 + 16; j++)                                     \
+                    *(T *)(d + i * ds + j * sizeof(T)) = *(const T *)(s + j * ss + i * sizeof(T));   \
+    }
+TR_TILE(uint8_t)
+TR_TILE(uint16_t)
+TR_TILE(uint32_t)
+TR_TILE(uint64_t)
+
+static void tr_task(void *p, int64_t b, int64_t e) {
+    const tr_ctx *c = p;
+    const mt_iter *it = c->it;
+    int64_t C = it->shape[0], R = it->shape[1], isz = c->isz;
+    int64_t ds = it->strides[0][1], ss = it->strides[1][0]; /* output row stride, input row stride */
+    for (int64_t t = b; t < e; t++) {
+        int64_t bt = t / c->rblocks, i0 = t % c->rblocks * TR_ROWS, ni = mt__min64(TR_ROWS, R - i0);
+        char *d = it->data[0];
+        const char *s = it->data[1];
+        for (int k = 2; k < it->ndim; k++) { /* the batch index over the outer dims */
+            int64_t q = bt % it->shape[k];
+            bt /= it->shape[k];
+            d += q * it->strides[0][k], s += q * it->strides[1][k];
+        }
+        d += i0 * ds, s += i0 * isz;
+        /* output rows i (stride ds) of C contiguous elements j; input element (i, j) at s + j*ss + i*isz */
+#ifdef MT_HAVE_AVX512_HELPERS
+        if (isz == 4 && mt__cpu_avx512f()) {
+            for (int64_t j0 = 0; j0 < C; j0 += 256)
+                mt__transpose_f32((const float *)s + j0 * (ss / 4), ss / 4, (float *)d + j0, ds / 4, mt__min64(256, C - j0),
+                                  ni);
+            continue;
+        }
+#endif
+        for (int64_t j0 = 0; j0 < C; j0 += 256) {
+            int64_t nj = mt__min64(256, C - j0);
+            switch (isz) {
+            case 1: tr_tile_uint8_t(s + j0 * ss, ss, d + j0, ds, ni, nj); break;
+            case 2: tr_tile_uint16_t(s + j0 * ss, ss, d + j0 * 2, ds, ni, nj); break;
+            case 4: tr_tile_uint32_t(s + j0 * ss, ss, d + j0 * 4, ds, ni, nj); break;
+            default: tr_tile_uint64_t(s + j0 * ss, ss, d + j0 * 8, ds, ni, nj);
+            }
+        }
+    }
+}
+
+/* 1 when it (a same-dtype copy of isz-byte elements) was a transpose and is done */
+static int copy_transposed(const mt_iter *it, int isz) {
+    if (it->nops != 2 || it->ndim < 2 || !it->data[0] || it->numel < 4096 || (isz != 1 && isz != 2 && isz != 4 && isz != 8))
+        return 0;
+    int64_t ds = it->strides[0][1], ss = it->strides[1][0];
+    if (it->strides[0][0] != isz || it->strides[1][1] != isz || ds <= 0 || ss <= 0 || ds % isz || ss % isz ||
+        it->shape[0] < 16 || it->shape[1] < 16)
+        return 0;
+    tr_ctx c = {.it = it, .isz = isz, .rblocks = (it->shape[1] + TR_ROWS - 1) / TR_ROWS,
+                .nbatch = it->numel / (it->shape[0] * it->shape[1])};
+    int64_t items = c.nbatch * c.rblocks;
+    mt__parallel_for(items, it->numel < MT_GRAIN_SIZE ? items : 1, tr_task, &c);
+    return 1;
+}
+
+void mt__copy_iter(const mt_iter *it, int dst, int src) {
+    if (dst == src && copy_transposed(it, mt_dtype_itemsize(dst))) return;
+    mt__iter_run(it, mt__cast_loop(dst, src), NULL);
+}

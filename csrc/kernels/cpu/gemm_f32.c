@@ -310,12 +310,62 @@ static void gemv_task(void *ctx, int64_t t0, int64_t t1) {
     }
 }
 
+/* m == n == 1 with A's row and B's column contiguous along k (dot, a full tensordot): a dot product.
+ * gemv_cols would run one lane and one FMA chain (1 ms for k = 2^20, 20x PyTorch). Each DOT_CHUNK
+ * elements give a partial sum (four 16-lane accumulators); the threads share the chunks and the
+ * partials are added in chunk order, so the result does not depend on the thread count. */
+#define DOT_CHUNK 4096
+typedef struct {
+    const sgemm_plan *g;
+    int64_t nchunks;
+    float *part;
+} dot_plan;
+
+static AVX512 void dot_task(void *ctx, int64_t t0, int64_t t1) {
+    const dot_plan *d = ctx;
+    const sgemm_plan *g = d->g;
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t bi = t / d->nchunks, p0 = t % d->nchunks * DOT_CHUNK, kc = mt__min64(DOT_CHUNK, g->k - p0);
+        const float *a = g->a + bi * g->sab + p0, *b = g->b + bi * g->sbb + p0;
+        __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+        int64_t p = 0;
+        for (; p + 64 <= kc; p += 64) {
+            s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + p), _mm512_loadu_ps(b + p), s0);
+            s1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + p + 16), _mm512_loadu_ps(b + p + 16), s1);
+            s2 = _mm512_fmadd_ps(_mm512_loadu_ps(a + p + 32), _mm512_loadu_ps(b + p + 32), s2);
+            s3 = _mm512_fmadd_ps(_mm512_loadu_ps(a + p + 48), _mm512_loadu_ps(b + p + 48), s3);
+        }
+        for (; p < kc; p += 16) {
+            __mmask16 mk = lanes(kc - p);
+            s0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mk, a + p), _mm512_maskz_loadu_ps(mk, b + p), s0);
+        }
+        d->part[t] = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+    }
+}
+
+/* 0 when done; 1 when the partials have no memory (the caller takes the gemv path) */
+static int sgemm_dot(const sgemm_plan *g, int64_t nb, int nt) {
+    dot_plan d = {.g = g, .nchunks = (g->k + DOT_CHUNK - 1) / DOT_CHUNK};
+    float small[256];
+    d.part = nb * d.nchunks <= 256 ? small : malloc(nb * d.nchunks * sizeof(float));
+    if (!d.part) return 1;
+    mt__parallel_for(nb * d.nchunks, nt > 1 ? 1 : nb * d.nchunks, dot_task, &d);
+    for (int64_t bi = 0; bi < nb; bi++) {
+        float s = 0, *c = g->c + bi * g->scb;
+        for (int64_t i = 0; i < d.nchunks; i++) s += d.part[bi * d.nchunks + i];
+        *c = g->beta != 0 ? g->alpha * s + g->beta * *c : g->alpha * s;
+    }
+    if (d.part != small) free(d.part);
+    return 0;
+}
+
 static int sgemm_avx512(sgemm_plan *g, int64_t nb) {
     if (!mt__cpu_avx512f() || getenv("MINDTORCH_SGEMM_OPENBLAS")) return 1; /* the switch: for A/B runs */
     int nt = mt_get_num_threads();
     int gemv = g->m == 1 && (g->sbn == 1 || g->sbk == 1);
     if ((double)nb * g->m * g->n * g->k < (gemv ? SERIAL_GEMV_MACS : SERIAL_MACS)) nt = 1;
     g->kcb = block_size(g->k, KC, 1), g->mcb = block_size(g->m, MC, MR), g->nkb = (g->k + g->kcb - 1) / g->kcb;
+    if (gemv && g->n == 1 && g->sak == 1 && g->sbk == 1 && !sgemm_dot(g, nb, nt)) return 0;
     if (gemv) {
         int64_t items = nb * ((g->n + GEMV_COLS - 1) / GEMV_COLS);
         mt__parallel_for(items, nt > 1 ? 1 : items, gemv_task, g);

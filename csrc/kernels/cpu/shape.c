@@ -6,13 +6,15 @@
 
 #include "shape.h"
 
+mt_status mt__impl_fill(mt_tensor *t, double f, int64_t i, int kind); /* dispatch/elementwise.c */
+
 #define SZ(buf, nd, s) mt__fmt_sizes(buf, sizeof buf, nd, s)
 
 void mt__strided_copy(mt_tensor *dst, const mt_tensor *src) {
     mt_tensor *ops[2] = {dst, (mt_tensor *)src};
     mt_iter it;
     mt__iter_init(&it, 2, ops);
-    mt__iter_run(&it, mt__cast_loop(dst->dtype, src->dtype), NULL);
+    mt__copy_iter(&it, dst->dtype, src->dtype);
 }
 
 mt_status mt__empty_like(const mt_tensor *t, int dtype, mt_tensor **out) {
@@ -307,9 +309,10 @@ mt_status mt__impl_diag_embed(mt_tensor *t, int64_t offset, int64_t dim1, int64_
     for (int d = 0, j = 0; d < nd; d++) sizes[d] = d == d1 || d == d2 ? m : t->sizes[j++];
     MT_TRY(mt__alloc(nd, sizes, NULL, t->dtype, t->device, out));
     if (!t->storage->data) return MT_OK;
-    memset(mt__data(*out), 0, (size_t)(mt__numel(nd, sizes) * mt_dtype_itemsize(t->dtype)));
-    mt_tensor *diag;
-    mt_status st = mt__impl_diagonal(*out, offset, d1, d2, &diag);
+    /* zeros through the threaded fill (the output is n times the input: its first touch costs most) */
+    mt_status st = mt__impl_fill(*out, 0, 0, MT_SCALAR_INT);
+    mt_tensor *diag = NULL;
+    if (!st) st = mt__impl_diagonal(*out, offset, d1, d2, &diag);
     if (st) { MT_DROP(*out); return st; }
     mt_tensor src = *t;
     if (t->ndim == 0) src = mt__restride(t, 1, (int64_t[]){1}, (int64_t[]){0}, t->offset);

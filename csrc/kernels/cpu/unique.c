@@ -115,12 +115,111 @@ static mt_status group_rows(const keys_t *k, int64_t nrows, int64_t w, const int
     return MT_OK;
 }
 
+/* ---- unique / unique_consecutive over elements: typed runs --------------------------------------
+ * The values in grouping order (sorted, or as they are) are compared with their neighbours in their own
+ * dtype (== as PyTorch: NaN its own group, -0 == 0): each run of equal values is a group. One pass
+ * counts the runs, one writes the first value of each, the run lengths (counts) and each position's
+ * run (for unique_consecutive the inverse itself; unique scatters it by the sort order). Only the
+ * outputs asked for are made, and every buffer is a tensor (the allocator's cache: the 32 MiB of
+ * malloc'd row ids and double keys this replaced paid page faults on every call). */
+#define RUNS(NAME, T, EQ)                                                                   \
+    static int64_t NAME(const T *v, int64_t n, T *vals, int64_t *cnt, int64_t *gid) {       \
+        int64_t g = 0, start = 0;                                                           \
+        if (!vals) { /* the count alone */                                                  \
+            for (int64_t i = 1; i < n; i++) g += !(EQ(v[i - 1], v[i]));                     \
+            return g + 1;                                                                   \
+        }                                                                                   \
+        vals[0] = v[0];                                                                     \
+        for (int64_t i = 1; i < n; i++) {                                                   \
+            if (!(EQ(v[i - 1], v[i]))) {                                                    \
+                if (cnt) cnt[g] = i - start;                                                \
+                start = i;                                                                  \
+                vals[++g] = v[i];                                                           \
+            }                                                                               \
+            if (gid) gid[i] = g;                                                            \
+        }                                                                                   \
+        if (gid) gid[0] = 0;                                                                \
+        if (cnt) cnt[g] = n - start;                                                        \
+        return g + 1;                                                                       \
+    }
+#define EQ_NATIVE(a, b) ((a) == (b))
+#define EQ_F16(a, b) (mt__f16_to_f32(a) == mt__f16_to_f32(b))
+#define EQ_BF16(a, b) (mt__bf16_to_f32(a) == mt__bf16_to_f32(b))
+RUNS(runs_u8, uint8_t, EQ_NATIVE)
+RUNS(runs_u16, uint16_t, EQ_NATIVE)
+RUNS(runs_u32, uint32_t, EQ_NATIVE)
+RUNS(runs_u64, uint64_t, EQ_NATIVE)
+RUNS(runs_f16, uint16_t, EQ_F16)
+RUNS(runs_bf16, uint16_t, EQ_BF16)
+RUNS(runs_f32, float, EQ_NATIVE)
+RUNS(runs_f64, double, EQ_NATIVE)
+
+/* the runs of the n (>= 1) contiguous values at v (vals NULL: only their number) */
+static int64_t runs(const void *v, int dtype, int64_t n, void *vals, int64_t *cnt, int64_t *gid) {
+    switch (dtype) {
+    case MT_F16: return runs_f16(v, n, vals, cnt, gid);
+    case MT_BF16: return runs_bf16(v, n, vals, cnt, gid);
+    case MT_F32: return runs_f32(v, n, vals, cnt, gid);
+    case MT_F64: return runs_f64(v, n, vals, cnt, gid);
+    case MT_I16: return runs_u16(v, n, vals, cnt, gid); /* integers: equal values, equal bits */
+    case MT_I32: return runs_u32(v, n, vals, cnt, gid);
+    case MT_I64: return runs_u64(v, n, vals, cnt, gid);
+    default: return runs_u8(v, n, vals, cnt, gid); /* bool, uint8, int8 */
+    }
+}
+
+static mt_status unique_elements(mt_tensor *t, int consecutive, mt_tensor **values, mt_tensor **inverse,
+                                 mt_tensor **counts) {
+    int64_t n = mt_tensor_numel(t), ng = 0;
+    mt_tensor *sv = NULL, *si = NULL, *gid = NULL, *vals = NULL, *iv = NULL, *cv = NULL;
+    mt_status st = inverse ? mt__alloc(t->ndim, t->sizes, NULL, MT_I64, MT_CPU, &iv) : MT_OK;
+    if (!st && n) {
+        if (consecutive) st = mt_contiguous(t, &sv);
+        else { /* PyTorch's sort() order: NaNs last */
+            mt_tensor *c = NULL, flat;
+            st = mt_contiguous(t, &c);
+            if (!st) flat = mt__restride(c, 1, &n, (int64_t[]){1}, c->offset);
+            if (!st) st = mt__impl_sort(&flat, 0, 0, 0, &sv, &si);
+            mt_tensor_release(c);
+        }
+    }
+    if (!st && n) ng = runs(mt__data(sv), t->dtype, n, NULL, NULL, NULL);
+    if (!st) st = mt__alloc(1, &ng, NULL, t->dtype, MT_CPU, &vals);
+    if (!st && counts) st = mt__alloc(1, &ng, NULL, MT_I64, MT_CPU, &cv);
+    /* unique_consecutive's runs are the inverse; unique's are scattered to it by the sort order */
+    if (!st && n && iv) {
+        if (consecutive) mt_tensor_retain(iv), gid = iv;
+        else st = mt__alloc(1, &n, NULL, MT_I64, MT_CPU, &gid);
+    }
+    if (!st && n) {
+        int64_t *g = gid ? (int64_t *)mt__data(gid) : NULL;
+        runs(mt__data(sv), t->dtype, n, mt__data(vals), cv ? (int64_t *)mt__data(cv) : NULL, g);
+        if (g && si) {
+            const int64_t *order = (const int64_t *)mt__data(si);
+            int64_t *inv = (int64_t *)mt__data(iv);
+            for (int64_t i = 0; i < n; i++) inv[order[i]] = g[i];
+        }
+    }
+    mt_tensor_release(sv);
+    mt_tensor_release(si);
+    mt_tensor_release(gid);
+    if (st) {
+        mt_tensor_release(vals), mt_tensor_release(iv), mt_tensor_release(cv);
+        return st;
+    }
+    *values = vals;
+    if (inverse) *inverse = iv;
+    if (counts) *counts = cv;
+    return MT_OK;
+}
+
 /* unique over all elements (has_dim = 0) or over slices along dim; consecutive: no sorting */
 mt_status mt__impl_unique(mt_tensor *t, int consecutive, int has_dim, int64_t dim, mt_tensor **values, mt_tensor **inverse,
                     mt_tensor **counts) {
     MT_NO_FLOAT8(t->dtype, "unique");
     if (!t->storage->data) return mt__error(MT_ERR_NOT_IMPLEMENTED, "unique on meta tensors: the result shape depends "
                                             "on the values");
+    if (!has_dim && !mt__is_complex(t->dtype) && !mt__is_float8(t->dtype)) return unique_elements(t, consecutive, values, inverse, counts);
     mt_tensor *src = t;
     int64_t nrows, w;
     int64_t moved_sizes[MT_MAX_DIMS], perm[MT_MAX_DIMS];
@@ -204,7 +303,13 @@ mt_status mt__impl_unique(mt_tensor *t, int consecutive, int has_dim, int64_t di
         if (!st) st = mt__alloc(1, &ng1, NULL, MT_I64, MT_CPU, &cv);
         if (!st) memcpy(mt__data(cv), cnt, (size_t)ng * sizeof(int64_t));
         if (st) { mt_tensor_release(vals); mt_tensor_release(iv); mt_tensor_release(cv); }
-        else *values = vals, *inverse = iv, *counts = cv;
+        else {
+            *values = vals;
+            if (inverse) *inverse = iv;
+            else mt_tensor_release(iv);
+            if (counts) *counts = cv;
+            else mt_tensor_release(cv);
+        }
     }
     free(buf);
     mt_tensor_release(k.hold);
@@ -214,19 +319,51 @@ mt_status mt__impl_unique(mt_tensor *t, int consecutive, int has_dim, int64_t di
 
 /* ---- searchsorted -------------------------------------------------------------------------- */
 
-/* PyTorch's cus_lower_bound / cus_upper_bound (the NaN behaviour follows from their tests) */
-static int64_t bound(const keys_t *b, int64_t start, int64_t end, const keys_t *v, int64_t vi, const int64_t *sorter,
-                     int right) {
-    const int64_t orig = sorter ? start : 0;
-    while (start < end) {
-        const int64_t mid = start + ((end - start) >> 1), at = sorter ? sorter[mid] + orig : mid;
-        int go_right;
-        if (b->is_f) go_right = right ? !(b->f[at] > v->f[vi]) : !(b->f[at] >= v->f[vi]);
-        else go_right = right ? !(b->i[at] > v->i[vi]) : !(b->i[at] >= v->i[vi]);
-        if (go_right) start = mid + 1;
-        else end = mid;
+/* PyTorch's cus_lower_bound / cus_upper_bound (the NaN behaviour follows from their tests), per key kind:
+ * the kind and side are loop-invariant, so each search is a branch-light loop over one array */
+#define BOUND(NAME, T)                                                                                   \
+    static int64_t NAME(const T *b, int64_t start, int64_t end, T v, const int64_t *sorter, int right) {  \
+        const int64_t orig = sorter ? start : 0;                                                         \
+        if (right && !sorter)                                                                            \
+            while (start < end) {                                                                        \
+                const int64_t mid = start + ((end - start) >> 1);                                        \
+                if (!(b[mid] > v)) start = mid + 1;                                                      \
+                else end = mid;                                                                          \
+            }                                                                                            \
+        else if (!sorter)                                                                                \
+            while (start < end) {                                                                        \
+                const int64_t mid = start + ((end - start) >> 1);                                        \
+                if (!(b[mid] >= v)) start = mid + 1;                                                     \
+                else end = mid;                                                                          \
+            }                                                                                            \
+        else                                                                                             \
+            while (start < end) {                                                                        \
+                const int64_t mid = start + ((end - start) >> 1), at = sorter[mid] + orig;               \
+                if (right ? !(b[at] > v) : !(b[at] >= v)) start = mid + 1;                               \
+                else end = mid;                                                                          \
+            }                                                                                            \
+        return start;                                                                                    \
     }
-    return start;
+BOUND(bound_f, double)
+BOUND(bound_i, int64_t)
+
+typedef struct {
+    const keys_t *kb, *kv;
+    const int64_t *sorter;
+    int64_t len, inner;
+    int one_row, right, out_int32;
+    char *o;
+} ss_ctx;
+
+static void searchsorted_part(void *p, int64_t b0, int64_t e) {
+    const ss_ctx *c = p;
+    for (int64_t i = b0; i < e; i++) {
+        int64_t row = c->one_row ? 0 : i / c->inner, start = row * c->len;
+        int64_t pos = (c->kb->is_f ? bound_f(c->kb->f, start, start + c->len, c->kv->f[i], c->sorter, c->right)
+                                   : bound_i(c->kb->i, start, start + c->len, c->kv->i[i], c->sorter, c->right)) - start;
+        if (c->out_int32) ((int32_t *)c->o)[i] = (int32_t)pos;
+        else ((int64_t *)c->o)[i] = pos;
+    }
 }
 
 mt_status mt_searchsorted(mt_tensor *boundaries, mt_tensor *input, int out_int32, int right, mt_tensor *sorter,
@@ -278,14 +415,10 @@ mt_status mt_searchsorted(mt_tensor *boundaries, mt_tensor *input, int out_int32
             if (ks.i[i] < 0 || ks.i[i] >= len) st = mt__error(MT_ERR_RUNTIME, "torch.searchsorted(): sorter index out of range");
     }
     if (!st) {
-        int64_t n = kv.n, inner = input->ndim ? input->sizes[input->ndim - 1] : 1;
-        char *o = mt__data(*out);
-        for (int64_t i = 0; i < n; i++) {
-            int64_t row = boundaries->ndim == 1 ? 0 : i / inner, start = row * len;
-            int64_t p = bound(&kb, start, start + len, &kv, i, sorter ? ks.i : NULL, right) - start;
-            if (out_int32) ((int32_t *)o)[i] = (int32_t)p;
-            else ((int64_t *)o)[i] = p;
-        }
+        ss_ctx c = {.kb = &kb, .kv = &kv, .sorter = sorter ? ks.i : NULL, .len = len,
+                    .inner = input->ndim ? input->sizes[input->ndim - 1] : 1, .one_row = boundaries->ndim == 1,
+                    .right = right, .out_int32 = out_int32, .o = mt__data(*out)};
+        mt__parallel_for(kv.n, 4096, searchsorted_part, &c); /* PyTorch's searchsorted threads too */
     }
     if (st) MT_DROP(*out);
     mt_tensor_release(cb);
@@ -395,5 +528,113 @@ mt_status mt__impl_bincount(mt_tensor *t, mt_tensor *weights, int64_t minlength,
     }
     mt_tensor_release(k.hold);
     mt_tensor_release(kw.hold);
+    return st;
+}
+
+/* ---- histc / histogram's counts (PyTorch's histogramdd kernel for one dimension) -----------------
+ * Each float32/float64 element inside [edges[0], edges[nb]] goes to a bin (clamped to [0, nb)): mode 1,
+ * histc's (x - lo) * nb / (hi - lo) in the input's dtype; else the bin whose edges hold it (the last bin
+ * closed), found by binary search (mode 0: given edges) or from that linear guess by stepping to the
+ * neighbour (mode 2: linspace edges, as PyTorch's LINEAR_INTERPOLATION_WITH_LOCAL_SEARCH; the same bin
+ * a binary search finds, without its unpredictable branches). Unweighted counts are summed per thread in int64
+ * (exact); weights are added in element order in the input's dtype, as index_add_ added them. */
+typedef struct {
+    const char *x, *w, *e;
+    int64_t n, nb, nparts, *part;
+    int f64, mode;
+} hist_ctx;
+
+#define HIST_BIN(T)                                                                                  \
+    static inline int64_t hist_bin_##T(const T *e, int64_t nb, T v, int mode) {                    \
+        T lo = e[0], hi = e[nb];                                                                     \
+        if (!(v >= lo && v <= hi)) return -1;                                                        \
+        int64_t pos;                                                                                 \
+        if (mode) {                                                                                  \
+            T q = (v - lo) * (T)nb / (hi - lo);                                                      \
+            /* x86's conversion (INT64_MIN for NaN and out of range) without C's undefined cast */    \
+            pos = q == q && q > (T)-9.2e18 && q < (T)9.2e18 ? (int64_t)q : INT64_MIN;               \
+            if (mode == 2) { /* from that guess, the bin whose edges hold v (as upper_bound - 1) */  \
+                pos = pos < 0 ? 0 : pos >= nb ? nb - 1 : pos;                                        \
+                while (pos > 0 && v < e[pos]) pos--;                                                 \
+                while (pos < nb - 1 && v >= e[pos + 1]) pos++;                                       \
+            }                                                                                        \
+        } else { /* upper_bound - 1 */                                                               \
+            int64_t s = 0, t = nb + 1;                                                               \
+            while (s < t) {                                                                          \
+                int64_t mid = s + ((t - s) >> 1);                                                    \
+                if (!(e[mid] > v)) s = mid + 1;                                                      \
+                else t = mid;                                                                        \
+            }                                                                                        \
+            pos = s - 1;                                                                             \
+        }                                                                                            \
+        return pos < 0 ? 0 : pos >= nb ? nb - 1 : pos;                                               \
+    }
+HIST_BIN(float)
+HIST_BIN(double)
+
+/* slices [t, u) of nparts equal slices of the elements, each counted into its own row */
+static void hist_part(void *p, int64_t t, int64_t u) {
+    const hist_ctx *c = p;
+    for (; t < u; t++) {
+        int64_t *cnt = c->part + t * c->nb;
+        for (int64_t i = c->n * t / c->nparts, e = c->n * (t + 1) / c->nparts; i < e; i++) {
+            int64_t k = c->f64 ? hist_bin_double((const double *)c->e, c->nb, ((const double *)c->x)[i], c->mode)
+                               : hist_bin_float((const float *)c->e, c->nb, ((const float *)c->x)[i], c->mode);
+            if (k >= 0) cnt[k]++;
+        }
+    }
+}
+
+mt_status mt_histogram_counts(mt_tensor *input, mt_tensor *edges, mt_tensor *weight, int mode, mt_tensor **out) {
+    MT_PROFILE("histogram_counts", input, edges, weight);
+    *out = NULL;
+    int dt = input->dtype;
+    if (dt != MT_F32 && dt != MT_F64) return mt__not_implemented("histogram_cpu", dt);
+    if (edges->ndim != 1 || edges->sizes[0] < 2 || edges->dtype != dt || (weight && weight->dtype != dt))
+        return mt__error(MT_ERR_RUNTIME, "histogram counts: 1-D edges (at least 2) and weights of the input's dtype");
+    int64_t n = mt_tensor_numel(input), nb = edges->sizes[0] - 1;
+    if (weight && mt_tensor_numel(weight) != n)
+        return mt__error(MT_ERR_RUNTIME, "histogram counts: one weight per element");
+    MT_TRY(mt__same_device(input, edges));
+    if (weight) MT_TRY(mt__same_device(input, weight));
+    MT_TRY(mt__alloc(1, &nb, NULL, dt, input->device, out));
+    if (input->device == MT_META) return MT_OK;
+    mt_tensor *cx = NULL, *ce = NULL, *cw = NULL, *parts = NULL;
+    mt_status st = mt_contiguous(input, &cx);
+    if (!st) st = mt_contiguous(edges, &ce);
+    if (!st && weight) st = mt_contiguous(weight, &cw);
+    int nt = n < 65536 ? 1 : mt_get_num_threads(); /* small inputs: one part, no pool */
+    int64_t np = weight ? nb : (int64_t)nt * nb;
+    if (!st) st = mt__alloc(1, &np, NULL, weight ? dt : MT_I64, MT_CPU, &parts);
+    if (!st) {
+        hist_ctx c = {.x = mt__data(cx), .e = mt__data(ce), .n = n, .nb = nb, .nparts = nt, .f64 = dt == MT_F64,
+                      .mode = mode};
+        char *o = mt__data(*out);
+        if (!weight) {
+            c.part = (int64_t *)mt__data(parts);
+            memset(c.part, 0, np * sizeof(int64_t));
+            mt__parallel_for(nt, 1, hist_part, &c);
+            for (int64_t k = 0; k < nb; k++) {
+                int64_t s = 0;
+                for (int t = 0; t < nt; t++) s += c.part[t * nb + k];
+                if (c.f64) ((double *)o)[k] = (double)s;
+                else ((float *)o)[k] = (float)s;
+            }
+        } else { /* in element order, as before */
+            memset(o, 0, nb * mt_dtype_itemsize(dt));
+            const char *w = mt__data(cw);
+            for (int64_t i = 0; i < n; i++) {
+                if (c.f64) {
+                    int64_t k = hist_bin_double((const double *)c.e, nb, ((const double *)c.x)[i], mode);
+                    if (k >= 0) ((double *)o)[k] += ((const double *)w)[i];
+                } else {
+                    int64_t k = hist_bin_float((const float *)c.e, nb, ((const float *)c.x)[i], mode);
+                    if (k >= 0) ((float *)o)[k] += ((const float *)w)[i];
+                }
+            }
+        }
+    }
+    mt_tensor_release(cx), mt_tensor_release(ce), mt_tensor_release(cw), mt_tensor_release(parts);
+    if (st) MT_DROP(*out);
     return st;
 }
