@@ -162,7 +162,7 @@ static void finish(machine *m, bytes *b, mt_status st, int n, mt_tensor **ts) {
     }
     for (int i = 0; i < n; i++) {
         if (!ts[i]) continue;
-        m->work += mt_tensor_numel(ts[i]);
+        if (__builtin_add_overflow(m->work, mt_tensor_numel(ts[i]), &m->work)) m->work = INT64_MAX; /* huge views */
         if (mt_tensor_numel(ts[i]) > 16 * MAXN) { /* a huge expanded view: valid, but slow to compute with */
             mt_tensor_release(ts[i]);
             continue;
