@@ -360,6 +360,21 @@ static void fold_truth(int op, int dt, const char *p, int64_t n, int64_t s, acc_
 }
 
 /* one run folded into a */
+/* one case per real dtype: F(tag) for the floating ones, I(tag) for bool and the integers */
+#define REAL_DTYPE_SWITCH(dt, F, I)                                                      \
+    switch (dt) {                                                                        \
+    case MT_F16: F(f16)                                                                  \
+    case MT_BF16: F(bf16)                                                                \
+    case MT_F32: F(f32)                                                                  \
+    case MT_F64: F(f64)                                                                  \
+    case MT_BOOL: I(bool)                                                                \
+    case MT_U8: I(u8)                                                                    \
+    case MT_I8: I(i8)                                                                    \
+    case MT_I16: I(i16)                                                                  \
+    case MT_I32: I(i32)                                                                  \
+    case MT_I64: I(i64)                                                                  \
+    }
+
 static void fold_run(int op, int dt, const char *p, int64_t n, int64_t s, acc_t *a, const int *stop) {
     if (op == MT_RED_ALL || op == MT_RED_ANY || op == MT_RED_COUNT_NONZERO) { fold_truth(op, dt, p, n, s, a, stop); return; }
     if (op == MT_RED_PROD && mt__is_float(dt)) {
@@ -386,18 +401,7 @@ static void fold_run(int op, int dt, const char *p, int64_t n, int64_t s, acc_t 
     default: isum_##TAG(p, n, s, a);                                                     \
     }                                                                                    \
     break;
-    switch (dt) {
-    case MT_F16: FCASE(f16)
-    case MT_BF16: FCASE(bf16)
-    case MT_F32: FCASE(f32)
-    case MT_F64: FCASE(f64)
-    case MT_BOOL: ICASE(bool)
-    case MT_U8: ICASE(u8)
-    case MT_I8: ICASE(i8)
-    case MT_I16: ICASE(i16)
-    case MT_I32: ICASE(i32)
-    case MT_I64: ICASE(i64)
-    }
+    REAL_DTYPE_SWITCH(dt, FCASE, ICASE)
 #undef FCASE
 #undef ICASE
 }
@@ -891,18 +895,7 @@ static void colfold_chunk(void *p, int64_t b, int64_t e) {
         acc_t a[CW];
 #define COLCASE(TAG)                                                                     \
     ext ? (mx ? colmax_##TAG(q, n, rs, w, a) : colmin_##TAG(q, n, rs, w, a)) : colfold_##TAG(t->op, q, n, rs, w, a); break;
-        switch (t->dtype) {
-        case MT_F16: COLCASE(f16)
-        case MT_BF16: COLCASE(bf16)
-        case MT_F32: COLCASE(f32)
-        case MT_F64: COLCASE(f64)
-        case MT_BOOL: COLCASE(bool)
-        case MT_U8: COLCASE(u8)
-        case MT_I8: COLCASE(i8)
-        case MT_I16: COLCASE(i16)
-        case MT_I32: COLCASE(i32)
-        case MT_I64: COLCASE(i64)
-        }
+        REAL_DTYPE_SWITCH(t->dtype, COLCASE, COLCASE)
 #undef COLCASE
         for (int l = 0; l < w; l++) {
             fold_finish(t->op, t->dtype, q + l * isz, t->in, &a[l]);
@@ -1274,18 +1267,7 @@ static void maxdim_cols(void *p, int64_t b, int64_t e) {
         int w = (int)(c0 + CW < t->ncol ? CW : t->ncol - c0);
         const char *q = t->base + kept_offset(t, o0);
 #define COLCASE(TAG) t->is_min ? argminc_##TAG(q, t->n, t->sd, w, idx) : argmaxc_##TAG(q, t->n, t->sd, w, idx); break;
-        switch (t->dt) {
-        case MT_F16: COLCASE(f16)
-        case MT_BF16: COLCASE(bf16)
-        case MT_F32: COLCASE(f32)
-        case MT_F64: COLCASE(f64)
-        case MT_BOOL: COLCASE(bool)
-        case MT_U8: COLCASE(u8)
-        case MT_I8: COLCASE(i8)
-        case MT_I16: COLCASE(i16)
-        case MT_I32: COLCASE(i32)
-        case MT_I64: COLCASE(i64)
-        }
+        REAL_DTYPE_SWITCH(t->dt, COLCASE, COLCASE)
 #undef COLCASE
         for (int l = 0; l < w; l++) maxdim_put(t, o0 + l, q + l * t->isz, idx[l]);
     }
