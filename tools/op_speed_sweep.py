@@ -4,19 +4,20 @@ ratios (mindtorch_v2 / PyTorch): a sweep for the slow outliers the benchmark run
     python tools/op_speed_sweep.py [--namespace torch|nn.functional|Tensor] [--backward] [--shape 512x2048]
                                    [--dtype float32] [--threads N] [--over 1.3] [--only NAME,...] [--skip NAME,...]
 
-Each name (a function of the namespace, or a method of the tensor) is tried as f(x), f(x, y), f(x, dim=-1) and f(x, dim=0), with x, y in (0.1, 0.9) (every
-unary op's domain) and y != 0; the first call form PyTorch accepts is timed in both libraries
+Each name (a function of the namespace, or a method of the tensor) is tried as f(x), f(x, y),
+f(x, dim=-1) and f(x, dim=0), with x, y in (0.1, 0.9) (every unary op's domain) and y != 0; the first call form PyTorch accepts is timed in both libraries
 (median of 5 rounds, each long enough for ~10 ms), and forms mindtorch_v2 rejects are listed apart.
 --backward times the op and the backward of its result's sum (x requires grad; differentiable results only).
 A long sweep to run by hand and record in docs/PERFORMANCE.md, not a CI step."""
 import argparse
+import os
 import sys
 import time
 import warnings
 
 import torch
 
-sys.path.insert(0, __import__("os").path.dirname(__import__("os").path.dirname(__import__("os").path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # this checkout's mindtorch_v2
 import mindtorch_v2 as mt  # noqa: E402
 
 SKIP = {  # not elementwise or reduction work on x: constructors, I/O, global state, printing, whole models
