@@ -5,13 +5,6 @@
 #include "loops.h"
 #include "vecmath.h"
 
-/* the float rows apart: float32 compute (float16, bfloat16, float32) and float64 */
-#define ROWS_F32C(M, ...)                                                   \
-    M(f16, uint16_t, float, mt__f16_to_f32, mt__f32_to_f16, __VA_ARGS__)    \
-    M(bf16, uint16_t, float, mt__bf16_to_f32, mt__f32_to_bf16, __VA_ARGS__) \
-    M(f32, float, float, ID, ID, __VA_ARGS__)
-#define ROWS_F64(M, ...) M(f64, double, double, ID, ID, __VA_ARGS__)
-
 /* wrap-around integer arithmetic without signed-overflow UB */
 #define IADD(CT, a, b) ((CT)((uint64_t)(a) + (uint64_t)(b)))
 #define ISUB(CT, a, b) ((CT)((uint64_t)(a) - (uint64_t)(b)))

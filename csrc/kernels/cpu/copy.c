@@ -3,6 +3,7 @@
  * bfloat16 round to nearest even; float8 converts through float32 both ways (c10's Float8 types
  * have only a float constructor and a float conversion); complex to real takes the real part. */
 #include "loops.h"
+#include "simd_avx512.h"
 
 /* load any dtype into the widest type of its kind */
 #define LD_bool(p) ((int64_t)(*(const uint8_t *)(p) != 0))
@@ -166,8 +167,6 @@ mt_loop_fn mt__cast_loop(int dst, int src) { return dst == src ? copies[dst] : c
  * in the element loop (512x2048 float32: 3 ms against PyTorch's 0.55). Here each part takes blocks of
  * output rows and moves 16x16 tiles (AVX-512 register transposes for 4-byte elements), the outer dims
  * being a batch. Bytes move unchanged, so the result is the element loop's. */
-#include "simd_avx512.h"
-
 #define TR_ROWS 64 /* output rows per item */
 
 typedef struct {

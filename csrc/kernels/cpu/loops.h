@@ -29,11 +29,13 @@
     M(i16, int16_t, int16_t, ID, ID, __VA_ARGS__)       \
     M(i32, int32_t, int32_t, ID, ID, __VA_ARGS__)       \
     M(i64, int64_t, int64_t, ID, ID, __VA_ARGS__)
-#define ROWS_FLOAT(M, ...)                                              \
-    M(f16, uint16_t, float, mt__f16_to_f32, mt__f32_to_f16, __VA_ARGS__)  \
+/* the float rows: those computing in float32 (float16, bfloat16, float32), and float64 */
+#define ROWS_F32C(M, ...)                                                   \
+    M(f16, uint16_t, float, mt__f16_to_f32, mt__f32_to_f16, __VA_ARGS__)    \
     M(bf16, uint16_t, float, mt__bf16_to_f32, mt__f32_to_bf16, __VA_ARGS__) \
-    M(f32, float, float, ID, ID, __VA_ARGS__)                           \
-    M(f64, double, double, ID, ID, __VA_ARGS__)
+    M(f32, float, float, ID, ID, __VA_ARGS__)
+#define ROWS_F64(M, ...) M(f64, double, double, ID, ID, __VA_ARGS__)
+#define ROWS_FLOAT(M, ...) ROWS_F32C(M, __VA_ARGS__) ROWS_F64(M, __VA_ARGS__)
 #define ROWS_NUM(M, ...) ROWS_INT(M, __VA_ARGS__) ROWS_FLOAT(M, __VA_ARGS__)
 #define ROWS_ALL(M, ...) ROW_BOOL(M, __VA_ARGS__) ROWS_NUM(M, __VA_ARGS__)
 #define ROWS_INTBOOL(M, ...) ROW_BOOL(M, __VA_ARGS__) ROWS_INT(M, __VA_ARGS__)
