@@ -108,7 +108,8 @@ mt_status mt_arange(double start, double end, double step, int dtype, int device
             double v;
             if (is_half) {
                 float x = fmaf(stf, (float)base, sf);
-                v = k ? fmaf((float)k, stf, round_half(dtype, x)) : x;
+                float kstep = (float)k * stf; /* PyTorch's Vectorized<Half/BFloat16>::arange: the product rounded, then added */
+                v = k ? kstep + round_half(dtype, x) : x;
             } else if (dtype == MT_F32) {
                 double x = fma(step, (double)base, start);
                 v = k ? fma((double)k, step, (double)(float)x) : x;
