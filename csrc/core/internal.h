@@ -391,6 +391,11 @@ void mt__sgemm(int64_t nb, int64_t m, int64_t n, int64_t k, float alpha, const f
 void mt__dgemm(int64_t nb, int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t sab, int64_t sam,
                int64_t sak, const double *b, int64_t sbb, int64_t sbk, int64_t sbn, double beta, double *c,
                int64_t scb, int64_t scm, int64_t scn);
+/* float16/bfloat16 (dtype) C[i] = alpha * dot(A[i], B[i]) + beta * C[i] for i < nb, k contiguous elements each
+ * (vector i at a + i * sab, b + i * sbb; C[i] at c + i * scb): summed in float32 in chunks (the float32 GEMM's dot
+ * product), rounded once. 0 when done, 1 when it cannot run here (no AVX-512, no memory): nothing written. */
+int mt__dot16(int dtype, int64_t nb, int64_t k, float alpha, const uint16_t *a, int64_t sab, const uint16_t *b,
+              int64_t sbb, float beta, uint16_t *c, int64_t scb);
 /* Run loop over the iterator, splitting across threads above the grain size. */
 void mt__iter_run(const mt_iter *it, mt_loop_fn loop, const mt_kargs *k);
 

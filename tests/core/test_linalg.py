@@ -134,6 +134,37 @@ def test_sgemm_dot_bitwise_across_threads(nb, k):
             assert (got[i] == got[i + 3]).all() and (got[i] == got[i + 6]).all()
 
 
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("nb,k", [(1, 0), (1, 1), (1, 17), (1, 4097), (1, 1 << 20), (3, 70000), (40, 300)])
+def test_dot16(dtype, nb, k):
+    # float16/bfloat16 one row times one column (dot, a full tensordot, baddbmm of 1x1 outputs): the float32
+    # dot product's chunks over the widened values, rounded once; PyTorch's bfloat16 dot runs one float chain,
+    # so its bits agree to its tolerance, not always; ours do not depend on the thread count
+    rng = np.random.default_rng(k + nb)
+    a, b, c = rng.standard_normal((nb, 1, k)), rng.standard_normal((nb, k, 1)), rng.standard_normal((nb, 1, 1))
+    m = [mt.tensor(v).to(getattr(mt, dtype)) for v in (a, b, c)]
+    t = [torch.tensor(v).to(getattr(torch, dtype)) for v in (a, b, c)]
+    forms = [lambda L, x, y, z: L.dot(x[0, 0], y[0, :, 0]), lambda L, x, y, z: L.tensordot(x[0], y[0].t()),
+             lambda L, x, y, z: L.tensordot(x[0].reshape(-1), y[0].reshape(-1), dims=1),
+             lambda L, x, y, z: L.baddbmm(z, x, y, beta=0.5, alpha=1.5),
+             lambda L, x, y, z: L.dot(x[0, 0, ::2], y[0, ::2, 0]),  # strided: the GEMM's path
+             lambda L, x, y, z: x[0, 0] @ y[0, :, 0]]
+    prev, got = mt.get_num_threads(), []
+    try:
+        for threads in (1, 2, 3):
+            mt.set_num_threads(threads)
+            got.append([f(mt, *m) for f in forms])
+    finally:
+        mt.set_num_threads(prev)
+    for f, r in zip(forms, got[0]):
+        check(r, f(torch, *t), dtype)
+    for i in range(len(forms)):
+        for other in got[1:]:
+            assert (got[0][i].view(mt.int16) == other[i].view(mt.int16)).all()
+    x0, y0 = m[0][0, 0].float(), m[1][0, :, 0].float()  # the widened float32 dot's bits, rounded once
+    assert mt.dot(m[0][0, 0], m[1][0, :, 0]).view(mt.int16).item() == mt.dot(x0, y0).to(getattr(mt, dtype)).view(mt.int16).item()
+
+
 @pytest.mark.parametrize("nb,m,n,k", [(1, 250, 2100, 2050), (1, 13, 2100, 2050), (1030, 3, 64, 64),
                                       (1, 4100, 40, 1100)])
 def test_sgemm_sections(nb, m, n, k):

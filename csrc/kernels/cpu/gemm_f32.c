@@ -313,49 +313,85 @@ static void gemv_task(void *ctx, int64_t t0, int64_t t1) {
 /* m == n == 1 with A's row and B's column contiguous along k (dot, a full tensordot): a dot product.
  * gemv_cols would run one lane and one FMA chain (1 ms for k = 2^20, 20x PyTorch). Each DOT_CHUNK
  * elements give a partial sum (four 16-lane accumulators); the threads share the chunks and the
- * partials are added in chunk order, so the result does not depend on the thread count. */
+ * partials are added in chunk order, so the result does not depend on the thread count. float16 and
+ * bfloat16 operands are widened to float32 as they are loaded (exactly), so their sums are the bits
+ * of the float32 dot product of the widened vectors, which their small products take (linalg.c). */
 #define DOT_CHUNK 4096
 typedef struct {
-    const sgemm_plan *g;
-    int64_t nchunks;
+    const char *a, *b;  /* vector i of the batch at a + i * sab elements, b + i * sbb */
+    int64_t sab, sbb, k, nchunks;
+    int kind;           /* element type: 0 float32, 1 float16, 2 bfloat16 */
     float *part;
 } dot_plan;
 
-static AVX512 void dot_task(void *ctx, int64_t t0, int64_t t1) {
-    const dot_plan *d = ctx;
-    const sgemm_plan *g = d->g;
+/* 16 elements from p (r < 16: the first r, the rest zero) widened to float32 */
+static inline __attribute__((always_inline)) AVX512 __m512 dot_load(int kind, const char *p, int64_t r) {
+    if (kind == 0) return r < 16 ? _mm512_maskz_loadu_ps(lanes(r), p) : _mm512_loadu_ps((const float *)p);
+    __m256i h;
+    if (r < 16) {
+        uint16_t t[16] = {0};
+        memcpy(t, p, r * 2);
+        h = _mm256_loadu_si256((const __m256i *)t);
+    } else {
+        h = _mm256_loadu_si256((const __m256i *)p);
+    }
+    if (kind == 1) return _mm512_cvtph_ps(h);
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
+static inline __attribute__((always_inline)) AVX512 void dot_chunks(const dot_plan *d, int kind, int64_t t0, int64_t t1) {
+    int64_t es = kind ? 2 : 4;
     for (int64_t t = t0; t < t1; t++) {
-        int64_t bi = t / d->nchunks, p0 = t % d->nchunks * DOT_CHUNK, kc = mt__min64(DOT_CHUNK, g->k - p0);
-        const float *a = g->a + bi * g->sab + p0, *b = g->b + bi * g->sbb + p0;
+        int64_t bi = t / d->nchunks, p0 = t % d->nchunks * DOT_CHUNK, kc = mt__min64(DOT_CHUNK, d->k - p0);
+        const char *a = d->a + (bi * d->sab + p0) * es, *b = d->b + (bi * d->sbb + p0) * es;
         __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
         int64_t p = 0;
         for (; p + 64 <= kc; p += 64) {
-            s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + p), _mm512_loadu_ps(b + p), s0);
-            s1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + p + 16), _mm512_loadu_ps(b + p + 16), s1);
-            s2 = _mm512_fmadd_ps(_mm512_loadu_ps(a + p + 32), _mm512_loadu_ps(b + p + 32), s2);
-            s3 = _mm512_fmadd_ps(_mm512_loadu_ps(a + p + 48), _mm512_loadu_ps(b + p + 48), s3);
+            s0 = _mm512_fmadd_ps(dot_load(kind, a + p * es, 16), dot_load(kind, b + p * es, 16), s0);
+            s1 = _mm512_fmadd_ps(dot_load(kind, a + (p + 16) * es, 16), dot_load(kind, b + (p + 16) * es, 16), s1);
+            s2 = _mm512_fmadd_ps(dot_load(kind, a + (p + 32) * es, 16), dot_load(kind, b + (p + 32) * es, 16), s2);
+            s3 = _mm512_fmadd_ps(dot_load(kind, a + (p + 48) * es, 16), dot_load(kind, b + (p + 48) * es, 16), s3);
         }
-        for (; p < kc; p += 16) {
-            __mmask16 mk = lanes(kc - p);
-            s0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mk, a + p), _mm512_maskz_loadu_ps(mk, b + p), s0);
-        }
+        for (; p < kc; p += 16)
+            s0 = _mm512_fmadd_ps(dot_load(kind, a + p * es, kc - p), dot_load(kind, b + p * es, kc - p), s0);
         d->part[t] = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
     }
 }
 
+static AVX512 void dot_task(void *ctx, int64_t t0, int64_t t1) {
+    const dot_plan *d = ctx;
+    if (d->kind == 0) dot_chunks(d, 0, t0, t1);
+    else if (d->kind == 1) dot_chunks(d, 1, t0, t1);
+    else dot_chunks(d, 2, t0, t1);
+}
+
+/* the nb sums of d (its a, b, sab, sbb, k, kind set) into sums[i * ssum]: 0 when done, 1 when the
+ * partials have no memory */
+static int dot_run(dot_plan *d, int64_t nb, int nt, float *sums, int64_t ssum) {
+    d->nchunks = (d->k + DOT_CHUNK - 1) / DOT_CHUNK;
+    float small[256];
+    d->part = nb * d->nchunks <= 256 ? small : malloc(nb * d->nchunks * sizeof(float));
+    if (!d->part) return 1;
+    mt__parallel_for(nb * d->nchunks, nt > 1 ? 1 : nb * d->nchunks, dot_task, d);
+    for (int64_t bi = 0; bi < nb; bi++) {
+        float s = 0;
+        for (int64_t i = 0; i < d->nchunks; i++) s += d->part[bi * d->nchunks + i];
+        sums[bi * ssum] = s;
+    }
+    if (d->part != small) free(d->part);
+    return 0;
+}
+
 /* 0 when done; 1 when the partials have no memory (the caller takes the gemv path) */
 static int sgemm_dot(const sgemm_plan *g, int64_t nb, int nt) {
-    dot_plan d = {.g = g, .nchunks = (g->k + DOT_CHUNK - 1) / DOT_CHUNK};
-    float small[256];
-    d.part = nb * d.nchunks <= 256 ? small : malloc(nb * d.nchunks * sizeof(float));
-    if (!d.part) return 1;
-    mt__parallel_for(nb * d.nchunks, nt > 1 ? 1 : nb * d.nchunks, dot_task, &d);
+    dot_plan d = {.a = (const char *)g->a, .b = (const char *)g->b, .sab = g->sab, .sbb = g->sbb, .k = g->k};
+    float small[64], *s = nb <= 64 ? small : malloc(nb * sizeof(float));
+    if (!s || dot_run(&d, nb, nt, s, 1)) { if (s != small) free(s); return 1; }
     for (int64_t bi = 0; bi < nb; bi++) {
-        float s = 0, *c = g->c + bi * g->scb;
-        for (int64_t i = 0; i < d.nchunks; i++) s += d.part[bi * d.nchunks + i];
-        *c = g->beta != 0 ? g->alpha * s + g->beta * *c : g->alpha * s;
+        float *c = g->c + bi * g->scb;
+        *c = g->beta != 0 ? g->alpha * s[bi] + g->beta * *c : g->alpha * s[bi];
     }
-    if (d.part != small) free(d.part);
+    if (s != small) free(s);
     return 0;
 }
 
@@ -420,8 +456,31 @@ static int sgemm_avx512(sgemm_plan *g, int64_t nb) {
     return 0;
 }
 
+
+int mt__dot16(int dtype, int64_t nb, int64_t k, float alpha, const uint16_t *a, int64_t sab, const uint16_t *b,
+              int64_t sbb, float beta, uint16_t *c, int64_t scb) {
+    if (!mt__cpu_avx512f() || (dtype != MT_F16 && dtype != MT_BF16)) return 1;
+    int nt = (double)nb * k < SERIAL_GEMV_MACS ? 1 : mt_get_num_threads();
+    dot_plan d = {.a = (const char *)a, .b = (const char *)b, .sab = sab, .sbb = sbb, .k = k, .kind = dtype == MT_F16 ? 1 : 2};
+    float small[64], *s = nb <= 64 ? small : malloc(nb * sizeof(float));
+    if (!s || dot_run(&d, nb, nt, s, 1)) { if (s != small) free(s); return 1; }
+    for (int64_t bi = 0; bi < nb; bi++) {
+        uint16_t *ci = c + bi * scb;
+        float v = alpha * s[bi];
+        if (beta != 0) v += beta * (dtype == MT_F16 ? mt__f16_to_f32(*ci) : mt__bf16_to_f32(*ci));
+        *ci = dtype == MT_F16 ? mt__f32_to_f16(v) : mt__f32_to_bf16(v);
+    }
+    if (s != small) free(s);
+    return 0;
+}
+
 #else
 static int sgemm_avx512(sgemm_plan *g, int64_t nb) { (void)g, (void)nb; return 1; }
+int mt__dot16(int dtype, int64_t nb, int64_t k, float alpha, const uint16_t *a, int64_t sab, const uint16_t *b,
+              int64_t sbb, float beta, uint16_t *c, int64_t scb) {
+    (void)dtype, (void)nb, (void)k, (void)alpha, (void)a, (void)sab, (void)b, (void)sbb, (void)beta, (void)c, (void)scb;
+    return 1;
+}
 #endif
 
 /* BLAS's leading dimension of a row-major [rows x cols] matrix with row stride `stride`: a single

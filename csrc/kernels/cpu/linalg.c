@@ -103,6 +103,15 @@ static mt_status gemm3(mt_tensor *A, mt_tensor *B, mt_tensor *C, double beta, do
         mt_tensor_release(r);
         return MT_OK;
     }
+    if ((dt == MT_BF16 || dt == MT_F16) && A->dtype == dt && B->dtype == dt && A->sizes[1] == 1 && B->sizes[2] == 1 &&
+        (A->strides[2] == 1 || A->sizes[2] == 1) && (B->strides[1] == 1 || B->sizes[1] == 1) &&
+        !mt__dot16(dt, A->sizes[0], A->sizes[2], (float)alpha, (const uint16_t *)mt__data(A), A->strides[0],
+                   (const uint16_t *)mt__data(B), B->strides[0], (float)beta, (uint16_t *)mt__data(C), C->strides[0])) {
+        /* one row times one column (dot, a full tensordot): the float32 dot product's chunks, as the small
+         * products' float32 route below takes them; the GEMM would run one K chain (12 ms for K = 2^20) */
+        mt_tensor_bump_version(C);
+        return MT_OK;
+    }
     if (dt == MT_BF16 && A->dtype == MT_BF16 && B->dtype == MT_BF16 && C->storage != A->storage &&
         C->storage != B->storage) { /* AMX or AVX512-BF16 where the CPU has it (writes C as it goes: no aliasing) */
         mt_status st = mt__gemm3_bf16(A, B, C, beta, alpha);
