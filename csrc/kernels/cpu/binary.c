@@ -76,12 +76,8 @@ static inline int64_t iremainder(int64_t a, int64_t b, const mt_kargs *k) {
 ROWS_INT(B_SAME, div_trunc, (CT)idiv_trunc(x, y, k))
 ROWS_FLOAT(B_SAME, div_trunc, trunc(RND(x / y)))
 ROWS_INT(B_SAME, div_floor, (CT)idiv_floor(x, y, k))
-/* float16/bfloat16 floor division rounds each step to the dtype (RND): its loop does not vectorise, and the
- * block form below would only add its check (measured slower for bfloat16) */
 ROWS_F64(B_SAME, div_floor, FDIV_FLOOR(CT, x, y, fmod))
-B_SAME(f16, uint16_t, float, mt__f16_to_f32, mt__f32_to_f16, div_floor, FDIV_FLOOR(CT, x, y, fmod))
-B_SAME(bf16, uint16_t, float, mt__bf16_to_f32, mt__f32_to_bf16, div_floor, FDIV_FLOOR(CT, x, y, fmod))
-B_SAME(f32, float, float, ID, ID, div_floor_libm, FDIV_FLOOR(CT, x, y, fmod))
+ROWS_F32C(B_SAME, div_floor_libm, FDIV_FLOOR(CT, x, y, fmod))
 ROWS_INT(B_SAME, remainder, (CT)iremainder(x, y, k))
 ROWS_F64(B_SAME, remainder, FREMAINDER(CT, x, y, fmod))
 ROWS_F32C(B_SAME, remainder_libm, FREMAINDER(CT, x, y, fmod))
@@ -130,7 +126,8 @@ ROWS_F32C(B_SAME, fmod_libm, fmod(x, y))
 #define FMOD_ROWS(NAME, ...) ROWS_F32C(FMOD_BLOCKS, NAME, (__VA_ARGS__))
 FMOD_ROWS(fmod, FMOD_FAST(x, y))
 FMOD_ROWS(remainder, FREMAINDER(CT, x, y, FMOD_FAST))
-FMOD_BLOCKS(f32, float, float, ID, ID, div_floor, (FDIV_FLOOR(CT, x, y, FMOD_FAST)))
+/* floor division: float16/bfloat16 round each step to the dtype (RND) */
+FMOD_ROWS(div_floor, FDIV_FLOOR(CT, x, y, FMOD_FAST))
 /* PyTorch's xlogy: NaN if y is NaN, else 0 where x == 0, else x * log(y) */
 ROWS_FLOAT(B_SAME, xlogy, y != y ? y : (x == 0 ? (CT)0 : x * (CT)log(y)))
 

@@ -149,8 +149,16 @@ MT_COMPLEX_LOG_FNS(, double)
  * declares rnd_kind_ from its row tag. */
 enum { MT_RND_bool = 0, MT_RND_u8 = 0, MT_RND_i8 = 0, MT_RND_i16 = 0, MT_RND_i32 = 0, MT_RND_i64 = 0,
        MT_RND_f16 = 1, MT_RND_bf16 = 2, MT_RND_f32 = 0, MT_RND_f64 = 0, MT_RND_c64 = 0, MT_RND_c128 = 0 };
+/* bfloat16: nearest even on the float's bits, a NaN kept as it is (a select of two floats, which GCC if-converts
+ * inside a branch of a loop where mt__f32_to_bf16's select of 16-bit words kept floor division's loop scalar;
+ * the NaN's payload differs, but every store of a bfloat16 makes any NaN 0x7FC0) */
+static inline __attribute__((always_inline)) float mt__rnd_bf16(float v) {
+    uint32_t u = mt__f32_bits(v);
+    float r = mt__bits_f32((u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000u);
+    return v != v ? v : r;
+}
 static inline __attribute__((always_inline)) float mt__rnd_f(int kind, float v) {
-    return kind == 1 ? mt__f16_to_f32(mt__f32_to_f16(v)) : kind == 2 ? mt__bf16_to_f32(mt__f32_to_bf16(v)) : v;
+    return kind == 1 ? mt__f16_to_f32(mt__f32_to_f16(v)) : kind == 2 ? mt__rnd_bf16(v) : v;
 }
 #define RND(v) _Generic((v), float: mt__rnd_f(rnd_kind_, (v)), default: (v))
 /* the same, also inside the scalar_last branch (which turns RND off) */
