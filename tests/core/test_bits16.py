@@ -124,3 +124,24 @@ def test_floor_divide(dtype):
     fd_bits(mi, ti)
     mo, to = mt.empty(0, dtype=m.dtype), torch.empty(0, dtype=t.dtype)
     fd_bits(mt.floor_divide(m, m.flip(0), out=mo), torch.floor_divide(t, t.flip(0), out=to))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_nan_to_num(dtype):
+    # on the bits: finite values as they are, the replacements rounded to the dtype (1e30 is inf in float16)
+    m, t = every(dtype)
+    for kw in ({}, {"nan": 1.5, "posinf": 1e30, "neginf": -7.0}, {"nan": -0.0, "posinf": 0.1, "neginf": 1e-40},
+               {"nan": float("inf")}):
+        same_bits(mt.nan_to_num(m, **kw), torch.nan_to_num(t, **kw))
+        same_bits(mt.nan_to_num(m[::3], **kw), torch.nan_to_num(t[::3], **kw))
+        same_bits(mt.nan_to_num(m.view(256, 256).t(), **kw), torch.nan_to_num(t.view(256, 256).t(), **kw))
+    for p in (NAN[dtype], 0xFFFF, 0x7F80, 0xFC00, 0x3C00):
+        m0, t0 = one(dtype, p)
+        same_bits(mt.nan_to_num(m0, nan=2.0), torch.nan_to_num(t0, nan=2.0))
+    same_bits(mt.nan_to_num(m[:0]), torch.nan_to_num(t[:0]))
+    mi, ti = m.clone(), t.clone()
+    mi.nan_to_num_(nan=3.0)
+    ti.nan_to_num_(nan=3.0)
+    same_bits(mi, ti)
+    mo, to = mt.empty(5, dtype=m.dtype), torch.empty(5, dtype=t.dtype)
+    same_bits(mt.nan_to_num(m, out=mo), torch.nan_to_num(t, out=to))
