@@ -145,3 +145,24 @@ def test_nan_to_num(dtype):
     same_bits(mi, ti)
     mo, to = mt.empty(5, dtype=m.dtype), torch.empty(5, dtype=t.dtype)
     same_bits(mt.nan_to_num(m, out=mo), torch.nan_to_num(t, out=to))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_erf(dtype):
+    # PyTorch's float16/bfloat16 erf (Abramowitz and Stegun's form in float, its vector and scalar paths alike):
+    # its bits for every input; NaN payloads aside (our bfloat16 stores make a NaN 0x7FC0)
+    m, t = every(dtype)
+    nan_ok = lambda x, y: same_bits(x, y, any_nan=True)  # noqa: E731
+    nan_ok(mt.erf(m), torch.erf(t))
+    nan_ok(mt.erf(m[::3]), torch.erf(t[::3]))
+    nan_ok(mt.erf(m.view(256, 256).t()), torch.erf(t.view(256, 256).t()))
+    for n in (1, 5, 33, 100):
+        nan_ok(mt.erf(m[0x80:0x80 + n]), torch.erf(t[0x80:0x80 + n]))
+    for p in (0x0001, 0x0080, 0x8400, 0x3C00, 0x7F80, 0xFC00):
+        m0, t0 = one(dtype, p)
+        nan_ok(mt.erf(m0), torch.erf(t0))
+    nan_ok(mt.erf(m[:0]), torch.erf(t[:0]))
+    mi, ti = m.clone(), t.clone()
+    mi.erf_()
+    ti.erf_()
+    nan_ok(mi, ti)

@@ -66,7 +66,19 @@ ROWS_FLOAT(U_SAME, cos, VM(cos, x))
 ROWS_FLOAT(U_SAME, tan, VM(tan, x))
 ROWS_FLOAT(U_SAME, tanh, VTANH(x))
 ROWS_FLOAT(U_SAME, sigmoid, _Generic((x), float: mt_v_sigmoidf(x), default: (CT)1 / ((CT)1 + exp(-x))))
-ROWS_FLOAT(U_SAME, erf, VM(erf, x))
+ROWS_F32F64(U_SAME, erf, VM(erf, x))
+/* float16/bfloat16: PyTorch's vector erf for them (float32 takes an accurate one), Abramowitz and Stegun's
+ * 7.1.26 in float with fused multiply-adds: 1 - t (p1 + p2 t + ... + p5 t^4) exp(-x^2), t = 1 / (1 + p |x|),
+ * the sign of x; rounded to the dtype it is PyTorch's bits for every input (the double erf differed in 44%
+ * of bfloat16 inputs, small ones mostly, where this form's absolute error shows) and 2-3x faster */
+static inline __attribute__((always_inline)) float erf_as(float x) {
+    float ax = fabsf(x), t = 1.0f / fmaf(0.3275911f, ax, 1.0f);
+    float r = fmaf(fmaf(fmaf(fmaf(1.061405429f, t, -1.453152027f), t, 1.421413741f), t, -0.284496736f), t, 0.254829592f);
+    float e = mt_v_expf(-(x * x));
+    return copysignf(fmaf(-e * t, r, 1.0f), x);
+}
+U_SAME(f16, uint16_t, float, mt__f16_to_f32, mt__f32_to_f16, erf, erf_as(x))
+U_SAME(bf16, uint16_t, float, mt__bf16_to_f32, mt__f32_to_bf16, erf, erf_as(x))
 ROWS_FLOAT(U_SAME, reciprocal, (CT)1 / x)
 
 ROWS_INT(U_SAME, floor, x)
