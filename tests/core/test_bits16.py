@@ -166,3 +166,32 @@ def test_erf(dtype):
     mi.erf_()
     ti.erf_()
     nan_ok(mi, ti)
+
+
+def close_bits(m, t, ulps=1):
+    """within ulps units in the last place (of the same sign): the bits of a float16/bfloat16 result"""
+    assert str(m.dtype) == str(t.dtype) and tuple(m.shape) == tuple(t.shape)
+    a, b = bits(m).astype(np.int32), bits(t).astype(np.int32)
+    assert (np.abs(a - b) <= ulps).all(), (a[a != b][:5], b[a != b][:5])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("p", [1, 2])
+def test_vector_norm(dtype, p):
+    # p = 1 and 2 read float16/bfloat16 rows in place, summed in double (PyTorch's float sums agree to an ulp,
+    # most often to the bit); strided rows, the other orders, and dtype= take the double row as before
+    rng = np.random.default_rng(p)
+    a = rng.standard_normal((64, 5000)).astype(np.float32) * 3
+    m, t = mt.tensor(a).to(getattr(mt, dtype)), torch.tensor(a).to(getattr(torch, dtype))
+    for f in (lambda L, x: L.linalg.vector_norm(x, p, dim=-1), lambda L, x: L.linalg.vector_norm(x, p),
+              lambda L, x: L.linalg.vector_norm(x, p, dim=0, keepdim=True), lambda L, x: L.linalg.vector_norm(x[:, ::3], p, dim=-1),
+              lambda L, x: L.linalg.vector_norm(x[:, 7:4100], p, dim=-1), lambda L, x: L.linalg.vector_norm(x[:0], p, dim=-1),
+              lambda L, x: L.linalg.vector_norm(x[:, :0], p, dim=-1), lambda L, x: L.linalg.vector_norm(x[3, 4], p),
+              lambda L, x: L.norm(x, p, dim=-1), lambda L, x: L.norm_except_dim(x, 2, 0)):
+        close_bits(f(mt, m), f(torch, t))
+    r = mt.linalg.vector_norm(m, p, dim=-1, dtype=mt.float32)
+    np.testing.assert_allclose(r.numpy(), torch.linalg.vector_norm(t, p, dim=-1, dtype=torch.float32).numpy(), rtol=1e-5)
+    m, t = every(dtype)
+    keep = torch.isfinite(t) & (t.float().abs() < 2.0)  # no overflow
+    mk, tk = m[mt.tensor(keep.numpy())], t[keep]
+    close_bits(mt.linalg.vector_norm(mk, p), torch.linalg.vector_norm(tk, p))

@@ -144,6 +144,8 @@ typedef struct {
     /* optional: the folds of k <= NSTREAM_F contiguous float32 runs read in place (no double
      * buffer), s[j] <- the state of v[j][0, n[j]) */
     void (*fold_f32)(const void *ctx, int k, const float *const *v, const int64_t *n, part_t *const *s);
+    /* optional: the fold of a contiguous float16 (dtype MT_F16) or bfloat16 run read in place */
+    void (*fold16)(const void *ctx, int dtype, const uint16_t *v, int64_t n, part_t *s);
 } stream_ops;
 
 typedef struct { const rows_t *r; const stream_ops *ops; int64_t nblk; part_t *parts; } stream_task;
@@ -189,6 +191,13 @@ static void stream_chunk(void *p, int64_t b, int64_t e) {
                 }
             if (!c) break;
             t->ops->fold_f32(t->ops->ctx, c, v, n, s);
+        }
+    } else if (run && t->ops->fold16 && (r->dtype == MT_F16 || r->dtype == MT_BF16) &&
+               (r->in.n ? r->in.stride[0] : 0) == 2) {
+        for (int64_t u = b; u < e; u++) {
+            int64_t lo = u % t->nblk * SBLK, n = r->count - lo < SBLK ? r->count - lo : SBLK;
+            const uint16_t *v = (const uint16_t *)(r->base + row_offset(r, u / t->nblk)) + lo;
+            t->ops->fold16(t->ops->ctx, r->dtype, v, n > 0 ? n : 0, &t->parts[u]);
         }
     } else {
         double *buf = malloc((size_t)(run ? SBLK : (r->count ? r->count : 1)) * sizeof(double));
@@ -406,6 +415,32 @@ static void norm_fold_f32(const void *ctx, int k, const float *const *v, const i
     else sum_abs_f_k(k, v, n, r);
     for (int j = 0; j < k; j++) s[j]->a = r[j];
 }
+/* float16/bfloat16 p = 1 and 2 read in place, widened as they are read: the lanes and order of sum_abs and
+ * sum_sq over the double row they were converted into before (the same bits; squares of 16-bit floats are
+ * exact in double), without that conversion pass (bfloat16 rows of 2048: 1.8x PyTorch's time) */
+#define DEF_SUM16(NAME, LD, TERM)                                                              \
+    MT_SIMD static double NAME(const uint16_t *v, int64_t n) {                                 \
+        double a[LANES] = {0};                                                                 \
+        int64_t i = 0;                                                                         \
+        for (; i + LANES <= n; i += LANES)                                                     \
+            for (int l = 0; l < LANES; l++) {                                                  \
+                double x = LD(v[i + l]);                                                       \
+                a[l] += TERM(x);                                                               \
+            }                                                                                  \
+        for (; i < n; i++) {                                                                   \
+            double x = LD(v[i]);                                                               \
+            a[i % LANES] += TERM(x);                                                           \
+        }                                                                                      \
+        return lanes_total(a);                                                                 \
+    }
+DEF_SUM16(sum_sq_bf16, mt__bf16_to_f32, SQ_TERM)
+DEF_SUM16(sum_abs_bf16, mt__bf16_to_f32, fabs)
+DEF_SUM16(sum_sq_f16, mt__f16_to_f32, SQ_TERM)
+DEF_SUM16(sum_abs_f16, mt__f16_to_f32, fabs)
+static void norm_fold16(const void *ctx, int dtype, const uint16_t *v, int64_t n, part_t *s) {
+    int sq = ((const norm_ctx *)ctx)->p == 2;
+    s->a = dtype == MT_BF16 ? (sq ? sum_sq_bf16(v, n) : sum_abs_bf16(v, n)) : (sq ? sum_sq_f16(v, n) : sum_abs_f16(v, n));
+}
 static void norm_comb(const void *ctx, part_t *s, const part_t *t) {
     double p = ((const norm_ctx *)ctx)->p;
     s->a = isinf(p) ? ext_abs(s->a, t->a, p > 0) : s->a + t->a;
@@ -455,7 +490,8 @@ mt_status mt__impl_vector_norm(mt_tensor *x, double p, int ndims, const int64_t 
     plan_rows(&r, x, reduced, MT_F64);
     norm_ctx c = {p, *result};
     int f32 = (dtype < 0 ? x->dtype : dtype) == MT_F32; /* dtype=float64 computes in double */
-    stream_ops ops = {norm_fold, norm_comb, norm_fin, &c, f32 && (p == 1 || p == 2) ? norm_fold_f32 : NULL};
+    stream_ops ops = {norm_fold, norm_comb, norm_fin, &c, f32 && (p == 1 || p == 2) ? norm_fold_f32 : NULL,
+                      p == 1 || p == 2 ? norm_fold16 : NULL};
     mt_status st = run_stream(&r, &ops);
     if (st) MT_DROP(*result);
     return st;
