@@ -195,3 +195,21 @@ def test_vector_norm(dtype, p):
     keep = torch.isfinite(t) & (t.float().abs() < 2.0)  # no overflow
     mk, tk = m[mt.tensor(keep.numpy())], t[keep]
     close_bits(mt.linalg.vector_norm(mk, p), torch.linalg.vector_norm(tk, p))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", ["cumsum", "cumprod"])
+def test_scans(op, dtype):
+    # float accumulation rounded to the dtype at each store, as PyTorch's: its bits; every pattern as rows of
+    # 256 (NaN payloads aside), random rows along either dim, strided, reversed by flip, empty, 0-dim
+    rng = np.random.default_rng(0)
+    a = (rng.standard_normal((64, 700)) * (0.05 if op == "cumprod" else 1) + (1 if op == "cumprod" else 0)).astype(np.float32)
+    m, t = mt.tensor(a).to(getattr(mt, dtype)), torch.tensor(a).to(getattr(torch, dtype))
+    for f in (lambda L, x: getattr(L, op)(x, -1), lambda L, x: getattr(L, op)(x, 0),
+              lambda L, x: getattr(L, op)(x[:, ::3], 1), lambda L, x: getattr(L, op)(x.t(), 1),
+              lambda L, x: getattr(L, op)(x.flip(1), 1), lambda L, x: getattr(L, op)(x[:0], 1),
+              lambda L, x: getattr(L, op)(x[3, 4], 0), lambda L, x: getattr(L, op)(x, 1, dtype=L.float32)):
+        same_bits(f(mt, m), f(torch, t)) if f(mt, m).dtype != mt.float32 else \
+            np.testing.assert_array_equal(f(mt, m).numpy(), f(torch, t).numpy())
+    m, t = every(dtype)
+    same_bits(getattr(mt, op)(m.view(256, 256), 1), getattr(torch, op)(t.view(256, 256), 1), any_nan=True)

@@ -24,17 +24,25 @@ static double log_add_exp(double x, double y) { /* PyTorch's _log_add_exp_helper
     return x;
 }
 
+/* one loop per op, the op, length and direction read once into locals: the stores through char pointers
+ * may alias *c, so a loop that read c->op made the compiler reload it at every element (bfloat16 cumsum of
+ * rows of 2048: 1.55x PyTorch's time) */
+#define SCAN_OP(T, ACC, LOAD, STORE, INIT, STEP)                                                \
+    {                                                                                           \
+        ACC acc = (INIT);                                                                       \
+        const char *sp = src;                                                                   \
+        char *dp = dst;                                                                         \
+        for (int64_t j = 0; j < n; j++, sp += sstep, dp += dstep) {                             \
+            ACC v = (ACC)LOAD(*(const T *)sp);                                                  \
+            acc = STEP;                                                                         \
+            *(T *)dp = STORE(acc);                                                              \
+        }                                                                                       \
+    }
 #define SCAN_LINE(T, ACC, LOAD, STORE)                                                          \
     {                                                                                           \
-        ACC acc = c->op == MT_SCAN_CUMPROD ? (ACC)1 : (c->op == MT_SCAN_LOGCUMSUMEXP ? (ACC)-INFINITY : (ACC)0); \
-        for (int64_t j = 0; j < c->n; j++) {                                                    \
-            int64_t k = c->reverse ? c->n - 1 - j : j;                                          \
-            ACC v = (ACC)LOAD(*(const T *)(src + k * ss));                                      \
-            if (c->op == MT_SCAN_CUMSUM) acc = ADD(acc, v);                                     \
-            else if (c->op == MT_SCAN_CUMPROD) acc = MUL(acc, v);                               \
-            else acc = LAE(v, acc);                                                              \
-            *(T *)(dst + k * ds) = STORE(acc);                                                  \
-        }                                                                                       \
+        if (op == MT_SCAN_CUMSUM) SCAN_OP(T, ACC, LOAD, STORE, (ACC)0, ADD(acc, v))             \
+        else if (op == MT_SCAN_CUMPROD) SCAN_OP(T, ACC, LOAD, STORE, (ACC)1, MUL(acc, v))       \
+        else SCAN_OP(T, ACC, LOAD, STORE, (ACC)-INFINITY, LAE(v, acc))                          \
     }
 
 #define ADD(a, b) ((a) + (b))
@@ -57,8 +65,10 @@ static void scan_chunk(void *p, int64_t b, int64_t e) {
             xo += i * x->strides[d];
             oo += i * c->out->strides[d];
         }
-        const char *src = mt__data(x) + xo * isz;
-        char *dst = mt__data(c->out) + oo * isz;
+        const int op = c->op;
+        const int64_t n = c->n, sstep = c->reverse ? -ss : ss, dstep = c->reverse ? -ds : ds;
+        const char *src = mt__data(x) + xo * isz + (c->reverse && n ? (n - 1) * ss : 0);
+        char *dst = mt__data(c->out) + oo * isz + (c->reverse && n ? (n - 1) * ds : 0);
         switch (x->dtype) {
         case MT_F16: SCAN_LINE(uint16_t, float, mt__f16_to_f32, mt__f32_to_f16) break;
         case MT_BF16: SCAN_LINE(uint16_t, float, mt__bf16_to_f32, mt__f32_to_bf16) break;
