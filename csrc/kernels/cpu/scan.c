@@ -51,6 +51,22 @@ static double log_add_exp(double x, double y) { /* PyTorch's _log_add_exp_helper
 #define WADD(a, b) ((int64_t)((uint64_t)(a) + (uint64_t)(b)))
 #define WMUL(a, b) ((int64_t)((uint64_t)(a) * (uint64_t)(b)))
 
+/* float16 cumsum/cumprod along a contiguous line: blocks converted to float and back by loops that vectorise,
+ * around the serial float scan (the same operations: the conversions per element took 3/4 of the time) */
+#define F16_BLOCK 256
+MT_SIMD static void f16_scan_line(int op, const uint16_t *s, uint16_t *d, int64_t n) {
+    float buf[F16_BLOCK], acc = op == MT_SCAN_CUMSUM ? 0.0f : 1.0f;
+    for (int64_t b = 0; b < n; b += F16_BLOCK) {
+        int m = n - b < F16_BLOCK ? (int)(n - b) : F16_BLOCK;
+        for (int i = 0; i < m; i++) buf[i] = mt__f16_to_f32(s[b + i]);
+        if (op == MT_SCAN_CUMSUM)
+            for (int i = 0; i < m; i++) buf[i] = acc = acc + buf[i];
+        else
+            for (int i = 0; i < m; i++) buf[i] = acc = acc * buf[i];
+        for (int i = 0; i < m; i++) d[b + i] = mt__f32_to_f16(buf[i]);
+    }
+}
+
 static void scan_chunk(void *p, int64_t b, int64_t e) {
     const scan_task *c = p;
     const mt_tensor *x = c->x;
@@ -70,7 +86,12 @@ static void scan_chunk(void *p, int64_t b, int64_t e) {
         const char *src = mt__data(x) + xo * isz + (c->reverse && n ? (n - 1) * ss : 0);
         char *dst = mt__data(c->out) + oo * isz + (c->reverse && n ? (n - 1) * ds : 0);
         switch (x->dtype) {
-        case MT_F16: SCAN_LINE(uint16_t, float, mt__f16_to_f32, mt__f32_to_f16) break;
+        case MT_F16:
+            if (sstep == 2 && dstep == 2 && op != MT_SCAN_LOGCUMSUMEXP) {
+                f16_scan_line(op, (const uint16_t *)src, (uint16_t *)dst, n);
+                break;
+            }
+            SCAN_LINE(uint16_t, float, mt__f16_to_f32, mt__f32_to_f16) break;
         case MT_BF16: SCAN_LINE(uint16_t, float, mt__bf16_to_f32, mt__f32_to_bf16) break;
         case MT_F32: SCAN_LINE(float, double, ID, (float)) break;
         case MT_F64: SCAN_LINE(double, double, ID, ID) break;
