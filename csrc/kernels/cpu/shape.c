@@ -232,9 +232,52 @@ mt_status mt__impl_repeat(mt_tensor *t, int n, const int64_t *repeats, mt_tensor
 
 /* ---- tril / triu ------------------------------------------------------------------------ */
 
+/* A new tril/triu of an input whose rows are contiguous: each output row is one memcpy of the triangle's
+ * part and one memset of the rest, the rows shared by the threads (a copy of everything and then the zeros
+ * over it, on one thread, wrote the zeroed half twice: float32 tril of 512x2048 1.1x PyTorch's time) */
+typedef struct {
+    const mt_tensor *t;
+    char *dst;
+    int64_t rows, cols, k, isz;
+    int upper;
+} tril_rows;
+
+static void tril_task(void *ctx, int64_t r0, int64_t r1) {
+    const tril_rows *c = ctx;
+    const mt_tensor *t = c->t;
+    int nd = t->ndim;
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t i = r % c->rows, off = i * t->strides[nd - 2];
+        for (int64_t q = r / c->rows, d = nd - 3; d >= 0; d--) {
+            off += (q % t->sizes[d]) * t->strides[d];
+            q /= t->sizes[d];
+        }
+        const char *src = mt__data(t) + off * c->isz;
+        char *dst = c->dst + r * c->cols * c->isz;
+        /* kept columns [lo, hi): tril [0, i + k + 1), triu [i + k, cols) */
+        int64_t lo = c->upper ? i + c->k : 0, hi = c->upper ? c->cols : i + c->k + 1;
+        lo = lo < 0 ? 0 : lo > c->cols ? c->cols : lo;
+        hi = hi < lo ? lo : hi > c->cols ? c->cols : hi;
+        if (lo) memset(dst, 0, (size_t)(lo * c->isz));
+        if (hi > lo) memcpy(dst + lo * c->isz, src + lo * c->isz, (size_t)((hi - lo) * c->isz));
+        if (hi < c->cols) memset(dst + hi * c->isz, 0, (size_t)((c->cols - hi) * c->isz));
+    }
+}
+
 mt_status mt__impl_tril(mt_tensor *t, int64_t k, int upper, mt_tensor *out, mt_tensor **result) {
     if (t->ndim < 2)
         return mt__error(MT_ERR_RUNTIME, "%s: input tensor must have at least 2 dimensions", upper ? "triu" : "tril");
+    int tn = t->ndim;
+    if (!out && t->storage->data && (t->strides[tn - 1] == 1 || t->sizes[tn - 1] <= 1) && mt_tensor_numel(t)) {
+        MT_TRY(mt__alloc(tn, t->sizes, NULL, t->dtype, t->device, &out));
+        int64_t rows = t->sizes[tn - 2], cols = t->sizes[tn - 1];
+        tril_rows c = {t, mt__data(out), rows, cols, k > cols ? cols : k < -rows ? -rows : k,
+                       mt_dtype_itemsize(t->dtype), upper};
+        int64_t n = mt__numel(tn - 1, t->sizes);
+        mt__parallel_for(n, cols * c.isz >= (1 << 15) ? 1 : ((1 << 15) + cols * c.isz - 1) / (cols * c.isz), tril_task, &c);
+        *result = out;
+        return MT_OK;
+    }
     if (!out) {
         MT_TRY(mt__alloc(t->ndim, t->sizes, NULL, t->dtype, t->device, &out));
         if (t->storage->data) mt__strided_copy(out, t);
