@@ -219,8 +219,10 @@ def test_tril_triu_rows(dtype):
     # a new tril/triu of rows that are contiguous is a memcpy and memsets per row, rows on the threads:
     # sizes past the pool's grain, batches, offsets past either edge, rows that are slices, empty and 1x1
     big, batch = rnd((300, 200), dtype), rnd((3, 1, 40, 70), dtype)
-    for p in (big, big[:, 1:], big[::2], batch, batch[..., ::2], rnd((0, 4), dtype), rnd((4, 0), dtype),
-              rnd((1, 1), dtype), rnd((2, 0, 3), dtype)):
+    sl = lambda p, idx: (p[0][idx], p[1][idx])  # noqa: E731
+    for p in (big, sl(big, (slice(None), slice(1, None))), sl(big, slice(None, None, 2)), batch,
+              sl(batch, (Ellipsis, slice(None, None, 2))), rnd((0, 4), dtype), rnd((4, 0), dtype), rnd((1, 1), dtype),
+              rnd((2, 0, 3), dtype)):
         for k in (0, 1, -1, 37, -150, 10 ** 12, -(10 ** 12)):
             run(lambda L, x: L.tril(x, k), p)
             run(lambda L, x: L.triu(x, k), p)
