@@ -456,7 +456,7 @@ static int sgemm_avx512(sgemm_plan *g, int64_t nb) {
     return 0;
 }
 
-
+/* internal.h: float16/bfloat16 dot products on the chunks above */
 int mt__dot16(int dtype, int64_t nb, int64_t k, float alpha, const uint16_t *a, int64_t sab, const uint16_t *b,
               int64_t sbb, float beta, uint16_t *c, int64_t scb) {
     if (!mt__cpu_avx512f() || (dtype != MT_F16 && dtype != MT_BF16)) return 1;
