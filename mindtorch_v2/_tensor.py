@@ -268,7 +268,9 @@ class Tensor:
 
     def detach(self):
         out = new_out()
-        _check(lib.mt_detach(self._h, out))
+        st = lib.mt_detach(self._h, out)
+        if st:
+            raise_status(st)
         return wrap(out[0])
 
     def detach_(self):

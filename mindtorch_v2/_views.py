@@ -194,7 +194,8 @@ def unflatten(input, dim, sizes):
         known *= k if type(k) is int and k >= 0 else 0
     if known != shape[d] or known == 0:  # not plain sizes that multiply up: PyTorch's infer_size on a shape-only tensor
         sizes = _infer_sizes(shape, d, sizes)
-    return view(input, list(shape[:d]) + sizes + list(shape[d + 1:]))
+    new = shape[:d] + tuple(sizes) + shape[d + 1:]
+    return call(lib.mt_view, input._h, len(new), new)
 
 
 def _infer_sizes(shape, d, sizes):
