@@ -24,16 +24,27 @@ static double log_add_exp(double x, double y) { /* PyTorch's _log_add_exp_helper
     return x;
 }
 
-#define SCAN_LINE(T, ACC, LOAD, STORE)                                                          \
+/* w lines scanned together, lane l at element l of the line group: w adjacent lines of a scan along
+ * an outer dim (cumsum(x, 0) of a matrix) advance a row at a time, reading and writing contiguous runs;
+ * one line at a time read each strided element's cache line once per line (4096x4096 cumsum(0): 120 ms,
+ * PyTorch's 140). Each lane's operations are the single line's, in its order. */
+#define SCAN_W 256
+#define SCAN_LINES(T, ACC, LOAD, STORE)                                                         \
     {                                                                                           \
-        ACC acc = c->op == MT_SCAN_CUMPROD ? (ACC)1 : (c->op == MT_SCAN_LOGCUMSUMEXP ? (ACC)-INFINITY : (ACC)0); \
+        ACC acc[SCAN_W];                                                                        \
+        for (int l = 0; l < w; l++)                                                             \
+            acc[l] = c->op == MT_SCAN_CUMPROD ? (ACC)1 : (c->op == MT_SCAN_LOGCUMSUMEXP ? (ACC)-INFINITY : (ACC)0); \
         for (int64_t j = 0; j < c->n; j++) {                                                    \
             int64_t k = c->reverse ? c->n - 1 - j : j;                                          \
-            ACC v = (ACC)LOAD(*(const T *)(src + k * ss));                                      \
-            if (c->op == MT_SCAN_CUMSUM) acc = ADD(acc, v);                                     \
-            else if (c->op == MT_SCAN_CUMPROD) acc = MUL(acc, v);                               \
-            else acc = LAE(v, acc);                                                              \
-            *(T *)(dst + k * ds) = STORE(acc);                                                  \
+            const T *s = (const T *)(src + k * ss);                                             \
+            T *d = (T *)(dst + k * ds);                                                         \
+            for (int l = 0; l < w; l++) {                                                       \
+                ACC v = (ACC)LOAD(s[l]);                                                        \
+                if (c->op == MT_SCAN_CUMSUM) acc[l] = ADD(acc[l], v);                           \
+                else if (c->op == MT_SCAN_CUMPROD) acc[l] = MUL(acc[l], v);                     \
+                else acc[l] = LAE(v, acc[l]);                                                   \
+                d[l] = STORE(acc[l]);                                                           \
+            }                                                                                   \
         }                                                                                       \
     }
 
@@ -48,7 +59,15 @@ static void scan_chunk(void *p, int64_t b, int64_t e) {
     const mt_tensor *x = c->x;
     int isz = mt_dtype_itemsize(x->dtype);
     int64_t ss = mt__wmul(x->ndim ? x->strides[c->dim] : 0, isz), ds = mt__wmul(x->ndim ? c->out->strides[c->dim] : 0, isz);
-    for (int64_t o = b; o < e; o++) {
+    /* lines adjacent in the last dim, when it is not the scanned one and both tensors are dense in it */
+    int last = x->ndim - 1, group = x->ndim >= 2 && c->dim != last && x->strides[last] == 1 && c->out->strides[last] == 1;
+    for (int64_t o = b, w; o < e; o += w) {
+        w = 1;
+        if (group) {
+            w = x->sizes[last] - o % x->sizes[last];
+            if (w > e - o) w = e - o;
+            if (w > SCAN_W) w = SCAN_W;
+        }
         int64_t rem = o, xo = 0, oo = 0;
         for (int d = x->ndim - 1; d >= 0; d--) {
             if (d == c->dim) continue;
@@ -60,29 +79,29 @@ static void scan_chunk(void *p, int64_t b, int64_t e) {
         const char *src = mt__data(x) + xo * isz;
         char *dst = mt__data(c->out) + oo * isz;
         switch (x->dtype) {
-        case MT_F16: SCAN_LINE(uint16_t, float, mt__f16_to_f32, mt__f32_to_f16) break;
-        case MT_BF16: SCAN_LINE(uint16_t, float, mt__bf16_to_f32, mt__f32_to_bf16) break;
-        case MT_F32: SCAN_LINE(float, double, ID, (float)) break;
-        case MT_F64: SCAN_LINE(double, double, ID, ID) break;
+        case MT_F16: SCAN_LINES(uint16_t, float, mt__f16_to_f32, mt__f32_to_f16) break;
+        case MT_BF16: SCAN_LINES(uint16_t, float, mt__bf16_to_f32, mt__f32_to_bf16) break;
+        case MT_F32: SCAN_LINES(float, double, ID, (float)) break;
+        case MT_F64: SCAN_LINES(double, double, ID, ID) break;
 #undef MUL
 #define MUL CMUL
 #undef LAE
 #define LAE(v, acc) mt__clogaddexp((v), (acc))
         /* complex: complex<double> accumulation as PyTorch's acc_type (-inf + 0i starts logcumsumexp) */
-        case MT_C64: SCAN_LINE(float _Complex, double _Complex, ID, (float _Complex)) break;
-        case MT_C128: SCAN_LINE(double _Complex, double _Complex, ID, ID) break;
+        case MT_C64: SCAN_LINES(float _Complex, double _Complex, ID, (float _Complex)) break;
+        case MT_C128: SCAN_LINES(double _Complex, double _Complex, ID, ID) break;
 #undef ADD
 #undef MUL
 #undef LAE
 #define LAE(v, acc) (acc) /* integers: refused before */
 #define ADD WADD
 #define MUL WMUL
-        case MT_U8: SCAN_LINE(uint8_t, int64_t, ID, (uint8_t)) break;
-        case MT_I8: SCAN_LINE(int8_t, int64_t, ID, (int8_t)) break;
-        case MT_I16: SCAN_LINE(int16_t, int64_t, ID, (int16_t)) break;
-        case MT_I32: SCAN_LINE(int32_t, int64_t, ID, (int32_t)) break;
-        case MT_I64: SCAN_LINE(int64_t, int64_t, ID, ID) break;
-        case MT_BOOL: SCAN_LINE(uint8_t, int64_t, ID, TOBOOL) break;
+        case MT_U8: SCAN_LINES(uint8_t, int64_t, ID, (uint8_t)) break;
+        case MT_I8: SCAN_LINES(int8_t, int64_t, ID, (int8_t)) break;
+        case MT_I16: SCAN_LINES(int16_t, int64_t, ID, (int16_t)) break;
+        case MT_I32: SCAN_LINES(int32_t, int64_t, ID, (int32_t)) break;
+        case MT_I64: SCAN_LINES(int64_t, int64_t, ID, ID) break;
+        case MT_BOOL: SCAN_LINES(uint8_t, int64_t, ID, TOBOOL) break;
         }
     }
 }
