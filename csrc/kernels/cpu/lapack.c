@@ -9,8 +9,9 @@
  *
  * QR (geqrf, orgqr/ungqr), the SVD (gesdd), eigh (syevd/heevd) and gels run on MKL's LAPACK instead when PyPI's
  * `mkl` is installed (mkl.c opens it; the Python layer names it at import) and it measured faster: at 2 threads
- * and more, and on small matrices at any count (docs/PERFORMANCE.md "Session 26: LAPACK engine"). The rest stays
- * on OpenBLAS, which was as fast or faster there (LU, Cholesky, inverse, solve, geev, gelsy). */
+ * and more, and on small matrices at any count but gesdd with vectors (docs/PERFORMANCE.md "Session 26: LAPACK
+ * engine"; lapack_for). The rest stays on OpenBLAS, which was as fast or faster there (LU, Cholesky, inverse,
+ * solve, geev, gelsy). */
 #include <cblas.h>
 #include <dlfcn.h>
 #include <limits.h>
