@@ -38,8 +38,10 @@ _threads_from_environment()
 
 
 def _find_mkl():
-    """libmkl_rt of PyPI's `mkl` package (its files go to the environment's lib/), the FFT engine of
-    PyTorch's x86 builds: the core opens it at the first transform, else FFTW (docs/ARCHITECTURE.md)."""
+    """libmkl_rt of PyPI's `mkl` package (its files go to the environment's lib/), the FFT and LAPACK
+    library of PyTorch's x86 builds: the core opens it at the first transform (else FFTW) and at the first
+    QR, SVD, eigh or gels (else OpenBLAS's LAPACK). MINDTORCH_LAPACK=openblas keeps LAPACK on OpenBLAS
+    (docs/ARCHITECTURE.md)."""
     import os
     import sys
     for prefix in dict.fromkeys((sys.prefix, sys.base_prefix)):
@@ -47,6 +49,8 @@ def _find_mkl():
             path = os.path.join(prefix, "lib", f"libmkl_rt.so.{version}")
             if os.path.exists(path):
                 lib.mt_fft_use_mkl(path.encode())
+                if os.environ.get("MINDTORCH_LAPACK", "").lower() != "openblas":
+                    lib.mt_lapack_use_mkl(path.encode())
                 return path
     return None
 

@@ -370,10 +370,15 @@ def broadcast_shapes(*shapes):
 
 def broadcast_tensors(*tensors):
     _tensor_list("broadcast_tensors", tensors)
-    shape = []
-    for t in tensors:
-        shape = _broadcast_shape(shape, t.shape)
-    return tuple(t.expand(shape) for t in tensors)
+    shapes = [t.shape for t in tensors]
+    shape = shapes[0] if shapes else ()
+    if any(s != shape for s in shapes):
+        shape = []
+        for s in shapes:
+            shape = _broadcast_shape(shape, s)
+        shape = tuple(shape)
+    # a tensor already of the common shape is returned itself, as PyTorch's expand_outplace does
+    return tuple(t if s == shape else call(lib.mt_expand, t._h, len(shape), shape) for t, s in zip(tensors, shapes))
 
 
 def diff(input, n=1, dim=-1, prepend=None, append=None):
@@ -838,7 +843,9 @@ def put_(self, index, source, accumulate=False):
 def slice_inverse(input, src, dim=0, start=None, end=None, step=1):
     """The inverse of slicing src: a view of input's storage with src's geometry (size, strides,
     offset), as PyTorch's eager kernel defines it."""
-    return input.as_strided(src.shape, src.stride(), src.storage_offset())
+    h = src._h
+    n = lib.mt_tensor_ndim(h)
+    return call(lib.mt_as_strided, input._h, n, lib.mt_tensor_sizes(h), lib.mt_tensor_strides(h), lib.mt_tensor_offset(h))
 
 
 def put(input, index, source, accumulate=False):

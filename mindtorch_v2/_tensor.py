@@ -10,6 +10,8 @@ from ._device import BY_CORE_ID
 from ._size import Size
 
 _unpack = ffi.unpack
+_BY_ID = _dtype.BY_ID
+_tensor_dtype = lib.mt_tensor_dtype
 _release = lib.mt_tensor_release
 _new_obj = object.__new__
 
@@ -88,11 +90,13 @@ class Tensor:
         s = self.shape
         if dim is None:
             return s
+        if type(dim) is int and -len(s) <= dim < len(s):  # the common case inline: a per-call path
+            return s[dim]
         return s[_wrap_dim_strict(dim, len(s))]
 
     @property
     def dtype(self):
-        return _dtype.BY_ID[lib.mt_tensor_dtype(self._h)]
+        return _BY_ID[_tensor_dtype(self._h)]
 
     @property
     def device(self):
@@ -264,7 +268,9 @@ class Tensor:
 
     def detach(self):
         out = new_out()
-        _check(lib.mt_detach(self._h, out))
+        st = lib.mt_detach(self._h, out)
+        if st:
+            raise_status(st)
         return wrap(out[0])
 
     def detach_(self):

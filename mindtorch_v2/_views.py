@@ -46,7 +46,12 @@ def view(self, *shape, dtype=None, size=None):
 
 
 def view_as(self, other):
-    return view(self, other.shape)
+    shape = other.shape
+    out = new_out()
+    st = lib.mt_view(self._h, len(shape), shape, out)
+    if st:
+        raise_status(st)
+    return wrap(out[0])
 
 
 def reshape(input, *args, shape=None):
@@ -93,17 +98,43 @@ def t(input, _name="t"):
     return named(view_as(input, input), "TBackward0", input)
 
 
+_REVERSED = {}  # T's permutation by rank
+_T_WARNED = False
+
+
+def _warn_T():
+    """PyTorch's once-per-process deprecation of T on other ranks than 2"""
+    global _T_WARNED
+    _T_WARNED = True
+    import warnings
+    warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and it "
+                  "will throw an error in a future release. Consider `x.mT` to transpose batches of matrices or "
+                  "`x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.",
+                  UserWarning, stacklevel=3)
+
+
 def T(self):
-    nd = self.dim()
-    return permute(self, list(range(nd - 1, -1, -1)))
+    h = self._h
+    nd = lib.mt_tensor_ndim(h)
+    order = _REVERSED.get(nd)
+    if order is None:
+        order = _REVERSED[nd] = tuple(range(nd - 1, -1, -1))
+    if nd != 2 and not _T_WARNED:
+        _warn_T()
+    out = new_out()
+    st = lib.mt_permute(h, nd, order, out)
+    if st:
+        raise_status(st)
+    return wrap(out[0])
 
 
 def mT(self):
-    if self.dim() == 0:  # deprecated identity, as in PyTorch
+    nd = lib.mt_tensor_ndim(self._h)
+    if nd >= 2:
+        return call(lib.mt_transpose, self._h, -2, -1)
+    if nd == 0:  # deprecated identity, as in PyTorch
         return view_as(self, self)
-    if self.dim() < 2:
-        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {self.dim()}-D tensor.")
-    return transpose(self, -2, -1)
+    raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {nd}-D tensor.")
 
 
 def expand(self, *sizes, size=None, implicit=False):
@@ -158,14 +189,24 @@ def unflatten(input, dim, sizes):
     d = _wrap_dim(dim, len(shape))
     if not shape:
         raise RuntimeError("unflatten got an unexpected error:\nDimension specified as 0 but tensor has no dimensions")
-    try:  # PyTorch's infer_size against the one dim, on a shape-only tensor
-        sizes = list(view(call(lib.mt_empty, 1, [shape[d]], lib.MT_U8, lib.MT_META), sizes).shape)
+    known = 1
+    for k in sizes:
+        known *= k if type(k) is int and k >= 0 else 0
+    if known != shape[d] or known == 0:  # not plain sizes that multiply up: PyTorch's infer_size on a shape-only tensor
+        sizes = _infer_sizes(shape, d, sizes)
+    new = shape[:d] + tuple(sizes) + shape[d + 1:]
+    return call(lib.mt_view, input._h, len(new), new)
+
+
+def _infer_sizes(shape, d, sizes):
+    """unflatten's sizes against dim d (a -1 inferred), with PyTorch's errors"""
+    try:
+        return list(view(call(lib.mt_empty, 1, [shape[d]], lib.MT_U8, lib.MT_META), sizes).shape)
     except RuntimeError as e:
         if "is invalid for input of size" in str(e):
             raise RuntimeError(f"unflatten: Provided sizes {sizes} don't multiply up to the size of dim {d} "
                                f"({shape[d]}) in the input tensor") from None
         raise RuntimeError(f"unflatten got an unexpected error:\n{e}") from None
-    return view(input, list(shape[:d]) + sizes + list(shape[d + 1:]))
 
 
 def _tensor_arg(name, input):
@@ -175,7 +216,9 @@ def _tensor_arg(name, input):
 
 
 def ravel(input):
-    return _tensor_arg("ravel", input).contiguous().view(-1)  # PyTorch's composition: a view when it can be, ViewBackward0
+    # PyTorch's composition contiguous().view(-1): a view when it can be, ViewBackward0
+    src = input if lib.mt_tensor_is_contiguous(_tensor_arg("ravel", input)._h) else contiguous(input)
+    return call(lib.mt_view, src._h, 1, (-1,))  # src holds the handle alive through the call
 
 
 def adjoint(input):
@@ -306,10 +349,11 @@ def slice_dim(input, dim, start, end, step=1):
 
 
 def unbind(input, dim=0):
-    d = _wrap_dim(dim, input.dim())
-    if input.dim() == 0:
+    shape = input.shape
+    d = _wrap_dim(dim, len(shape))
+    if not shape:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
-    return _multi_output(lib.mt_unbind, input, input.shape[d], d)
+    return _multi_output(lib.mt_unbind, input, shape[d], d)
 
 
 def _multi_output(fn, t, n, *args):
@@ -318,7 +362,7 @@ def _multi_output(fn, t, n, *args):
     st = fn(t._h, *args, outs)
     if st:
         raise_status(st)
-    return tuple(wrap(outs[i]) for i in range(n))
+    return tuple([wrap(outs[i]) for i in range(n)])
 
 
 def split(tensor, split_size_or_sections, dim=0):
@@ -351,16 +395,18 @@ def split(tensor, split_size_or_sections, dim=0):
 
 
 def chunk(input, chunks, dim=0):
-    nd = input.dim()
-    if nd == 0:
+    shape = input.shape
+    if not shape:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    size = input.shape[_wrap_dim(dim, nd)]
+    d = _wrap_dim(dim, len(shape))
+    size = shape[d]
     step = (size + chunks - 1) // chunks
     if step == 0:
         return split(input, [0] * chunks if size == 0 else 1, dim)
-    return split(input, step, dim)
+    n = (size + step - 1) // step  # split(input, step, dim) inline: a per-call path
+    return _multi_output(lib.mt_split_with_sizes, input, n, d, n, [step] * (n - 1) + [size - step * (n - 1)], step)
 
 
 def tensor_split(input, indices_or_sections, dim=0):
@@ -391,7 +437,11 @@ def unfold(self, dimension, size, step):
 
 
 def movedim(input, source, destination):
-    nd = input.dim()
+    nd = lib.mt_tensor_ndim(input._h)
+    if type(source) is int and type(destination) is int and -nd <= source < nd and -nd <= destination < nd:
+        order = list(range(nd))  # one dim moved: the per-call path
+        order.insert(destination % nd, order.pop(source % nd))
+        return call(lib.mt_permute, input._h, nd, order)
     src = [source] if isinstance(source, int) else list(source)
     dst = [destination] if isinstance(destination, int) else list(destination)
     if len(src) != len(dst):
@@ -452,6 +502,8 @@ def channels_last_strides(shape, fmt):
 
 
 def is_contiguous(self, memory_format=None):
+    if memory_format is None:
+        return bool(lib.mt_tensor_is_contiguous(self._h))
     fmt = getattr(memory_format, "_name", None)
     if fmt in _CHANNELS_LAST:
         return _channels_last_contiguous(self, fmt)
@@ -459,6 +511,8 @@ def is_contiguous(self, memory_format=None):
 
 
 def contiguous(self, memory_format=None):
+    if memory_format is None and lib.mt_tensor_is_contiguous(self._h):
+        return self
     fmt = getattr(memory_format, "_name", None)
     if fmt in _CHANNELS_LAST:
         if _channels_last_contiguous(self, fmt):

@@ -34,6 +34,7 @@ EXCLUDED = {
     "mt_generator_set_state": "generator state",
     # configuration
     "mt_fft_use_mkl": "names the FFT engine's library, once at import (the harness runs on FFTW)",
+    "mt_lapack_use_mkl": "names MKL's library for LAPACK, once at import (the harness runs on OpenBLAS)",
     # profiler
     "mt_profiler_start": "profiler",
     "mt_profiler_range_begin": "profiler",

@@ -347,6 +347,11 @@ mt_status mt_geqrf(mt_tensor *a, mt_tensor **A, mt_tensor **tau);
 /* torch.ormqr: op(Q) C (left) or C op(Q) with Q from geqrf's reflectors, op = ^H when transpose. The kernel
  * only: the Python layer records OrmqrBackward0 (its formula goes through householder_product) */
 mt_status mt_ormqr(mt_tensor *a, mt_tensor *tau, mt_tensor *c, int left, int transpose, mt_tensor **result);
+/* LAPACK's engine: MKL's libmkl_rt at path for QR, the SVD, eigh and gels where it is faster (set before the
+ * first factorisation; the Python layer finds PyPI's `mkl`), else OpenBLAS's for all; mt_lapack_engine names
+ * the one chosen ("mkl", "openblas", or "" before the first factorisation that asks) */
+mt_status mt_lapack_use_mkl(const char *path);
+const char *mt_lapack_engine(void);
 
 /* ---- discrete Fourier transforms (kernels/cpu/fft.c on MKL or FFTW, opened at first use; autograd/formulas_fft.c) ----
  * PyTorch's _fft_c2c, _fft_r2c and _fft_c2r. normalization: 0 none, 1 by 1/sqrt(n), 2 by 1/n, n being

@@ -4,6 +4,7 @@ import os
 
 import numpy as np
 import math
+import warnings
 
 import pytest
 from hypothesis import HealthCheck, given, note, settings, strategies as st
@@ -481,3 +482,70 @@ def test_channels_last_contiguity(shape, fmt):
         if L is mt:
             ours = got
     assert ours == got
+
+
+# ---- per-call fast paths (session 26): the same answers as the general paths ----------------------
+
+
+def test_broadcast_tensors_returns_inputs_of_the_common_shape():
+    """PyTorch's expand_outplace: a tensor already of the common shape comes back itself (no view, no node)."""
+    for lib in (mt, torch):
+        x = lib.randn(4, 4, requires_grad=True)
+        a, b = lib.broadcast_tensors(x, x)
+        assert a is x and b is x
+        a, b = lib.broadcast_tensors(x, lib.randn(4))
+        assert a is x and b.shape == (4, 4) and b.stride() == (0, 1)
+        a, b = lib.broadcast_tensors(lib.randn(3, 1), lib.randn(1, 2))
+        assert a.shape == b.shape == (3, 2)
+        assert lib.broadcast_tensors() == ()
+    with pytest.raises(RuntimeError) as e:
+        mt.broadcast_tensors(mt.randn(3), mt.randn(4))
+    with pytest.raises(RuntimeError) as te:
+        torch.broadcast_tensors(torch.randn(3), torch.randn(4))
+    assert str(e.value) == str(te.value)
+
+
+def test_T_warns_once_off_rank_2():
+    """x.T on a rank other than 2 is PyTorch's once-per-process deprecation (a fresh process here: the
+    flag is module state), and a permute in every rank"""
+    import subprocess
+    import sys
+    code = ("import warnings, mindtorch_v2 as mt\n"
+            "warnings.simplefilter('always')\n"
+            "with warnings.catch_warnings(record=True) as w:\n"
+            "    warnings.simplefilter('always')\n"
+            "    a = mt.randn(2, 3).T; b = mt.randn(2, 3, 4).T; c = mt.randn(5).T\n"
+            "print(len(w), tuple(a.shape), tuple(b.shape), b.stride(), tuple(c.shape), 'is deprecated' in str(w[0].message))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "1 (3, 2) (4, 3, 2) (1, 4, 12) (5,) True", out
+    for nd in range(5):
+        x, tx = pair(torch, [2] * nd)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            same(lambda: x.T, lambda: tx.T)
+    x = mt.randn(2, 3, requires_grad=True)
+    assert type(x.T.grad_fn).__name__ == "PermuteBackward0"
+
+
+def test_fast_path_views_match_torch():
+    x, tx = pair(torch, [2, 3, 4])
+    fs = [lambda t: t.movedim(0, 2), lambda t: t.movedim(-1, 0), lambda t: t.movedim(1, 1), lambda t: t.movedim(3, 0),
+          lambda t: t.movedim(0, -4), lambda t: t.unflatten(2, (2, 2)), lambda t: t.unflatten(-1, (-1, 2)),
+          lambda t: t.unflatten(1, (3, 1)), lambda t: t.unflatten(2, (3, 1)), lambda t: t.unflatten(2, (-1, -1)),
+          lambda t: t.unflatten(2, (5,)), lambda t: t.unflatten(2, (0, 4)), lambda t: t.mT, lambda t: t.ravel(),
+          lambda t: t.transpose(0, 2).ravel(), lambda t: t.view_as(t[0].reshape(12, 2)),
+          lambda t: t.view_as(t[0].reshape(5, 2)), lambda t: t.mT.view_as(t[0].reshape(12, 2)),
+          lambda t: t.chunk(2, -1), lambda t: t.chunk(3, 1), lambda t: t.chunk(5, 2), lambda t: t.chunk(2, 3),
+          lambda t: t.unbind(-1), lambda t: t.unbind(3), lambda t: t.size(0), lambda t: t.size(-1),
+          lambda t: t.size(-3), lambda t: t.size(3), lambda t: t.size(-4), lambda t: t.is_contiguous(),
+          lambda t: t.mT.is_contiguous(), lambda t: t.contiguous() is t]
+    def compare(m, t):
+        if isinstance(t, tuple):
+            check_seq(m, t)
+        elif isinstance(t, torch.Tensor):
+            check(m, t)
+        else:
+            assert m == t and type(m) is type(t), (m, t)
+
+    for f in fs:
+        same(lambda: f(x), lambda: f(tx), cmp=compare)

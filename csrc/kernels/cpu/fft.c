@@ -20,6 +20,7 @@
 
 #include "../../autograd/formula.h"
 #include "fft.h"
+#include "mkl.h"
 #include "nn.h"
 #include "simd_avx512.h"
 
@@ -51,7 +52,6 @@ enum {
     DFTI_FORWARD_SCALE = 4, DFTI_BACKWARD_SCALE = 5, DFTI_NUMBER_OF_TRANSFORMS = 7, DFTI_CONJUGATE_EVEN_STORAGE = 10, DFTI_PLACEMENT = 11, DFTI_THREAD_LIMIT = 27,
     DFTI_FWD_DISTANCE = 58, DFTI_BWD_DISTANCE = 59, DFTI_FWD_STRIDES = 60, DFTI_BWD_STRIDES = 61,
     DFTI_COMPLEX = 32, DFTI_REAL = 33, DFTI_COMPLEX_COMPLEX = 39, DFTI_NOT_INPLACE = 44,
-    MKL_THREADING_SEQUENTIAL = 1,
 };
 
 static struct {
@@ -75,19 +75,17 @@ mt_status mt_fft_use_mkl(const char *path) {
 
 const char *mt_fft_engine(void) { return engine == 1 ? "mkl" : engine == 0 ? "fftw" : ""; }
 
-/* under planner: MKL if mkl_path opens and has DFTI, its threads off (our pool runs the blocks, and MKL's
- * default OpenMP layer needs a runtime that may be absent) */
+/* under planner: MKL if mkl_path opens (mkl.c, shared with LAPACK) and has DFTI; each descriptor runs on one
+ * thread (DFTI_THREAD_LIMIT), our pool runs the blocks */
 static int load_mkl(void) {
-    void *h = mkl_path[0] ? dlopen(mkl_path, RTLD_NOW | RTLD_LOCAL) : NULL;
-    int (*layer)(int) = h ? (int (*)(int))dlsym(h, "MKL_Set_Threading_Layer") : NULL;
+    void *h = mkl_path[0] ? mt__mkl_open(mkl_path) : NULL;
 #define SYM(field, s) (*(void **)&mkl.field = dlsym(h, s))
-    if (!layer || !SYM(create[0], "DftiCreateDescriptor_s_1d") || !SYM(create[1], "DftiCreateDescriptor_d_1d") ||
+    if (!h || !SYM(create[0], "DftiCreateDescriptor_s_1d") || !SYM(create[1], "DftiCreateDescriptor_d_1d") ||
         !SYM(create_md[0], "DftiCreateDescriptor_s_md") || !SYM(create_md[1], "DftiCreateDescriptor_d_md") ||
         !SYM(set, "DftiSetValue") || !SYM(commit, "DftiCommitDescriptor") || !SYM(forward, "DftiComputeForward") ||
         !SYM(backward, "DftiComputeBackward") || !SYM(free_desc, "DftiFreeDescriptor"))
         return 0;
 #undef SYM
-    layer(MKL_THREADING_SEQUENTIAL);
     return 1;
 }
 
@@ -152,7 +150,7 @@ static void *mkl_descriptor(const plan_key *k) {
         return NULL;
     long st = mkl.set(p, DFTI_PLACEMENT, DFTI_NOT_INPLACE) | mkl.set(p, DFTI_FWD_STRIDES, fs) |
               mkl.set(p, DFTI_BWD_STRIDES, bs);
-    mkl.set(p, DFTI_THREAD_LIMIT, 1L); /* the sequential layer already; older MKLs lack the setting */
+    mkl.set(p, DFTI_THREAD_LIMIT, 1L); /* our pool spreads the blocks (mkl.c's layer is OpenMP) */
     if (k->kind >= K_R2C) st |= mkl.set(p, DFTI_CONJUGATE_EVEN_STORAGE, DFTI_COMPLEX_COMPLEX);
     if (k->scale) st |= mkl.set(p, bwd_in ? DFTI_BACKWARD_SCALE : DFTI_FORWARD_SCALE, k->scale);
     if (h->n > 1)

@@ -5,10 +5,18 @@
  * matrix of the batch (those with mt_lapack_check.cplx, complex64/complex128 too: the LU family, eigh, SVD and
  * eig, whose results are complex for real input too). Checks and messages are PyTorch 2.13's, op by op;
  * per-matrix failures come back as LAPACK's info (an int32 tensor) or, when checked, as LinAlgError. These are the
- * kernels; autograd/formulas_lapack.c records them. */
+ * kernels; autograd/formulas_lapack.c records them.
+ *
+ * QR (geqrf, orgqr/ungqr), the SVD (gesdd), eigh (syevd/heevd) and gels run on MKL's LAPACK instead when PyPI's
+ * `mkl` is installed (mkl.c opens it; the Python layer names it at import) and it measured faster: at 2 threads
+ * and more, and on small matrices at any count but gesdd with vectors (docs/PERFORMANCE.md "Session 26: LAPACK
+ * engine"; lapack_for). The rest stays on OpenBLAS, which was as fast or faster there (LU, Cholesky, inverse,
+ * solve, geev, gelsy). */
 #include <cblas.h>
+#include <dlfcn.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +24,7 @@
 
 #include "../../autograd/formula.h"
 #include "lapack.h"
+#include "mkl.h"
 #include "shape.h"
 
 /* ---- LAPACK (Fortran ABI, 32-bit integers; trailing string lengths) ---------------------- */
@@ -121,6 +130,60 @@ void chetrs_(const char *, const int *, const int *, const void *, const int *, 
              size_t);
 void zhetrs_(const char *, const int *, const int *, const void *, const int *, const int *, void *, const int *, int *,
              size_t);
+
+/* ---- the engine of each routine: OpenBLAS's, or MKL's where it measured faster --------------------- */
+
+#define MKL_ROUTINES(X)                                                                                              \
+    X(sgeqrf) X(dgeqrf) X(cgeqrf) X(zgeqrf) X(sorgqr) X(dorgqr) X(cungqr) X(zungqr) X(sgesdd) X(dgesdd) X(cgesdd)  \
+    X(zgesdd) X(ssyevd) X(dsyevd) X(cheevd) X(zheevd) X(sgels) X(dgels)
+
+typedef struct {
+#define FIELD(f) __typeof__(f##_) *f;
+    MKL_ROUTINES(FIELD)
+#undef FIELD
+} lapack_fns;
+
+static const lapack_fns openblas = {
+#define INIT(f) .f = f##_,
+    MKL_ROUTINES(INIT)
+#undef INIT
+};
+static lapack_fns mkl;
+static char mkl_path[4096]; /* set by mt_lapack_use_mkl before the first call */
+static int engine = -1;     /* -1 not chosen, 0 OpenBLAS, 1 MKL */
+static pthread_mutex_t engine_lock = PTHREAD_MUTEX_INITIALIZER;
+
+mt_status mt_lapack_use_mkl(const char *path) {
+    pthread_mutex_lock(&engine_lock);
+    if (engine < 0) snprintf(mkl_path, sizeof mkl_path, "%s", path ? path : "");
+    pthread_mutex_unlock(&engine_lock);
+    return MT_OK;
+}
+
+static int load_mkl(void) {
+    void *h = mkl_path[0] ? mt__mkl_open(mkl_path) : NULL;
+    if (!h) return 0;
+#define SYM(f) && (*(void **)&mkl.f = dlsym(h, #f "_"))
+    return 1 MKL_ROUTINES(SYM);
+#undef SYM
+}
+
+const char *mt_lapack_engine(void) { return engine == 1 ? "mkl" : engine == 0 ? "openblas" : ""; }
+
+/* the routines for an m x n problem: MKL's when it is there and runs on more than one thread, or when the
+ * matrix is small and small_mkl says MKL was faster there (on one thread OpenBLAS's were as fast or up to 1.4x
+ * faster from 512 x 512: gesdd without vectors, syevd); MKL's thread count is set for this call from ours */
+static const lapack_fns *lapack_for(int64_t m, int64_t n, int small_mkl) {
+    if (__atomic_load_n(&engine, __ATOMIC_ACQUIRE) < 0) {
+        pthread_mutex_lock(&engine_lock);
+        if (engine < 0) __atomic_store_n(&engine, load_mkl(), __ATOMIC_RELEASE);
+        pthread_mutex_unlock(&engine_lock);
+    }
+    if (engine != 1) return &openblas;
+    int small = m <= 64 && n <= 64;
+    if (small) return small_mkl ? (mt__mkl_threads(1), &mkl) : &openblas;
+    return mt__mkl_threads(mt_get_num_threads()) > 1 ? &mkl : &openblas;
+}
 
 /* ---- checks ------------------------------------------------------------------------------- */
 
@@ -704,14 +767,14 @@ static const mt_lapack_check EIGH = {"linalg.eigh", "linalg_eigh_cpu", .square =
 
 /* one ?syevd (real) or ?heevd (complex, rwork real) call; lwork -1 queries the workspaces into work[0],
  * rwork[0] and iwork[0] */
-static int syevd_one(int dt, char jobz, char uplo, int n, void *a, void *w, void *work, int lwork, void *rwork,
-                     int lrwork, int *iwork, int liwork) {
+static int syevd_one(const lapack_fns *L, int dt, char jobz, char uplo, int n, void *a, void *w, void *work,
+                     int lwork, void *rwork, int lrwork, int *iwork, int liwork) {
     int r = 0, ld = n > 1 ? n : 1;
     switch (dt) {
-    case MT_F32: ssyevd_(&jobz, &uplo, &n, a, &ld, w, work, &lwork, iwork, &liwork, &r, 1, 1); break;
-    case MT_F64: dsyevd_(&jobz, &uplo, &n, a, &ld, w, work, &lwork, iwork, &liwork, &r, 1, 1); break;
-    case MT_C64: cheevd_(&jobz, &uplo, &n, a, &ld, w, work, &lwork, rwork, &lrwork, iwork, &liwork, &r, 1, 1); break;
-    default: zheevd_(&jobz, &uplo, &n, a, &ld, w, work, &lwork, rwork, &lrwork, iwork, &liwork, &r, 1, 1);
+    case MT_F32: L->ssyevd(&jobz, &uplo, &n, a, &ld, w, work, &lwork, iwork, &liwork, &r, 1, 1); break;
+    case MT_F64: L->dsyevd(&jobz, &uplo, &n, a, &ld, w, work, &lwork, iwork, &liwork, &r, 1, 1); break;
+    case MT_C64: L->cheevd(&jobz, &uplo, &n, a, &ld, w, work, &lwork, rwork, &lrwork, iwork, &liwork, &r, 1, 1); break;
+    default: L->zheevd(&jobz, &uplo, &n, a, &ld, w, work, &lwork, rwork, &lrwork, iwork, &liwork, &r, 1, 1);
     }
     return r;
 }
@@ -728,14 +791,15 @@ mt_status mt__impl_linalg_eigh(mt_tensor *a, int upper, int compute_v, mt_tensor
     char jobz = compute_v ? 'V' : 'N', uplo = upper ? 'U' : 'L';
     double wq[2] = {0, 0}, rq = 0;
     int iq = 0;
-    syevd_one(dt, jobz, uplo, n, mat(w, 0), mt__data(ev), wq, -1, &rq, -1, &iq, -1);
+    const lapack_fns *L = lapack_for(n, n, 1); /* the same library answers the query and runs the calls */
+    syevd_one(L, dt, jobz, uplo, n, mat(w, 0), mt__data(ev), wq, -1, &rq, -1, &iq, -1);
     int lwork = query_size(dt, wq), lrwork = query_size(dt, &rq), liwork = iq > 1 ? iq : 1;
     void *work = malloc((size_t)lwork * isz), *rwork = malloc((size_t)lrwork * rsz);
     int *iwork = malloc((size_t)liwork * sizeof(int));
     int64_t nb = batch_count(nd, a->sizes);
     if (!work || !rwork || !iwork) st = mt__error(MT_ERR_OOM, "linalg.eigh: out of memory for the workspace");
     for (int64_t i = 0; !st && i < nb; i++) {
-        int r = syevd_one(dt, jobz, uplo, n, mat(w, i), mt__data(ev) + i * n * rsz, work, lwork, rwork, lrwork, iwork,
+        int r = syevd_one(L, dt, jobz, uplo, n, mat(w, i), mt__data(ev) + i * n * rsz, work, lwork, rwork, lrwork, iwork,
                           liwork);
         if (r > 0) st = not_converged("linalg.eigh", "eigenvalues", a, i, r);
     }
@@ -853,14 +917,14 @@ static void set_eye(int dt, char *p, int64_t rows, int64_t cols) {
 }
 
 /* one ?gesdd call (complex: rwork real); lwork -1 queries the workspace into work[0] */
-static int gesdd_one(int dt, char jobz, int m, int n, void *a, void *s, void *u, int ldu, void *vt, int ldvt,
-                     void *work, int lwork, void *rwork, int *iwork) {
+static int gesdd_one(const lapack_fns *L, int dt, char jobz, int m, int n, void *a, void *s, void *u, int ldu,
+                     void *vt, int ldvt, void *work, int lwork, void *rwork, int *iwork) {
     int r = 0;
     switch (dt) {
-    case MT_F32: sgesdd_(&jobz, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, &r, 1); break;
-    case MT_F64: dgesdd_(&jobz, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, &r, 1); break;
-    case MT_C64: cgesdd_(&jobz, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, work, &lwork, rwork, iwork, &r, 1); break;
-    default: zgesdd_(&jobz, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, work, &lwork, rwork, iwork, &r, 1);
+    case MT_F32: L->sgesdd(&jobz, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, &r, 1); break;
+    case MT_F64: L->dgesdd(&jobz, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, &r, 1); break;
+    case MT_C64: L->cgesdd(&jobz, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, work, &lwork, rwork, iwork, &r, 1); break;
+    default: L->zgesdd(&jobz, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, work, &lwork, rwork, iwork, &r, 1);
     }
     return r;
 }
@@ -903,7 +967,9 @@ mt_status mt__impl_linalg_svd(mt_tensor *a, int full_matrices, int compute_uv, m
     int *iwork = malloc((size_t)8 * k * sizeof(int));
     void *rwork = malloc((size_t)lrwork * rsz);
     double wq[2] = {0, 0};
-    gesdd_one(dt, jobz, m, n, mat(w, 0), mt__data(s), compute_uv ? mat(u, 0) : NULL, ldu,
+    /* small matrices with vectors: OpenBLAS's gesdd (8x8: 7% faster; without vectors MKL's, 25%) */
+    const lapack_fns *L = lapack_for(m, n, jobz == 'N');
+    gesdd_one(L, dt, jobz, m, n, mat(w, 0), mt__data(s), compute_uv ? mat(u, 0) : NULL, ldu,
               compute_uv ? mat(vh, 0) : NULL, ldvt, wq, -1, rwork, iwork);
     int lwork = query_size(dt, wq);
     void *work = malloc((size_t)lwork * isz);
@@ -916,7 +982,7 @@ mt_status mt__impl_linalg_svd(mt_tensor *a, int full_matrices, int compute_uv, m
                         "contained non-finite values.");
             break;
         }
-        int r = gesdd_one(dt, jobz, m, n, mat(w, i), mt__data(s) + i * k * rsz, compute_uv ? mat(u, i) : NULL, ldu,
+        int r = gesdd_one(L, dt, jobz, m, n, mat(w, i), mt__data(s) + i * k * rsz, compute_uv ? mat(u, i) : NULL, ldu,
                           compute_uv ? mat(vh, i) : NULL, ldvt, work, lwork, rwork, iwork);
         if (r > 0) st = not_converged("linalg.svd", "singular values", a, i, r);
     }
@@ -940,24 +1006,24 @@ static int work_size(int dt, const void *q) {
 }
 
 /* geqrf and orgqr/ungqr on one column-major matrix, any of the four dtypes; lwork -1 queries */
-static int geqrf_one(int dt, int m, int n, void *a, int lda, void *tau, void *work, int lwork) {
+static int geqrf_one(const lapack_fns *L, int dt, int m, int n, void *a, int lda, void *tau, void *work, int lwork) {
     int info = 0;
     switch (dt) {
-    case MT_F32: sgeqrf_(&m, &n, a, &lda, tau, work, &lwork, &info); break;
-    case MT_F64: dgeqrf_(&m, &n, a, &lda, tau, work, &lwork, &info); break;
-    case MT_C64: cgeqrf_(&m, &n, a, &lda, tau, work, &lwork, &info); break;
-    default: zgeqrf_(&m, &n, a, &lda, tau, work, &lwork, &info);
+    case MT_F32: L->sgeqrf(&m, &n, a, &lda, tau, work, &lwork, &info); break;
+    case MT_F64: L->dgeqrf(&m, &n, a, &lda, tau, work, &lwork, &info); break;
+    case MT_C64: L->cgeqrf(&m, &n, a, &lda, tau, work, &lwork, &info); break;
+    default: L->zgeqrf(&m, &n, a, &lda, tau, work, &lwork, &info);
     }
     return info;
 }
 
-static int orgqr_one(int dt, int m, int n, int k, void *a, int lda, const void *tau, void *work, int lwork) {
+static int orgqr_one(const lapack_fns *L, int dt, int m, int n, int k, void *a, int lda, const void *tau, void *work, int lwork) {
     int info = 0;
     switch (dt) {
-    case MT_F32: sorgqr_(&m, &n, &k, a, &lda, tau, work, &lwork, &info); break;
-    case MT_F64: dorgqr_(&m, &n, &k, a, &lda, tau, work, &lwork, &info); break;
-    case MT_C64: cungqr_(&m, &n, &k, a, &lda, tau, work, &lwork, &info); break;
-    default: zungqr_(&m, &n, &k, a, &lda, tau, work, &lwork, &info);
+    case MT_F32: L->sorgqr(&m, &n, &k, a, &lda, tau, work, &lwork, &info); break;
+    case MT_F64: L->dorgqr(&m, &n, &k, a, &lda, tau, work, &lwork, &info); break;
+    case MT_C64: L->cungqr(&m, &n, &k, a, &lda, tau, work, &lwork, &info); break;
+    default: L->zungqr(&m, &n, &k, a, &lda, tau, work, &lwork, &info);
     }
     return info;
 }
@@ -985,10 +1051,11 @@ mt_status mt__impl_linalg_qr(mt_tensor *a, int mode, mt_tensor **Q, mt_tensor **
     int lda = m > 1 ? m : 1, kk = k > 1 ? k : 1, lwork = 1;
     double q1[2] = {0, 0}, q2[2] = {0, 0};
     void *tau = malloc((size_t)kk * isz);
+    const lapack_fns *L = lapack_for(m, n, 1);
     /* workspace: the larger of geqrf's and orgqr's queries */
     if (m && n) {
-        geqrf_one(dt, m, n, mat(w, 0), lda, tau, q1, -1);
-        if (mode != MT_QR_R && qcols) orgqr_one(dt, m, qcols, k, mat(q, 0), lda, tau, q2, -1);
+        geqrf_one(L, dt, m, n, mat(w, 0), lda, tau, q1, -1);
+        if (mode != MT_QR_R && qcols) orgqr_one(L, dt, m, qcols, k, mat(q, 0), lda, tau, q2, -1);
         int l1 = work_size(dt, q1), l2 = work_size(dt, q2);
         lwork = l1 > l2 ? l1 : l2;
     }
@@ -996,7 +1063,7 @@ mt_status mt__impl_linalg_qr(mt_tensor *a, int mode, mt_tensor **Q, mt_tensor **
     if (!tau || !work) st = mt__error(MT_ERR_OOM, "linalg.qr: out of memory for the workspace");
     for (int64_t i = 0; !st && i < nb; i++) {
         char *wp = mat(w, i), *rp = mat(r, i);
-        if (m && n) geqrf_one(dt, m, n, wp, lda, tau, work, lwork);
+        if (m && n) geqrf_one(L, dt, m, n, wp, lda, tau, work, lwork);
         for (int64_t c = 0; c < n; c++) /* R: the upper triangle of the first rrows rows */
             for (int64_t rr = 0; rr < rrows; rr++) {
                 char *dst = rp + (c * rrows + rr) * isz;
@@ -1009,7 +1076,7 @@ mt_status mt__impl_linalg_qr(mt_tensor *a, int mode, mt_tensor **Q, mt_tensor **
         memcpy(qp, wp, (size_t)m * k * isz);
         memset(qp + (int64_t)m * k * isz, 0, (size_t)m * (qcols - k) * isz);
         if (!k) { set_eye(dt, qp, m, qcols); continue; }
-        orgqr_one(dt, m, qcols, k, qp, lda, tau, work, lwork);
+        orgqr_one(L, dt, m, qcols, k, qp, lda, tau, work, lwork);
     }
     free(tau);
     free(work);
@@ -1041,11 +1108,12 @@ mt_status mt__impl_geqrf(mt_tensor *a, mt_tensor **A, mt_tensor **tau) {
     if (st || a->device == MT_META || !k) goto done;
     int64_t nb = batch_count(nd, a->sizes);
     double q[2] = {0, 0};
-    geqrf_one(dt, m, n, mat(w, 0), lda, mt__data(t), q, -1);
+    const lapack_fns *L = lapack_for(m, n, 1);
+    geqrf_one(L, dt, m, n, mat(w, 0), lda, mt__data(t), q, -1);
     int lwork = work_size(dt, q);
     void *work = malloc((size_t)lwork * isz);
     if (!work) st = mt__error(MT_ERR_OOM, "torch.geqrf: out of memory for the workspace");
-    for (int64_t i = 0; !st && i < nb; i++) geqrf_one(dt, m, n, mat(w, i), lda, mt__data(t) + i * k * isz, work, lwork);
+    for (int64_t i = 0; !st && i < nb; i++) geqrf_one(L, dt, m, n, mat(w, i), lda, mt__data(t) + i * k * isz, work, lwork);
     free(work);
 done:
     if (st) { mt_tensor_release(w); mt_tensor_release(t); return st; }
@@ -1281,6 +1349,7 @@ typedef struct {
     double rcond;
     void *work;
     int *iwork, *jpvt;
+    const lapack_fns *lib; /* gels's */
 } lstsq_job;
 
 static int lstsq_one(int dt, lstsq_job *j, void *a, void *b, void *s, int *rank) {
@@ -1289,14 +1358,14 @@ static int lstsq_one(int dt, lstsq_job *j, void *a, void *b, void *s, int *rank)
     if (j->driver == MT_LSTSQ_GELSY && j->lwork != -1) memset(j->jpvt, 0, (size_t)j->n * sizeof(int)); /* all free */
     if (dt == MT_F32) {
         switch (j->driver) {
-        case MT_LSTSQ_GELS: sgels_("N", &j->m, &j->n, &j->k, a, &j->lda, b, &j->ldb, j->work, &j->lwork, &r, 1); break;
+        case MT_LSTSQ_GELS: j->lib->sgels("N", &j->m, &j->n, &j->k, a, &j->lda, b, &j->ldb, j->work, &j->lwork, &r, 1); break;
         case MT_LSTSQ_GELSY: sgelsy_(&j->m, &j->n, &j->k, a, &j->lda, b, &j->ldb, j->jpvt, &rf, rank, j->work, &j->lwork, &r); break;
         case MT_LSTSQ_GELSD: sgelsd_(&j->m, &j->n, &j->k, a, &j->lda, b, &j->ldb, s, &rf, rank, j->work, &j->lwork, j->iwork, &r); break;
         default: sgelss_(&j->m, &j->n, &j->k, a, &j->lda, b, &j->ldb, s, &rf, rank, j->work, &j->lwork, &r);
         }
     } else {
         switch (j->driver) {
-        case MT_LSTSQ_GELS: dgels_("N", &j->m, &j->n, &j->k, a, &j->lda, b, &j->ldb, j->work, &j->lwork, &r, 1); break;
+        case MT_LSTSQ_GELS: j->lib->dgels("N", &j->m, &j->n, &j->k, a, &j->lda, b, &j->ldb, j->work, &j->lwork, &r, 1); break;
         case MT_LSTSQ_GELSY: dgelsy_(&j->m, &j->n, &j->k, a, &j->lda, b, &j->ldb, j->jpvt, &j->rcond, rank, j->work, &j->lwork, &r); break;
         case MT_LSTSQ_GELSD: dgelsd_(&j->m, &j->n, &j->k, a, &j->lda, b, &j->ldb, s, &j->rcond, rank, j->work, &j->lwork, j->iwork, &r); break;
         default: dgelss_(&j->m, &j->n, &j->k, a, &j->lda, b, &j->ldb, s, &j->rcond, rank, j->work, &j->lwork, &r);
@@ -1405,7 +1474,8 @@ mt_status mt__impl_linalg_lstsq(mt_tensor *a, mt_tensor *b, int has_rcond, doubl
     int64_t *rp = with_rank && a->device != MT_META ? (int64_t *)mt__data(rk) : NULL;
     if (a->device != MT_META && m && n && k) {
         lstsq_job j = {driver, m, n, k, m > 1 ? m : 1, ld > 1 ? ld : 1, -1,
-                       has_rcond ? rcond : (dt == MT_F32 ? 0x1p-23 : 0x1p-52) * ld, NULL, NULL, NULL};
+                       has_rcond ? rcond : (dt == MT_F32 ? 0x1p-23 : 0x1p-52) * ld, NULL, NULL, NULL,
+                       driver == MT_LSTSQ_GELS ? lapack_for(m, n, 1) : &openblas};
         double wq[2] = {0, 0};
         int iq = 1, r0 = 0;
         j.work = wq, j.iwork = &iq;

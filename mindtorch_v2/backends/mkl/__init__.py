@@ -1,4 +1,5 @@
-"""torch.backends.mkl: MKL runs torch.fft when PyPI's `mkl` is installed (GEMM runs on OpenBLAS)."""
+"""torch.backends.mkl: MKL runs torch.fft, and QR, the SVD, eigh and gels where it is faster, when PyPI's `mkl` is
+installed (GEMM and the other factorisations run on OpenBLAS)."""
 import contextlib
 
 VERBOSE_OFF, VERBOSE_ON = 0, 1
