@@ -92,20 +92,23 @@ OP_SIGMOID_BACKWARD = 86
 OP_MSE = 87
 OP_HUBER = 88
 OP_SMOOTH_L1 = 89
-OP_CONJ = 90
-OP_CONJ_PHYSICAL = 91
-OP_REAL = 92
-OP_IMAG = 93
-OP_ANGLE = 94
-OP_COMPLEX = 95
-OP_POLAR = 96
-OP_WHERE = 97
-OP_CLAMP = 98
-OP_LERP = 99
-OP_ADDCMUL = 100
-OP_ADDCDIV = 101
-OP_MASKED_FILL = 102
-OP_NAN_TO_NUM = 103
+OP_MSE_BACKWARD = 90
+OP_HUBER_BACKWARD = 91
+OP_SMOOTH_L1_BACKWARD = 92
+OP_CONJ = 93
+OP_CONJ_PHYSICAL = 94
+OP_REAL = 95
+OP_IMAG = 96
+OP_ANGLE = 97
+OP_COMPLEX = 98
+OP_POLAR = 99
+OP_WHERE = 100
+OP_CLAMP = 101
+OP_LERP = 102
+OP_ADDCMUL = 103
+OP_ADDCDIV = 104
+OP_MASKED_FILL = 105
+OP_NAN_TO_NUM = 106
 
 FUNCTIONS = {}   # torch.<name>
 METHODS = {}     # Tensor.<name> and Tensor.<name>_
@@ -1403,6 +1406,9 @@ OPS = {
     'mse': ('binary', 'float', 'same', '', '-', None),
     'huber': ('binary', 'float', 'same', '', '-', None),
     'smooth_l1': ('binary', 'float', 'same', '', '-', None),
+    'mse_backward': ('ternary', 'float', 'same', '', '-', None),
+    'huber_backward': ('ternary', 'float', 'same', '', '-', None),
+    'smooth_l1_backward': ('ternary', 'float', 'same', '', '-', None),
     'conj': ('unary', 'complex', 'same', '', '-', 'ConjBackward0'),
     'conj_physical': ('unary', 'all+complex', 'same', '', 'real', 'ConjPhysicalBackward0'),
     'real': ('unary', 'complex', 'real', '', '-', 'RealBackward0'),
