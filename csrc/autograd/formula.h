@@ -106,6 +106,7 @@ static inline mt_tensor *SCALAR_J(F *c, double v) {
     mt_tensor *r = NULL;
     return c->st ? NULL : KEEP(c, mt_scalar_complex(0, v, MT_C128, 1, &r), r);
 }
+static inline int IS_COMPLEX(const mt_tensor *t) { return t && mt__is_complex(t->dtype); }
 static inline mt_tensor *ZEROS(F *c, const mt_meta *m) {
     mt_tensor *r = NULL;
     if (c->st) return NULL;
