@@ -89,26 +89,27 @@ OP_GCD = 83
 OP_LCM = 84
 OP_TANH_BACKWARD = 85
 OP_SIGMOID_BACKWARD = 86
-OP_MSE = 87
-OP_HUBER = 88
-OP_SMOOTH_L1 = 89
-OP_MSE_BACKWARD = 90
-OP_HUBER_BACKWARD = 91
-OP_SMOOTH_L1_BACKWARD = 92
-OP_CONJ = 93
-OP_CONJ_PHYSICAL = 94
-OP_REAL = 95
-OP_IMAG = 96
-OP_ANGLE = 97
-OP_COMPLEX = 98
-OP_POLAR = 99
-OP_WHERE = 100
-OP_CLAMP = 101
-OP_LERP = 102
-OP_ADDCMUL = 103
-OP_ADDCDIV = 104
-OP_MASKED_FILL = 105
-OP_NAN_TO_NUM = 106
+OP_LOGIT_BACKWARD = 87
+OP_MSE = 88
+OP_HUBER = 89
+OP_SMOOTH_L1 = 90
+OP_MSE_BACKWARD = 91
+OP_HUBER_BACKWARD = 92
+OP_SMOOTH_L1_BACKWARD = 93
+OP_CONJ = 94
+OP_CONJ_PHYSICAL = 95
+OP_REAL = 96
+OP_IMAG = 97
+OP_ANGLE = 98
+OP_COMPLEX = 99
+OP_POLAR = 100
+OP_WHERE = 101
+OP_CLAMP = 102
+OP_LERP = 103
+OP_ADDCMUL = 104
+OP_ADDCDIV = 105
+OP_MASKED_FILL = 106
+OP_NAN_TO_NUM = 107
 
 FUNCTIONS = {}   # torch.<name>
 METHODS = {}     # Tensor.<name> and Tensor.<name>_
@@ -1403,6 +1404,7 @@ OPS = {
     'lcm': ('binary', 'int', 'same', 'fmitF', '-', None),
     'tanh_backward': ('binary', 'float+complex', 'same', '', '-', 'TanhBackwardBackward0'),
     'sigmoid_backward': ('binary', 'float+complex', 'same', '', '-', 'SigmoidBackwardBackward0'),
+    'logit_backward': ('binary', 'float', 'same', '', '-', None),
     'mse': ('binary', 'float', 'same', '', '-', None),
     'huber': ('binary', 'float', 'same', '', '-', None),
     'smooth_l1': ('binary', 'float', 'same', '', '-', None),

@@ -358,13 +358,37 @@ def xlog1py(input, other, *, out=None):
 
 # ---- PyTorch's compositions: logit, multigammaln ----
 
+class _Logit(Function):
+    """logit's node: the composed forward, and PyTorch's logit_backward kernel (one fused pass, eps < 0 for
+    none; the composition's own backward took four); under create_graph its differentiable form
+    (infinitely_differentiable_logit_backward)."""
+    _node_name = "LogitBackward0"
+
+    @staticmethod
+    def forward(ctx, x, eps):
+        ctx.save_for_backward(x)
+        ctx.eps = eps
+        z = x.clamp(eps, 1.0 - eps) if eps >= 0 else x
+        return (z / (1 - z)).log()
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, = ctx.saved_tensors
+        eps = ctx.eps
+        from .autograd import is_grad_enabled
+        if not is_grad_enabled():
+            from ._dispatch import _binary
+            from ._C import lib
+            return _binary(lib.MT_OP_LOGIT_BACKWARD, grad, x, None, alpha=float(eps)), None
+        lo, hi = (eps, 1.0 - eps) if eps >= 0 else (0.0, 1.0)
+        return _where((x < lo) | (x > hi), 0.0 if eps >= 0 else math.nan, grad / (x * (1 - x))), None
+
+
 def logit(input, eps=None, *, out=None):
     """log(z / (1 - z)), z = input clamped to [eps, 1 - eps] when eps is given."""
     _tensor_arg("logit", input)
     z = input if input.dtype.is_floating_point else input.to(_dtype.get_default_dtype())
-    if eps is not None and eps >= 0:
-        z = z.clamp(eps, 1.0 - eps)
-    return finish((z / (1 - z)).log(), out)
+    return finish(_Logit.apply(z, -1.0 if eps is None or eps < 0 else float(eps)), out)
 
 
 def logit_(input, eps=None):
