@@ -1,7 +1,8 @@
 """torch.special's functions without a kernel of their own here (i0/i0e/i1/i1e, ndtr, log_ndtr, ndtri,
 erfcx, entr, xlog1py, logit, multigammaln), and their torch.*/Tensor names. Each is written with the
-library's ops: PyTorch's compositions as PyTorch writes them (ndtr, logit, multigammaln: autograd
-comes from the ops), the others as an autograd Function whose forward evaluates PyTorch's own
+library's ops: PyTorch's compositions as PyTorch writes them (ndtr, multigammaln: autograd comes from
+the ops; logit's forward too, under a LogitBackward0 node whose backward is the logit_backward kernel),
+the others as an autograd Function whose forward evaluates PyTorch's own
 algorithm (Cephes' Chebyshev and rational approximations; erfcx by continued fraction) and whose
 backward is PyTorch's derivatives.yaml formula, under PyTorch's node name."""
 import math
@@ -356,7 +357,7 @@ def xlog1py(input, other, *, out=None):
     return finish(node.apply(as_tensor_operand(input), as_tensor_operand(other), dt), out)
 
 
-# ---- PyTorch's compositions: logit, multigammaln ----
+# ---- logit (its node runs the logit_backward kernel) and PyTorch's composition multigammaln ----
 
 class _Logit(Function):
     """logit's node: the composed forward, and PyTorch's logit_backward kernel (one fused pass, eps < 0 for
