@@ -96,20 +96,21 @@ OP_SMOOTH_L1 = 90
 OP_MSE_BACKWARD = 91
 OP_HUBER_BACKWARD = 92
 OP_SMOOTH_L1_BACKWARD = 93
-OP_CONJ = 94
-OP_CONJ_PHYSICAL = 95
-OP_REAL = 96
-OP_IMAG = 97
-OP_ANGLE = 98
-OP_COMPLEX = 99
-OP_POLAR = 100
-OP_WHERE = 101
-OP_CLAMP = 102
-OP_LERP = 103
-OP_ADDCMUL = 104
-OP_ADDCDIV = 105
-OP_MASKED_FILL = 106
-OP_NAN_TO_NUM = 107
+OP_GLU_BACKWARD = 94
+OP_CONJ = 95
+OP_CONJ_PHYSICAL = 96
+OP_REAL = 97
+OP_IMAG = 98
+OP_ANGLE = 99
+OP_COMPLEX = 100
+OP_POLAR = 101
+OP_WHERE = 102
+OP_CLAMP = 103
+OP_LERP = 104
+OP_ADDCMUL = 105
+OP_ADDCDIV = 106
+OP_MASKED_FILL = 107
+OP_NAN_TO_NUM = 108
 
 FUNCTIONS = {}   # torch.<name>
 METHODS = {}     # Tensor.<name> and Tensor.<name>_
@@ -1411,6 +1412,7 @@ OPS = {
     'mse_backward': ('ternary', 'float', 'same', '', '-', None),
     'huber_backward': ('ternary', 'float', 'same', '', '-', None),
     'smooth_l1_backward': ('ternary', 'float', 'same', '', '-', None),
+    'glu_backward': ('ternary', 'float', 'same', '', '-', None),
     'conj': ('unary', 'complex', 'same', '', '-', 'ConjBackward0'),
     'conj_physical': ('unary', 'all+complex', 'same', '', 'real', 'ConjPhysicalBackward0'),
     'real': ('unary', 'complex', 'real', '', '-', 'RealBackward0'),

@@ -719,6 +719,12 @@ mt_status mt__impl_ternary(int op, mt_tensor *a, mt_tensor *b, mt_tensor *c, dou
             MT_TRY(mt__check_fits(s, mt__f2i(s), !(s == trunc(s) && fabs(s) < 0x1p63), is_reduced(dt) ? MT_F32 : dt));
         return run(op, 3, ins, dt, dt, NULL, out, &k, result);
     }
+    case MT_OP_GLU_BACKWARD: { /* (sigmoid(b), a, grad) -> the gradient of glu's second half */
+        mt_tensor *ins[3] = {a, b, c};
+        int dt = result_type(3, ins);
+        if (dt < 0) return MT_ERR_RUNTIME;
+        return run(op, 3, ins, dt, dt, NULL, out, &k, result);
+    }
     case MT_OP_NAN_TO_NUM: { /* nan_to_num(a): s = nan; posinf/neginf come in b, c as 0-dim tensors */
         if (out && out->dtype != a->dtype)
             return mt__error(MT_ERR_RUNTIME, "nan_to_num: dtype of out: %s should be same as input: %s",

@@ -119,3 +119,7 @@ ROWS_FLOAT(LB_ROW, huber_backward, HUBER_INIT, HUBER_V(CT), HUBER_S(CT))
     const CT nm_ = (CT)k->s1; const CT bt_ = (CT)k->alpha;                                           \
     const double bd_ = k->alpha;
 ROWS_FLOAT(LB_ROW, smooth_l1_backward, SMOOTH_L1_INIT, SMOOTH_L1_V(CT), SMOOTH_L1_S(CT))
+
+/* glu_backward(s, a, grad) = (1 - s) * s * a * grad, s = sigmoid(b): the gradient of glu's second half
+ * (PyTorch's glu_backward kernel; float16/bfloat16 in float, rounded once) */
+ROWS_FLOAT(T_SAME, glu_backward, ((CT)1 - x) * x * y * z)
