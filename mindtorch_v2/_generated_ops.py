@@ -89,23 +89,28 @@ OP_GCD = 83
 OP_LCM = 84
 OP_TANH_BACKWARD = 85
 OP_SIGMOID_BACKWARD = 86
-OP_MSE = 87
-OP_HUBER = 88
-OP_SMOOTH_L1 = 89
-OP_CONJ = 90
-OP_CONJ_PHYSICAL = 91
-OP_REAL = 92
-OP_IMAG = 93
-OP_ANGLE = 94
-OP_COMPLEX = 95
-OP_POLAR = 96
-OP_WHERE = 97
-OP_CLAMP = 98
-OP_LERP = 99
-OP_ADDCMUL = 100
-OP_ADDCDIV = 101
-OP_MASKED_FILL = 102
-OP_NAN_TO_NUM = 103
+OP_LOGIT_BACKWARD = 87
+OP_MSE = 88
+OP_HUBER = 89
+OP_SMOOTH_L1 = 90
+OP_MSE_BACKWARD = 91
+OP_HUBER_BACKWARD = 92
+OP_SMOOTH_L1_BACKWARD = 93
+OP_GLU_BACKWARD = 94
+OP_CONJ = 95
+OP_CONJ_PHYSICAL = 96
+OP_REAL = 97
+OP_IMAG = 98
+OP_ANGLE = 99
+OP_COMPLEX = 100
+OP_POLAR = 101
+OP_WHERE = 102
+OP_CLAMP = 103
+OP_LERP = 104
+OP_ADDCMUL = 105
+OP_ADDCDIV = 106
+OP_MASKED_FILL = 107
+OP_NAN_TO_NUM = 108
 
 FUNCTIONS = {}   # torch.<name>
 METHODS = {}     # Tensor.<name> and Tensor.<name>_
@@ -1400,9 +1405,14 @@ OPS = {
     'lcm': ('binary', 'int', 'same', 'fmitF', '-', None),
     'tanh_backward': ('binary', 'float+complex', 'same', '', '-', 'TanhBackwardBackward0'),
     'sigmoid_backward': ('binary', 'float+complex', 'same', '', '-', 'SigmoidBackwardBackward0'),
+    'logit_backward': ('binary', 'float', 'same', '', '-', None),
     'mse': ('binary', 'float', 'same', '', '-', None),
     'huber': ('binary', 'float', 'same', '', '-', None),
     'smooth_l1': ('binary', 'float', 'same', '', '-', None),
+    'mse_backward': ('ternary', 'float', 'same', '', '-', None),
+    'huber_backward': ('ternary', 'float', 'same', '', '-', None),
+    'smooth_l1_backward': ('ternary', 'float', 'same', '', '-', None),
+    'glu_backward': ('ternary', 'float', 'same', '', '-', None),
     'conj': ('unary', 'complex', 'same', '', '-', 'ConjBackward0'),
     'conj_physical': ('unary', 'all+complex', 'same', '', 'real', 'ConjPhysicalBackward0'),
     'real': ('unary', 'complex', 'real', '', '-', 'RealBackward0'),

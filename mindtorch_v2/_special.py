@@ -1,7 +1,8 @@
 """torch.special's functions without a kernel of their own here (i0/i0e/i1/i1e, ndtr, log_ndtr, ndtri,
 erfcx, entr, xlog1py, logit, multigammaln), and their torch.*/Tensor names. Each is written with the
-library's ops: PyTorch's compositions as PyTorch writes them (ndtr, logit, multigammaln: autograd
-comes from the ops), the others as an autograd Function whose forward evaluates PyTorch's own
+library's ops: PyTorch's compositions as PyTorch writes them (ndtr, multigammaln: autograd comes from
+the ops; logit's forward too, under a LogitBackward0 node whose backward is the logit_backward kernel),
+the others as an autograd Function whose forward evaluates PyTorch's own
 algorithm (Cephes' Chebyshev and rational approximations; erfcx by continued fraction) and whose
 backward is PyTorch's derivatives.yaml formula, under PyTorch's node name."""
 import math
@@ -356,15 +357,39 @@ def xlog1py(input, other, *, out=None):
     return finish(node.apply(as_tensor_operand(input), as_tensor_operand(other), dt), out)
 
 
-# ---- PyTorch's compositions: logit, multigammaln ----
+# ---- logit (its node runs the logit_backward kernel) and PyTorch's composition multigammaln ----
+
+class _Logit(Function):
+    """logit's node: the composed forward, and PyTorch's logit_backward kernel (one fused pass, eps < 0 for
+    none; the composition's own backward took four); under create_graph its differentiable form
+    (infinitely_differentiable_logit_backward)."""
+    _node_name = "LogitBackward0"
+
+    @staticmethod
+    def forward(ctx, x, eps):
+        ctx.save_for_backward(x)
+        ctx.eps = eps
+        z = x.clamp(eps, 1.0 - eps) if eps >= 0 else x
+        return (z / (1 - z)).log()
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, = ctx.saved_tensors
+        eps = ctx.eps
+        from .autograd import is_grad_enabled
+        if not is_grad_enabled():
+            from ._dispatch import _binary
+            from ._C import lib
+            return _binary(lib.MT_OP_LOGIT_BACKWARD, grad, x, None, alpha=float(eps)), None
+        lo, hi = (eps, 1.0 - eps) if eps >= 0 else (0.0, 1.0)
+        return _where((x < lo) | (x > hi), 0.0 if eps >= 0 else math.nan, grad / (x * (1 - x))), None
+
 
 def logit(input, eps=None, *, out=None):
     """log(z / (1 - z)), z = input clamped to [eps, 1 - eps] when eps is given."""
     _tensor_arg("logit", input)
     z = input if input.dtype.is_floating_point else input.to(_dtype.get_default_dtype())
-    if eps is not None and eps >= 0:
-        z = z.clamp(eps, 1.0 - eps)
-    return finish((z / (1 - z)).log(), out)
+    return finish(_Logit.apply(z, -1.0 if eps is None or eps < 0 else float(eps)), out)
 
 
 def logit_(input, eps=None):

@@ -103,7 +103,8 @@ def read_selector(cols, comment, families, where):
 #
 # A formula is an expression over grad, self, other (binary ops), result, numbers (1j: imaginary) and the C
 # constants M_* / pi, with + - * / ** (Python's precedence), comparisons, & |, and calls of
-# table ops (sin(self), atan2(a, b)), where(cond, a, b) and zeros (this input's zero gradient).
+# table ops (sin(self), atan2(a, b)), where(cond, a, b), zeros (this input's zero gradient) and
+# if_complex(t, a, b) (a where tensor t is complex, else b: PyTorch's helpers that branch on the dtype).
 # Each node becomes a formula.h helper call: U/B for tensor operands, BS/SB when one side is a
 # number (number-only subexpressions stay C arithmetic). The tensors a formula names are what
 # the node saves. "@Name" first overrides the node name PyTorch's codegen would give.
@@ -230,6 +231,10 @@ class Formula:
         return ("t", f"B(c, {op}, {a[1]}, {b[1]})")
 
     def call(self, fn, args):
+        if fn == "if_complex":  # C's ?: evaluates the one arm the dtype picks
+            if len(args) != 3 or args[0][0] != "t":
+                self.error("if_complex takes (tensor, formula if complex, formula if real)")
+            return ("t", f"(IS_COMPLEX({args[0][1]}) ? {self.tensor(args[1])} : {self.tensor(args[2])})")
         if fn == "where":
             if len(args) != 3:
                 self.error("where takes (cond, a, b)")

@@ -22,6 +22,7 @@ mt_status mt__impl_unary(int op, mt_tensor *x, mt_tensor *out, mt_tensor **resul
 mt_status mt__impl_binary(int op, mt_tensor *a, mt_tensor *b, double alpha, mt_tensor *out, mt_tensor **result);
 mt_status mt__impl_binary_scalar(int op, mt_tensor *a, double f, int64_t i, int kind, int reflected, double alpha, mt_tensor *out, mt_tensor **result);
 mt_status mt__impl_ternary(int op, mt_tensor *a, mt_tensor *b, mt_tensor *c, double s, mt_tensor *out, mt_tensor **result);
+mt_status mt__loss_backward(int op, mt_tensor *x, mt_tensor *t, mt_tensor *g, double norm, double p, mt_tensor **result);
 mt_status mt__impl_reduce(int op, mt_tensor *x, int ndims, const int64_t *dims, int keepdim, int dtype, mt_tensor *out, mt_tensor **result);
 mt_status mt__impl_max_dim(int is_min, mt_tensor *x, int64_t dim, int keepdim, mt_tensor **values, mt_tensor **indices);
 mt_status mt__impl_mm(mt_tensor *a, mt_tensor *b, mt_tensor *out, mt_tensor **result);
@@ -105,6 +106,7 @@ static inline mt_tensor *SCALAR_J(F *c, double v) {
     mt_tensor *r = NULL;
     return c->st ? NULL : KEEP(c, mt_scalar_complex(0, v, MT_C128, 1, &r), r);
 }
+static inline int IS_COMPLEX(const mt_tensor *t) { return t && mt__is_complex(t->dtype); }
 static inline mt_tensor *ZEROS(F *c, const mt_meta *m) {
     mt_tensor *r = NULL;
     if (c->st) return NULL;

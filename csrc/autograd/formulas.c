@@ -76,6 +76,15 @@ static mt_status binary_backward(mt_node *n, mt_tensor *const *grads, mt_tensor 
         break;
     case MT_OP_POW: {
         a = OPND(c, n, 0), b = OPND(c, n, 1);
+        if (n->iv[0] == 2 && a && !mt__is_complex(a->dtype)) { /* a real Python exponent: PyTorch's pow_backward */
+            double e = (int)n->s[3] == MT_SCALAR_FLOAT ? n->s[1] : (double)n->iv[1];
+            /* zeros for e == 0, else grad * (e * x.pow(e - 1)) with the Python-number pow (x.pow(1) a copy, x.pow(2)
+             * x * x: the tensor-exponent pow called powf for each element, 1.7 ms for square's 1M floats) */
+            if (needs(n, 0))
+                GIVE(c, out, 0, e == 0 ? ZEROS(c, &n->in_meta[0])
+                                       : B(c, MT_OP_MUL, g, BS(c, MT_OP_MUL, BS(c, MT_OP_POW, a, e - 1.0), e)));
+            break;
+        }
         mt_tensor *zero = SCALAR(c, 0.0);
         if (needs(n, 0)) { /* grad * conj(e * x^(e-1)), 0 where e == 0 (conj: complex only) */
             mt_tensor *d = U(c, MT_OP_CONJ, B(c, MT_OP_MUL, b, B(c, MT_OP_POW, a, BS(c, MT_OP_SUB, b, 1.0))));

@@ -321,6 +321,18 @@ static mt_status pointwise_backward(mt_node *n, mt_tensor *const *grads, mt_tens
     mt_tensor *g = grads[0], *x = SAVED(c, n, 0), *t = SAVED(c, n, 1);
     mt_tensor *w = has_saved(n, 2) ? SAVED(c, n, 2) : NULL, *pw = has_saved(n, 3) ? SAVED(c, n, 3) : NULL;
     mt_tensor *gx = NULL, *gt = NULL, *d, *one = SCALAR(c, 1.0);
+    if ((kind == MT_LOSS_MSE || kind == MT_LOSS_SMOOTH_L1 || kind == MT_LOSS_HUBER) && !mt__grad_enabled()) {
+        /* PyTorch's fused kernels, the target's gradient with input and target swapped as derivatives.yaml
+         * writes it (not the negation: a zero difference gives +0 for both). Under create_graph the
+         * composed formula below records its ops instead. */
+        int op = kind == MT_LOSS_MSE ? MT_OP_MSE_BACKWARD : kind == MT_LOSS_HUBER ? MT_OP_HUBER_BACKWARD
+                                                                                  : MT_OP_SMOOTH_L1_BACKWARD;
+        double nrm = (kind == MT_LOSS_MSE ? 2.0 : 1.0) / (red == MT_REDUCTION_MEAN ? (double)n->iv[1] : 1.0);
+        mt_tensor *r = NULL;
+        if (needs(n, 0) && OK2(x, t)) GIVE(c, out, 0, KEEP(c, mt__loss_backward(op, x, t, g, nrm, p, &r), r));
+        if (needs(n, 1) && OK2(x, t)) GIVE(c, out, 1, KEEP(c, mt__loss_backward(op, t, x, g, nrm, p, &r), r));
+        return END(c, out, 2);
+    }
     if (norm != 1.0) g = MULS(c, g, norm);
     switch (kind) {
     case MT_LOSS_MSE: gx = B(c, MT_OP_MUL, MULS(c, B(c, MT_OP_SUB, x, t), 2.0), g); gt = U(c, MT_OP_NEG, gx); break;

@@ -598,6 +598,34 @@ mt_status mt__impl_binary_scalar(int op, mt_tensor *a, double f, int64_t i, int 
     return reflected ? binary(op, b, a, alpha, out, result) : binary(op, a, b, alpha, out, result);
 }
 
+/* grad_input of mse_loss / huber_loss / smooth_l1_loss (op: MT_OP_<loss>_BACKWARD) from input x, target t
+ * and grad_output g, as PyTorch's *_loss_backward: a new contiguous tensor of x's dtype, computed in the
+ * inputs' common dtype (huber: one dtype for all, as its iterator does not promote) */
+mt_status mt__loss_backward(int op, mt_tensor *x, mt_tensor *t, mt_tensor *g, double norm, double p,
+                            mt_tensor **result) {
+    *result = NULL;
+    MT_TRY(check_op(op, MT_KIND_TERNARY));
+    mt_tensor *ins[3] = {x, t, g};
+    if (op == MT_OP_HUBER_BACKWARD)
+        for (int i = 1; i < 3; i++)
+            if (ins[i]->dtype != x->dtype)
+                return mt__error(MT_ERR_RUNTIME, "Found dtype %s but expected %s", mt_dtype_names[ins[i]->dtype],
+                                 mt_dtype_names[x->dtype]);
+    int dt = result_type(3, ins);
+    if (dt < 0) return MT_ERR_RUNTIME;
+    mt_kargs k = {.alpha = p, .s1 = norm};
+    run_opts o = {.contiguous = 1};
+    mt_tensor *r = NULL;
+    MT_TRY(run(op, 3, ins, dt, dt, &o, NULL, &k, &r));
+    if (r->dtype == x->dtype) {
+        *result = r;
+        return MT_OK;
+    }
+    mt_status st = convert(r, x->dtype, result);
+    mt_tensor_release(r);
+    return st;
+}
+
 mt_status mt__impl_ternary(int op, mt_tensor *a, mt_tensor *b, mt_tensor *c, double s, mt_tensor *out,
                      mt_tensor **result) {
     MT_TRY(check_op(op, MT_KIND_TERNARY));
@@ -689,6 +717,12 @@ mt_status mt__impl_ternary(int op, mt_tensor *a, mt_tensor *b, mt_tensor *c, dou
                              "implementation: (input + value * tensor1 / tensor2), for all dtypes.");
         if (s != 1) /* value.to<opmath_t>(); the binding passes it as a double */
             MT_TRY(mt__check_fits(s, mt__f2i(s), !(s == trunc(s) && fabs(s) < 0x1p63), is_reduced(dt) ? MT_F32 : dt));
+        return run(op, 3, ins, dt, dt, NULL, out, &k, result);
+    }
+    case MT_OP_GLU_BACKWARD: { /* (sigmoid(b), a, grad) -> the gradient of glu's second half */
+        mt_tensor *ins[3] = {a, b, c};
+        int dt = result_type(3, ins);
+        if (dt < 0) return MT_ERR_RUNTIME;
         return run(op, 3, ins, dt, dt, NULL, out, &k, result);
     }
     case MT_OP_NAN_TO_NUM: { /* nan_to_num(a): s = nan; posinf/neginf come in b, c as 0-dim tensors */

@@ -413,7 +413,7 @@ mt_status mt__table_backward(mt_node *n, mt_tensor *const *grads, mt_tensor **ou
     }
     case MT_OP_ANGLE: {
         mt_tensor *self = table_saves(n, 0) ? SAVED(c, n, 0) : NULL;
-        if (needs(n, 0)) GIVE(c, out, 0, WHERE(c, BS(c, MT_OP_EQ, self, 0.0), SCALAR(c, 0.0), B(c, MT_OP_MUL, B(c, MT_OP_DIV, B(c, MT_OP_MUL, grad, self), BS(c, MT_OP_POW, U(c, MT_OP_ABS, self), 2.0)), SCALAR_J(c, 1.0))));
+        if (needs(n, 0)) GIVE(c, out, 0, (IS_COMPLEX(self) ? WHERE(c, BS(c, MT_OP_EQ, self, 0.0), SCALAR(c, 0.0), B(c, MT_OP_MUL, B(c, MT_OP_DIV, B(c, MT_OP_MUL, grad, self), BS(c, MT_OP_POW, U(c, MT_OP_ABS, self), 2.0)), SCALAR_J(c, 1.0))) : ZEROS(c, &n->in_meta[0])));
         break;
     }
     case MT_OP_COMPLEX: {

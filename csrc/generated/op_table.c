@@ -641,6 +641,10 @@ void mt_cpu_sigmoid_backward_f32(char **d, const int64_t *s, int64_t n, const mt
 void mt_cpu_sigmoid_backward_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_sigmoid_backward_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_sigmoid_backward_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_logit_backward_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_logit_backward_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_logit_backward_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_logit_backward_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_mse_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_mse_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_mse_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
@@ -653,6 +657,22 @@ void mt_cpu_smooth_l1_f16(char **d, const int64_t *s, int64_t n, const mt_kargs 
 void mt_cpu_smooth_l1_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_smooth_l1_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_smooth_l1_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_mse_backward_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_mse_backward_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_mse_backward_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_mse_backward_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_huber_backward_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_huber_backward_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_huber_backward_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_huber_backward_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_smooth_l1_backward_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_smooth_l1_backward_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_smooth_l1_backward_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_smooth_l1_backward_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_glu_backward_f16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_glu_backward_bf16(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_glu_backward_f32(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
+void mt_cpu_glu_backward_f64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_conj_c64(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_conj_c128(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
 void mt_cpu_conj_physical_bool(char **d, const int64_t *s, int64_t n, const mt_kargs *k);
@@ -830,9 +850,14 @@ const mt_op_desc mt_ops[MT_NUM_OPS] = {
     [MT_OP_LCM] = {"lcm", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_U8] = mt_cpu_lcm_u8, [MT_I8] = mt_cpu_lcm_i8, [MT_I16] = mt_cpu_lcm_i16, [MT_I32] = mt_cpu_lcm_i32, [MT_I64] = mt_cpu_lcm_i64}},
     [MT_OP_TANH_BACKWARD] = {"tanh_backward", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_tanh_backward_f16, [MT_BF16] = mt_cpu_tanh_backward_bf16, [MT_F32] = mt_cpu_tanh_backward_f32, [MT_F64] = mt_cpu_tanh_backward_f64, [MT_C64] = mt_cpu_tanh_backward_c64, [MT_C128] = mt_cpu_tanh_backward_c128}},
     [MT_OP_SIGMOID_BACKWARD] = {"sigmoid_backward", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_sigmoid_backward_f16, [MT_BF16] = mt_cpu_sigmoid_backward_bf16, [MT_F32] = mt_cpu_sigmoid_backward_f32, [MT_F64] = mt_cpu_sigmoid_backward_f64, [MT_C64] = mt_cpu_sigmoid_backward_c64, [MT_C128] = mt_cpu_sigmoid_backward_c128}},
+    [MT_OP_LOGIT_BACKWARD] = {"logit_backward", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_logit_backward_f16, [MT_BF16] = mt_cpu_logit_backward_bf16, [MT_F32] = mt_cpu_logit_backward_f32, [MT_F64] = mt_cpu_logit_backward_f64}},
     [MT_OP_MSE] = {"mse", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_mse_f16, [MT_BF16] = mt_cpu_mse_bf16, [MT_F32] = mt_cpu_mse_f32, [MT_F64] = mt_cpu_mse_f64}},
     [MT_OP_HUBER] = {"huber", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_huber_f16, [MT_BF16] = mt_cpu_huber_bf16, [MT_F32] = mt_cpu_huber_f32, [MT_F64] = mt_cpu_huber_f64}},
     [MT_OP_SMOOTH_L1] = {"smooth_l1", MT_KIND_BINARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_smooth_l1_f16, [MT_BF16] = mt_cpu_smooth_l1_bf16, [MT_F32] = mt_cpu_smooth_l1_f32, [MT_F64] = mt_cpu_smooth_l1_f64}},
+    [MT_OP_MSE_BACKWARD] = {"mse_backward", MT_KIND_TERNARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_mse_backward_f16, [MT_BF16] = mt_cpu_mse_backward_bf16, [MT_F32] = mt_cpu_mse_backward_f32, [MT_F64] = mt_cpu_mse_backward_f64}},
+    [MT_OP_HUBER_BACKWARD] = {"huber_backward", MT_KIND_TERNARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_huber_backward_f16, [MT_BF16] = mt_cpu_huber_backward_bf16, [MT_F32] = mt_cpu_huber_backward_f32, [MT_F64] = mt_cpu_huber_backward_f64}},
+    [MT_OP_SMOOTH_L1_BACKWARD] = {"smooth_l1_backward", MT_KIND_TERNARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_smooth_l1_backward_f16, [MT_BF16] = mt_cpu_smooth_l1_backward_bf16, [MT_F32] = mt_cpu_smooth_l1_backward_f32, [MT_F64] = mt_cpu_smooth_l1_backward_f64}},
+    [MT_OP_GLU_BACKWARD] = {"glu_backward", MT_KIND_TERNARY, MT_RESULT_SAME, {[MT_F16] = mt_cpu_glu_backward_f16, [MT_BF16] = mt_cpu_glu_backward_bf16, [MT_F32] = mt_cpu_glu_backward_f32, [MT_F64] = mt_cpu_glu_backward_f64}},
     [MT_OP_CONJ] = {"conj", MT_KIND_UNARY, MT_RESULT_SAME, {[MT_C64] = mt_cpu_conj_c64, [MT_C128] = mt_cpu_conj_c128}},
     [MT_OP_CONJ_PHYSICAL] = {"conj_physical", MT_KIND_UNARY, MT_RESULT_SAME, {[MT_BOOL] = mt_cpu_conj_physical_bool, [MT_U8] = mt_cpu_conj_physical_u8, [MT_I8] = mt_cpu_conj_physical_i8, [MT_I16] = mt_cpu_conj_physical_i16, [MT_I32] = mt_cpu_conj_physical_i32, [MT_I64] = mt_cpu_conj_physical_i64, [MT_F16] = mt_cpu_conj_physical_f16, [MT_BF16] = mt_cpu_conj_physical_bf16, [MT_F32] = mt_cpu_conj_physical_f32, [MT_F64] = mt_cpu_conj_physical_f64, [MT_C64] = mt_cpu_conj_physical_c64, [MT_C128] = mt_cpu_conj_physical_c128}},
     [MT_OP_REAL] = {"real", MT_KIND_UNARY, MT_RESULT_REAL, {[MT_C64] = mt_cpu_real_c64, [MT_C128] = mt_cpu_real_c128}},

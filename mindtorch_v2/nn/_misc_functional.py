@@ -1,9 +1,11 @@
 """glu, one_hot, cosine_similarity, pairwise_distance, pixel_shuffle, pixel_unshuffle: PyTorch's
 compositions (cosine_similarity, pairwise_distance) and short compositions of views and core ops
-for the ones PyTorch runs as native kernels (glu, pixel_shuffle: values and gradients as PyTorch's,
-grad_fn names are those of the composing ops)."""
+for the ones PyTorch runs as native kernels (pixel_shuffle: values and gradients as PyTorch's, grad_fn
+names are those of the composing ops); glu is one GluBackward0 node whose backward is PyTorch's
+glu_backward (a fused kernel for the second half)."""
 from .. import _dtype
 from .._shape_ops import broadcast_tensors
+from ..autograd.function import Function
 from ..autograd.grad_mode import no_grad
 
 __all__ = ["glu", "one_hot", "cosine_similarity", "pairwise_distance", "pixel_shuffle", "pixel_unshuffle", "rrelu",
@@ -53,8 +55,45 @@ def glu(input, dim=-1):
     n = input.size(d)
     if n % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {n}")
-    a, b = input.narrow(d, 0, n // 2), input.narrow(d, n // 2, n // 2)
-    return a * b.sigmoid()
+    return _Glu.apply(input, d)
+
+
+class _Glu(Function):
+    """glu's node: PyTorch's glu_backward, sigmoid(b) * grad for the first half and its fused
+    (1 - s) * s * a * grad for the second (three half-size passes and a cat, where the composition's
+    backward took eight); under create_graph the same formula from differentiable ops."""
+    _node_name = "GluBackward0"
+
+    @staticmethod
+    def forward(ctx, input, d):
+        ctx.save_for_backward(input)
+        ctx.d = d
+        h = input.size(d) // 2
+        a, b = input.narrow(d, 0, h), input.narrow(d, h, h)
+        if input.dtype in (_dtype.float16, _dtype.bfloat16):  # PyTorch's kernel: in float, rounded once
+            return (a.float() * b.float().sigmoid()).to(input.dtype)
+        return a * b.sigmoid()
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, = ctx.saved_tensors
+        d, h = ctx.d, x.size(ctx.d) // 2
+        a, b = x.narrow(d, 0, h), x.narrow(d, h, h)
+        from ..autograd.grad_mode import is_grad_enabled
+        if is_grad_enabled():
+            from .._shape_ops import cat
+            s = b.sigmoid()
+            return cat([s * grad, (1 - s) * s * a * grad], d), None
+        from .._C import lib
+        from .._creation import empty
+        from .._dispatch import _ternary
+        from .._generated_ops import sigmoid
+        gi = empty(tuple(x.shape), dtype=x.dtype)  # PyTorch's order: sigmoid into the first half, the
+        first, second = gi.narrow(d, 0, h), gi.narrow(d, h, h)  # second half from it, then first *= grad
+        sigmoid(b, out=first)
+        _ternary(lib.MT_OP_GLU_BACKWARD, first, a, grad, out=second)
+        first.mul_(grad)
+        return gi, None
 
 
 def one_hot(tensor, num_classes=-1):

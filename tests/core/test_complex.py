@@ -626,3 +626,22 @@ def test_complex_casts_and_view_copies():
     assert c[0].real.item() == 1.0 and r.is_contiguous()
     with pytest.raises(NotImplementedError, match="complex32"):
         mt.ones(2).chalf()
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_angle_backward_real_is_zeros(dtype):
+    """PyTorch's angle_backward: zeros_like(self) for a real input (no complex formula, no NaN from a NaN,
+    0 or inf input), of the input's dtype and shape; the complex input keeps its formula (gradcheck)"""
+    vals = np.array([[-2.0, -0.0, 0.0, 3.0], [np.nan, np.inf, -np.inf, 1e-30]])
+    grads = []
+    for lib in (mt, torch):
+        x = lib.tensor(vals, dtype=getattr(lib, dtype)).t().requires_grad_()  # non-contiguous
+        y = x.angle()
+        y.backward(lib.ones(tuple(y.shape), dtype=y.dtype) * 3)
+        assert x.grad.dtype == x.dtype and tuple(x.grad.shape) == (4, 2)
+        grads.append(np.array(x.grad.float().tolist()))
+    np.testing.assert_array_equal(grads[0], grads[1])
+    assert not np.signbit(grads[0]).any() and (grads[0] == 0).all()
+    r = np.random.default_rng(3)
+    z = mt.complex(mt.tensor(r.standard_normal((3, 4))), mt.tensor(r.standard_normal((3, 4)))).requires_grad_()
+    assert mt.autograd.gradcheck(lambda z: z.angle(), (z,))

@@ -834,3 +834,77 @@ def test_bce_with_logits_reduced_floats_bitwise(dtype):
         m = MF.binary_cross_entropy_with_logits(*L[mt][:2], pos_weight=L[mt][2], reduction="none")
         t = TF.binary_cross_entropy_with_logits(*L[torch][:2], pos_weight=L[torch][2], reduction="none")
         np.testing.assert_array_equal(to_np(m.double()), to_np(t.double()))
+
+
+def _bits_equal(m, t):
+    """values and signs of zero (assert_array_equal takes -0.0 == 0.0)"""
+    assert str(m.dtype) == str(t.dtype) and tuple(m.shape) == tuple(t.shape), (m.dtype, t.dtype, m.shape, t.shape)
+    a, b = to_np(m), to_np(t)
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(np.signbit(a), np.signbit(b))
+
+
+def _loss_grads(L, name, kw, a, b, dtype, reduction, layout, gout):
+    dt = getattr(L, dtype)
+    x = L.tensor(a, dtype=dt)
+    t = L.tensor(b, dtype=dt)
+    if layout == "strided":  # every other column: rows not dense, PyTorch's scalar form throughout
+        x, t = x[:, ::2], t[:, ::2]
+    elif layout == "broadcast":  # a stride-0 target leaf: the kernel's broadcast rows, no sum over them
+        t = L.tensor(b[0], dtype=dt).expand(*a.shape)
+    x.requires_grad_(), t.requires_grad_()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        loss = getattr(F(L), name)(x, t, reduction=reduction, **kw)
+    g = (gout[:, ::2] if layout == "strided" else gout) if reduction == "none" else gout.reshape(-1)[:1].reshape(()) if gout.size else np.array(0.37)
+    loss.backward(L.tensor(g, dtype=dt))
+    return x.grad, t.grad
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("name, kw", [("mse_loss", {}), ("huber_loss", {"delta": 1.0}), ("huber_loss", {"delta": 0.3}),
+                                      ("smooth_l1_loss", {"beta": 1.0}), ("smooth_l1_loss", {"beta": 1.7})])
+def test_pointwise_loss_backward_bitwise(name, kw, reduction, dtype):
+    """The fused backward kernels bit for bit: PyTorch's vector form over 64-byte blocks of dense rows and its
+    scalar form for row tails and strided rows (huber and smooth_l1 order their products apart in the two),
+    the target's gradient from its own pass (+0 where input == target); rows with tails, a row shorter than
+    a block, strided, broadcast, 0-dim and empty inputs, a grad_output of 1 and of random values."""
+    for shape, layout in (((37, 70), "dense"), ((1, 130), "dense"), ((3, 5), "dense"), ((), "dense"),
+                          ((0, 3), "dense"), ((9, 140), "strided"), ((20, 70), "broadcast")):
+        a, b = rnd(*shape, seed=1) * 2, rnd(*shape, seed=2) * 2
+        if a.size:
+            b.reshape(-1)[::7] = a.reshape(-1)[::7]  # equal elements: a zero difference
+        for gout in (np.ones(shape), rnd(*shape, seed=3)):
+            m = _loss_grads(mt, name, kw, a, b, dtype, reduction, layout, gout)
+            t = _loss_grads(torch, name, kw, a, b, dtype, reduction, layout, gout)
+            for gm, gt in zip(m, t):
+                _bits_equal(gm, gt)
+
+
+@pytest.mark.parametrize("name, kw", [("mse_loss", {}), ("huber_loss", {"delta": 0.7}), ("smooth_l1_loss", {"beta": 0.6})])
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_pointwise_loss_gradcheck(name, kw, reduction):
+    """first order through the fused kernels, second through the composed formula (create_graph)"""
+    x = mt.tensor(rnd(4, 6, seed=1), dtype=mt.float64).requires_grad_()
+    t = mt.tensor(rnd(6, seed=2), dtype=mt.float64).requires_grad_()  # broadcast target
+    fn = lambda x, t: getattr(MF, name)(x, t, reduction=reduction, **kw)  # noqa: E731
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert mt.autograd.gradcheck(fn, (x, t))
+        assert mt.autograd.gradgradcheck(fn, (x, t))
+
+
+def test_pointwise_loss_backward_mixed_dtypes():
+    """mse and smooth_l1 compute their gradients in the common dtype, each stored in its input's dtype; huber's
+    kernel takes one dtype only (PyTorch's error)"""
+    for name in ("mse_loss", "smooth_l1_loss"):
+        for red in ("mean", "none"):
+            x = Arg(rnd(4, 5, seed=1), "float32", grad=True)
+            y = Arg(rnd(4, 5, seed=2), "float64", grad=True)
+            diff(lambda L, x, y: getattr(F(L), name)(x, y, reduction=red), x, y, dtype="float32")
+    for L in (mt, torch):
+        x = L.tensor(rnd(3, seed=1), dtype=L.float32).requires_grad_()
+        t = L.tensor(rnd(3, seed=2), dtype=L.float64)
+        with pytest.raises(RuntimeError, match="Found dtype Double but expected Float"):
+            getattr(F(L), "huber_loss")(x, t).to(L.float32).backward()

@@ -158,6 +158,36 @@ ROWS_FLOAT(B_SAME, pow, k->scalar_last ? ((y) == 3 ? RND_ROW(x * x) * x : (CT)1 
 ROWS_FLOAT(B_SAME, tanh_backward, x * (CT)fma(-(double)y, (double)y, 1.0))
 ROWS_FLOAT(B_SAME, sigmoid_backward, rnd_kind_ == MT_RND_f16 ? RND(RND(x * RND((CT)1 - y)) * y) : x * ((CT)1 - y) * y)
 
+/* PyTorch's logit_backward(grad x, input y; alpha: eps, < 0 for none) in the dtype's arithmetic (float16 and
+ * bfloat16 round each step): NaN outside [0, 1] and grad * inf at 0 and 1 without eps, 0 outside
+ * [eps, 1 - eps] with it, else grad / (y * (1 - y)). With eps a NaN input gives 0 in PyTorch's vector form
+ * (it selects the quotient inside the range) and NaN in its scalar form (zero outside it); the vector form
+ * runs over 128-byte blocks of a row whose operands are dense, or dense but one broadcast (measured). */
+#define LOGITB_Q(y) RND(x / RND((y) * RND((CT)1 - (y))))
+#define LOGITB_S(CT)                                                                                   \
+    (e_ < 0 ? ((y < 0) | (y > 1) ? (CT)NAN : ((y == 0) | (y == 1) ? x * (CT)INFINITY : LOGITB_Q(y)))   \
+            : ((y < e_) | (y > h_) ? (CT)0 : LOGITB_Q(y)))
+#define LOGITB_V(CT) (e_ < 0 ? LOGITB_S(CT) : ((y >= e_) & (y <= h_) ? LOGITB_Q(y) : (CT)0))
+#define LOGITB_DEF(TAG, T, CTY, LOAD, STORE, ...)                                                      \
+    MT_SIMD void mt_cpu_logit_backward_##TAG(char **d, const int64_t *s, int64_t n, const mt_kargs *k_in) { \
+        typedef CTY CT;                                                                                \
+        KARGS_LOCAL                                                                                    \
+        const int rnd_kind_ = MT_RND_##TAG;                                                            \
+        const CT e_ = RND(KALPHA(CT)), h_ = RND((CT)1 - e_);                                           \
+        const int64_t sz = sizeof(T);                                                                  \
+        const int vec = s[0] == sz && ((s[1] == sz && (s[2] == sz || !s[2])) || (!s[1] && s[2] == sz)); \
+        const int64_t nv = vec ? n / (128 / sz) * (128 / sz) : 0;                                      \
+        for (int64_t i = 0; i < nv; i++) {                                                             \
+            CT x = LOAD(AT(d[1], i, s[1], const T)), y = LOAD(AT(d[2], i, s[2], const T));             \
+            ((T *)d[0])[i] = STORE(LOGITB_V(CT));                                                      \
+        }                                                                                              \
+        for (int64_t i = nv; i < n; i++) {                                                             \
+            CT x = LOAD(AT(d[1], i, s[1], const T)), y = LOAD(AT(d[2], i, s[2], const T));             \
+            AT(d[0], i, s[0], T) = STORE(LOGITB_S(CT));                                                \
+        }                                                                                              \
+    }
+ROWS_FLOAT(LOGITB_DEF)
+
 /* the losses' pointwise terms, as PyTorch's kernels compute them (z = |x - y|; alpha: delta / beta).
  * Its reduced-float kernels differ: mse rounds each step to the dtype for float16 and bfloat16, huber
  * for bfloat16 only (delta rounded too; float16 computes in float), smooth_l1 for float16 only. */
