@@ -94,17 +94,6 @@ static void block_free(void *b, int c) {
     free(b);
 }
 
-/* A new block of HUGE_MIN bytes or more asks for transparent huge pages on its 2 MiB-aligned interior
- * (honoured when the system's THP mode is madvise or always). Streaming 64 MiB reductions read 20-35%
- * faster with them on AMD Zen 4: fewer TLB misses, and the prefetchers stop at 4 KiB page ends
- * (docs/PERFORMANCE.md, session 26). PyTorch keeps this behind THP_MEM_ALLOC_ENABLE. */
-#define HUGE_MIN ((size_t)8 << 20)
-#define HUGE_PAGE ((uintptr_t)2 << 20)
-static void advise_huge(void *block, size_t size) {
-    uintptr_t lo = ((uintptr_t)block + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1), hi = ((uintptr_t)block + size) & ~(HUGE_PAGE - 1);
-    if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE); /* advice: a refusal changes nothing */
-}
-
 /* PyTorch's error for a CPU allocation that fails (c10's alloc_cpu on Linux: posix_memalign's ENOMEM) */
 mt_status mt__oom(int64_t nbytes) {
     return mt__error(MT_ERR_OOM, "[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate "
@@ -122,12 +111,9 @@ static mt_status storage_new(int64_t nbytes, int device, size_t readable_tail, m
 #endif
     /* small blocks: plain malloc (16-byte aligned, cheaper); large: 64-byte aligned */
     if (total <= 4096) block = malloc(total);
-    else if (!(c >= 0 && (block = cache_take(c)))) {
-        if (posix_memalign(&block, 64, size) != 0) {
-            cache_flush();
-            if (posix_memalign(&block, 64, size) != 0) block = NULL;
-        }
-        if (block && size >= HUGE_MIN) advise_huge(block, size);
+    else if (!(c >= 0 && (block = cache_take(c))) && posix_memalign(&block, 64, size) != 0) {
+        cache_flush();
+        if (posix_memalign(&block, 64, size) != 0) block = NULL;
     }
     if (!block) return mt__oom(nbytes);
     mt_storage *s = block;
